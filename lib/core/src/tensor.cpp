@@ -1,0 +1,75 @@
+#include "goblin/core/tensor.hpp"
+
+#include <cstring>
+#include <limits>
+#include <string>
+
+namespace goblin::core {
+
+Expected<std::int64_t> elementCount(const Shape& shape) {
+    if (shape.size() > kMaxRank)
+        return makeError(ErrorCode::LimitExceeded,
+                         "rank " + std::to_string(shape.size()) + " is over the limit of 8");
+    std::int64_t count = 1;
+    for (std::int64_t dim : shape) {
+        if (dim < 0)
+            return makeError(ErrorCode::ShapeMismatch, "negative dimension in shape");
+        if (dim != 0 && count > std::numeric_limits<std::int64_t>::max() / dim)
+            return makeError(ErrorCode::LimitExceeded, "shape element count overflows");
+        count *= dim;
+    }
+    return count;
+}
+
+Expected<std::size_t> byteSize(DType dtype, const Shape& shape) {
+    auto count = elementCount(shape);
+    if (!count)
+        return tl::unexpected(count.error());
+    const auto item = static_cast<std::int64_t>(itemSize(dtype));
+    if (*count > std::numeric_limits<std::int64_t>::max() / item)
+        return makeError(ErrorCode::LimitExceeded, "tensor byte size overflows");
+    return static_cast<std::size_t>(*count * item);
+}
+
+Expected<Tensor> Tensor::allocate(DType dtype, Shape shape) {
+    auto size = core::byteSize(dtype, shape);
+    if (!size)
+        return tl::unexpected(size.error());
+    Tensor tensor;
+    tensor.m_dtype = dtype;
+    tensor.m_shape = std::move(shape);
+    tensor.m_byteSize = *size;
+    tensor.m_storage = std::make_shared_for_overwrite<std::byte[]>(*size == 0 ? 1 : *size);
+    return tensor;
+}
+
+MatrixView viewOf(const Tensor& matrix) {
+    assert(matrix.shape().size() == 2 && "viewOf() needs a 2-D tensor");
+    return MatrixView{matrix.dtype(), matrix.bytes().data(), matrix.shape()[0], matrix.shape()[1],
+                      matrix.shape()[1]};
+}
+
+MatrixView subView(const MatrixView& view, std::int64_t row0, std::int64_t rows, std::int64_t col0,
+                   std::int64_t cols) {
+    assert(row0 >= 0 && rows >= 0 && row0 + rows <= view.rows && "subView rows out of range");
+    assert(col0 >= 0 && cols >= 0 && col0 + cols <= view.cols && "subView cols out of range");
+    const auto item = static_cast<std::int64_t>(itemSize(view.dtype));
+    return MatrixView{view.dtype, view.data + (row0 * view.rowStride + col0) * item, rows, cols,
+                      view.rowStride};
+}
+
+Expected<Tensor> copyToTensor(const MatrixView& view) {
+    auto tensor = Tensor::allocate(view.dtype, {view.rows, view.cols});
+    if (!tensor)
+        return tensor;
+    const auto item = static_cast<std::int64_t>(itemSize(view.dtype));
+    const auto rowBytes = static_cast<std::size_t>(view.cols * item);
+    std::byte* out = tensor->bytes().data();
+    for (std::int64_t i = 0; i < view.rows; ++i) {
+        std::memcpy(out + static_cast<std::size_t>(i) * rowBytes,
+                    view.data + i * view.rowStride * item, rowBytes);
+    }
+    return tensor;
+}
+
+} // namespace goblin::core
