@@ -2,9 +2,24 @@
 
 #include <cstring>
 #include <limits>
+#include <new>
 #include <string>
 
 namespace goblin::core {
+namespace {
+
+// Element storage is 64-byte aligned so values<double>() is well aligned and SIMD loads are cheap
+// (make_shared<std::byte[]> only promises the alignment of std::byte).
+constexpr std::align_val_t kStorageAlignment{64};
+
+std::shared_ptr<std::byte[]> allocateStorage(std::size_t bytes) {
+    void* memory = ::operator new(bytes == 0 ? 1 : bytes, kStorageAlignment);
+    return std::shared_ptr<std::byte[]>(static_cast<std::byte*>(memory), [](std::byte* pointer) {
+        ::operator delete(pointer, kStorageAlignment);
+    });
+}
+
+} // namespace
 
 Expected<std::int64_t> elementCount(const Shape& shape) {
     if (shape.size() > kMaxRank)
@@ -39,7 +54,7 @@ Expected<Tensor> Tensor::allocate(DType dtype, Shape shape) {
     tensor.m_dtype = dtype;
     tensor.m_shape = std::move(shape);
     tensor.m_byteSize = *size;
-    tensor.m_storage = std::make_shared_for_overwrite<std::byte[]>(*size == 0 ? 1 : *size);
+    tensor.m_storage = allocateStorage(*size);
     return tensor;
 }
 
@@ -64,6 +79,9 @@ Expected<Tensor> copyToTensor(const MatrixView& view) {
         return tensor;
     const auto item = static_cast<std::int64_t>(itemSize(view.dtype));
     const auto rowBytes = static_cast<std::size_t>(view.cols * item);
+    if (rowBytes == 0)
+        return tensor;
+    assert(view.rowStride >= view.cols && "copyToTensor() with a rowStride shorter than a row");
     std::byte* out = tensor->bytes().data();
     for (std::int64_t i = 0; i < view.rows; ++i) {
         std::memcpy(out + static_cast<std::size_t>(i) * rowBytes,

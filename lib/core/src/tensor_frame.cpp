@@ -1,5 +1,6 @@
 #include "goblin/core/tensor_frame.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -73,7 +74,8 @@ Expected<FrameHeader> parseHeader(std::string_view text) {
     for (const json::value& dim : shapeValue->get_array()) {
         auto parsed = nonNegativeInteger(dim);
         if (!parsed)
-            return frameError("tensor header shape holds a value that is not a non-negative integer");
+            return frameError(
+                "tensor header shape holds a value that is not a non-negative integer");
         header.shape.push_back(*parsed);
     }
     auto nbytes = nonNegativeInteger(*nbytesValue);
@@ -85,6 +87,13 @@ Expected<FrameHeader> parseHeader(std::string_view text) {
     header.nbytes = *nbytes;
     header.checksum = static_cast<std::uint32_t>(*checksum);
     return header;
+}
+
+// bool elements are one byte each, 0 or 1 (docs/protocol.md).
+bool allBoolean(std::span<const std::byte> elements) {
+    return std::all_of(elements.begin(), elements.end(), [](std::byte value) {
+        return value == std::byte{0} || value == std::byte{1};
+    });
 }
 
 } // namespace
@@ -123,8 +132,8 @@ Expected<Tensor> decodeTensorFrame(std::span<const std::byte> frame, const Frame
     if (frame.size() < 8)
         return frameError("tensor frame is shorter than its 8-byte length field");
     std::uint64_t headerLength = 0;
-    for (int i = 7; i >= 0; --i)
-        headerLength = (headerLength << 8) | std::to_integer<std::uint64_t>(frame[static_cast<std::size_t>(i)]);
+    for (std::size_t i = 8; i-- > 0;)
+        headerLength = (headerLength << 8) | std::to_integer<std::uint64_t>(frame[i]);
     if (headerLength == 0 || headerLength > kMaxFrameHeaderBytes)
         return frameError("tensor header length " + std::to_string(headerLength) +
                           " is outside 1..4096");
@@ -142,9 +151,9 @@ Expected<Tensor> decodeTensorFrame(std::span<const std::byte> frame, const Frame
                           " disagrees with its shape and dtype (" + std::to_string(*expectedBytes) +
                           " bytes)");
     if (*expectedBytes > limits.maxTensorBytes)
-        return makeError(ErrorCode::LimitExceeded,
-                         "tensor of " + std::to_string(*expectedBytes) +
-                             " bytes is over the limit of " + std::to_string(limits.maxTensorBytes));
+        return makeError(ErrorCode::LimitExceeded, "tensor of " + std::to_string(*expectedBytes) +
+                                                       " bytes is over the limit of " +
+                                                       std::to_string(limits.maxTensorBytes));
     const std::size_t offset = alignedDataOffset(headerLength);
     if (frame.size() != offset + *expectedBytes)
         return frameError("tensor frame length " + std::to_string(frame.size()) + " should be " +
@@ -156,6 +165,8 @@ Expected<Tensor> decodeTensorFrame(std::span<const std::byte> frame, const Frame
     const auto elements = frame.subspan(offset);
     if (crc32(elements) != header->checksum)
         return frameError("tensor frame checksum mismatch");
+    if (header->dtype == DType::Bool && !allBoolean(elements))
+        return frameError("tensor frame holds a bool element that is neither 0 nor 1");
     auto tensor = Tensor::allocate(header->dtype, std::move(header->shape));
     if (!tensor)
         return tensor;

@@ -1,0 +1,187 @@
+#include "blob_store.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <stdexcept>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+namespace goblin::labnode {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+tl::unexpected<Error> ioError(const std::string& what) {
+    return makeError(ErrorCode::Internal, what + ": " + std::strerror(errno));
+}
+
+// Closes a file descriptor when it goes out of scope.
+struct FileDescriptor {
+    int fd = -1;
+    ~FileDescriptor() {
+        if (fd >= 0)
+            ::close(fd);
+    }
+};
+
+bool writeAll(int fd, const std::byte* data, std::size_t size, off_t offset) {
+    while (size > 0) {
+        const ssize_t written = ::pwrite(fd, data, size, offset);
+        if (written < 0) {
+            if (errno == EINTR)
+                continue;
+            return false;
+        }
+        data += written;
+        size -= static_cast<std::size_t>(written);
+        offset += written;
+    }
+    return true;
+}
+
+} // namespace
+
+std::string sha256Hex(std::span<const std::byte> bytes) {
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string hex;
+    hex.reserve(2 * length);
+    for (unsigned int i = 0; i < length; ++i) {
+        hex.push_back(kHex[digest[i] >> 4]);
+        hex.push_back(kHex[digest[i] & 15]);
+    }
+    return hex;
+}
+
+Expected<std::shared_ptr<MappedFile>> MappedFile::open(const fs::path& path) {
+    FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    if (file.fd < 0)
+        return ioError("cannot open " + path.string());
+    struct stat info {};
+    if (::fstat(file.fd, &info) != 0)
+        return ioError("cannot stat " + path.string());
+    std::shared_ptr<MappedFile> mapped(new MappedFile());
+    mapped->m_size = static_cast<std::size_t>(info.st_size);
+    if (mapped->m_size == 0)
+        return mapped;
+    void* data = ::mmap(nullptr, mapped->m_size, PROT_READ, MAP_SHARED, file.fd, 0);
+    if (data == MAP_FAILED)
+        return ioError("cannot map " + path.string());
+    mapped->m_data = static_cast<const std::byte*>(data);
+    return mapped;
+}
+
+MappedFile::~MappedFile() {
+    if (m_data)
+        ::munmap(const_cast<std::byte*>(m_data), m_size);
+}
+
+BlobStore::BlobStore(fs::path root) : m_root(std::move(root)) {
+    std::error_code ec;
+    fs::create_directories(m_root / "blobs", ec);
+    if (!ec)
+        fs::create_directories(m_root / "results", ec);
+    if (ec)
+        throw std::runtime_error("cannot create data directory " + m_root.string() + ": " +
+                                 ec.message());
+}
+
+Expected<std::string> BlobStore::put(const core::Tensor& tensor) {
+    std::string digest = sha256Hex(tensor.bytes());
+    const fs::path target = m_root / "blobs" / (digest + ".bin");
+    if (fs::exists(target))
+        return digest;
+    // Write beside the target and rename, so a crash never leaves a half blob under its name.
+    const fs::path temporary = target.string() + ".tmp" + std::to_string(::getpid());
+    {
+        FileDescriptor file{::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)};
+        if (file.fd < 0)
+            return ioError("cannot create " + temporary.string());
+        if (!writeAll(file.fd, tensor.bytes().data(), tensor.byteSize(), 0))
+            return ioError("cannot write " + temporary.string());
+    }
+    std::error_code ec;
+    fs::rename(temporary, target, ec);
+    if (ec)
+        return makeError(ErrorCode::Internal, "cannot rename blob: " + ec.message());
+    return digest;
+}
+
+Expected<std::shared_ptr<MappedFile>> BlobStore::map(const std::string& digest) const {
+    return MappedFile::open(m_root / "blobs" / (digest + ".bin"));
+}
+
+void BlobStore::remove(const std::string& digest) const {
+    std::error_code ignored;
+    fs::remove(m_root / "blobs" / (digest + ".bin"), ignored);
+}
+
+fs::path BlobStore::resultPath(const std::string& jobId) const {
+    return m_root / "results" / (jobId + ".bin");
+}
+
+Expected<void> BlobStore::createResult(const std::string& jobId, std::size_t bytes) const {
+    FileDescriptor file{::open(resultPath(jobId).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600)};
+    if (file.fd < 0)
+        return ioError("cannot create result file for " + jobId);
+    if (::ftruncate(file.fd, static_cast<off_t>(bytes)) != 0)
+        return ioError("cannot size result file for " + jobId);
+    return {};
+}
+
+Expected<void> BlobStore::writeTile(const std::string& jobId, const core::Tensor& tile,
+                                    std::int64_t row0, std::int64_t col0,
+                                    std::int64_t rowLength) const {
+    FileDescriptor file{::open(resultPath(jobId).c_str(), O_WRONLY | O_CLOEXEC)};
+    if (file.fd < 0)
+        return ioError("cannot open result file for " + jobId);
+    const auto item = static_cast<std::int64_t>(core::itemSize(tile.dtype()));
+    const std::int64_t rows = tile.shape()[0];
+    const std::int64_t cols = tile.shape()[1];
+    const auto rowBytes = static_cast<std::size_t>(cols * item);
+    for (std::int64_t i = 0; i < rows; ++i) {
+        const off_t offset = static_cast<off_t>(((row0 + i) * rowLength + col0) * item);
+        if (!writeAll(file.fd, tile.bytes().data() + static_cast<std::size_t>(i) * rowBytes, rowBytes,
+                      offset))
+            return ioError("cannot write tile into result file for " + jobId);
+    }
+    return {};
+}
+
+Expected<core::Tensor> BlobStore::readResult(const std::string& jobId, core::DType dtype,
+                                             const core::Shape& shape) const {
+    auto tensor = core::Tensor::allocate(dtype, shape);
+    if (!tensor)
+        return tensor;
+    FileDescriptor file{::open(resultPath(jobId).c_str(), O_RDONLY | O_CLOEXEC)};
+    if (file.fd < 0)
+        return ioError("cannot open result file for " + jobId);
+    std::byte* out = tensor->bytes().data();
+    std::size_t left = tensor->byteSize();
+    off_t offset = 0;
+    while (left > 0) {
+        const ssize_t got = ::pread(file.fd, out, left, offset);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return ioError("cannot read result file for " + jobId);
+        out += got;
+        left -= static_cast<std::size_t>(got);
+        offset += got;
+    }
+    return tensor;
+}
+
+void BlobStore::removeResult(const std::string& jobId) const {
+    std::error_code ignored;
+    fs::remove(resultPath(jobId), ignored);
+}
+
+} // namespace goblin::labnode

@@ -1,0 +1,762 @@
+#include "coordinator.hpp"
+
+#include <boost/asio/post.hpp>
+#include <boost/json.hpp>
+
+#include "goblin/net/json_fields.hpp"
+#include "secrets.hpp"
+#include "tile_planner.hpp"
+
+namespace goblin::labnode {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using net::Message;
+using net::TensorPtr;
+
+namespace {
+
+std::string randomHex(std::mt19937_64& random, int digits) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string text;
+    for (int i = 0; i < digits; ++i)
+        text.push_back(kHex[random() & 15]);
+    return text;
+}
+
+json::object limitsJson(const net::Limits& limits) {
+    return json::object{{"max_control_bytes", limits.maxControlBytes},
+                        {"max_tensor_bytes", limits.maxTensorBytes},
+                        {"max_tiles", limits.maxTiles}};
+}
+
+json::array shapeJson(std::int64_t rows, std::int64_t cols) { return json::array{rows, cols}; }
+
+core::MatrixView viewOfBlob(const MappedFile& file, core::DType dtype, std::int64_t rows,
+                            std::int64_t cols) {
+    return core::MatrixView{dtype, file.bytes().data(), rows, cols, cols};
+}
+
+} // namespace
+
+Coordinator::Coordinator(asio::io_context& core, asio::thread_pool& workers, NodeStore& store,
+                         BlobStore& blobs, CoordinatorSettings settings, Clock clock, LogSink log)
+    : m_core(core), m_workers(workers), m_store(store), m_blobs(blobs),
+      m_settings(std::move(settings)), m_clock(std::move(clock)), m_log(std::move(log)),
+      m_leaseTimer(core), m_random(std::random_device{}()) {}
+
+void Coordinator::start() {
+    recoverJobs();
+    scheduleLeaseTimer();
+}
+
+void Coordinator::stop() {
+    m_stopped = true;
+    m_leaseTimer.cancel();
+    for (auto& [id, entry] : m_peers)
+        entry.connection->close(Error{ErrorCode::Internal, "the lab node is shutting down"});
+}
+
+Coordinator::Peer* Coordinator::peer(std::uint64_t id) {
+    auto it = m_peers.find(id);
+    return it == m_peers.end() ? nullptr : &it->second;
+}
+
+void Coordinator::send(std::uint64_t id, Message message) {
+    if (Peer* target = peer(id))
+        target->connection->send(std::move(message));
+}
+
+void Coordinator::replyError(std::uint64_t id, std::int64_t requestId, const Error& error) {
+    send(id, Message{json::object{{"type", "error"},
+                                  {"id", requestId},
+                                  {"code", std::string(wireName(error.code))},
+                                  {"message", error.message}},
+                     {}});
+}
+
+void Coordinator::closePeer(std::uint64_t id, const Error& error) {
+    if (Peer* target = peer(id))
+        target->connection->close(error);
+}
+
+void Coordinator::onConnected(std::uint64_t id, std::shared_ptr<net::WsConnection> connection,
+                              PeerRole role) {
+    Peer entry;
+    entry.connection = std::move(connection);
+    entry.role = role;
+    m_peers.emplace(id, std::move(entry));
+}
+
+void Coordinator::onClosed(std::uint64_t id, const Error& reason) {
+    Peer* gone = peer(id);
+    if (!gone)
+        return;
+    if (gone->role == PeerRole::Volunteer && gone->ready) {
+        const auto leases = m_book.leasesOf(id);
+        for (std::int64_t task : leases)
+            m_book.requeue(task);
+        m_log("volunteer " + gone->volunteerId + " disconnected (" + reason.describe() + "); " +
+              std::to_string(leases.size()) + " task(s) back in the queue");
+    }
+    m_peers.erase(id);
+    pump();
+}
+
+void Coordinator::onMessage(std::uint64_t id, Message message) {
+    Peer* sender = peer(id);
+    if (!sender || m_stopped)
+        return;
+    if (!sender->ready) {
+        onHello(id, *sender, message);
+        return;
+    }
+    const std::string_view type = message.type();
+    if (sender->role == PeerRole::Researcher) {
+        if (type == "submit_matmul")
+            return onSubmit(id, *sender, std::move(message));
+        if (type == "fetch")
+            return onFetch(id, *sender, message.control);
+        if (type == "release")
+            return onRelease(id, *sender, message.control);
+    } else {
+        if (type == "result")
+            return onResult(id, *sender, std::move(message));
+        if (type == "task_error")
+            return onTaskError(id, *sender, message.control);
+    }
+    closePeer(id, Error{ErrorCode::InvalidMessage, "unexpected message type '" + std::string(type) + "'"});
+}
+
+void Coordinator::onHello(std::uint64_t id, Peer& sender, const Message& message) {
+    const json::object& hello = message.control;
+    if (message.type() != "hello")
+        return closePeer(id, Error{ErrorCode::InvalidMessage, "the first message must be hello"});
+    auto protocol = net::requireInt(hello, "protocol");
+    auto catalog = net::requireInt(hello, "catalog");
+    if (!protocol || !catalog || *protocol != net::kProtocolVersion || *catalog != net::kCatalogVersion)
+        return closePeer(id, Error{ErrorCode::VersionMismatch,
+                                   "this node speaks protocol 1 with catalog 1"});
+    json::object welcome{{"type", "welcome"},
+                         {"id", net::requestId(hello)},
+                         {"protocol", net::kProtocolVersion},
+                         {"catalog", net::kCatalogVersion},
+                         {"limits", limitsJson(m_settings.limits)}};
+    if (sender.role == PeerRole::Researcher) {
+        auto token = net::requireString(hello, "token");
+        if (!token || token->empty())
+            return closePeer(id, Error{ErrorCode::Unauthenticated, "an access token is required"});
+        auto researcher = m_store.researcherByTokenHash(hashSecret(*token));
+        if (!researcher)
+            return closePeer(id, Error{ErrorCode::Unauthenticated, "invalid access token"});
+        sender.researcherId = *researcher;
+    } else if (auto ok = helloVolunteer(sender, hello, welcome); !ok) {
+        return closePeer(id, ok.error());
+    }
+    sender.ready = true;
+    send(id, Message{std::move(welcome), {}});
+    if (sender.role == PeerRole::Volunteer) {
+        m_log("volunteer " + sender.volunteerId + " connected from " +
+              sender.connection->peerAddress() + " (" + sender.backend + ", " +
+              std::to_string(sender.slots) + " slot(s))");
+        pump();
+    }
+}
+
+Expected<void> Coordinator::helloVolunteer(Peer& sender, const json::object& hello,
+                                           json::object& welcome) {
+    const auto* capabilities = hello.if_contains("capabilities");
+    if (!capabilities || !capabilities->is_object())
+        return makeError(ErrorCode::InvalidMessage, "hello needs a 'capabilities' object");
+    const json::object& caps = capabilities->get_object();
+    auto backend = net::requireString(caps, "backend");
+    auto slots = net::requireIntIn(caps, "slots", 1, 16);
+    auto memory = net::requireIntIn(caps, "memory_bytes", 0, INT64_MAX);
+    if (!backend || backend->empty() || backend->size() > 64)
+        return makeError(ErrorCode::InvalidMessage, "capabilities.backend must be a short string");
+    if (!slots)
+        return tl::unexpected(slots.error());
+    if (!memory)
+        return tl::unexpected(memory.error());
+    const auto* dtypes = caps.if_contains("dtypes");
+    const auto* ops = caps.if_contains("ops");
+    if (!dtypes || !dtypes->is_array() || !ops || !ops->is_array())
+        return makeError(ErrorCode::InvalidMessage, "capabilities need 'dtypes' and 'ops' lists");
+    for (const auto& dtype : dtypes->get_array()) {
+        if (dtype.is_string() && sender.dtypes.size() < 8)
+            sender.dtypes.insert(std::string(dtype.get_string()));
+    }
+    bool matmul = false;
+    for (const auto& op : ops->get_array())
+        matmul = matmul || (op.is_string() && op.get_string() == "matmul");
+    if (!matmul)
+        return makeError(ErrorCode::VersionMismatch, "the volunteer does not run 'matmul'");
+    sender.backend = *backend;
+    sender.slots = static_cast<int>(*slots);
+    sender.memoryBytes = *memory;
+
+    const auto* identity = hello.if_contains("identity");
+    if (!identity || identity->is_null()) {
+        const std::string volunteerId = "v-" + randomHex(m_random, 16);
+        const std::string secret = newSecret();
+        if (auto ok = m_store.addVolunteer(volunteerId, hashSecret(secret), m_clock()); !ok)
+            return ok;
+        sender.volunteerId = volunteerId;
+        welcome["secret"] = secret;
+        m_log("volunteer " + volunteerId + " registered");
+    } else {
+        if (!identity->is_object())
+            return makeError(ErrorCode::InvalidMessage, "identity must be an object or null");
+        auto volunteerId = net::requireString(identity->get_object(), "volunteer");
+        auto secret = net::requireString(identity->get_object(), "secret");
+        if (!volunteerId || !secret)
+            return makeError(ErrorCode::Unauthenticated, "identity needs 'volunteer' and 'secret'");
+        auto record = m_store.volunteer(*volunteerId);
+        if (!record || record->secretHash != hashSecret(*secret))
+            return makeError(ErrorCode::Unauthenticated, "unknown volunteer or wrong secret");
+        if (record->banned)
+            return makeError(ErrorCode::Banned, "this volunteer is banned by the lab");
+        sender.volunteerId = *volunteerId;
+    }
+    welcome["volunteer"] = sender.volunteerId;
+    (void)m_store.touchVolunteer(sender.volunteerId, sender.backend, m_clock());
+    return {};
+}
+
+int Coordinator::connectedVolunteers(std::int64_t* smallestMemory) const {
+    int count = 0;
+    std::int64_t smallest = 0;
+    for (const auto& [id, entry] : m_peers) {
+        if (entry.role != PeerRole::Volunteer || !entry.ready)
+            continue;
+        ++count;
+        if (entry.memoryBytes > 0 && (smallest == 0 || entry.memoryBytes < smallest))
+            smallest = entry.memoryBytes;
+    }
+    if (smallestMemory)
+        *smallestMemory = smallest;
+    return count;
+}
+
+namespace {
+
+// Shape and dtype rules of submit_matmul; values are checked on the worker pool.
+Expected<void> validateMatmulInputs(const Message& message) {
+    if (message.tensors.size() != 2)
+        return makeError(ErrorCode::InvalidMessage, "submit_matmul carries exactly 2 tensors (A, B)");
+    const core::Tensor& a = *message.tensors[0];
+    const core::Tensor& b = *message.tensors[1];
+    if (a.shape().size() != 2 || b.shape().size() != 2)
+        return makeError(ErrorCode::ShapeMismatch, "A and B must be 2-D matrices");
+    if (!core::isFloatingPoint(a.dtype()) || a.dtype() != b.dtype())
+        return makeError(ErrorCode::UnsupportedDtype,
+                         "matmul takes A and B both f32 or both f64, got " +
+                             std::string(core::wireName(a.dtype())) + " and " +
+                             std::string(core::wireName(b.dtype())));
+    if (a.shape()[1] != b.shape()[0])
+        return makeError(ErrorCode::ShapeMismatch,
+                         "inner sizes differ: A is " + std::to_string(a.shape()[0]) + "x" +
+                             std::to_string(a.shape()[1]) + ", B is " + std::to_string(b.shape()[0]) +
+                             "x" + std::to_string(b.shape()[1]));
+    if (a.shape()[0] < 1 || a.shape()[1] < 1 || b.shape()[1] < 1)
+        return makeError(ErrorCode::ShapeMismatch, "empty matrices are refused");
+    return {};
+}
+
+Expected<std::optional<std::pair<std::int64_t, std::int64_t>>> requestedTile(const json::object& request) {
+    const auto* tile = request.if_contains("tile");
+    if (!tile || tile->is_null())
+        return std::optional<std::pair<std::int64_t, std::int64_t>>();
+    if (!tile->is_array() || tile->get_array().size() != 2 || !tile->get_array()[0].is_int64() ||
+        !tile->get_array()[1].is_int64() || tile->get_array()[0].get_int64() < 1 ||
+        tile->get_array()[1].get_int64() < 1)
+        return makeError(ErrorCode::InvalidMessage, "'tile' must be [rows, cols] with both >= 1");
+    return std::optional(std::pair(tile->get_array()[0].get_int64(), tile->get_array()[1].get_int64()));
+}
+
+} // namespace
+
+void Coordinator::onSubmit(std::uint64_t id, Peer& sender, Message message) {
+    const std::int64_t requestId = net::requestId(message.control);
+    if (auto ok = validateMatmulInputs(message); !ok)
+        return replyError(id, requestId, ok.error());
+    auto tile = requestedTile(message.control);
+    if (!tile)
+        return replyError(id, requestId, tile.error());
+    // Finite checks and blob writes are O(size): do them off the core thread.
+    asio::post(m_workers, [this, id, researcher = sender.researcherId, requestId,
+                           a = message.tensors[0], b = message.tensors[1], tile = *tile] {
+        for (const TensorPtr& input : {a, b}) {
+            if (auto bad = verify::findNonFinite(core::viewOf(*input))) {
+                Error error{ErrorCode::InvalidInput,
+                            std::string(input == a ? "A" : "B") + " holds NaN or Inf at (" +
+                                std::to_string(bad->first) + ", " + std::to_string(bad->second) +
+                                "); verification needs finite inputs"};
+                asio::post(m_core, [this, id, requestId, error] { replyError(id, requestId, error); });
+                return;
+            }
+        }
+        auto aBlob = m_blobs.put(*a);
+        auto bBlob = aBlob ? m_blobs.put(*b) : aBlob;
+        if (!aBlob || !bBlob) {
+            Error error = !aBlob ? aBlob.error() : bBlob.error();
+            asio::post(m_core, [this, id, requestId, error] { replyError(id, requestId, error); });
+            return;
+        }
+        asio::post(m_core, [=, this] { createJob(id, researcher, requestId, a, b, *aBlob, *bBlob, tile); });
+    });
+}
+
+void Coordinator::createJob(std::uint64_t id, std::int64_t researcher, std::int64_t requestId,
+                            TensorPtr a, TensorPtr b, std::string aBlob, std::string bBlob,
+                            std::optional<std::pair<std::int64_t, std::int64_t>> tile) {
+    PlanningInput input;
+    input.m = a->shape()[0];
+    input.k = a->shape()[1];
+    input.n = b->shape()[1];
+    input.dtype = a->dtype();
+    input.volunteers = connectedVolunteers(&input.smallestVolunteerMemory);
+    input.requestedTile = tile;
+    input.maxTiles = m_settings.limits.maxTiles;
+    input.maxTensorBytes = static_cast<std::int64_t>(m_settings.limits.maxTensorBytes);
+    auto plan = planTiles(input);
+    if (!plan)
+        return replyError(id, requestId, plan.error());
+
+    RunningJob job;
+    job.record = JobRecord{"j-" + randomHex(m_random, 16), researcher, input.dtype, input.m, input.k,
+                           input.n, plan->tileRows, plan->tileCols, aBlob, bBlob, "running",
+                           m_clock(), 0};
+    auto aMap = m_blobs.map(aBlob);
+    auto bMap = m_blobs.map(bBlob);
+    const auto resultBytes =
+        static_cast<std::size_t>(input.m * input.n) * core::itemSize(input.dtype);
+    if (!aMap || !bMap)
+        return replyError(id, requestId, !aMap ? aMap.error() : bMap.error());
+    if (auto ok = m_blobs.createResult(job.record.id, resultBytes); !ok)
+        return replyError(id, requestId, ok.error());
+    job.a = *aMap;
+    job.b = *bMap;
+
+    std::vector<TileTask> tasks;
+    tasks.reserve(plan->tiles.size());
+    {
+        Transaction transaction(m_store.database());
+        if (auto ok = m_store.insertJob(job.record); !ok)
+            return replyError(id, requestId, ok.error());
+        for (const TileRect& rect : plan->tiles) {
+            auto taskId = m_store.insertTask(job.record.id, TileRecord{0, rect.row0, rect.col0,
+                                                                       rect.rows, rect.cols});
+            if (!taskId)
+                return replyError(id, requestId, taskId.error());
+            TileTask task;
+            task.id = *taskId;
+            task.jobId = job.record.id;
+            task.row0 = rect.row0;
+            task.col0 = rect.col0;
+            task.rows = rect.rows;
+            task.cols = rect.cols;
+            tasks.push_back(std::move(task));
+        }
+        if (auto ok = transaction.commit(); !ok)
+            return replyError(id, requestId, ok.error());
+    }
+    const std::string jobId = job.record.id;
+    m_log("job " + jobId + " accepted: matmul " + std::to_string(input.m) + "x" +
+          std::to_string(input.k) + " · " + std::to_string(input.k) + "x" + std::to_string(input.n) +
+          " " + std::string(core::wireName(input.dtype)) + " in " +
+          std::to_string(plan->tiles.size()) + " tile(s) of " + std::to_string(plan->tileRows) + "x" +
+          std::to_string(plan->tileCols));
+    m_book.addJob(std::move(job), std::move(tasks));
+    if (Peer* submitter = peer(id))
+        submitter->watching.insert(jobId);
+    send(id, Message{json::object{{"type", "job_accepted"},
+                                  {"id", requestId},
+                                  {"job", jobId},
+                                  {"tiles", plan->tiles.size()},
+                                  {"tile", shapeJson(plan->tileRows, plan->tileCols)},
+                                  {"shape", shapeJson(input.m, input.n)},
+                                  {"dtype", std::string(core::wireName(input.dtype))}},
+                     {}});
+    pump();
+}
+
+void Coordinator::onFetch(std::uint64_t id, Peer& sender, const json::object& request) {
+    const std::int64_t requestId = net::requestId(request);
+    auto jobId = net::requireString(request, "job");
+    if (!jobId)
+        return replyError(id, requestId, jobId.error());
+    auto record = m_store.job(*jobId);
+    if (!record || record->researcherId != sender.researcherId || record->state == "released")
+        return replyError(id, requestId, Error{ErrorCode::NotFound, "no job " + *jobId + " to fetch"});
+    std::int64_t done = 0;
+    std::int64_t total = 0;
+    if (RunningJob* running = m_book.job(*jobId)) {
+        done = running->acceptedTiles;
+        total = running->totalTiles;
+    }
+    send(id, Message{json::object{{"type", "job_status"},
+                                  {"id", requestId},
+                                  {"job", *jobId},
+                                  {"state", record->state},
+                                  {"done", done},
+                                  {"total", total}},
+                     {}});
+    if (record->state == "running")
+        sender.watching.insert(*jobId);
+    else if (record->state == "done")
+        sendResult(id, *record, requestId);
+}
+
+void Coordinator::onRelease(std::uint64_t id, Peer& sender, const json::object& request) {
+    const std::int64_t requestId = net::requestId(request);
+    auto jobId = net::requireString(request, "job");
+    if (!jobId)
+        return replyError(id, requestId, jobId.error());
+    auto record = m_store.job(*jobId);
+    if (!record || record->researcherId != sender.researcherId || record->state == "released")
+        return replyError(id, requestId, Error{ErrorCode::NotFound, "no job " + *jobId + " to release"});
+    if (record->state == "running")
+        return replyError(id, requestId,
+                          Error{ErrorCode::InvalidInput, "job " + *jobId + " is still running"});
+    if (auto ok = m_store.setJobState(*jobId, "released", m_clock()); !ok)
+        return replyError(id, requestId, ok.error());
+    for (const std::string& digest : {record->aBlob, record->bBlob}) {
+        if (!m_store.blobInUse(digest, *jobId))
+            m_blobs.remove(digest);
+    }
+    m_blobs.removeResult(*jobId);
+    sender.watching.erase(*jobId);
+    m_log("job " + *jobId + " released: its blobs are deleted");
+    send(id, Message{json::object{{"type", "released"}, {"id", requestId}, {"job", *jobId}}, {}});
+}
+
+void Coordinator::onResult(std::uint64_t id, Peer& sender, Message message) {
+    auto taskId = net::requireInt(message.control, "task");
+    auto attempt = net::requireInt(message.control, "attempt");
+    if (!taskId || !attempt || message.tensors.size() != 1)
+        return closePeer(id, Error{ErrorCode::InvalidMessage,
+                                   "result needs 'task', 'attempt' and exactly one tensor"});
+    sender.inFlight.erase(*taskId);
+    TileTask* task = m_book.task(*taskId);
+    if (!task || task->state != TaskState::Leased || task->attempt != *attempt || task->leasedTo != id) {
+        send(id, Message{json::object{{"type", "verdict"},
+                                      {"task", *taskId},
+                                      {"attempt", *attempt},
+                                      {"verdict", "stale"}},
+                         {}});
+        return pump();
+    }
+    RunningJob* job = m_book.job(task->jobId);
+    task->state = TaskState::Verifying;
+    ResultRecord result;
+    result.taskId = *taskId;
+    result.attempt = *attempt;
+    result.volunteerId = sender.volunteerId;
+    result.backend = net::requireString(message.control, "backend").value_or(sender.backend).substr(0, 64);
+    result.computeSeconds = net::requireNumber(message.control, "compute_seconds").value_or(0.0);
+    verify::MatmulCheckOptions options{m_settings.verificationVectors, m_random()};
+    const core::MatrixView a = core::subView(
+        viewOfBlob(*job->a, job->record.dtype, job->record.m, job->record.k), task->row0, task->rows,
+        0, job->record.k);
+    const core::MatrixView b = core::subView(
+        viewOfBlob(*job->b, job->record.dtype, job->record.k, job->record.n), 0, job->record.k,
+        task->col0, task->cols);
+    asio::post(m_workers, [this, id, a, b, options, result, tile = message.tensors[0],
+                           keepA = job->a, keepB = job->b, jobId = job->record.id,
+                           row0 = task->row0, col0 = task->col0, n = job->record.n]() mutable {
+        const auto started = std::chrono::steady_clock::now();
+        verify::MatmulCheckReport report;
+        if (tile->shape().size() != 2) {
+            report.reason = "the result is not a 2-D tile";
+        } else {
+            report = verify::checkMatmulTile(a, b, core::viewOf(*tile), options);
+        }
+        result.verifySeconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        result.accepted = report.verdict == verify::Verdict::Accepted;
+        result.errorRatio = report.maxErrorRatio;
+        result.residual = report.residual;
+        result.bound = report.bound;
+        result.reason = report.reason;
+        if (result.accepted) {
+            // Merge before commit: a crash in between only means the tile is computed again.
+            if (auto ok = m_blobs.writeTile(jobId, *tile, row0, col0, n); !ok) {
+                result.accepted = false;
+                result.reason = "node could not write the tile: " + ok.error().message;
+            }
+        }
+        asio::post(m_core, [this, id, result, tile] { onVerified(id, result, tile); });
+    });
+}
+
+void Coordinator::onVerified(std::uint64_t volunteerPeer, ResultRecord result, TensorPtr) {
+    TileTask* task = m_book.task(result.taskId);
+    if (!task || task->state != TaskState::Verifying)
+        return;
+    {
+        Transaction transaction(m_store.database());
+        auto ok = m_store.recordResult(result, m_clock());
+        if (ok)
+            ok = transaction.commit();
+        if (!ok) {
+            m_log("task " + std::to_string(result.taskId) + ": could not record its result (" +
+                  ok.error().message + "); it goes back to the queue");
+            m_book.requeue(result.taskId);
+            return pump();
+        }
+    }
+    send(volunteerPeer, Message{json::object{{"type", "verdict"},
+                                             {"task", result.taskId},
+                                             {"attempt", result.attempt},
+                                             {"verdict", result.accepted ? "accepted" : "rejected"}},
+                                {}});
+    const std::string jobId = task->jobId;
+    if (!result.accepted) {
+        m_log("task " + std::to_string(result.taskId) + " attempt " + std::to_string(result.attempt) +
+              " from volunteer " + result.volunteerId + " REJECTED: " + result.reason +
+              " (error/bound " + std::to_string(result.errorRatio) + "); queued for another volunteer");
+        m_book.refuse(result.taskId, result.volunteerId);
+        m_book.requeue(result.taskId);
+        return pump();
+    }
+    const bool complete = m_book.accept(result.taskId);
+    if (RunningJob* job = m_book.job(jobId))
+        sendProgress(*job, complete);
+    if (complete)
+        finishJob(jobId);
+    pump();
+}
+
+void Coordinator::onTaskError(std::uint64_t id, Peer& sender, const json::object& report) {
+    auto taskId = net::requireInt(report, "task");
+    auto attempt = net::requireInt(report, "attempt");
+    if (!taskId || !attempt)
+        return closePeer(id, Error{ErrorCode::InvalidMessage, "task_error needs 'task' and 'attempt'"});
+    sender.inFlight.erase(*taskId);
+    TileTask* task = m_book.task(*taskId);
+    if (task && task->state == TaskState::Leased && task->leasedTo == id && task->attempt == *attempt) {
+        m_log("volunteer " + sender.volunteerId + " could not compute task " +
+              std::to_string(*taskId) + ": " + net::requireString(report, "message").value_or("?"));
+        m_book.refuse(*taskId, sender.volunteerId);
+        m_book.requeue(*taskId);
+    }
+    pump();
+}
+
+void Coordinator::sendProgress(const RunningJob& job, bool force) {
+    const double now = m_clock();
+    double& last = m_lastProgress[job.record.id];
+    if (!force && now - last < 0.1)
+        return;
+    last = now;
+    for (auto& [id, entry] : m_peers) {
+        if (!entry.watching.contains(job.record.id))
+            continue;
+        send(id, Message{json::object{{"type", "progress"},
+                                      {"job", job.record.id},
+                                      {"done", job.acceptedTiles},
+                                      {"total", job.totalTiles}},
+                         {}});
+    }
+}
+
+void Coordinator::finishJob(const std::string& jobId) {
+    if (auto ok = m_store.setJobState(jobId, "done", m_clock()); !ok) {
+        m_log("job " + jobId + ": could not mark it done: " + ok.error().message);
+        return;
+    }
+    auto record = m_store.job(jobId);
+    m_book.removeJob(jobId);
+    m_lastProgress.erase(jobId);
+    const auto counts = m_store.summaryCounts(jobId);
+    m_log("job " + jobId + " done: " + std::to_string(counts.accepted) + " tile(s) accepted, " +
+          std::to_string(counts.rejected) + " rejected, " + std::to_string(counts.volunteers) +
+          " volunteer(s)");
+    for (auto& [id, entry] : m_peers) {
+        if (entry.watching.erase(jobId) > 0 && record)
+            sendResult(id, *record, 0);
+    }
+}
+
+void Coordinator::sendResult(std::uint64_t id, const JobRecord& job, std::int64_t requestId) {
+    const auto counts = m_store.summaryCounts(job.id);
+    json::object backends;
+    for (const auto& [backend, count] : counts.backends)
+        backends[backend] = count;
+    json::object summary{{"shape", shapeJson(job.m, job.n)},
+                         {"dtype", std::string(core::wireName(job.dtype))},
+                         {"tiles", counts.accepted},
+                         {"verdicts", json::object{{"accepted", counts.accepted},
+                                                   {"rejected", counts.rejected}}},
+                         {"max_error_ratio", counts.maxErrorRatio},
+                         {"verification_seconds", counts.verifySeconds},
+                         {"seconds", (job.finishedAt > 0 ? job.finishedAt : m_clock()) - job.createdAt},
+                         {"volunteers", counts.volunteers},
+                         {"backends", std::move(backends)}};
+    Peer* target = peer(id);
+    if (!target)
+        return;
+    // Reading the product back is O(size): a worker does it and sends from there.
+    asio::post(m_workers, [this, connection = target->connection, job, requestId,
+                           summary = std::move(summary)] {
+        auto product = m_blobs.readResult(job.id, job.dtype, {job.m, job.n});
+        if (!product) {
+            connection->send(Message{json::object{{"type", "job_failed"},
+                                                  {"job", job.id},
+                                                  {"code", "internal"},
+                                                  {"message", product.error().message}},
+                                     {}});
+            return;
+        }
+        connection->send(Message{json::object{{"type", "job_done"},
+                                              {"id", requestId},
+                                              {"job", job.id},
+                                              {"summary", summary}},
+                                 {std::make_shared<const core::Tensor>(std::move(*product))}});
+    });
+}
+
+void Coordinator::pump() {
+    if (m_stopped || !m_book.hasQueued())
+        return;
+    struct Assignment {
+        std::uint64_t peer;
+        std::int64_t task;
+        std::int64_t attempt;
+    };
+    std::vector<Assignment> assignments;
+    const double now = m_clock();
+    bool progress = true;
+    // Round-robin one task per volunteer per pass so every volunteer gets work.
+    while (progress && m_book.hasQueued()) {
+        progress = false;
+        for (auto& [id, entry] : m_peers) {
+            if (entry.role != PeerRole::Volunteer || !entry.ready ||
+                static_cast<int>(entry.inFlight.size()) >= entry.slots)
+                continue;
+            auto taskId = m_book.takeNextFor(entry.volunteerId);
+            if (!taskId)
+                continue;
+            TileTask* task = m_book.task(*taskId);
+            const RunningJob* job = m_book.job(task->jobId);
+            if (!entry.dtypes.contains(std::string(core::wireName(job->record.dtype)))) {
+                m_book.refuse(*taskId, entry.volunteerId);
+                m_book.lease(*taskId, 0, task->attempt, now);
+                m_book.requeue(*taskId);
+                continue;
+            }
+            const std::int64_t attempt = task->attempt + 1;
+            m_book.lease(*taskId, id, attempt, now + m_settings.leaseSeconds);
+            entry.inFlight.insert(*taskId);
+            assignments.push_back({id, *taskId, attempt});
+            progress = true;
+        }
+    }
+    if (assignments.empty())
+        return;
+    {
+        // Leases are durable before any task leaves, so attempt numbers never repeat.
+        Transaction transaction(m_store.database());
+        bool ok = true;
+        for (const Assignment& assignment : assignments) {
+            ok = ok && m_store.recordLease(assignment.task, assignment.attempt,
+                                           m_peers.at(assignment.peer).volunteerId, now,
+                                           now + m_settings.leaseSeconds)
+                           .has_value();
+        }
+        if (!ok || !transaction.commit()) {
+            m_log("could not record leases; the tasks stay queued");
+            for (const Assignment& assignment : assignments) {
+                m_peers.at(assignment.peer).inFlight.erase(assignment.task);
+                m_book.requeue(assignment.task);
+            }
+            return;
+        }
+    }
+    for (const Assignment& assignment : assignments) {
+        const TileTask* task = m_book.task(assignment.task);
+        const RunningJob* job = m_book.job(task->jobId);
+        const auto& record = job->record;
+        auto aBlock = core::copyToTensor(core::subView(
+            viewOfBlob(*job->a, record.dtype, record.m, record.k), task->row0, task->rows, 0, record.k));
+        auto bBlock = core::copyToTensor(core::subView(
+            viewOfBlob(*job->b, record.dtype, record.k, record.n), 0, record.k, task->col0, task->cols));
+        if (!aBlock || !bBlock) {
+            m_book.requeue(assignment.task);
+            continue;
+        }
+        // Only op, dtype, numbers and tensors: no job name or researcher identity leaves the node.
+        send(assignment.peer,
+             Message{json::object{{"type", "task"},
+                                  {"task", assignment.task},
+                                  {"attempt", assignment.attempt},
+                                  {"op", "matmul"},
+                                  {"dtype", std::string(core::wireName(record.dtype))}},
+                     {std::make_shared<const core::Tensor>(std::move(*aBlock)),
+                      std::make_shared<const core::Tensor>(std::move(*bBlock))}});
+    }
+}
+
+void Coordinator::expireLeases() {
+    const auto expired = m_book.expiredLeases(m_clock());
+    for (std::int64_t taskId : expired) {
+        const TileTask* task = m_book.task(taskId);
+        if (Peer* holder = peer(task->leasedTo))
+            holder->inFlight.erase(taskId);
+        m_log("task " + std::to_string(taskId) + " attempt " + std::to_string(task->attempt) +
+              ": lease expired; back in the queue");
+        m_book.requeue(taskId);
+    }
+    if (!expired.empty())
+        pump();
+}
+
+void Coordinator::scheduleLeaseTimer() {
+    m_leaseTimer.expires_after(std::chrono::seconds(1));
+    m_leaseTimer.async_wait([this](boost::system::error_code ec) {
+        if (ec || m_stopped)
+            return;
+        expireLeases();
+        scheduleLeaseTimer();
+    });
+}
+
+void Coordinator::recoverJobs() {
+    for (JobRecord& record : m_store.jobsInState("running")) {
+        auto a = m_blobs.map(record.aBlob);
+        auto b = m_blobs.map(record.bBlob);
+        const auto resultBytes =
+            static_cast<std::size_t>(record.m * record.n) * core::itemSize(record.dtype);
+        auto result = m_blobs.createResult(record.id, resultBytes);
+        if (!a || !b || !result) {
+            m_log("job " + record.id + " cannot resume (its data is missing); marked failed");
+            (void)m_store.setJobState(record.id, "failed", m_clock());
+            continue;
+        }
+        std::vector<TileTask> tasks;
+        std::int64_t accepted = 0;
+        for (const TileRecord& tile : m_store.tilesOf(record.id)) {
+            TileTask task;
+            task.id = tile.taskId;
+            task.jobId = record.id;
+            task.row0 = tile.row0;
+            task.col0 = tile.col0;
+            task.rows = tile.rows;
+            task.cols = tile.cols;
+            task.attempt = tile.attempt;
+            task.state = tile.accepted ? TaskState::Accepted : TaskState::Queued;
+            accepted += tile.accepted ? 1 : 0;
+            tasks.push_back(std::move(task));
+        }
+        m_log("job " + record.id + " resumed: " + std::to_string(accepted) + " of " +
+              std::to_string(tasks.size()) + " tile(s) already accepted");
+        const std::string jobId = record.id;
+        const bool complete = accepted == static_cast<std::int64_t>(tasks.size());
+        m_book.addJob(RunningJob{std::move(record), *a, *b, 0, 0}, std::move(tasks));
+        if (complete)
+            finishJob(jobId);
+    }
+}
+
+} // namespace goblin::labnode

@@ -1,0 +1,122 @@
+#include "database.hpp"
+
+#include <stdexcept>
+
+namespace goblin::labnode {
+
+Error databaseError(sqlite3* db, std::string_view what) {
+    return Error{ErrorCode::Internal,
+                 "database: " + std::string(what) + ": " + std::string(sqlite3_errmsg(db))};
+}
+
+Statement::Statement(sqlite3* db, std::string_view sql) : m_db(db) {
+    if (sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &m_statement, nullptr) !=
+        SQLITE_OK)
+        throw std::runtime_error(databaseError(db, "prepare " + std::string(sql)).message);
+}
+
+Statement::~Statement() { sqlite3_finalize(m_statement); }
+
+Statement& Statement::bind(int index, std::int64_t value) {
+    sqlite3_bind_int64(m_statement, index, value);
+    return *this;
+}
+
+Statement& Statement::bind(int index, double value) {
+    sqlite3_bind_double(m_statement, index, value);
+    return *this;
+}
+
+Statement& Statement::bind(int index, std::string_view value) {
+    sqlite3_bind_text(m_statement, index, value.data(), static_cast<int>(value.size()),
+                      SQLITE_TRANSIENT);
+    return *this;
+}
+
+Statement& Statement::bindNull(int index) {
+    sqlite3_bind_null(m_statement, index);
+    return *this;
+}
+
+Expected<bool> Statement::step() {
+    const int rc = sqlite3_step(m_statement);
+    if (rc == SQLITE_ROW)
+        return true;
+    if (rc == SQLITE_DONE)
+        return false;
+    return tl::unexpected(databaseError(m_db, "step"));
+}
+
+Expected<void> Statement::run() {
+    for (;;) {
+        auto row = step();
+        if (!row)
+            return tl::unexpected(row.error());
+        if (!*row)
+            break;
+    }
+    reset();
+    return {};
+}
+
+void Statement::reset() {
+    sqlite3_reset(m_statement);
+    sqlite3_clear_bindings(m_statement);
+}
+
+std::int64_t Statement::columnInt(int index) const { return sqlite3_column_int64(m_statement, index); }
+double Statement::columnDouble(int index) const { return sqlite3_column_double(m_statement, index); }
+bool Statement::columnIsNull(int index) const {
+    return sqlite3_column_type(m_statement, index) == SQLITE_NULL;
+}
+std::string Statement::columnText(int index) const {
+    const auto* text = sqlite3_column_text(m_statement, index);
+    return text ? std::string(reinterpret_cast<const char*>(text)) : std::string();
+}
+
+Database::Database(const std::string& path) {
+    if (sqlite3_open_v2(path.c_str(), &m_db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        nullptr) != SQLITE_OK) {
+        std::string message = "cannot open database " + path + ": " + sqlite3_errmsg(m_db);
+        sqlite3_close(m_db);
+        throw std::runtime_error(message);
+    }
+    sqlite3_busy_timeout(m_db, 5000);
+    for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL",
+                               "PRAGMA foreign_keys=ON"}) {
+        if (auto ok = execute(pragma); !ok)
+            throw std::runtime_error(ok.error().message);
+    }
+}
+
+Database::~Database() { sqlite3_close(m_db); }
+
+Expected<void> Database::execute(std::string_view sql) {
+    char* message = nullptr;
+    if (sqlite3_exec(m_db, std::string(sql).c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
+        Error error{ErrorCode::Internal,
+                    "database: " + std::string(message ? message : "unknown error")};
+        sqlite3_free(message);
+        return tl::unexpected(error);
+    }
+    return {};
+}
+
+Transaction::Transaction(Database& db) : m_db(db) {
+    if (auto ok = m_db.execute("BEGIN IMMEDIATE"); !ok)
+        throw std::runtime_error(ok.error().message);
+}
+
+Transaction::~Transaction() {
+    if (!m_done)
+        (void)m_db.execute("ROLLBACK");
+}
+
+Expected<void> Transaction::commit() {
+    auto ok = m_db.execute("COMMIT");
+    m_done = ok.has_value();
+    return ok;
+}
+
+} // namespace goblin::labnode

@@ -1,0 +1,102 @@
+#include "job_book.hpp"
+
+#include <algorithm>
+#include <cassert>
+
+namespace goblin::labnode {
+
+void JobBook::addJob(RunningJob job, std::vector<TileTask> tasks) {
+    const std::string id = job.record.id;
+    job.totalTiles = static_cast<std::int64_t>(tasks.size());
+    job.acceptedTiles = 0;
+    for (TileTask& task : tasks) {
+        if (task.state == TaskState::Accepted) {
+            ++job.acceptedTiles;
+        } else {
+            task.state = TaskState::Queued;
+            m_queue.push_back(task.id);
+        }
+        m_tasks.emplace(task.id, std::move(task));
+    }
+    m_jobs.emplace(id, std::move(job));
+}
+
+void JobBook::removeJob(const std::string& jobId) {
+    std::erase_if(m_tasks, [&](const auto& entry) { return entry.second.jobId == jobId; });
+    std::erase_if(m_queue, [&](std::int64_t id) { return !m_tasks.contains(id); });
+    m_jobs.erase(jobId);
+}
+
+RunningJob* JobBook::job(const std::string& jobId) {
+    auto it = m_jobs.find(jobId);
+    return it == m_jobs.end() ? nullptr : &it->second;
+}
+
+TileTask* JobBook::task(std::int64_t taskId) {
+    auto it = m_tasks.find(taskId);
+    return it == m_tasks.end() ? nullptr : &it->second;
+}
+
+std::optional<std::int64_t> JobBook::takeNextFor(const std::string& volunteerId) {
+    for (auto it = m_queue.begin(); it != m_queue.end(); ++it) {
+        const TileTask& candidate = m_tasks.at(*it);
+        if (candidate.refusedBy.contains(volunteerId))
+            continue;
+        const std::int64_t id = *it;
+        m_queue.erase(it);
+        return id;
+    }
+    return std::nullopt;
+}
+
+void JobBook::lease(std::int64_t taskId, std::uint64_t peer, std::int64_t attempt, double deadline) {
+    TileTask& leased = m_tasks.at(taskId);
+    leased.state = TaskState::Leased;
+    leased.leasedTo = peer;
+    leased.attempt = attempt;
+    leased.deadline = deadline;
+}
+
+void JobBook::requeue(std::int64_t taskId) {
+    TileTask* found = task(taskId);
+    if (!found || found->state == TaskState::Accepted || found->state == TaskState::Queued)
+        return;
+    found->state = TaskState::Queued;
+    found->leasedTo = 0;
+    m_queue.push_front(taskId);
+}
+
+void JobBook::refuse(std::int64_t taskId, const std::string& volunteerId) {
+    if (TileTask* found = task(taskId))
+        found->refusedBy.insert(volunteerId);
+}
+
+bool JobBook::accept(std::int64_t taskId) {
+    TileTask& accepted = m_tasks.at(taskId);
+    assert(accepted.state != TaskState::Accepted && "a task is accepted once");
+    accepted.state = TaskState::Accepted;
+    accepted.leasedTo = 0;
+    RunningJob& owner = m_jobs.at(accepted.jobId);
+    ++owner.acceptedTiles;
+    return owner.acceptedTiles == owner.totalTiles;
+}
+
+std::vector<std::int64_t> JobBook::leasesOf(std::uint64_t peer) const {
+    std::vector<std::int64_t> ids;
+    for (const auto& [id, candidate] : m_tasks) {
+        if (candidate.state == TaskState::Leased && candidate.leasedTo == peer)
+            ids.push_back(id);
+    }
+    return ids;
+}
+
+std::vector<std::int64_t> JobBook::expiredLeases(double now) const {
+    std::vector<std::int64_t> ids;
+    for (const auto& [id, candidate] : m_tasks) {
+        if (candidate.state == TaskState::Leased && candidate.deadline <= now)
+            ids.push_back(id);
+    }
+    return ids;
+}
+
+} // namespace goblin::labnode

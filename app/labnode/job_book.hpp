@@ -1,0 +1,68 @@
+// The scheduler's in-memory view of running jobs and their tile tasks: the queue, leases with
+// deadlines, re-queueing, and completion counts. No I/O; the Coordinator mirrors every transition
+// into the NodeStore. Owned by the node's core thread only.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "blob_store.hpp"
+#include "node_store.hpp"
+
+namespace goblin::labnode {
+
+enum class TaskState { Queued, Leased, Verifying, Accepted };
+
+struct TileTask {
+    std::int64_t id = 0;
+    std::string jobId;
+    std::int64_t row0 = 0, col0 = 0, rows = 0, cols = 0;
+    TaskState state = TaskState::Queued;
+    std::int64_t attempt = 0;       // of the current or last lease
+    std::uint64_t leasedTo = 0;     // peer id while leased
+    double deadline = 0;
+    std::set<std::string> refusedBy; // volunteers whose result for it was rejected
+};
+
+struct RunningJob {
+    JobRecord record;
+    std::shared_ptr<MappedFile> a, b;
+    std::int64_t totalTiles = 0;
+    std::int64_t acceptedTiles = 0;
+};
+
+class JobBook {
+public:
+    void addJob(RunningJob job, std::vector<TileTask> tasks);
+    void removeJob(const std::string& jobId);
+
+    RunningJob* job(const std::string& jobId);
+    TileTask* task(std::int64_t taskId);
+    bool hasQueued() const { return !m_queue.empty(); }
+
+    // Takes the first queued task this volunteer may compute off the queue.
+    std::optional<std::int64_t> takeNextFor(const std::string& volunteerId);
+    void lease(std::int64_t taskId, std::uint64_t peer, std::int64_t attempt, double deadline);
+    // Back to the front of the queue (a lost lease, a rejected result, a failed verification).
+    void requeue(std::int64_t taskId);
+    void refuse(std::int64_t taskId, const std::string& volunteerId);
+    // Marks accepted; returns true when that completed the task's job.
+    bool accept(std::int64_t taskId);
+
+    std::vector<std::int64_t> leasesOf(std::uint64_t peer) const;
+    std::vector<std::int64_t> expiredLeases(double now) const;
+
+private:
+    std::map<std::string, RunningJob> m_jobs;
+    std::unordered_map<std::int64_t, TileTask> m_tasks;
+    std::deque<std::int64_t> m_queue;
+};
+
+} // namespace goblin::labnode

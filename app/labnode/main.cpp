@@ -1,0 +1,185 @@
+// goblin-labnode: the composition root. `serve` builds the store, blob store, coordinator and
+// WebSocket server and runs their threads; `researcher add` creates a researcher credential.
+#include <atomic>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/program_options.hpp>
+
+#include "blob_store.hpp"
+#include "coordinator.hpp"
+#include "goblin/net/ws_server.hpp"
+#include "node_connection.hpp"
+#include "node_store.hpp"
+#include "secrets.hpp"
+
+namespace asio = boost::asio;
+namespace po = boost::program_options;
+using namespace goblin;
+using namespace goblin::labnode;
+
+namespace {
+
+std::mutex logMutex;
+
+void logLine(const std::string& line) {
+    const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    std::lock_guard lock(logMutex);
+    std::cout << stamp << ' ' << line << std::endl;
+}
+
+double wallClock() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::pair<std::string, unsigned short> splitHostPort(const std::string& listen) {
+    const auto colon = listen.rfind(':');
+    if (colon == std::string::npos)
+        throw std::runtime_error("--listen wants HOST:PORT, got '" + listen + "'");
+    const int port = std::stoi(listen.substr(colon + 1));
+    if (port < 0 || port > 65535)
+        throw std::runtime_error("port out of range in --listen " + listen);
+    return {listen.substr(0, colon), static_cast<unsigned short>(port)};
+}
+
+int serve(const po::variables_map& options) {
+    const std::string dbPath = options["db"].as<std::string>();
+    std::filesystem::path dataDir = options.count("data-dir")
+                                        ? std::filesystem::path(options["data-dir"].as<std::string>())
+                                        : std::filesystem::absolute(dbPath).parent_path() / "goblin-data";
+    NodeStore store(dbPath);
+    BlobStore blobs(dataDir);
+
+    CoordinatorSettings settings;
+    settings.leaseSeconds = options["lease-seconds"].as<double>();
+    settings.limits.maxTensorBytes = options["max-tensor-mb"].as<std::size_t>() << 20;
+
+    const int networkThreads = std::max(1, options["threads"].as<int>());
+    asio::io_context network(networkThreads);
+    asio::io_context core(1);
+    asio::thread_pool workers(std::max(2u, std::thread::hardware_concurrency()));
+    auto coreWork = asio::make_work_guard(core);
+
+    Coordinator coordinator(core, workers, store, blobs, settings, wallClock, logLine);
+    std::atomic<std::uint64_t> nextPeer{1};
+    auto server = std::make_shared<net::WsServer>(
+        network, settings.limits, std::vector<std::string>{"/v1/volunteer", "/v1/researcher"},
+        [&](const std::shared_ptr<net::WsConnection>& connection, const std::string& path) {
+            const std::uint64_t peer = nextPeer++;
+            const PeerRole role = path == "/v1/volunteer" ? PeerRole::Volunteer : PeerRole::Researcher;
+            asio::post(core, [&coordinator, peer, connection, role] {
+                coordinator.onConnected(peer, connection, role);
+            });
+            return std::make_shared<NodeConnection>(core, coordinator, peer);
+        });
+    const auto [host, port] = splitHostPort(options["listen"].as<std::string>());
+    server->listen(host, port);
+    {
+        std::lock_guard lock(logMutex);
+        std::cout << "goblin-labnode listening on " << host << ":" << server->port() << std::endl;
+    }
+    logLine("database " + dbPath + ", data directory " + dataDir.string());
+    asio::post(core, [&coordinator] { coordinator.start(); });
+    server->start();
+
+    asio::signal_set signals(network, SIGINT, SIGTERM);
+    signals.async_wait([&](const boost::system::error_code&, int signal) {
+        logLine("signal " + std::to_string(signal) + ": shutting down");
+        server->stop();
+        asio::post(core, [&] {
+            coordinator.stop();
+            coreWork.reset();
+        });
+        // Give close frames a moment to leave, then stop the network threads.
+        auto timer = std::make_shared<asio::steady_timer>(network, std::chrono::milliseconds(300));
+        timer->async_wait([&network, timer](const boost::system::error_code&) { network.stop(); });
+    });
+
+    std::thread coreThread([&core] { core.run(); });
+    std::vector<std::thread> networkPool;
+    for (int i = 1; i < networkThreads; ++i)
+        networkPool.emplace_back([&network] { network.run(); });
+    network.run();
+    for (auto& thread : networkPool)
+        thread.join();
+    core.stop();
+    coreThread.join();
+    workers.join();
+    logLine("stopped");
+    return 0;
+}
+
+int researcherAdd(const po::variables_map& options) {
+    const std::string email = options["email"].as<std::string>();
+    if (email.size() > 254 || email.find('@') == std::string::npos || email.front() == '@' ||
+        email.back() == '@')
+        throw std::runtime_error("'" + email + "' is not an e-mail address");
+    NodeStore store(options["db"].as<std::string>());
+    const std::string token = newSecret();
+    auto id = store.addResearcher(email, hashSecret(token));
+    if (!id)
+        throw std::runtime_error(id.error().message);
+    std::cout << token << std::endl;
+    return 0;
+}
+
+void printUsage(const po::options_description& serveOptions) {
+    std::cerr << "usage:\n"
+                 "  goblin-labnode serve --db PATH [--listen HOST:PORT] [--data-dir DIR]\n"
+                 "  goblin-labnode researcher add EMAIL --db PATH\n\n"
+              << serveOptions;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    po::options_description serveOptions("options");
+    serveOptions.add_options()("help,h", "show this help")(
+        "db", po::value<std::string>(), "SQLite database file (created when missing)")(
+        "listen", po::value<std::string>()->default_value("127.0.0.1:7000"),
+        "HOST:PORT to serve on (port 0 picks a free port)")(
+        "data-dir", po::value<std::string>(), "blob folder (default: goblin-data beside the database)")(
+        "threads", po::value<int>()->default_value(2), "network threads")(
+        "lease-seconds", po::value<double>()->default_value(120.0), "lease deadline of a task")(
+        "max-tensor-mb", po::value<std::size_t>()->default_value(1024), "largest tensor accepted, MiB");
+    try {
+        std::vector<std::string> args(argv + 1, argv + argc);
+        if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+            printUsage(serveOptions);
+            return args.empty() ? 2 : 0;
+        }
+        po::options_description all("all");
+        all.add(serveOptions).add_options()("email", po::value<std::string>());
+        po::positional_options_description positional;
+        std::vector<std::string> rest;
+        std::string command = args[0];
+        if (command == "researcher") {
+            if (args.size() < 3 || args[1] != "add")
+                throw std::runtime_error("usage: goblin-labnode researcher add EMAIL --db PATH");
+            rest.assign(args.begin() + 2, args.end());
+            positional.add("email", 1);
+        } else if (command == "serve") {
+            rest.assign(args.begin() + 1, args.end());
+        } else {
+            throw std::runtime_error("unknown command '" + command + "' (serve, researcher add)");
+        }
+        po::variables_map options;
+        po::store(po::command_line_parser(rest).options(all).positional(positional).run(), options);
+        po::notify(options);
+        if (!options.count("db"))
+            throw std::runtime_error("--db PATH is required");
+        return command == "serve" ? serve(options) : researcherAdd(options);
+    } catch (const std::exception& error) {
+        std::cerr << "goblin-labnode: " << error.what() << std::endl;
+        return 1;
+    }
+}

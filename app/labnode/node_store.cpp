@@ -1,0 +1,257 @@
+#include "node_store.hpp"
+
+#include <stdexcept>
+
+namespace goblin::labnode {
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS schema_version(version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS researchers(
+  id INTEGER PRIMARY KEY, email TEXT NOT NULL UNIQUE, token_hash TEXT NOT NULL UNIQUE,
+  created_at REAL NOT NULL DEFAULT (unixepoch()));
+CREATE TABLE IF NOT EXISTS volunteers(
+  id TEXT PRIMARY KEY, secret_hash TEXT NOT NULL, created_at REAL NOT NULL, last_seen REAL,
+  backend TEXT, accepted INTEGER NOT NULL DEFAULT 0, rejected INTEGER NOT NULL DEFAULT 0,
+  banned INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS jobs(
+  id TEXT PRIMARY KEY, researcher_id INTEGER NOT NULL REFERENCES researchers(id), kind TEXT NOT NULL,
+  dtype TEXT NOT NULL, m INTEGER NOT NULL, k INTEGER NOT NULL, n INTEGER NOT NULL,
+  tile_rows INTEGER NOT NULL, tile_cols INTEGER NOT NULL, a_blob TEXT NOT NULL, b_blob TEXT NOT NULL,
+  state TEXT NOT NULL, created_at REAL NOT NULL, finished_at REAL);
+CREATE TABLE IF NOT EXISTS tasks(
+  id INTEGER PRIMARY KEY, job_id TEXT NOT NULL REFERENCES jobs(id), row0 INTEGER NOT NULL,
+  col0 INTEGER NOT NULL, rows INTEGER NOT NULL, cols INTEGER NOT NULL,
+  state TEXT NOT NULL DEFAULT 'queued', attempt INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS tasks_by_job ON tasks(job_id);
+CREATE TABLE IF NOT EXISTS leases(
+  task_id INTEGER NOT NULL, attempt INTEGER NOT NULL, volunteer_id TEXT NOT NULL,
+  leased_at REAL NOT NULL, deadline REAL NOT NULL, PRIMARY KEY(task_id, attempt));
+CREATE TABLE IF NOT EXISTS results(
+  task_id INTEGER NOT NULL, attempt INTEGER NOT NULL, volunteer_id TEXT NOT NULL, backend TEXT,
+  verdict TEXT NOT NULL, method TEXT NOT NULL, error_ratio REAL, residual REAL, bound REAL,
+  reason TEXT, verify_seconds REAL, compute_seconds REAL, created_at REAL NOT NULL,
+  PRIMARY KEY(task_id, attempt));
+-- A tile is merged at most once: the database refuses a second accepted result for a task.
+CREATE UNIQUE INDEX IF NOT EXISTS one_accepted_result ON results(task_id) WHERE verdict = 'accepted';
+)sql";
+
+} // namespace
+
+NodeStore::NodeStore(const std::string& path) : m_db(path) { migrate(); }
+
+void NodeStore::migrate() {
+    if (auto ok = m_db.execute(kSchema); !ok)
+        throw std::runtime_error(ok.error().message);
+    auto query = m_db.prepare("SELECT version FROM schema_version");
+    auto row = query.step();
+    if (!row)
+        throw std::runtime_error(row.error().message);
+    if (!*row) {
+        auto insert = m_db.prepare("INSERT INTO schema_version(version) VALUES(?)");
+        if (auto ok = insert.bind(1, std::int64_t{kSchemaVersion}).run(); !ok)
+            throw std::runtime_error(ok.error().message);
+        return;
+    }
+    if (query.columnInt(0) != kSchemaVersion)
+        throw std::runtime_error("database schema version " + std::to_string(query.columnInt(0)) +
+                                 " is not the version this node knows (" +
+                                 std::to_string(kSchemaVersion) + ")");
+}
+
+Expected<std::int64_t> NodeStore::addResearcher(const std::string& email,
+                                                const std::string& tokenHash) {
+    auto insert = m_db.prepare("INSERT INTO researchers(email, token_hash) VALUES(?, ?) "
+                               "ON CONFLICT(email) DO UPDATE SET token_hash = excluded.token_hash "
+                               "RETURNING id");
+    insert.bind(1, email).bind(2, tokenHash);
+    auto row = insert.step();
+    if (!row)
+        return tl::unexpected(row.error());
+    return insert.columnInt(0);
+}
+
+std::optional<std::int64_t> NodeStore::researcherByTokenHash(const std::string& tokenHash) {
+    auto query = m_db.prepare("SELECT id FROM researchers WHERE token_hash = ?");
+    query.bind(1, tokenHash);
+    auto row = query.step();
+    if (!row || !*row)
+        return std::nullopt;
+    return query.columnInt(0);
+}
+
+Expected<void> NodeStore::addVolunteer(const std::string& id, const std::string& secretHash,
+                                       double now) {
+    auto insert =
+        m_db.prepare("INSERT INTO volunteers(id, secret_hash, created_at, last_seen) VALUES(?,?,?,?)");
+    return insert.bind(1, id).bind(2, secretHash).bind(3, now).bind(4, now).run();
+}
+
+std::optional<VolunteerRecord> NodeStore::volunteer(const std::string& id) {
+    auto query = m_db.prepare("SELECT secret_hash, banned FROM volunteers WHERE id = ?");
+    query.bind(1, id);
+    auto row = query.step();
+    if (!row || !*row)
+        return std::nullopt;
+    return VolunteerRecord{id, query.columnText(0), query.columnInt(1) != 0};
+}
+
+Expected<void> NodeStore::touchVolunteer(const std::string& id, const std::string& backend,
+                                         double now) {
+    auto update = m_db.prepare("UPDATE volunteers SET last_seen = ?, backend = ? WHERE id = ?");
+    return update.bind(1, now).bind(2, backend).bind(3, id).run();
+}
+
+Expected<void> NodeStore::insertJob(const JobRecord& job) {
+    auto insert = m_db.prepare(
+        "INSERT INTO jobs(id, researcher_id, kind, dtype, m, k, n, tile_rows, tile_cols, a_blob, "
+        "b_blob, state, created_at) VALUES(?, ?, 'matmul', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    insert.bind(1, job.id).bind(2, job.researcherId).bind(3, std::string(core::wireName(job.dtype)));
+    insert.bind(4, job.m).bind(5, job.k).bind(6, job.n).bind(7, job.tileRows).bind(8, job.tileCols);
+    insert.bind(9, job.aBlob).bind(10, job.bBlob).bind(11, job.state).bind(12, job.createdAt);
+    return insert.run();
+}
+
+Expected<std::int64_t> NodeStore::insertTask(const std::string& jobId, const TileRecord& tile) {
+    auto insert =
+        m_db.prepare("INSERT INTO tasks(job_id, row0, col0, rows, cols) VALUES(?,?,?,?,?) RETURNING id");
+    insert.bind(1, jobId).bind(2, tile.row0).bind(3, tile.col0).bind(4, tile.rows).bind(5, tile.cols);
+    auto row = insert.step();
+    if (!row)
+        return tl::unexpected(row.error());
+    return insert.columnInt(0);
+}
+
+namespace {
+
+JobRecord readJob(const Statement& query) {
+    JobRecord job;
+    job.id = query.columnText(0);
+    job.researcherId = query.columnInt(1);
+    job.dtype = core::dtypeFromWireName(query.columnText(2)).value_or(core::DType::F32);
+    job.m = query.columnInt(3);
+    job.k = query.columnInt(4);
+    job.n = query.columnInt(5);
+    job.tileRows = query.columnInt(6);
+    job.tileCols = query.columnInt(7);
+    job.aBlob = query.columnText(8);
+    job.bBlob = query.columnText(9);
+    job.state = query.columnText(10);
+    job.createdAt = query.columnDouble(11);
+    job.finishedAt = query.columnIsNull(12) ? 0.0 : query.columnDouble(12);
+    return job;
+}
+
+constexpr const char* kJobColumns = "SELECT id, researcher_id, dtype, m, k, n, tile_rows, tile_cols, "
+                                    "a_blob, b_blob, state, created_at, finished_at FROM jobs ";
+
+} // namespace
+
+std::vector<JobRecord> NodeStore::jobsInState(const std::string& state) {
+    auto query = m_db.prepare(std::string(kJobColumns) + "WHERE state = ? ORDER BY created_at");
+    query.bind(1, state);
+    std::vector<JobRecord> jobs;
+    while (query.step().value_or(false))
+        jobs.push_back(readJob(query));
+    return jobs;
+}
+
+std::optional<JobRecord> NodeStore::job(const std::string& id) {
+    auto query = m_db.prepare(std::string(kJobColumns) + "WHERE id = ?");
+    query.bind(1, id);
+    if (!query.step().value_or(false))
+        return std::nullopt;
+    return readJob(query);
+}
+
+std::vector<TileRecord> NodeStore::tilesOf(const std::string& jobId) {
+    auto query = m_db.prepare("SELECT id, row0, col0, rows, cols, state, attempt FROM tasks "
+                              "WHERE job_id = ? ORDER BY id");
+    query.bind(1, jobId);
+    std::vector<TileRecord> tiles;
+    while (query.step().value_or(false)) {
+        tiles.push_back(TileRecord{query.columnInt(0), query.columnInt(1), query.columnInt(2),
+                                   query.columnInt(3), query.columnInt(4),
+                                   query.columnText(5) == "accepted", query.columnInt(6)});
+    }
+    return tiles;
+}
+
+Expected<void> NodeStore::setJobState(const std::string& id, const std::string& state, double now) {
+    auto update = m_db.prepare("UPDATE jobs SET state = ?, finished_at = coalesce(finished_at, ?) "
+                               "WHERE id = ?");
+    return update.bind(1, state).bind(2, now).bind(3, id).run();
+}
+
+bool NodeStore::blobInUse(const std::string& digest, const std::string& exceptJob) {
+    auto query = m_db.prepare("SELECT 1 FROM jobs WHERE id != ? AND state != 'released' AND "
+                              "(a_blob = ? OR b_blob = ?) LIMIT 1");
+    query.bind(1, exceptJob).bind(2, digest).bind(3, digest);
+    return query.step().value_or(true);
+}
+
+Expected<void> NodeStore::recordLease(std::int64_t taskId, std::int64_t attempt,
+                                      const std::string& volunteerId, double now, double deadline) {
+    auto lease = m_db.prepare("INSERT INTO leases(task_id, attempt, volunteer_id, leased_at, deadline) "
+                              "VALUES(?,?,?,?,?)");
+    if (auto ok = lease.bind(1, taskId).bind(2, attempt).bind(3, volunteerId).bind(4, now)
+                      .bind(5, deadline).run();
+        !ok)
+        return ok;
+    auto task = m_db.prepare("UPDATE tasks SET attempt = ? WHERE id = ?");
+    return task.bind(1, attempt).bind(2, taskId).run();
+}
+
+Expected<void> NodeStore::recordResult(const ResultRecord& result, double now) {
+    auto insert = m_db.prepare(
+        "INSERT INTO results(task_id, attempt, volunteer_id, backend, verdict, method, error_ratio, "
+        "residual, bound, reason, verify_seconds, compute_seconds, created_at) "
+        "VALUES(?,?,?,?,?,'freivalds-f64',?,?,?,?,?,?,?)");
+    insert.bind(1, result.taskId).bind(2, result.attempt).bind(3, result.volunteerId);
+    insert.bind(4, result.backend).bind(5, std::string(result.accepted ? "accepted" : "rejected"));
+    insert.bind(6, result.errorRatio).bind(7, result.residual).bind(8, result.bound);
+    insert.bind(9, result.reason).bind(10, result.verifySeconds).bind(11, result.computeSeconds);
+    insert.bind(12, now);
+    if (auto ok = insert.run(); !ok)
+        return ok;
+    const char* counter = result.accepted ? "UPDATE volunteers SET accepted = accepted + 1 WHERE id = ?"
+                                          : "UPDATE volunteers SET rejected = rejected + 1 WHERE id = ?";
+    if (auto ok = m_db.prepare(counter).bind(1, result.volunteerId).run(); !ok)
+        return ok;
+    if (!result.accepted)
+        return {};
+    auto task = m_db.prepare("UPDATE tasks SET state = 'accepted' WHERE id = ? AND state != 'accepted'");
+    if (auto ok = task.bind(1, result.taskId).run(); !ok)
+        return ok;
+    if (m_db.changes() != 1)
+        return makeError(ErrorCode::Internal, "task " + std::to_string(result.taskId) +
+                                                  " was already accepted");
+    return {};
+}
+
+JobSummaryCounts NodeStore::summaryCounts(const std::string& jobId) {
+    JobSummaryCounts counts;
+    auto totals = m_db.prepare(
+        "SELECT sum(r.verdict = 'accepted'), sum(r.verdict = 'rejected'), "
+        "count(DISTINCT CASE WHEN r.verdict = 'accepted' THEN r.volunteer_id END), "
+        "coalesce(max(CASE WHEN r.verdict = 'accepted' THEN r.error_ratio END), 0), "
+        "coalesce(sum(r.verify_seconds), 0) FROM results r JOIN tasks t ON t.id = r.task_id "
+        "WHERE t.job_id = ?");
+    totals.bind(1, jobId);
+    if (totals.step().value_or(false)) {
+        counts.accepted = totals.columnInt(0);
+        counts.rejected = totals.columnInt(1);
+        counts.volunteers = totals.columnInt(2);
+        counts.maxErrorRatio = totals.columnDouble(3);
+        counts.verifySeconds = totals.columnDouble(4);
+    }
+    auto backends = m_db.prepare("SELECT r.backend, count(*) FROM results r JOIN tasks t ON "
+                                 "t.id = r.task_id WHERE t.job_id = ? AND r.verdict = 'accepted' "
+                                 "GROUP BY r.backend");
+    backends.bind(1, jobId);
+    while (backends.step().value_or(false))
+        counts.backends.emplace_back(backends.columnText(0), backends.columnInt(1));
+    return counts;
+}
+
+} // namespace goblin::labnode

@@ -1,0 +1,28 @@
+#include "secrets.hpp"
+
+#include <stdexcept>
+
+#include <openssl/rand.h>
+
+#include "blob_store.hpp"
+
+namespace goblin::labnode {
+
+std::string newSecret() {
+    unsigned char bytes[32];
+    if (RAND_bytes(bytes, sizeof bytes) != 1)
+        throw std::runtime_error("the system random generator failed");
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string hex;
+    for (unsigned char byte : bytes) {
+        hex.push_back(kHex[byte >> 4]);
+        hex.push_back(kHex[byte & 15]);
+    }
+    return hex;
+}
+
+std::string hashSecret(const std::string& secret) {
+    return sha256Hex(std::as_bytes(std::span(secret.data(), secret.size())));
+}
+
+} // namespace goblin::labnode

@@ -1,0 +1,14 @@
+// Random access tokens and volunteer secrets, and the hashes the node stores instead of them.
+// Pure functions; safe on any thread.
+#pragma once
+
+#include <string>
+
+namespace goblin::labnode {
+
+// 32 random bytes from the OS CSPRNG, hex-encoded.
+std::string newSecret();
+// SHA-256 hex of a secret: the only form secrets are stored in.
+std::string hashSecret(const std::string& secret);
+
+} // namespace goblin::labnode

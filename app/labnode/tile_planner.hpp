@@ -1,0 +1,39 @@
+// The planner: splits C = A·B (m×k · k×n) into C tiles sized to what volunteers advertised.
+// Pure function; safe on any thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "goblin/core/dtype.hpp"
+#include "goblin/core/error.hpp"
+
+namespace goblin::labnode {
+
+struct TileRect {
+    std::int64_t row0 = 0, col0 = 0, rows = 0, cols = 0;
+};
+
+struct PlanningInput {
+    std::int64_t m = 0, k = 0, n = 0;
+    core::DType dtype = core::DType::F32;
+    int volunteers = 0;                          // connected now
+    std::int64_t smallestVolunteerMemory = 0;    // bytes; 0 when unknown
+    std::optional<std::pair<std::int64_t, std::int64_t>> requestedTile; // researcher's (rows, cols)
+    std::int64_t maxTiles = 1'000'000;
+    std::int64_t maxTensorBytes = std::int64_t{1} << 30;
+};
+
+struct TilePlan {
+    std::int64_t tileRows = 0, tileCols = 0;
+    std::vector<TileRect> tiles;
+};
+
+// Aims for about two tiles per volunteer (so each keeps one in flight while computing another),
+// then shrinks tiles until one tile's inputs and output fit in a quarter of the smallest
+// volunteer's memory and under the tensor limit. A requested tile size wins, clamped to the matrix.
+Expected<TilePlan> planTiles(const PlanningInput& input);
+
+} // namespace goblin::labnode

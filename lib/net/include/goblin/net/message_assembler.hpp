@@ -1,0 +1,36 @@
+// Sans-I/O protocol layer: WebSocket frames in, validated messages out (a control message plus the
+// tensor frames it announced). No sockets; owned by one connection's strand.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+
+#include "goblin/core/error.hpp"
+#include "goblin/net/limits.hpp"
+#include "goblin/net/message.hpp"
+
+namespace goblin::net {
+
+class MessageAssembler {
+public:
+    explicit MessageAssembler(const Limits& limits);
+
+    // Feeds one complete frame. Returns a message once its control frame and all its tensors have
+    // arrived, nothing while tensors are still due, or an error that ends the connection.
+    Expected<std::optional<Message>> onFrame(FrameKind kind, std::span<const std::byte> payload);
+
+    // The largest frame acceptable next: the control limit, or the tensor limit plus header room
+    // while tensors are due. The transport sets its read limit to this before each read.
+    std::size_t nextFrameLimit() const;
+
+private:
+    Expected<std::optional<Message>> onControl(std::span<const std::byte> payload);
+    Expected<std::optional<Message>> onTensor(std::span<const std::byte> payload);
+
+    Limits m_limits;
+    std::optional<Message> m_pending;
+    std::size_t m_tensorsDue = 0;
+};
+
+} // namespace goblin::net

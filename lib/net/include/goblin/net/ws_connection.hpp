@@ -1,0 +1,82 @@
+// One WebSocket connection (either side): a read loop feeding a MessageAssembler, a write queue with
+// one async_write in flight, and a close with a reason. Lives on its own strand; send() and close()
+// may be called from any thread (they post to the strand). The handler is called on the strand.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <string>
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/websocket/stream.hpp>
+
+#include "goblin/core/error.hpp"
+#include "goblin/net/limits.hpp"
+#include "goblin/net/message.hpp"
+#include "goblin/net/message_assembler.hpp"
+
+namespace goblin::net {
+
+class ConnectionHandler {
+public:
+    virtual ~ConnectionHandler() = default;
+    virtual void onMessage(Message message) = 0;
+    // Called once when the connection ends, with why (a normal close is reported as well).
+    virtual void onClosed(const Error& reason) = 0;
+};
+
+// Counts bytes that crossed the socket, for the wire-efficiency benchmark.
+struct WireCounters {
+    std::uint64_t bytesSent = 0;
+    std::uint64_t bytesReceived = 0;
+};
+
+class WsConnection : public std::enable_shared_from_this<WsConnection> {
+public:
+    using Stream = boost::beast::websocket::stream<boost::beast::tcp_stream>;
+
+    WsConnection(Stream stream, const Limits& limits, std::string peerAddress);
+    ~WsConnection();
+
+    // Starts reading; the first complete message must arrive within the handshake timeout.
+    void start(std::shared_ptr<ConnectionHandler> handler);
+    void send(Message message);
+    // Closes with the error's close code and "<code>: <message>" as the reason.
+    void close(const Error& reason);
+    // Closes with 1000 (normal).
+    void closeNormally();
+
+    const std::string& peerAddress() const { return m_peerAddress; }
+
+private:
+    void doRead();
+    void onRead(boost::beast::error_code ec, std::size_t bytes);
+    void enqueue(std::vector<OutgoingFrame> frames);
+    void doWrite();
+    void onWrite(boost::beast::error_code ec, std::size_t bytes);
+    void beginClose(const Error& reason);
+    void beginClose(const Error& reason, boost::beast::websocket::close_code code);
+    void finish(const Error& reason);
+
+    Stream m_ws;
+    Limits m_limits;
+    std::string m_peerAddress;
+    MessageAssembler m_assembler;
+    boost::beast::flat_buffer m_buffer;
+    boost::asio::steady_timer m_firstMessageTimer;
+    std::deque<OutgoingFrame> m_queue;
+    std::shared_ptr<ConnectionHandler> m_handler;
+    std::optional<Error> m_closeAfterWrites;
+    boost::beast::websocket::close_code m_closeCodeAfterWrites{};
+    bool m_sawMessage = false;
+    bool m_writing = false;
+    bool m_closing = false;
+    bool m_finished = false;
+};
+
+// Applies the protocol's stream settings: timeouts, no compression, read limit.
+void configureStream(WsConnection::Stream& ws, const Limits& limits, bool serverSide);
+
+} // namespace goblin::net

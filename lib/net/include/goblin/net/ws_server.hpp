@@ -1,0 +1,60 @@
+// The listening side of the transport: accepts TCP connections, enforces the per-address limit,
+// answers plain HTTP (GET /healthz, 404 otherwise) and upgrades WebSocket requests on the known
+// paths, handing each new WsConnection to a factory. The acceptor runs on its own strand.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include "goblin/net/limits.hpp"
+#include "goblin/net/ws_connection.hpp"
+
+namespace goblin::net {
+
+// Creates the handler for a new connection on `path`; called on the connection's strand.
+using HandlerFactory = std::function<std::shared_ptr<ConnectionHandler>(
+    const std::shared_ptr<WsConnection>& connection, const std::string& path)>;
+
+// Tracks live connections per remote address. Thread-safe.
+class AddressCounter : public std::enable_shared_from_this<AddressCounter> {
+public:
+    explicit AddressCounter(int maxPerAddress) : m_max(maxPerAddress) {}
+    // A token that releases its slot when destroyed; null when the address is at its limit.
+    std::shared_ptr<void> acquire(const std::string& address);
+
+private:
+    std::mutex m_mutex;
+    std::map<std::string, int> m_counts;
+    int m_max;
+};
+
+class WsServer : public std::enable_shared_from_this<WsServer> {
+public:
+    WsServer(boost::asio::io_context& io, const Limits& limits, std::vector<std::string> paths,
+             HandlerFactory factory);
+
+    // Binds and listens; throws std::runtime_error with a clear message when it cannot.
+    void listen(const std::string& host, unsigned short port);
+    void start();
+    void stop();
+    unsigned short port() const;
+
+private:
+    void doAccept();
+
+    boost::asio::io_context& m_io;
+    Limits m_limits;
+    std::vector<std::string> m_paths;
+    HandlerFactory m_factory;
+    boost::asio::ip::tcp::acceptor m_acceptor;
+    std::shared_ptr<AddressCounter> m_addresses;
+};
+
+} // namespace goblin::net

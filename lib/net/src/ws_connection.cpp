@@ -1,0 +1,183 @@
+#include "goblin/net/ws_connection.hpp"
+
+#include <array>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/beast/websocket/error.hpp>
+
+#include "goblin/net/close_reason.hpp"
+
+namespace goblin::net {
+
+namespace beast = boost::beast;
+namespace websocket = boost::beast::websocket;
+namespace asio = boost::asio;
+
+void configureStream(WsConnection::Stream& ws, const Limits& limits, bool serverSide) {
+    websocket::stream_base::timeout timeout{};
+    timeout.handshake_timeout = limits.handshakeTimeout;
+    timeout.idle_timeout = limits.idleTimeout;
+    timeout.keep_alive_pings = true;
+    ws.set_option(timeout);
+    (void)serverSide;
+    websocket::permessage_deflate deflate;
+    deflate.client_enable = false;
+    deflate.server_enable = false;
+    ws.set_option(deflate);
+    ws.auto_fragment(false);
+    ws.read_message_max(limits.maxControlBytes);
+}
+
+WsConnection::WsConnection(Stream stream, const Limits& limits, std::string peerAddress)
+    : m_ws(std::move(stream)), m_limits(limits), m_peerAddress(std::move(peerAddress)),
+      m_assembler(limits), m_firstMessageTimer(m_ws.get_executor()) {}
+
+WsConnection::~WsConnection() = default;
+
+void WsConnection::start(std::shared_ptr<ConnectionHandler> handler) {
+    asio::dispatch(m_ws.get_executor(), [self = shared_from_this(), handler]() mutable {
+        self->m_handler = std::move(handler);
+        self->m_firstMessageTimer.expires_after(self->m_limits.handshakeTimeout);
+        self->m_firstMessageTimer.async_wait([weak = std::weak_ptr(self)](beast::error_code ec) {
+            auto strong = weak.lock();
+            if (ec || !strong || strong->m_sawMessage)
+                return;
+            strong->beginClose(Error{ErrorCode::Timeout, "no hello within the handshake timeout"});
+        });
+        self->doRead();
+    });
+}
+
+void WsConnection::send(Message message) {
+    asio::post(m_ws.get_executor(), [self = shared_from_this(), message = std::move(message)] {
+        self->enqueue(encodeMessage(message));
+    });
+}
+
+void WsConnection::closeNormally() {
+    asio::post(m_ws.get_executor(), [self = shared_from_this()] {
+        self->beginClose(Error{ErrorCode::Internal, "goodbye"}, websocket::close_code::normal);
+    });
+}
+
+void WsConnection::close(const Error& reason) {
+    asio::post(m_ws.get_executor(),
+               [self = shared_from_this(), reason] { self->beginClose(reason); });
+}
+
+void WsConnection::doRead() {
+    m_ws.read_message_max(m_assembler.nextFrameLimit());
+    m_ws.async_read(m_buffer, beast::bind_front_handler(&WsConnection::onRead, shared_from_this()));
+}
+
+void WsConnection::onRead(beast::error_code ec, std::size_t) {
+    if (ec) {
+        if (ec == websocket::error::closed) {
+            finish(closeErrorFromPeer(m_ws.reason().code, std::string(m_ws.reason().reason.c_str())));
+        } else if (ec == websocket::error::message_too_big) {
+            finish(Error{ErrorCode::LimitExceeded, "a frame was over the size limit"});
+        } else {
+            finish(Error{ErrorCode::Internal, "connection lost: " + ec.message()});
+        }
+        return;
+    }
+    const FrameKind kind = m_ws.got_binary() ? FrameKind::Binary : FrameKind::Text;
+    const auto data = m_buffer.cdata();
+    auto result = m_assembler.onFrame(
+        kind, std::span<const std::byte>(static_cast<const std::byte*>(data.data()), data.size()));
+    m_buffer.consume(m_buffer.size());
+    if (!result) {
+        beginClose(result.error());
+        return;
+    }
+    if (*result && m_handler && !m_closing) {
+        m_sawMessage = true;
+        m_firstMessageTimer.cancel();
+        m_handler->onMessage(std::move(**result));
+    }
+    if (!m_finished)
+        doRead();
+}
+
+void WsConnection::enqueue(std::vector<OutgoingFrame> frames) {
+    if (m_closing || m_finished)
+        return;
+    for (auto& frame : frames)
+        m_queue.push_back(std::move(frame));
+    if (!m_writing)
+        doWrite();
+}
+
+void WsConnection::doWrite() {
+    if (m_queue.empty()) {
+        m_writing = false;
+        if (m_closeAfterWrites) {
+            Error reason = *m_closeAfterWrites;
+            m_closeAfterWrites.reset();
+            beginClose(reason, m_closeCodeAfterWrites);
+        }
+        return;
+    }
+    m_writing = true;
+    const OutgoingFrame& frame = m_queue.front();
+    auto handler = beast::bind_front_handler(&WsConnection::onWrite, shared_from_this());
+    if (frame.kind == FrameKind::Text) {
+        m_ws.text(true);
+        m_ws.async_write(asio::buffer(frame.text), std::move(handler));
+        return;
+    }
+    m_ws.binary(true);
+    std::array<asio::const_buffer, 2> buffers{
+        asio::buffer(frame.prefix),
+        asio::buffer(frame.tensor->bytes().data(), frame.tensor->byteSize())};
+    m_ws.async_write(buffers, std::move(handler));
+}
+
+void WsConnection::onWrite(beast::error_code ec, std::size_t) {
+    if (ec) {
+        m_writing = false;
+        m_queue.clear();
+        finish(Error{ErrorCode::Internal, "write failed: " + ec.message()});
+        return;
+    }
+    m_queue.pop_front();
+    doWrite();
+}
+
+void WsConnection::beginClose(const Error& reason) {
+    beginClose(reason, static_cast<websocket::close_code>(closeCodeFor(reason.code)));
+}
+
+void WsConnection::beginClose(const Error& reason, websocket::close_code code) {
+    if (m_closing || m_finished)
+        return;
+    if (m_writing) {
+        // Beast allows one write at a time; close after the frame in flight.
+        m_queue.erase(m_queue.begin() + 1, m_queue.end());
+        m_closeAfterWrites = reason;
+        m_closeCodeAfterWrites = code;
+        return;
+    }
+    m_closing = true;
+    websocket::close_reason frame;
+    frame.code = code;
+    frame.reason = code == websocket::close_code::normal ? std::string() : closeReasonFor(reason);
+    m_ws.async_close(frame, [self = shared_from_this(), reason](beast::error_code) {
+        self->finish(reason);
+    });
+}
+
+void WsConnection::finish(const Error& reason) {
+    if (m_finished)
+        return;
+    m_finished = true;
+    m_firstMessageTimer.cancel();
+    beast::error_code ignored;
+    beast::get_lowest_layer(m_ws).socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+    beast::get_lowest_layer(m_ws).close();
+    if (auto handler = std::move(m_handler))
+        handler->onClosed(reason);
+}
+
+} // namespace goblin::net
