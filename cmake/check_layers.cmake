@@ -1,3 +1,4 @@
+cmake_minimum_required(VERSION 3.25)
 # Script mode: cmake -DSOURCE_DIR=... -P check_layers.cmake
 set(allowed_core "core")
 set(allowed_compute "core;compute")

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, builds (preset ci), then runs every test:
+# the C++ unit tests through ctest and the Python client + integration tests through pytest.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+bash scripts/build.sh ci
+export GOBLIN_BUILD_DIR="$root/build/ci"
+# Qt tests need a runtime dir that only we can read.
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
+chmod 0700 "$XDG_RUNTIME_DIR"
+ctest --preset ci -j 2
+.venv/bin/python -m pytest -q python/tests
