@@ -25,7 +25,6 @@ constexpr double kBoundSlack = 1.0 + 1e-12;
 // values, so the tile data is read once for all vectors.
 struct ProbeVectors {
     std::int64_t length = 0;
-    int count = 0;
     std::vector<double> values;
     std::vector<double> magnitudes;
 
@@ -36,14 +35,15 @@ struct ProbeVectors {
 // Entries ±U[0.5, 1): never near zero, so a wrong C element always moves C·r by at least half its
 // error. Built from raw engine bits so the sequence is the same with every standard library.
 ProbeVectors makeProbeVectors(std::int64_t length, int count, std::uint64_t seed) {
-    ProbeVectors probes{length, count, {}, {}};
+    ProbeVectors probes{length, {}, {}};
     const auto total = static_cast<std::size_t>(length) * static_cast<std::size_t>(count);
     probes.values.resize(total);
     probes.magnitudes.resize(total);
     std::mt19937_64 engine(seed);
     for (std::size_t i = 0; i < total; ++i) {
         const std::uint64_t bits = engine();
-        const double magnitude = 0.5 + 0.5 * static_cast<double>(bits >> 11) * kF64Roundoff;
+        // 52 random bits below 0.5 keep every value exact and strictly under 1.
+        const double magnitude = 0.5 + static_cast<double>(bits >> 12) * kF64Roundoff;
         probes.magnitudes[i] = magnitude;
         probes.values[i] = (bits & 1u) != 0 ? -magnitude : magnitude;
     }
@@ -131,13 +131,13 @@ template <class T>
 #define GOBLIN_CPU_CLONES
 #endif
 
-GOBLIN_CPU_CLONES void pairSums(const float* const x[2], std::int64_t length,
-                                const double* const probes[4], double sums[2][4]) {
+GOBLIN_CPU_CLONES void blockSums(const float* const x[2], std::int64_t length,
+                                 const double* const probes[4], double sums[2][4]) {
     blockSumsBody(x, length, probes, sums);
 }
 
-GOBLIN_CPU_CLONES void pairSums(const double* const x[2], std::int64_t length,
-                                const double* const probes[4], double sums[2][4]) {
+GOBLIN_CPU_CLONES void blockSums(const double* const x[2], std::int64_t length,
+                                 const double* const probes[4], double sums[2][4]) {
     blockSumsBody(x, length, probes, sums);
 }
 
@@ -166,7 +166,7 @@ RowProducts multiplyRows(const MatrixView& matrix, int count, const double* xs, 
             const double* const probes[4] = {xs + v * cols, ys + v * cols, xs + w * cols,
                                              ys + w * cols};
             double sums[2][4];
-            pairSums(block, cols, probes, sums);
+            blockSums(block, cols, probes, sums);
             for (int r = 0; r < 2; ++r) {
                 const std::int64_t row = r == 0 ? i : second;
                 result.signedSums[static_cast<std::size_t>(v * rows + row)] = sums[r][0];
@@ -291,7 +291,9 @@ bool absoluteSumsFinite(const ProbeSums& sums) {
 // Compares every residual with its bound; the gates have passed.
 MatmulCheckReport judge(const MatrixView& a, const MatrixView& b, const ProbeSums& sums) {
     const std::int64_t k = a.cols;
-    const double productFactor = gamma(k, unitRoundoff(a.dtype)) + gamma(k + 2, kF64Roundoff);
+    // The check itself sums n terms for B·r and k for A·(B·r), in float64.
+    const double productFactor =
+        gamma(k, unitRoundoff(a.dtype)) + gamma(k + b.cols + 2, kF64Roundoff);
     const double resultFactor = gamma(b.cols + 1, kF64Roundoff);
     const double minNormal = a.dtype == DType::F32
                                  ? static_cast<double>(std::numeric_limits<float>::min())
@@ -356,7 +358,7 @@ MatmulCheckReport checkMatmulTile(const core::MatrixView& a, const core::MatrixV
         return rejected(*problem);
     if (!shapesFit(a, b, c))
         return rejected("shapes do not fit: a " + shapeText(a) + ", b " + shapeText(b) + ", c " +
-                        shapeText(c) + " (need m×k, k×n, m×n)");
+                        shapeText(c) + " (need m x k, k x n, m x n)");
     assert(a.rowStride >= a.cols && b.rowStride >= b.cols && c.rowStride >= c.cols &&
            "a view's rowStride is shorter than its row");
     if (a.rows == 0 || b.cols == 0) {

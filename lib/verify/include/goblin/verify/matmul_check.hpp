@@ -30,6 +30,7 @@ enum class Verdict { Accepted, Rejected };
 struct MatmulCheckReport {
     Verdict verdict = Verdict::Rejected;
     double maxErrorRatio = 0.0; // max over rows and vectors of residual / bound (< 1 when accepted)
+                                // +infinity when a gate (dtype, shape, NaN/Inf) rejected the tile
     double residual = 0.0;      // the residual at that maximum
     double bound = 0.0;         // the bound at that maximum
     std::string reason;         // why a tile was rejected; empty when accepted

@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""Distributed matmul benchmark, side by side in one run (not a test: it asserts nothing).
+
+For each N it times, on this machine:
+  numpy      numpy.matmul locally (the best local BLAS call on the same cores)
+  backend    the volunteer backend's own GEMM called directly (goblin-bench-gemm, 2 threads)
+  network    C = A·B through a real lab node and 2 headless volunteers (1 thread each), with
+             upload, tiling, verification of every tile, merge and download included
+  dask       dask.array matmul on dask.distributed with 2 worker processes (verifies nothing)
+and prints the ratios, the verification share (node verification CPU ÷ volunteer tile compute),
+and the wire efficiency (bytes the volunteers moved through their sockets ÷ raw tensor bytes).
+Then the scheduler alone: a job forced into ≥ 10,000 tiny tiles, tiles per second.
+
+Run it as `bash bench/run.sh` (which unsets OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE for this command
+only, so numpy and the volunteers both run OpenBLAS's native kernels; see STACK.md).
+"""
+
+import argparse
+import ctypes
+import glob
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import goblin
+
+REPO = Path(__file__).resolve().parents[1]
+BUILD = Path(os.environ.get("GOBLIN_BUILD_DIR", REPO / "build" / "ci"))
+LABNODE = BUILD / "app" / "labnode" / "goblin-labnode"
+VOLUNTEER = BUILD / "app" / "volunteer-gui" / "goblin-volunteer"
+GEMM = BUILD / "bench" / "goblin-bench-gemm"
+
+
+def openblas_corename():
+    """Which OpenBLAS kernel numpy runs (read from the library numpy loaded)."""
+    for path in set(re.findall(r"\S*openblas\S*\.so\S*", Path("/proc/self/maps").read_text())):
+        try:
+            lib = ctypes.CDLL(path)
+            lib.openblas_get_corename.restype = ctypes.c_char_p
+            return lib.openblas_get_corename().decode()
+        except (OSError, AttributeError):
+            continue
+    return "unknown"
+
+
+def best_of(repeats, fn):
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+class Network:
+    """A lab node and 2 headless volunteers on loopback, in a temporary folder."""
+
+    def __init__(self, volunteers=2, threads=1, slots=2):
+        self.dir = Path(tempfile.mkdtemp(prefix="goblin-bench-"))
+        db = self.dir / "node.db"
+        self.token = subprocess.run([LABNODE, "researcher", "add", "bench@lab.example", "--db", db],
+                                    check=True, capture_output=True, text=True).stdout.strip()
+        self.node_log = open(self.dir / "node.log", "w")
+        self.node = subprocess.Popen([LABNODE, "serve", "--db", db, "--data-dir", self.dir / "data",
+                                      "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE, text=True)
+        first = self.node.stdout.readline()
+        match = re.match(r"goblin-labnode listening on 127\.0\.0\.1:(\d+)", first)
+        if not match:
+            raise RuntimeError("lab node did not start: " + first)
+        self.url = f"ws://127.0.0.1:{match.group(1)}"
+        self.db = db
+        self.volunteers = []
+        for i in range(volunteers):
+            log = open(self.dir / f"volunteer-{i}.log", "w")
+            self.volunteers.append(subprocess.Popen(
+                [VOLUNTEER, "--headless", "--node", self.url, "--threads", str(threads),
+                 "--slots", str(slots), "--config-dir", self.dir / f"volunteer-{i}"],
+                stdout=log, stderr=subprocess.STDOUT))
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            if all(self._connected(i) for i in range(volunteers)):
+                break
+            time.sleep(0.05)
+
+    def _connected(self, i):
+        return "connected to" in (self.dir / f"volunteer-{i}.log").read_text()
+
+    def socket_bytes(self):
+        """Bytes the volunteers read and wrote (they do no other I/O while computing)."""
+        total = 0
+        for process in self.volunteers:
+            io = dict(line.split(": ") for line in Path(f"/proc/{process.pid}/io").read_text().splitlines())
+            total += int(io["rchar"]) + int(io["wchar"])
+        return total
+
+    def job_stats(self, job):
+        with sqlite3.connect(f"file:{self.db}?mode=ro", uri=True) as con:
+            row = con.execute(
+                "SELECT sum(r.compute_seconds), sum(r.verify_seconds), "
+                "sum(t.rows * j.k + j.k * t.cols + t.rows * t.cols) FROM results r "
+                "JOIN tasks t ON t.id = r.task_id JOIN jobs j ON j.id = t.job_id "
+                "WHERE t.job_id = ?", (job,)).fetchone()
+        return row
+
+    def close(self):
+        for process in self.volunteers + [self.node]:
+            process.terminate()
+        for process in self.volunteers + [self.node]:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def dask_seconds(n, repeats):
+    try:
+        import dask.array as da
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        return None
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((n, n), dtype=np.float32)
+    B = rng.standard_normal((n, n), dtype=np.float32)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster):
+        chunk = n // 2
+        def run():
+            a = da.from_array(A, chunks=(chunk, chunk))
+            b = da.from_array(B, chunks=(chunk, chunk))
+            (a @ b).compute()
+        run()
+        return best_of(repeats, run)
+
+
+def backend_seconds(n):
+    out = subprocess.run([GEMM, str(n), "--threads", "2"], check=True, capture_output=True,
+                         text=True).stdout
+    return json.loads(out.splitlines()[-1])["seconds"]
+
+
+def bench_matmul(sizes, repeats):
+    print(f"numpy {np.__version__}, OpenBLAS kernel {openblas_corename()}, "
+          f"{os.cpu_count()} cores, OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
+    rows = []
+    network = Network()
+    try:
+        with goblin.connect(network.url, token=network.token) as client:
+            for n in sizes:
+                rng = np.random.default_rng(n)
+                A = rng.standard_normal((n, n), dtype=np.float32)
+                B = rng.standard_normal((n, n), dtype=np.float32)
+                numpy_s = best_of(repeats, lambda: A @ B)
+                backend_s = backend_seconds(n)
+                client.matmul(A, B)  # warm-up: first-touch pages, thread pools
+                best = None
+                for _ in range(repeats):
+                    before = network.socket_bytes()
+                    started = time.perf_counter()
+                    C = client.matmul(A, B)
+                    seconds = time.perf_counter() - started
+                    moved = network.socket_bytes() - before
+                    if best is None or seconds < best[0]:
+                        best = (seconds, moved, client.last_job, client.last_summary)
+                network_s, moved, job, summary = best
+                compute_s, verify_s, elements = network.job_stats(job)
+                error = float(np.max(np.abs(C.astype(np.float64) - A.astype(np.float64) @ B)))
+                dask_s = dask_seconds(n, repeats)
+                rows.append(dict(n=n, numpy=numpy_s, backend=backend_s, network=network_s, dask=dask_s,
+                                 verify_share=verify_s / compute_s, wire=moved / (elements * 4),
+                                 tiles=summary["tiles"], rejected=summary["verdicts"]["rejected"],
+                                 error=error))
+    finally:
+        network.close()
+
+    print()
+    print("| N | numpy s | backend s | network s | dask s | numpy÷network | backend÷network | "
+          "dask: numpy÷dask | verify ÷ compute | wire ÷ raw | tiles |")
+    print("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    for r in rows:
+        dask = f"{r['dask']:.3f}" if r["dask"] else "n/a"
+        dask_ratio = f"{r['numpy'] / r['dask']:.2f}" if r["dask"] else "n/a"
+        print(f"| {r['n']} | {r['numpy']:.3f} | {r['backend']:.3f} | {r['network']:.3f} | {dask} | "
+              f"{r['numpy'] / r['network']:.2f} | {r['backend'] / r['network']:.2f} | {dask_ratio} | "
+              f"{100 * r['verify_share']:.2f} % | {r['wire']:.4f} | {r['tiles']} |")
+
+
+def bench_scheduler(tiles_side, repeats):
+    k = 16
+    m = n = 16 * tiles_side
+    network = Network()
+    try:
+        with goblin.connect(network.url, token=network.token) as client:
+            rng = np.random.default_rng(7)
+            A = rng.standard_normal((m, k), dtype=np.float32)
+            B = rng.standard_normal((k, n), dtype=np.float32)
+            best = None
+            for _ in range(repeats):
+                started = time.perf_counter()
+                client.matmul(A, B, tile=[16, 16])
+                seconds = time.perf_counter() - started
+                summary = client.last_summary
+                if best is None or seconds < best[0]:
+                    best = (seconds, summary)
+    finally:
+        network.close()
+    seconds, summary = best
+    tiles = summary["tiles"]
+    print()
+    print("| scheduler | tiles | end-to-end s | node job s | tiles/s (end-to-end) | tiles/s (node) |")
+    print("|--|--:|--:|--:|--:|--:|")
+    print(f"| 16×16 tiles, K = {k}, 2 volunteers | {tiles} | {seconds:.2f} | {summary['seconds']:.2f} | "
+          f"{tiles / seconds:.0f} | {tiles / summary['seconds']:.0f} |")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[2048, 4096])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--tiles-side", type=int, default=100, help="scheduler job: side² tiles")
+    args = parser.parse_args()
+    for binary in (LABNODE, VOLUNTEER, GEMM):
+        if not binary.exists():
+            sys.exit(f"missing {binary}: build first (bash scripts/build.sh)")
+    bench_matmul(args.sizes, args.repeats)
+    bench_scheduler(args.tiles_side, args.repeats)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,202 @@
+// Tests of Tensor, shapes and matrix views.
+#include <QtTest/QtTest>
+
+#include <cstdint>
+#include <limits>
+
+#include "goblin/core/tensor.hpp"
+
+using goblin::ErrorCode;
+using goblin::core::byteSize;
+using goblin::core::DType;
+using goblin::core::elementCount;
+using goblin::core::MatrixView;
+using goblin::core::Shape;
+using goblin::core::Tensor;
+
+class TestTensor : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void elementCountOfShapes();
+    void elementCountRejectsNegativeDims();
+    void elementCountRejectsOverflow();
+    void elementCountRejectsRankOverLimit();
+    void byteSizeOfDtypes();
+    void byteSizeRejectsOverflow();
+    void allocate();
+    void allocateIsAligned();
+    void allocateRejectsBadShapes();
+    void viewOfWholeTensor();
+    void subViewAndCopy();
+    void copyOfEmptyView();
+};
+
+void TestTensor::elementCountOfShapes() {
+    QCOMPARE(elementCount({}).value(), std::int64_t{1});
+    QCOMPARE(elementCount({0}).value(), std::int64_t{0});
+    QCOMPARE(elementCount({2, 3, 4}).value(), std::int64_t{24});
+    QCOMPARE(elementCount({5, 0, 7}).value(), std::int64_t{0});
+    QCOMPARE(elementCount({1, 1, 1, 1, 1, 1, 1, 9}).value(), std::int64_t{9});
+    // A zero dimension makes a product of huge dimensions harmless.
+    const std::int64_t big = std::int64_t{1} << 40;
+    QCOMPARE(elementCount({0, big, big}).value(), std::int64_t{0});
+}
+
+void TestTensor::elementCountRejectsNegativeDims() {
+    auto count = elementCount({2, -3});
+    QVERIFY(!count.has_value());
+    QCOMPARE(count.error().code, ErrorCode::ShapeMismatch);
+    QVERIFY(!elementCount({-1}).has_value());
+    QVERIFY(!elementCount({0, -1}).has_value());
+}
+
+void TestTensor::elementCountRejectsOverflow() {
+    const std::int64_t big = std::int64_t{1} << 32;
+    auto count = elementCount({big, big});
+    QVERIFY(!count.has_value());
+    QCOMPARE(count.error().code, ErrorCode::LimitExceeded);
+    QVERIFY(elementCount({big, big / 2 - 1}).has_value());
+    const std::int64_t max = std::numeric_limits<std::int64_t>::max();
+    QCOMPARE(elementCount({max}).value(), max);
+    QVERIFY(!elementCount({max, 2}).has_value());
+    QVERIFY(!elementCount({2, 2, max / 3}).has_value());
+}
+
+void TestTensor::elementCountRejectsRankOverLimit() {
+    auto count = elementCount(Shape(9, 1));
+    QVERIFY(!count.has_value());
+    QCOMPARE(count.error().code, ErrorCode::LimitExceeded);
+    QVERIFY(elementCount(Shape(8, 1)).has_value());
+}
+
+void TestTensor::byteSizeOfDtypes() {
+    QCOMPARE(byteSize(DType::F32, {2, 3}).value(), std::size_t{24});
+    QCOMPARE(byteSize(DType::F64, {2, 3}).value(), std::size_t{48});
+    QCOMPARE(byteSize(DType::I32, {5}).value(), std::size_t{20});
+    QCOMPARE(byteSize(DType::I64, {5}).value(), std::size_t{40});
+    QCOMPARE(byteSize(DType::Bool, {7}).value(), std::size_t{7});
+    QCOMPARE(byteSize(DType::F64, {}).value(), std::size_t{8});
+    QCOMPARE(byteSize(DType::F64, {0, 3}).value(), std::size_t{0});
+}
+
+void TestTensor::byteSizeRejectsOverflow() {
+    // The element count fits in int64, the byte size does not.
+    const std::int64_t count = (std::numeric_limits<std::int64_t>::max() / 8) + 1;
+    auto size = byteSize(DType::F64, {count});
+    QVERIFY(!size.has_value());
+    QCOMPARE(size.error().code, ErrorCode::LimitExceeded);
+    QVERIFY(byteSize(DType::Bool, {count}).has_value());
+    QVERIFY(!byteSize(DType::F32, {-4}).has_value());
+}
+
+void TestTensor::allocate() {
+    auto tensor = Tensor::allocate(DType::F32, {3, 4});
+    QVERIFY(tensor.has_value());
+    QCOMPARE(tensor->dtype(), DType::F32);
+    QCOMPARE(tensor->shape(), (Shape{3, 4}));
+    QCOMPARE(tensor->byteSize(), std::size_t{48});
+    QCOMPARE(tensor->elementCount(), std::int64_t{12});
+    QCOMPARE(tensor->values<float>().size(), std::size_t{12});
+    QCOMPARE(tensor->bytes().size(), std::size_t{48});
+    // Copies share storage (a Tensor is shared as a value).
+    Tensor copy = *tensor;
+    tensor->values<float>()[5] = 2.5f;
+    QCOMPARE(copy.values<float>()[5], 2.5f);
+
+    auto empty = Tensor::allocate(DType::I64, {0, 5});
+    QVERIFY(empty.has_value());
+    QCOMPARE(empty->byteSize(), std::size_t{0});
+    QCOMPARE(empty->elementCount(), std::int64_t{0});
+    QVERIFY(empty->values<std::int64_t>().empty());
+
+    auto scalar = Tensor::allocate(DType::F64, {});
+    QVERIFY(scalar.has_value());
+    QCOMPARE(scalar->elementCount(), std::int64_t{1});
+}
+
+void TestTensor::allocateIsAligned() {
+    for (DType dtype : {DType::F32, DType::F64, DType::I64, DType::Bool}) {
+        for (std::int64_t n : {1, 3, 17, 1000}) {
+            const Tensor tensor = Tensor::allocate(dtype, {n}).value();
+            const auto address = reinterpret_cast<std::uintptr_t>(tensor.bytes().data());
+            QCOMPARE(address % 64, std::uintptr_t{0});
+        }
+    }
+}
+
+void TestTensor::allocateRejectsBadShapes() {
+    QVERIFY(!Tensor::allocate(DType::F32, {-1, 2}).has_value());
+    const std::int64_t big = std::int64_t{1} << 40;
+    auto huge = Tensor::allocate(DType::F32, {big, big});
+    QVERIFY(!huge.has_value());
+    QCOMPARE(huge.error().code, ErrorCode::LimitExceeded);
+    QVERIFY(!Tensor::allocate(DType::F32, Shape(9, 1)).has_value());
+}
+
+void TestTensor::viewOfWholeTensor() {
+    Tensor tensor = Tensor::allocate(DType::I32, {3, 5}).value();
+    for (int i = 0; i < 15; ++i)
+        tensor.values<std::int32_t>()[static_cast<std::size_t>(i)] = i;
+    const MatrixView view = viewOf(tensor);
+    QCOMPARE(view.dtype, DType::I32);
+    QCOMPARE(view.rows, std::int64_t{3});
+    QCOMPARE(view.cols, std::int64_t{5});
+    QCOMPARE(view.rowStride, std::int64_t{5});
+    QCOMPARE(view.row<std::int32_t>(2)[1], 11);
+}
+
+void TestTensor::subViewAndCopy() {
+    for (DType dtype : {DType::F64, DType::I32}) {
+        Tensor tensor = Tensor::allocate(dtype, {6, 7}).value();
+        for (int i = 0; i < 42; ++i) {
+            if (dtype == DType::F64)
+                tensor.values<double>()[static_cast<std::size_t>(i)] = i + 0.5;
+            else
+                tensor.values<std::int32_t>()[static_cast<std::size_t>(i)] = i;
+        }
+        const MatrixView sub = subView(viewOf(tensor), 1, 4, 2, 3);
+        QCOMPARE(sub.rows, std::int64_t{4});
+        QCOMPARE(sub.cols, std::int64_t{3});
+        QCOMPARE(sub.rowStride, std::int64_t{7});
+        // A view of a view keeps the original stride.
+        const MatrixView subSub = subView(sub, 1, 2, 1, 2);
+        QCOMPARE(subSub.rowStride, std::int64_t{7});
+
+        auto copy = copyToTensor(sub);
+        QVERIFY(copy.has_value());
+        QCOMPARE(copy->shape(), (Shape{4, 3}));
+        auto nested = copyToTensor(subSub);
+        QVERIFY(nested.has_value());
+        QCOMPARE(nested->shape(), (Shape{2, 2}));
+        for (int i = 0; i < 4; ++i) {
+            for (int j = 0; j < 3; ++j) {
+                const int source = (i + 1) * 7 + (j + 2);
+                const auto at = static_cast<std::size_t>(i * 3 + j);
+                if (dtype == DType::F64)
+                    QCOMPARE(copy->values<double>()[at], source + 0.5);
+                else
+                    QCOMPARE(copy->values<std::int32_t>()[at], source);
+            }
+        }
+        const int corner = 2 * 7 + 3; // row 1+1, col 2+1 of the original
+        if (dtype == DType::F64)
+            QCOMPARE(nested->values<double>()[0], corner + 0.5);
+        else
+            QCOMPARE(nested->values<std::int32_t>()[0], corner);
+    }
+}
+
+void TestTensor::copyOfEmptyView() {
+    Tensor tensor = Tensor::allocate(DType::F32, {4, 4}).value();
+    auto noCols = copyToTensor(subView(viewOf(tensor), 0, 4, 2, 0));
+    QVERIFY(noCols.has_value());
+    QCOMPARE(noCols->shape(), (Shape{4, 0}));
+    QCOMPARE(noCols->byteSize(), std::size_t{0});
+    auto noRows = copyToTensor(subView(viewOf(tensor), 4, 0, 0, 4));
+    QVERIFY(noRows.has_value());
+    QCOMPARE(noRows->shape(), (Shape{0, 4}));
+}
+
+QTEST_APPLESS_MAIN(TestTensor)
+#include "test_tensor.moc"

@@ -1,0 +1,376 @@
+// Tests of the matmul tile check: honest products pass at every shape, corrupted ones never do.
+#include <QtTest/QtTest>
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "goblin/verify/matmul_check.hpp"
+
+using goblin::core::DType;
+using goblin::core::MatrixView;
+using goblin::core::Tensor;
+using goblin::verify::checkMatmulTile;
+using goblin::verify::gamma;
+using goblin::verify::MatmulCheckOptions;
+using goblin::verify::unitRoundoff;
+using goblin::verify::Verdict;
+
+Q_DECLARE_METATYPE(goblin::core::DType)
+
+namespace {
+
+constexpr double kF64Roundoff = 0x1p-53;
+
+Tensor randomMatrix(DType dtype, std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
+    Tensor tensor = Tensor::allocate(dtype, {rows, cols}).value();
+    std::mt19937_64 engine(seed);
+    // Mixed signs and magnitudes, never zero: cancellation makes |C| much smaller than |A||B|.
+    std::uniform_real_distribution<double> magnitude(0.1, 2.0);
+    for (std::int64_t i = 0; i < rows * cols; ++i) {
+        const double value = (engine() & 1u) != 0 ? -magnitude(engine) : magnitude(engine);
+        if (dtype == DType::F32)
+            tensor.values<float>()[static_cast<std::size_t>(i)] = static_cast<float>(value);
+        else
+            tensor.values<double>()[static_cast<std::size_t>(i)] = value;
+    }
+    return tensor;
+}
+
+// The honest product, rounded the way a volunteer would: accumulated in T by a plain loop.
+template <class T> Tensor honestProductOf(const MatrixView& a, const MatrixView& b) {
+    Tensor c = Tensor::allocate(a.dtype, {a.rows, b.cols}).value();
+    auto out = c.values<T>();
+    for (std::int64_t i = 0; i < a.rows; ++i) {
+        for (std::int64_t j = 0; j < b.cols; ++j) {
+            T sum = 0;
+            for (std::int64_t p = 0; p < a.cols; ++p)
+                sum += a.row<T>(i)[p] * b.row<T>(p)[j];
+            out[static_cast<std::size_t>(i * b.cols + j)] = sum;
+        }
+    }
+    return c;
+}
+
+Tensor honestProduct(const MatrixView& a, const MatrixView& b) {
+    return a.dtype == DType::F32 ? honestProductOf<float>(a, b) : honestProductOf<double>(a, b);
+}
+
+double elementAt(const Tensor& t, std::int64_t index) {
+    const auto at = static_cast<std::size_t>(index);
+    return t.dtype() == DType::F32 ? static_cast<double>(t.values<float>()[at])
+                                   : t.values<double>()[at];
+}
+
+void setElement(Tensor& t, std::int64_t index, double value) {
+    const auto at = static_cast<std::size_t>(index);
+    if (t.dtype() == DType::F32)
+        t.values<float>()[at] = static_cast<float>(value);
+    else
+        t.values<double>()[at] = value;
+}
+
+// An upper bound on the check's bound for row i whatever r is (|r| < 1), so an error of a few
+// times this is clearly above the bound.
+double rowBoundCeiling(const Tensor& a, const Tensor& b, const Tensor& c, std::int64_t i) {
+    const std::int64_t k = a.shape()[1];
+    const std::int64_t n = b.shape()[1];
+    double abSum = 0.0;
+    double cSum = 0.0;
+    for (std::int64_t j = 0; j < n; ++j) {
+        for (std::int64_t p = 0; p < k; ++p)
+            abSum += std::fabs(elementAt(a, i * k + p)) * std::fabs(elementAt(b, p * n + j));
+        cSum += std::fabs(elementAt(c, i * n + j));
+    }
+    const double u = unitRoundoff(a.dtype());
+    return (gamma(k, u) + gamma(k + 2, kF64Roundoff)) * abSum + gamma(n + 1, kF64Roundoff) * cSum;
+}
+
+} // namespace
+
+class TestMatmulCheck : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void gammaValues();
+    void honestProductsPass_data();
+    void honestProductsPass();
+    void stridedSubViewsPass();
+    void emptyAndZeroInnerTiles();
+    void corruptedElementIsAlwaysRejected_data();
+    void corruptedElementIsAlwaysRejected();
+    void nonFiniteValuesAreRejected_data();
+    void nonFiniteValuesAreRejected();
+    void nonFiniteInputsAreRejected();
+    void nonFiniteNextToZerosIsRejected();
+    void nonFiniteInputOfEmptyProductIsRejected();
+    void dtypeMismatchIsRejected();
+    void unsupportedDtypeIsRejected();
+    void shapeMismatchIsRejected();
+    void findNonFiniteReportsFirstPosition();
+};
+
+void TestMatmulCheck::gammaValues() {
+    const double u = 0x1p-24;
+    QVERIFY(gamma(1000, u) == 1000 * u / (1 - 1000 * u));
+    QVERIFY(gamma(0, u) == 0.0);
+    QVERIFY(gamma(1, kF64Roundoff) == kF64Roundoff / (1 - kF64Roundoff));
+    QVERIFY(std::isinf(gamma(std::int64_t{1} << 24, u)));
+    QVERIFY(std::isinf(gamma((std::int64_t{1} << 24) + 1, u)));
+    QVERIFY(std::isfinite(gamma((std::int64_t{1} << 24) - 1, u)));
+    QCOMPARE(unitRoundoff(DType::F32), 0x1p-24);
+    QCOMPARE(unitRoundoff(DType::F64), 0x1p-53);
+}
+
+void TestMatmulCheck::honestProductsPass_data() {
+    QTest::addColumn<DType>("dtype");
+    QTest::addColumn<qint64>("m");
+    QTest::addColumn<qint64>("k");
+    QTest::addColumn<qint64>("n");
+    for (DType dtype : {DType::F32, DType::F64}) {
+        const char* name = dtype == DType::F32 ? "f32" : "f64";
+        QTest::addRow("%s 1x1·1x1", name) << dtype << qint64{1} << qint64{1} << qint64{1};
+        QTest::addRow("%s 1xk·kx1", name) << dtype << qint64{1} << qint64{300} << qint64{1};
+        QTest::addRow("%s kx1·1xk", name) << dtype << qint64{40} << qint64{1} << qint64{37};
+        QTest::addRow("%s non-square", name) << dtype << qint64{17} << qint64{33} << qint64{9};
+        QTest::addRow("%s square", name) << dtype << qint64{64} << qint64{64} << qint64{64};
+        QTest::addRow("%s large K", name) << dtype << qint64{64} << qint64{2048} << qint64{64};
+    }
+}
+
+void TestMatmulCheck::honestProductsPass() {
+    QFETCH(DType, dtype);
+    QFETCH(qint64, m);
+    QFETCH(qint64, k);
+    QFETCH(qint64, n);
+    const Tensor a = randomMatrix(dtype, m, k, 1);
+    const Tensor b = randomMatrix(dtype, k, n, 2);
+    const Tensor c = honestProduct(viewOf(a), viewOf(b));
+    for (std::uint64_t seed = 0; seed < 5; ++seed) {
+        // Odd counts and counts under the minimum of 2 take the same path.
+        const int vectors = std::array{2, 3, 7, 0, -1}[seed];
+        const auto report = checkMatmulTile(viewOf(a), viewOf(b), viewOf(c), {vectors, seed});
+        QVERIFY2(report.verdict == Verdict::Accepted, report.reason.c_str());
+        QVERIFY(report.reason.empty());
+        QVERIFY(report.maxErrorRatio < 1.0);
+        QVERIFY(report.maxErrorRatio >= 0.0);
+        QVERIFY(report.residual <= report.bound);
+    }
+}
+
+void TestMatmulCheck::stridedSubViewsPass() {
+    for (DType dtype : {DType::F32, DType::F64}) {
+        const Tensor bigA = randomMatrix(dtype, 30, 50, 3);
+        const Tensor bigB = randomMatrix(dtype, 60, 40, 4);
+        const MatrixView a = subView(viewOf(bigA), 3, 20, 5, 31);
+        const MatrixView b = subView(viewOf(bigB), 7, 31, 2, 25);
+        QVERIFY(a.rowStride > a.cols && b.rowStride > b.cols);
+        // C sits inside a larger buffer too, with garbage (even NaN) outside the view.
+        Tensor bigC = Tensor::allocate(dtype, {25, 40}).value();
+        for (std::int64_t i = 0; i < 25 * 40; ++i)
+            setElement(bigC, i, std::numeric_limits<double>::quiet_NaN());
+        const Tensor product = honestProduct(a, b);
+        for (std::int64_t i = 0; i < 20; ++i) {
+            for (std::int64_t j = 0; j < 25; ++j)
+                setElement(bigC, (i + 2) * 40 + j + 10, elementAt(product, i * 25 + j));
+        }
+        const MatrixView c = subView(viewOf(bigC), 2, 20, 10, 25);
+        const auto report = checkMatmulTile(a, b, c, {});
+        QVERIFY2(report.verdict == Verdict::Accepted, report.reason.c_str());
+        QVERIFY(report.maxErrorRatio < 1.0);
+        // A subtly wrong view of the same data (shifted a column) is rejected.
+        const MatrixView shifted = subView(viewOf(bigC), 2, 20, 9, 25);
+        for (std::int64_t i = 2; i < 22; ++i)
+            setElement(bigC, i * 40 + 9, 1.0);
+        QCOMPARE(checkMatmulTile(a, b, shifted, {}).verdict, Verdict::Rejected);
+    }
+}
+
+void TestMatmulCheck::emptyAndZeroInnerTiles() {
+    const Tensor a = Tensor::allocate(DType::F32, {3, 0}).value();
+    const Tensor b = Tensor::allocate(DType::F32, {0, 4}).value();
+    Tensor c = Tensor::allocate(DType::F32, {3, 4}).value();
+    std::memset(c.bytes().data(), 0, c.byteSize());
+    auto report = checkMatmulTile(viewOf(a), viewOf(b), viewOf(c), {});
+    QVERIFY2(report.verdict == Verdict::Accepted, report.reason.c_str());
+    QCOMPARE(report.maxErrorRatio, 0.0);
+    setElement(c, 5, 1.0);
+    QCOMPARE(checkMatmulTile(viewOf(a), viewOf(b), viewOf(c), {}).verdict, Verdict::Rejected);
+
+    const Tensor empty = Tensor::allocate(DType::F32, {0, 4}).value();
+    const Tensor bk = randomMatrix(DType::F32, 4, 2, 5);
+    const Tensor emptyC = Tensor::allocate(DType::F32, {0, 2}).value();
+    report = checkMatmulTile(viewOf(empty), viewOf(bk), viewOf(emptyC), {});
+    QCOMPARE(report.verdict, Verdict::Accepted);
+}
+
+void TestMatmulCheck::corruptedElementIsAlwaysRejected_data() {
+    QTest::addColumn<DType>("dtype");
+    QTest::newRow("f32") << DType::F32;
+    QTest::newRow("f64") << DType::F64;
+}
+
+void TestMatmulCheck::corruptedElementIsAlwaysRejected() {
+    QFETCH(DType, dtype);
+    const std::int64_t m = 23;
+    const std::int64_t k = 40;
+    const std::int64_t n = 19;
+    const Tensor a = randomMatrix(dtype, m, k, 6);
+    const Tensor b = randomMatrix(dtype, k, n, 7);
+    const Tensor honest = honestProduct(viewOf(a), viewOf(b));
+    std::mt19937_64 positions(8);
+    std::uniform_int_distribution<std::int64_t> pick(0, m * n - 1);
+    for (int trial = 0; trial < 50; ++trial) {
+        const std::int64_t index = pick(positions);
+        Tensor c = honestProduct(viewOf(a), viewOf(b));
+        // |r_j| ≥ 0.5 and the bound stays below the ceiling whatever r is, so the residual from
+        // 8× the ceiling is at least 4× minus the honest part (≤ 1×): always well over the bound.
+        const double error = 8.0 * rowBoundCeiling(a, b, honest, index / n);
+        setElement(c, index, elementAt(c, index) + (trial % 2 == 0 ? error : -error));
+        for (std::uint64_t seed = 0; seed < 50; ++seed) {
+            const int vectors = seed % 5 == 4 ? 3 : 2;
+            const auto report = checkMatmulTile(viewOf(a), viewOf(b), viewOf(c), {vectors, seed});
+            if (report.verdict != Verdict::Rejected)
+                QFAIL(qPrintable(
+                    QStringLiteral("corruption at %1 accepted with seed %2").arg(index).arg(seed)));
+            QVERIFY(report.maxErrorRatio > 1.0);
+            QVERIFY(!report.reason.empty());
+        }
+    }
+}
+
+void TestMatmulCheck::nonFiniteValuesAreRejected_data() {
+    QTest::addColumn<DType>("dtype");
+    QTest::addColumn<double>("value");
+    for (DType dtype : {DType::F32, DType::F64}) {
+        const char* name = dtype == DType::F32 ? "f32" : "f64";
+        QTest::addRow("%s NaN", name) << dtype << std::numeric_limits<double>::quiet_NaN();
+        QTest::addRow("%s +Inf", name) << dtype << std::numeric_limits<double>::infinity();
+        QTest::addRow("%s -Inf", name) << dtype << -std::numeric_limits<double>::infinity();
+    }
+}
+
+void TestMatmulCheck::nonFiniteValuesAreRejected() {
+    QFETCH(DType, dtype);
+    QFETCH(double, value);
+    const Tensor a = randomMatrix(dtype, 5, 6, 9);
+    const Tensor b = randomMatrix(dtype, 6, 7, 10);
+    Tensor c = honestProduct(viewOf(a), viewOf(b));
+    setElement(c, 3 * 7 + 4, value);
+    setElement(c, 4 * 7 + 1, value);
+    const auto report = checkMatmulTile(viewOf(a), viewOf(b), viewOf(c), {});
+    QCOMPARE(report.verdict, Verdict::Rejected);
+    QVERIFY2(report.reason.find("non-finite") != std::string::npos, report.reason.c_str());
+    QVERIFY2(report.reason.find("(3, 4)") != std::string::npos, report.reason.c_str());
+}
+
+void TestMatmulCheck::nonFiniteInputsAreRejected() {
+    Tensor a = randomMatrix(DType::F32, 5, 6, 11);
+    Tensor b = randomMatrix(DType::F32, 6, 7, 12);
+    const Tensor c = honestProduct(viewOf(a), viewOf(b));
+    setElement(a, 2 * 6 + 5, std::numeric_limits<double>::quiet_NaN());
+    auto report = checkMatmulTile(viewOf(a), viewOf(b), viewOf(c), {});
+    QCOMPARE(report.verdict, Verdict::Rejected);
+    QVERIFY2(report.reason.find("a holds a non-finite value at (2, 5)") != std::string::npos,
+             report.reason.c_str());
+    setElement(a, 2 * 6 + 5, 1.0);
+    setElement(b, 1 * 7 + 0, std::numeric_limits<double>::infinity());
+    report = checkMatmulTile(viewOf(a), viewOf(b), viewOf(c), {});
+    QCOMPARE(report.verdict, Verdict::Rejected);
+    QVERIFY2(report.reason.find("b holds a non-finite value at (1, 0)") != std::string::npos,
+             report.reason.c_str());
+}
+
+void TestMatmulCheck::nonFiniteNextToZerosIsRejected() {
+    // Inf in A meets an all-zero row of B, NaN in B meets an all-zero column of A: C stays exact.
+    for (DType dtype : {DType::F32, DType::F64}) {
+        Tensor a = randomMatrix(dtype, 4, 5, 24);
+        Tensor b = randomMatrix(dtype, 5, 3, 25);
+        for (std::int64_t j = 0; j < 3; ++j)
+            setElement(b, 2 * 3 + j, 0.0);
+        for (std::int64_t i = 0; i < 4; ++i)
+            setElement(a, i * 5 + 4, 0.0);
+        const Tensor c = honestProduct(viewOf(a), viewOf(b));
+        QCOMPARE(checkMatmulTile(viewOf(a), viewOf(b), viewOf(c), {}).verdict, Verdict::Accepted);
+        setElement(a, 1 * 5 + 2, std::numeric_limits<double>::infinity());
+        auto report = checkMatmulTile(viewOf(a), viewOf(b), viewOf(c), {});
+        QCOMPARE(report.verdict, Verdict::Rejected);
+        QVERIFY2(report.reason.find("a holds a non-finite value at (1, 2)") != std::string::npos,
+                 report.reason.c_str());
+        setElement(a, 1 * 5 + 2, 1.0);
+        setElement(b, 4 * 3 + 1, std::numeric_limits<double>::quiet_NaN());
+        report = checkMatmulTile(viewOf(a), viewOf(b), viewOf(c), {});
+        QCOMPARE(report.verdict, Verdict::Rejected);
+        QVERIFY2(report.reason.find("b holds a non-finite value at (4, 1)") != std::string::npos,
+                 report.reason.c_str());
+    }
+}
+
+void TestMatmulCheck::nonFiniteInputOfEmptyProductIsRejected() {
+    Tensor a = randomMatrix(DType::F32, 3, 4, 26);
+    const Tensor b = Tensor::allocate(DType::F32, {4, 0}).value();
+    const Tensor c = Tensor::allocate(DType::F32, {3, 0}).value();
+    QCOMPARE(checkMatmulTile(viewOf(a), viewOf(b), viewOf(c), {}).verdict, Verdict::Accepted);
+    setElement(a, 7, std::numeric_limits<double>::quiet_NaN());
+    const auto report = checkMatmulTile(viewOf(a), viewOf(b), viewOf(c), {});
+    QCOMPARE(report.verdict, Verdict::Rejected);
+    QVERIFY2(report.reason.find("a holds a non-finite value at (1, 3)") != std::string::npos,
+             report.reason.c_str());
+}
+
+void TestMatmulCheck::dtypeMismatchIsRejected() {
+    const Tensor a = randomMatrix(DType::F32, 3, 4, 13);
+    const Tensor b = randomMatrix(DType::F64, 4, 5, 14);
+    const Tensor c = randomMatrix(DType::F32, 3, 5, 15);
+    const auto report = checkMatmulTile(viewOf(a), viewOf(b), viewOf(c), {});
+    QCOMPARE(report.verdict, Verdict::Rejected);
+    QVERIFY2(report.reason.find("dtype") != std::string::npos, report.reason.c_str());
+    const Tensor c64 = randomMatrix(DType::F64, 3, 5, 16);
+    const Tensor a64 = randomMatrix(DType::F64, 3, 4, 17);
+    QCOMPARE(checkMatmulTile(viewOf(a64), viewOf(b), viewOf(c), {}).verdict, Verdict::Rejected);
+    QCOMPARE(checkMatmulTile(viewOf(a64), viewOf(b), viewOf(c64), {}).verdict,
+             Verdict::Rejected); // c64 is random, not the product: rejected by Freivalds
+}
+
+void TestMatmulCheck::unsupportedDtypeIsRejected() {
+    Tensor a = Tensor::allocate(DType::I32, {2, 2}).value();
+    Tensor b = Tensor::allocate(DType::I32, {2, 2}).value();
+    Tensor c = Tensor::allocate(DType::I32, {2, 2}).value();
+    for (Tensor* t : {&a, &b, &c})
+        std::memset(t->bytes().data(), 0, t->byteSize());
+    const auto report = checkMatmulTile(viewOf(a), viewOf(b), viewOf(c), {});
+    QCOMPARE(report.verdict, Verdict::Rejected);
+    QVERIFY2(report.reason.find("i32") != std::string::npos, report.reason.c_str());
+}
+
+void TestMatmulCheck::shapeMismatchIsRejected() {
+    const Tensor a = randomMatrix(DType::F32, 3, 4, 18);
+    const Tensor b = randomMatrix(DType::F32, 5, 6, 19);
+    const Tensor c = randomMatrix(DType::F32, 3, 6, 20);
+    auto report = checkMatmulTile(viewOf(a), viewOf(b), viewOf(c), {});
+    QCOMPARE(report.verdict, Verdict::Rejected);
+    QVERIFY2(report.reason.find("3x4") != std::string::npos, report.reason.c_str());
+    QVERIFY2(report.reason.find("5x6") != std::string::npos, report.reason.c_str());
+
+    const Tensor b2 = randomMatrix(DType::F32, 4, 6, 21);
+    const Tensor wrongC = randomMatrix(DType::F32, 6, 3, 22);
+    report = checkMatmulTile(viewOf(a), viewOf(b2), viewOf(wrongC), {});
+    QCOMPARE(report.verdict, Verdict::Rejected);
+    QVERIFY2(report.reason.find("6x3") != std::string::npos, report.reason.c_str());
+}
+
+void TestMatmulCheck::findNonFiniteReportsFirstPosition() {
+    Tensor t = randomMatrix(DType::F64, 4, 4, 23);
+    QVERIFY(!goblin::verify::findNonFinite(viewOf(t)));
+    setElement(t, 2 * 4 + 3, std::numeric_limits<double>::infinity());
+    setElement(t, 3 * 4 + 0, std::numeric_limits<double>::quiet_NaN());
+    const auto at = goblin::verify::findNonFinite(viewOf(t));
+    QVERIFY(at.has_value());
+    QCOMPARE(at->first, std::int64_t{2});
+    QCOMPARE(at->second, std::int64_t{3});
+}
+
+QTEST_APPLESS_MAIN(TestMatmulCheck)
+#include "test_matmul_check.moc"
