@@ -90,7 +90,18 @@ Database::Database(const std::string& path) {
     }
 }
 
-Database::~Database() { sqlite3_close(m_db); }
+Database::~Database() {
+    m_statements.clear(); // finalize before closing
+    sqlite3_close(m_db);
+}
+
+ScopedStatement Database::prepare(std::string_view sql) {
+    auto it = m_statements.find(std::string(sql));
+    if (it == m_statements.end())
+        it = m_statements.emplace(std::string(sql), std::make_unique<Statement>(m_db, sql)).first;
+    it->second->reset();
+    return ScopedStatement(*it->second);
+}
 
 Expected<void> Database::execute(std::string_view sql) {
     char* message = nullptr;

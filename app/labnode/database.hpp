@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include <sqlite3.h>
 
@@ -40,6 +42,30 @@ private:
     sqlite3_stmt* m_statement = nullptr;
 };
 
+// A cached statement in use: resets it (ending any read or RETURNING in progress) when it goes out
+// of scope, so no statement stays active across a COMMIT.
+class ScopedStatement {
+public:
+    explicit ScopedStatement(Statement& statement) : m_statement(statement) {}
+    ~ScopedStatement() { m_statement.reset(); }
+    ScopedStatement(const ScopedStatement&) = delete;
+    ScopedStatement& operator=(const ScopedStatement&) = delete;
+
+    template <class T> ScopedStatement& bind(int index, T value) {
+        m_statement.bind(index, value);
+        return *this;
+    }
+    Expected<bool> step() { return m_statement.step(); }
+    Expected<void> run() { return m_statement.run(); }
+    std::int64_t columnInt(int index) const { return m_statement.columnInt(index); }
+    double columnDouble(int index) const { return m_statement.columnDouble(index); }
+    std::string columnText(int index) const { return m_statement.columnText(index); }
+    bool columnIsNull(int index) const { return m_statement.columnIsNull(index); }
+
+private:
+    Statement& m_statement;
+};
+
 class Database {
 public:
     // Opens (creating) the file with WAL and synchronous=NORMAL; throws on failure (startup error).
@@ -49,11 +75,13 @@ public:
     Database& operator=(const Database&) = delete;
 
     Expected<void> execute(std::string_view sql);
-    Statement prepare(std::string_view sql) { return Statement(m_db, sql); }
+    // A statement prepared once and kept: reset and with no bindings each time it is handed out.
+    ScopedStatement prepare(std::string_view sql);
     std::int64_t changes() const { return sqlite3_changes(m_db); }
 
 private:
     sqlite3* m_db = nullptr;
+    std::unordered_map<std::string, std::unique_ptr<Statement>> m_statements;
 };
 
 class Transaction {

@@ -124,7 +124,7 @@ Expected<std::int64_t> NodeStore::insertTask(const std::string& jobId, const Til
 
 namespace {
 
-JobRecord readJob(const Statement& query) {
+JobRecord readJob(const ScopedStatement& query) {
     JobRecord job;
     job.id = query.columnText(0);
     job.researcherId = query.columnInt(1);

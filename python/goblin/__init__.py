@@ -1,0 +1,26 @@
+"""GPU Goblin researcher client: matrix products computed by volunteers, verified by a lab node.
+
+    import goblin
+    with goblin.connect("ws://lab.example.org:8765", token=TOKEN) as client:
+        C = client.matmul(A, B, progress=True)
+
+Numbers are not encrypted while volunteers compute them: personal or medical data does not belong
+on the public network.
+"""
+
+from .client import CATALOG_VERSION, DATA_WARNING, PROTOCOL_VERSION, Client, connect
+from .errors import (AuthenticationError, ConnectionLostError, DTypeError, FrameError, GoblinError,
+                     GoblinTimeoutError, InputError, LimitExceededError, ProtocolError, RemoteError,
+                     ShapeError, VersionMismatchError)
+from .validation import validate_matmul_inputs
+from .wire import decode_tensor_frame, encode_tensor_frame
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AuthenticationError", "CATALOG_VERSION", "Client", "ConnectionLostError", "DATA_WARNING",
+    "DTypeError", "FrameError", "GoblinError", "GoblinTimeoutError", "InputError",
+    "LimitExceededError", "PROTOCOL_VERSION", "ProtocolError", "RemoteError", "ShapeError",
+    "VersionMismatchError", "connect", "decode_tensor_frame", "encode_tensor_frame",
+    "validate_matmul_inputs",
+]

@@ -1,0 +1,403 @@
+"""Synchronous researcher client for a GPU Goblin lab node (docs/protocol.md, /v1/researcher).
+
+One Client owns one WebSocket connection and is used from one thread at a time. Every wait is
+bounded: replies by the connect() timeout, jobs by the timeout given to matmul()/fetch().
+"""
+
+import inspect
+import json
+import time
+import warnings
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
+from websockets.sync.client import connect as _ws_connect
+
+from .errors import (AuthenticationError, ConnectionLostError, FrameError, GoblinError,
+                     GoblinTimeoutError, LimitExceededError, ProtocolError, RemoteError,
+                     VersionMismatchError, remote_error)
+from .progress import ProgressBar
+from .validation import check_tile, validate_matmul_inputs
+from .wire import DEFAULT_MAX_TENSOR_BYTES, decode_tensor_frame, encode_tensor_frame
+
+PROTOCOL_VERSION = 1
+CATALOG_VERSION = 1
+RESEARCHER_PATH = "/v1/researcher"
+# Room for the frame header and padding on top of the largest tensor.
+FRAME_OVERHEAD_BYTES = 64 * 1024
+MAX_TENSORS_PER_MESSAGE = 16
+DEFAULT_LIMITS = {"max_control_bytes": 65536, "max_tensor_bytes": DEFAULT_MAX_TENSOR_BYTES,
+                  "max_tiles": 1000000}
+
+Message = Tuple[Dict[str, Any], List[np.ndarray]]
+
+DATA_WARNING = ("Numbers are not encrypted while volunteers compute them: personal or medical data "
+                "does not belong on the public network.")
+
+
+def _researcher_url(url: str) -> str:
+    url = url.rstrip("/")
+    return url if url.endswith(RESEARCHER_PATH) else url + RESEARCHER_PATH
+
+
+def _closed_error(exc: ConnectionClosed) -> GoblinError:
+    """The exception for a closed connection, from the close frame the node sent (if any)."""
+    received = getattr(exc, "rcvd", None)
+    if received is None:
+        return ConnectionLostError("the connection to the node was lost without a close frame")
+    code, reason = received.code, received.reason
+    if code == 4001:
+        return AuthenticationError("the node refused the access token (%s)" % reason)
+    if code == 4002:
+        return VersionMismatchError("the node does not speak protocol %d / catalog %d (%s)"
+                                    % (PROTOCOL_VERSION, CATALOG_VERSION, reason))
+    return ConnectionLostError("the node closed the connection with code %d: %s" % (code, reason),
+                               close_code=code, reason=reason)
+
+
+def connect(url: str, token: Optional[str] = None, timeout: float = 30.0,
+            max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES) -> "Client":
+    """Opens a researcher connection to the lab node at `url` ("ws://HOST:PORT").
+
+    `token` is the access token lab staff gave you (surrounding whitespace is ignored, so the text
+    of a token file can be passed as is). `timeout` bounds the handshake and every reply wait.
+    `max_tensor_bytes` is the largest tensor this client accepts from the node.
+    Raises AuthenticationError, VersionMismatchError or ConnectionLostError.
+    """
+    options: Dict[str, Any] = {"compression": None, "open_timeout": timeout,
+                               "close_timeout": min(timeout, 5.0),
+                               "max_size": max_tensor_bytes + FRAME_OVERHEAD_BYTES}
+    accepted = inspect.signature(_ws_connect).parameters
+    if "proxy" in accepted:
+        options["proxy"] = None  # websockets >= 15 would otherwise honour *_PROXY variables
+    if "legacy" in accepted:
+        options["legacy"] = True  # websockets >= 17: a plain connection, not a context manager
+    target = _researcher_url(url)
+    try:
+        connection = _ws_connect(target, **options)
+    except (OSError, InvalidHandshake, TimeoutError) as exc:
+        raise ConnectionLostError("cannot connect to %s: %s" % (target, exc)) from exc
+    client = Client(connection, timeout=timeout, max_tensor_bytes=max_tensor_bytes)
+    try:
+        client._handshake(token)
+    except BaseException:
+        client.close()
+        raise
+    return client
+
+
+class Client:
+    """A researcher session with one lab node. Create it with goblin.connect()."""
+
+    def __init__(self, connection, timeout: float, max_tensor_bytes: int):
+        self._ws = connection
+        self._timeout = timeout
+        self._max_tensor_bytes = max_tensor_bytes
+        self._next_id = 1
+        self._broken: Optional[GoblinError] = None
+        self._replies: Dict[int, Dict[str, Any]] = {}
+        self._errors: Dict[int, Tuple[str, str]] = {}
+        self._progress: Dict[str, Tuple[int, int]] = {}
+        self._done: Dict[str, Tuple[Dict[str, Any], np.ndarray]] = {}
+        self._failed: Dict[str, Tuple[str, str]] = {}
+        self._bars: Dict[str, ProgressBar] = {}
+        self._released: set = set()
+        self.limits: Dict[str, int] = dict(DEFAULT_LIMITS)
+        #: The summary dict of the last job whose result this client returned.
+        self.last_summary: Optional[Dict[str, Any]] = None
+        #: The id ("j-...") of the last job this client submitted or fetched.
+        self.last_job: Optional[str] = None
+
+    # -- public API -------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Closes the connection (normal closure). Jobs keep running at the node."""
+        try:
+            self._ws.close()
+        except Exception:  # closing a dead connection must not raise
+            pass
+        if self._broken is None:
+            self._broken = ConnectionLostError("the client is closed")
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def matmul(self, A: np.ndarray, B: np.ndarray, progress: bool = False,
+               tile: Optional[Sequence[int]] = None, timeout: Optional[float] = None) -> np.ndarray:
+        """C = A @ B computed by volunteers and verified by the lab node.
+
+        WARNING: numbers are not encrypted while volunteers compute them. Personal or medical
+        data does not belong on the public network.
+
+        A (m×k) and B (k×n) must be numpy arrays, both float32 or both float64, with finite values
+        and no zero dimension; they are checked here before anything is uploaded (DTypeError,
+        ShapeError, InputError, LimitExceededError). Non-contiguous arrays are copied to C order.
+        `tile` = [rows, cols] sets the size of the C tiles handed to volunteers (node default when
+        None). `progress=True` draws a progress bar on stderr. `timeout` bounds the whole job in
+        seconds (None: wait as long as the job runs); on timeout GoblinTimeoutError is raised and
+        the job keeps running (see last_job and fetch()).
+
+        Returns C (m×n, same dtype), a read-only array viewing the received bytes (use .copy()
+        for a writable one). The job's summary is kept in `last_summary`; the job is released
+        at the node once C is here. Raises RemoteError when the node refuses the job or it fails,
+        ConnectionLostError when the connection drops.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        job = self._submit(A, B, tile)
+        return self._finish(job, progress, deadline)
+
+    def submit_matmul(self, A: np.ndarray, B: np.ndarray,
+                      tile: Optional[Sequence[int]] = None) -> str:
+        """Submits C = A @ B and returns the job id once the job is durable at the node.
+
+        Same checks and data warning as matmul(). Collect the result with fetch(job_id), on this
+        connection or on a later one (e.g. after the node restarted).
+        """
+        return self._submit(A, B, tile)
+
+    def fetch(self, job_id: str, progress: bool = False,
+              timeout: Optional[float] = None) -> np.ndarray:
+        """Attaches to an earlier job, waits for its verified result, releases it, returns C."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self.last_job = job_id
+        self._released.discard(job_id)
+        if job_id not in self._done and job_id not in self._failed:
+            status = self._request({"type": "fetch", "job": job_id}, [])
+            if status.get("type") != "job_status":
+                raise self._violation("fetch was answered with %s" % json.dumps(status)[:200])
+            state = status.get("state")
+            if state == "released":
+                raise RemoteError("not_found", "job %s was already released" % job_id)
+            if state == "failed" and job_id not in self._done:
+                code, message = self._failed.get(
+                    job_id, (status.get("code", "internal"), status.get("message", "job failed")))
+                raise remote_error(code, message)
+            if isinstance(status.get("done"), int) and isinstance(status.get("total"), int):
+                self._progress.setdefault(job_id, (status["done"], status["total"]))
+        return self._finish(job_id, progress, deadline)
+
+    # -- handshake --------------------------------------------------------------------------------
+
+    def _handshake(self, token: Optional[str]) -> None:
+        hello: Dict[str, Any] = {"type": "hello", "id": self._take_id(),
+                                 "protocol": PROTOCOL_VERSION, "catalog": CATALOG_VERSION}
+        if token is not None:
+            hello["token"] = token.strip()
+        self._send(hello, [])
+        deadline = time.monotonic() + self._timeout
+        welcome, _ = self._receive(deadline)
+        if welcome.get("type") != "welcome" or welcome.get("id") != hello["id"]:
+            raise self._violation("expected welcome, got %s" % json.dumps(welcome)[:200])
+        if welcome.get("protocol") != PROTOCOL_VERSION or welcome.get("catalog") != CATALOG_VERSION:
+            raise VersionMismatchError("the node speaks protocol %r / catalog %r, this client "
+                                       "%d / %d"
+                                       % (welcome.get("protocol"), welcome.get("catalog"),
+                                          PROTOCOL_VERSION, CATALOG_VERSION))
+        limits = welcome.get("limits")
+        if isinstance(limits, dict):
+            for key, value in limits.items():
+                if isinstance(value, int) and not isinstance(value, bool):
+                    self.limits[key] = value
+
+    # -- jobs -------------------------------------------------------------------------------------
+
+    def _submit(self, A, B, tile) -> str:
+        A, B = validate_matmul_inputs(A, B)
+        tile = check_tile(tile)
+        self._check_limits(A, B, tile)
+        frames = [encode_tensor_frame(A), encode_tensor_frame(B)]
+        request: Dict[str, Any] = {"type": "submit_matmul"}
+        if tile is not None:
+            request["tile"] = list(tile)
+        reply = self._request(request, frames)
+        job = reply.get("job")
+        if reply.get("type") != "job_accepted" or not isinstance(job, str):
+            raise self._violation("submit_matmul was answered with %s" % json.dumps(reply)[:200])
+        self.last_job = job
+        if isinstance(reply.get("tiles"), int):
+            self._progress.setdefault(job, (0, reply["tiles"]))
+        return job
+
+    def _check_limits(self, A: np.ndarray, B: np.ndarray, tile) -> None:
+        m, n = A.shape[0], B.shape[1]
+        c_bytes = m * n * A.dtype.itemsize
+        node_limit = self.limits["max_tensor_bytes"]
+        for name, nbytes in (("A", A.nbytes), ("B", B.nbytes), ("C", c_bytes)):
+            if nbytes > node_limit:
+                raise LimitExceededError("%s would take %d bytes, over the node's tensor limit "
+                                         "of %d" % (name, nbytes, node_limit))
+        if c_bytes > self._max_tensor_bytes:
+            raise LimitExceededError("C would take %d bytes, over this client's max_tensor_bytes "
+                                     "of %d (see connect())" % (c_bytes, self._max_tensor_bytes))
+        if tile is not None:
+            tiles = ((m + tile[0] - 1) // tile[0]) * ((n + tile[1] - 1) // tile[1])
+            if tiles > self.limits["max_tiles"]:
+                raise LimitExceededError("tile %s cuts C into %d tiles, over the node's limit of %d"
+                                         % (list(tile), tiles, self.limits["max_tiles"]))
+
+    def _finish(self, job: str, progress: bool, deadline: Optional[float]) -> np.ndarray:
+        """Waits for job_done (or job_failed) of `job`, releases it and returns C."""
+        bar = ProgressBar(job) if progress else None
+        if bar is not None:
+            self._bars[job] = bar
+            if job in self._progress:
+                bar.update(*self._progress[job])
+        try:
+            self._wait(lambda: job in self._done or job in self._failed, deadline,
+                       "job %s did not finish in time; it keeps running (fetch it later)" % job)
+        finally:
+            self._bars.pop(job, None)
+            if bar is not None:
+                bar.finish()
+        self.last_job = job
+        if job in self._failed:
+            code, message = self._failed.pop(job)
+            raise remote_error(code, message)
+        summary, result = self._done.pop(job)
+        self._progress.pop(job, None)
+        self.last_summary = summary
+        self._release(job)
+        return result
+
+    def _release(self, job: str) -> None:
+        try:
+            self._request({"type": "release", "job": job}, [])
+        except GoblinError as exc:
+            # The result is already here: a failed release must not lose it.
+            warnings.warn("releasing job %s failed: %s" % (job, exc), RuntimeWarning)
+        # A fetch on the connection that submitted the job gets job_done twice (pushed and
+        # fetched); drop whatever is left so a later fetch asks the node again.
+        self._released.add(job)
+        for stash in (self._done, self._failed, self._progress):
+            stash.pop(job, None)
+
+    # -- messages ---------------------------------------------------------------------------------
+
+    def _take_id(self) -> int:
+        request_id = self._next_id
+        self._next_id += 1
+        return request_id
+
+    def _request(self, message: Dict[str, Any], frames: List[bytes]) -> Dict[str, Any]:
+        """Sends a request (with an id) and returns its reply; an `error` reply raises."""
+        request_id = self._take_id()
+        message = dict(message, id=request_id)
+        if frames:
+            message["tensors"] = len(frames)
+        self._send(message, frames)
+        deadline = time.monotonic() + self._timeout
+        self._wait(lambda: request_id in self._replies or request_id in self._errors, deadline,
+                   "no reply to %s within %.0f s" % (message["type"], self._timeout))
+        if request_id in self._errors:
+            raise remote_error(*self._errors.pop(request_id))
+        return self._replies.pop(request_id)
+
+    def _wait(self, ready, deadline: Optional[float], timeout_message: str) -> None:
+        while not ready():
+            if deadline is not None and time.monotonic() >= deadline:
+                raise GoblinTimeoutError(timeout_message)
+            self._absorb(*self._receive(deadline, timeout_message))
+
+    def _absorb(self, message: Dict[str, Any], tensors: List[np.ndarray]) -> None:
+        """Files one incoming message where the waits above look for it."""
+        kind = message.get("type")
+        job = message.get("job")
+        if kind in ("progress", "job_done", "job_failed") and job in self._released:
+            return  # late news of a job whose result this client already returned
+        if kind == "progress" and isinstance(job, str):
+            done, total = message.get("done"), message.get("total")
+            if isinstance(done, int) and isinstance(total, int):
+                self._progress[job] = (done, total)
+                if job in self._bars:
+                    self._bars[job].update(done, total)
+        elif kind == "job_done" and isinstance(job, str):
+            if len(tensors) != 1:
+                raise self._violation("job_done carries %d tensors, not 1" % len(tensors))
+            summary = message.get("summary")
+            self._done[job] = (summary if isinstance(summary, dict) else {}, tensors[0])
+        elif kind == "job_failed" and isinstance(job, str):
+            self._failed[job] = (str(message.get("code", "internal")),
+                                 str(message.get("message", "")))
+        elif kind == "error":
+            code, text = str(message.get("code", "internal")), str(message.get("message", ""))
+            if not isinstance(message.get("id"), int):
+                raise remote_error(code, text)
+            self._errors[message["id"]] = (code, text)
+        elif isinstance(message.get("id"), int):
+            self._replies[message["id"]] = message
+        # Anything else is a message a newer node may send; this client has no use for it.
+
+    def _send(self, message: Dict[str, Any], frames: List[bytes]) -> None:
+        self._check_open()
+        try:
+            self._ws.send(json.dumps(message, separators=(",", ":")))
+            for frame in frames:
+                self._ws.send(frame)
+        except ConnectionClosed as exc:
+            raise self._lost(_closed_error(exc)) from None
+
+    def _receive(self, deadline: Optional[float], timeout_message: str = "no reply in time") \
+            -> Message:
+        """The next control message and the tensors it announces."""
+        raw = self._receive_raw(deadline, timeout_message)
+        if not isinstance(raw, str):
+            raise self._violation("a binary frame arrived that no message announced")
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            raise self._violation("a text frame is not JSON: %r" % raw[:80]) from None
+        if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+            raise self._violation("a control message has no type: %r" % raw[:80])
+        count = message.get("tensors", 0)
+        if not isinstance(count, int) or not 0 <= count <= MAX_TENSORS_PER_MESSAGE:
+            raise self._violation("a message announces %r tensors" % (count,))
+        tensors = []
+        for _ in range(count):
+            # Once a message is half read, a timeout would leave the stream out of step.
+            frame = self._receive_raw(time.monotonic() + max(self._timeout, 60.0), None)
+            if isinstance(frame, str):
+                raise self._violation("a text frame arrived while tensors were due")
+            try:
+                tensors.append(decode_tensor_frame(frame, self._max_tensor_bytes))
+            except FrameError as exc:
+                raise self._lost(exc) from None
+        return message, tensors
+
+    def _receive_raw(self, deadline: Optional[float], timeout_message: Optional[str]):
+        self._check_open()
+        remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+        try:
+            return self._ws.recv(timeout=remaining)
+        except TimeoutError:
+            if timeout_message is None:
+                raise self._lost(ConnectionLostError("the node stopped sending mid-message"))
+            raise GoblinTimeoutError(timeout_message) from None
+        except ConnectionClosed as exc:
+            raise self._lost(_closed_error(exc)) from None
+
+    def _check_open(self) -> None:
+        if self._broken is not None:
+            raise ConnectionLostError("the connection is closed: %s" % self._broken)
+
+    def _violation(self, text: str) -> ProtocolError:
+        return self._lost(ProtocolError("the node broke the protocol: " + text))
+
+    def _lost(self, error: GoblinError) -> GoblinError:
+        """Marks the connection unusable after `error` and closes it; returns `error`."""
+        if self._broken is None:
+            self._broken = error
+            code, reason = 1000, ""
+            if isinstance(error, ProtocolError):
+                # Tell the node why, in the close-reason form of docs/protocol.md.
+                code = 1009 if error.code == "limit_exceeded" else 1002
+                reason = ("%s: %s" % (error.code, error)).encode("utf-8")[:123].decode(
+                    "utf-8", "ignore")
+            try:
+                self._ws.close(code, reason)
+            except Exception:
+                pass
+        return error

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""A volunteer that lies: it computes every tile with numpy, then corrupts one element of it.
+
+Speaks the volunteer side of docs/protocol.md (/v1/volunteer) so the integration tests can check
+that the lab node rejects its tiles, requeues them for an honest volunteer and records the verdicts.
+Prints `dishonest volunteer v-...` once registered, then one line per task and verdict.
+
+    python dishonest_volunteer.py --node ws://127.0.0.1:PORT [--corruption 1000.0]
+"""
+
+import argparse
+import inspect
+import json
+import sys
+import time
+
+import numpy as np
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
+
+from goblin.wire import decode_tensor_frame, encode_tensor_frame
+
+MAX_TENSOR_BYTES = 1 << 30
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+def open_connection(url: str):
+    options = {"compression": None, "max_size": MAX_TENSOR_BYTES + 65536, "open_timeout": 10}
+    if "proxy" in inspect.signature(connect).parameters:
+        options["proxy"] = None
+    return connect(url.rstrip("/") + "/v1/volunteer", **options)
+
+
+def hello(ws) -> str:
+    ws.send(json.dumps({
+        "type": "hello", "id": 1, "protocol": 1, "catalog": 1, "identity": None,
+        "capabilities": {"backend": "cpu-numpy", "threads": 1, "memory_bytes": 1 << 30,
+                         "dtypes": ["f32", "f64"], "ops": ["matmul"], "slots": 1}}))
+    welcome = json.loads(ws.recv(timeout=20))
+    if welcome.get("type") != "welcome" or not str(welcome.get("volunteer", "")).startswith("v-"):
+        raise SystemExit("unexpected answer to hello: %r" % welcome)
+    return welcome["volunteer"]
+
+
+def corrupted_product(a: np.ndarray, b: np.ndarray, corruption: float) -> np.ndarray:
+    product = np.array(a @ b)  # same dtype as the inputs
+    if product.size:
+        product.flat[product.size // 2] += corruption
+    return product
+
+
+def serve(ws, corruption: float) -> None:
+    while True:
+        message = json.loads(ws.recv())
+        tensors = [decode_tensor_frame(ws.recv(timeout=60))
+                   for _ in range(message.get("tensors", 0))]
+        kind = message.get("type")
+        if kind == "task":
+            handle_task(ws, message, tensors, corruption)
+        elif kind == "verdict":
+            say("verdict task %s attempt %s: %s" % (message.get("task"), message.get("attempt"),
+                                                    message.get("verdict")))
+        else:
+            say("ignored message %s" % json.dumps(message)[:200])
+
+
+def handle_task(ws, task, tensors, corruption: float) -> None:
+    ids = {"task": task.get("task"), "attempt": task.get("attempt")}
+    if task.get("op") != "matmul" or len(tensors) != 2:
+        ws.send(json.dumps(dict(ids, type="task_error", code="invalid_message",
+                                message="only matmul with 2 tensors")))
+        return
+    started = time.perf_counter()
+    product = corrupted_product(tensors[0], tensors[1], corruption)
+    seconds = time.perf_counter() - started
+    ws.send(json.dumps(dict(ids, type="result", backend="cpu-numpy", compute_seconds=seconds,
+                            tensors=1)))
+    ws.send(encode_tensor_frame(product))
+    say("task %s attempt %s: returned %s tile with +%g in one element"
+        % (ids["task"], ids["attempt"], "x".join(map(str, product.shape)), corruption))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--node", required=True, help="ws://HOST:PORT of the lab node")
+    parser.add_argument("--corruption", type=float, default=1000.0,
+                        help="added to one element of every returned tile (default 1000)")
+    args = parser.parse_args()
+    with open_connection(args.node) as ws:
+        say("dishonest volunteer %s" % hello(ws))
+        try:
+            serve(ws, args.corruption)
+        except ConnectionClosed as exc:
+            received = exc.rcvd
+            say("connection closed: %s" % (
+                "%d %s" % (received.code, received.reason) if received else "no close frame"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
