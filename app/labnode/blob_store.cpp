@@ -1,5 +1,6 @@
 #include "blob_store.hpp"
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -99,7 +100,10 @@ Expected<std::string> BlobStore::put(const core::Tensor& tensor) {
     if (fs::exists(target))
         return digest;
     // Write beside the target and rename, so a crash never leaves a half blob under its name.
-    const fs::path temporary = target.string() + ".tmp" + std::to_string(::getpid());
+    // The temporary name is unique per call: concurrent puts of the same bytes must not share it.
+    static std::atomic<std::uint64_t> sequence{0};
+    const fs::path temporary = target.string() + ".tmp" + std::to_string(::getpid()) + "-" +
+                               std::to_string(sequence.fetch_add(1));
     {
         FileDescriptor file{::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)};
         if (file.fd < 0)

@@ -73,7 +73,9 @@ void WsConnection::doRead() {
 
 void WsConnection::onRead(beast::error_code ec, std::size_t) {
     if (ec) {
-        if (ec == websocket::error::closed) {
+        // A close frame that arrived says why, even when our reply then failed because the peer
+        // dropped the socket right after its close frame (EPIPE or a reset instead of `closed`).
+        if (ec == websocket::error::closed || m_ws.reason().code != websocket::close_code::none) {
             finish(closeErrorFromPeer(m_ws.reason().code, std::string(m_ws.reason().reason.c_str())));
         } else if (ec == websocket::error::message_too_big) {
             finish(Error{ErrorCode::LimitExceeded, "a frame was over the size limit"});
