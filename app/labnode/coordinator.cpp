@@ -6,6 +6,7 @@
 #include "goblin/net/json_fields.hpp"
 #include "secrets.hpp"
 #include "tile_planner.hpp"
+#include "tile_verifier.hpp"
 
 namespace goblin::labnode {
 
@@ -455,77 +456,91 @@ void Coordinator::onResult(std::uint64_t id, Peer& sender, Message message) {
     result.volunteerId = sender.volunteerId;
     result.backend = net::requireString(message.control, "backend").value_or(sender.backend).substr(0, 64);
     result.computeSeconds = net::requireNumber(message.control, "compute_seconds").value_or(0.0);
-    verify::MatmulCheckOptions options{m_settings.verificationVectors, m_random()};
-    const core::MatrixView a = core::subView(
-        viewOfBlob(*job->a, job->record.dtype, job->record.m, job->record.k), task->row0, task->rows,
-        0, job->record.k);
-    const core::MatrixView b = core::subView(
-        viewOfBlob(*job->b, job->record.dtype, job->record.k, job->record.n), 0, job->record.k,
-        task->col0, task->cols);
-    asio::post(m_workers, [this, id, a, b, options, result, tile = message.tensors[0],
-                           keepA = job->a, keepB = job->b, jobId = job->record.id,
-                           row0 = task->row0, col0 = task->col0, n = job->record.n]() mutable {
-        const auto started = std::chrono::steady_clock::now();
-        verify::MatmulCheckReport report;
-        if (tile->shape().size() != 2) {
-            report.reason = "the result is not a 2-D tile";
-        } else {
-            report = verify::checkMatmulTile(a, b, core::viewOf(*tile), options);
-        }
-        result.verifySeconds =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-        result.accepted = report.verdict == verify::Verdict::Accepted;
-        result.errorRatio = report.maxErrorRatio;
-        result.residual = report.residual;
-        result.bound = report.bound;
-        result.reason = report.reason;
-        if (result.accepted) {
-            // Merge before commit: a crash in between only means the tile is computed again.
-            if (auto ok = m_blobs.writeTile(jobId, *tile, row0, col0, n); !ok) {
-                result.accepted = false;
-                result.reason = "node could not write the tile: " + ok.error().message;
-            }
-        }
-        asio::post(m_core, [this, id, result, tile] { onVerified(id, result, tile); });
+    TileCheck check;
+    check.jobId = job->record.id;
+    check.a = core::subView(viewOfBlob(*job->a, job->record.dtype, job->record.m, job->record.k),
+                            task->row0, task->rows, 0, job->record.k);
+    check.b = core::subView(viewOfBlob(*job->b, job->record.dtype, job->record.k, job->record.n), 0,
+                            job->record.k, task->col0, task->cols);
+    check.keepA = job->a;
+    check.keepB = job->b;
+    check.row0 = task->row0;
+    check.col0 = task->col0;
+    check.resultCols = job->record.n;
+    check.options = verify::MatmulCheckOptions{m_settings.verificationVectors, m_random()};
+    const TensorPtr tile = message.tensors[0];
+    if (isTinyTile(check)) {
+        verifyAndMerge(check, *tile, m_blobs, result);
+        return onVerified(id, std::move(result));
+    }
+    asio::post(m_workers, [this, id, check = std::move(check), tile, result]() mutable {
+        verifyAndMerge(check, *tile, m_blobs, result);
+        asio::post(m_core, [this, id, result = std::move(result)] { onVerified(id, result); });
     });
 }
 
-void Coordinator::onVerified(std::uint64_t volunteerPeer, ResultRecord result, TensorPtr) {
-    TileTask* task = m_book.task(result.taskId);
-    if (!task || task->state != TaskState::Verifying)
+void Coordinator::onVerified(std::uint64_t volunteerPeer, ResultRecord result) {
+    // Verdicts that arrive together commit together: one transaction per burst, not per tile.
+    m_verified.push_back({volunteerPeer, std::move(result)});
+    if (m_flushPosted)
+        return;
+    m_flushPosted = true;
+    asio::post(m_core, [this] { flushVerdicts(); });
+}
+
+void Coordinator::flushVerdicts() {
+    m_flushPosted = false;
+    std::vector<VerifiedResult> batch;
+    batch.swap(m_verified);
+    std::erase_if(batch, [this](const VerifiedResult& verified) {
+        const TileTask* task = m_book.task(verified.result.taskId);
+        return !task || task->state != TaskState::Verifying;
+    });
+    if (batch.empty())
         return;
     {
         Transaction transaction(m_store.database());
-        auto ok = m_store.recordResult(result, m_clock());
+        Expected<void> ok;
+        for (const VerifiedResult& verified : batch) {
+            ok = m_store.recordResult(verified.result, m_clock());
+            if (!ok)
+                break;
+        }
         if (ok)
             ok = transaction.commit();
         if (!ok) {
-            m_log("task " + std::to_string(result.taskId) + ": could not record its result (" +
-                  ok.error().message + "); it goes back to the queue");
-            m_book.requeue(result.taskId);
+            m_log("could not record " + std::to_string(batch.size()) + " verdict(s) (" +
+                  ok.error().message + "); their tasks go back to the queue");
+            for (const VerifiedResult& verified : batch)
+                m_book.requeue(verified.result.taskId);
             return pump();
         }
     }
+    for (const VerifiedResult& verified : batch)
+        applyVerdict(verified.peer, verified.result);
+    pump();
+}
+
+void Coordinator::applyVerdict(std::uint64_t volunteerPeer, const ResultRecord& result) {
     send(volunteerPeer, Message{json::object{{"type", "verdict"},
                                              {"task", result.taskId},
                                              {"attempt", result.attempt},
                                              {"verdict", result.accepted ? "accepted" : "rejected"}},
                                 {}});
-    const std::string jobId = task->jobId;
+    const std::string jobId = m_book.task(result.taskId)->jobId;
     if (!result.accepted) {
         m_log("task " + std::to_string(result.taskId) + " attempt " + std::to_string(result.attempt) +
               " from volunteer " + result.volunteerId + " REJECTED: " + result.reason +
               " (error/bound " + std::to_string(result.errorRatio) + "); queued for another volunteer");
         m_book.refuse(result.taskId, result.volunteerId);
         m_book.requeue(result.taskId);
-        return pump();
+        return;
     }
     const bool complete = m_book.accept(result.taskId);
     if (RunningJob* job = m_book.job(jobId))
         sendProgress(*job, complete);
     if (complete)
         finishJob(jobId);
-    pump();
 }
 
 void Coordinator::onTaskError(std::uint64_t id, Peer& sender, const json::object& report) {

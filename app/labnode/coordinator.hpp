@@ -77,7 +77,9 @@ private:
     void onRelease(std::uint64_t id, Peer& peer, const boost::json::object& request);
     void onResult(std::uint64_t id, Peer& peer, net::Message message);
     void onTaskError(std::uint64_t id, Peer& peer, const boost::json::object& report);
-    void onVerified(std::uint64_t volunteerPeer, ResultRecord result, net::TensorPtr tile);
+    void onVerified(std::uint64_t volunteerPeer, ResultRecord result);
+    void flushVerdicts();
+    void applyVerdict(std::uint64_t volunteerPeer, const ResultRecord& result);
     void finishJob(const std::string& jobId);
     void sendResult(std::uint64_t peer, const JobRecord& job, std::int64_t requestId);
     void sendProgress(const RunningJob& job, bool force);
@@ -103,6 +105,12 @@ private:
     boost::asio::steady_timer m_leaseTimer;
     std::unordered_map<std::uint64_t, Peer> m_peers;
     std::unordered_map<std::string, double> m_lastProgress;
+    struct VerifiedResult {
+        std::uint64_t peer;
+        ResultRecord result;
+    };
+    std::vector<VerifiedResult> m_verified;
+    bool m_flushPosted = false;
     std::mt19937_64 m_random;
     bool m_stopped = false;
 };

@@ -45,21 +45,32 @@ def hello(ws) -> str:
     return welcome["volunteer"]
 
 
-def corrupted_product(a: np.ndarray, b: np.ndarray, corruption: float) -> np.ndarray:
+MODES = ("add", "nan", "shape", "dtype")
+
+
+def corrupted_product(a: np.ndarray, b: np.ndarray, corruption: float,
+                      mode: str = "add") -> np.ndarray:
+    """A wrong tile: one element off by `corruption` (add) or NaN (nan), a row missing (shape),
+    or the other float dtype (dtype)."""
     product = np.array(a @ b)  # same dtype as the inputs
+    if mode == "shape":
+        return product[:-1] if product.shape[0] > 1 else product[:, :-1]
+    if mode == "dtype":
+        return product.astype(np.float64 if product.dtype == np.float32 else np.float32)
     if product.size:
-        product.flat[product.size // 2] += corruption
+        product.flat[product.size // 2] = np.nan if mode == "nan" else (
+            product.flat[product.size // 2] + corruption)
     return product
 
 
-def serve(ws, corruption: float) -> None:
+def serve(ws, corruption: float, mode: str) -> None:
     while True:
         message = json.loads(ws.recv())
         tensors = [decode_tensor_frame(ws.recv(timeout=60))
                    for _ in range(message.get("tensors", 0))]
         kind = message.get("type")
         if kind == "task":
-            handle_task(ws, message, tensors, corruption)
+            handle_task(ws, message, tensors, corruption, mode)
         elif kind == "verdict":
             say("verdict task %s attempt %s: %s" % (message.get("task"), message.get("attempt"),
                                                     message.get("verdict")))
@@ -67,20 +78,20 @@ def serve(ws, corruption: float) -> None:
             say("ignored message %s" % json.dumps(message)[:200])
 
 
-def handle_task(ws, task, tensors, corruption: float) -> None:
+def handle_task(ws, task, tensors, corruption: float, mode: str) -> None:
     ids = {"task": task.get("task"), "attempt": task.get("attempt")}
     if task.get("op") != "matmul" or len(tensors) != 2:
         ws.send(json.dumps(dict(ids, type="task_error", code="invalid_message",
                                 message="only matmul with 2 tensors")))
         return
     started = time.perf_counter()
-    product = corrupted_product(tensors[0], tensors[1], corruption)
+    product = corrupted_product(tensors[0], tensors[1], corruption, mode)
     seconds = time.perf_counter() - started
     ws.send(json.dumps(dict(ids, type="result", backend="cpu-numpy", compute_seconds=seconds,
                             tensors=1)))
     ws.send(encode_tensor_frame(product))
-    say("task %s attempt %s: returned %s tile with +%g in one element"
-        % (ids["task"], ids["attempt"], "x".join(map(str, product.shape)), corruption))
+    say("task %s attempt %s: returned a wrong %s %s tile (%s)"
+        % (ids["task"], ids["attempt"], "x".join(map(str, product.shape)), product.dtype, mode))
 
 
 def main() -> int:
@@ -88,11 +99,13 @@ def main() -> int:
     parser.add_argument("--node", required=True, help="ws://HOST:PORT of the lab node")
     parser.add_argument("--corruption", type=float, default=1000.0,
                         help="added to one element of every returned tile (default 1000)")
+    parser.add_argument("--mode", choices=MODES, default="add",
+                        help="how every returned tile is wrong (default: add)")
     args = parser.parse_args()
     with open_connection(args.node) as ws:
         say("dishonest volunteer %s" % hello(ws))
         try:
-            serve(ws, args.corruption)
+            serve(ws, args.corruption, args.mode)
         except ConnectionClosed as exc:
             received = exc.rcvd
             say("connection closed: %s" % (

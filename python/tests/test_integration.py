@@ -217,10 +217,11 @@ def assert_node_still_serves(cluster, client=None):
 
 # -- (d) a dishonest volunteer --------------------------------------------------------------------
 
-def test_dishonest_volunteer_is_caught(cluster):
+@pytest.mark.parametrize("mode", ["add", "nan", "shape", "dtype"])
+def test_dishonest_volunteer_is_caught(cluster, mode):
     token = cluster.add_researcher()
     cluster.start_node()
-    dishonest, dishonest_id = cluster.start_dishonest(corruption=1000.0)
+    dishonest, dishonest_id = cluster.start_dishonest(corruption=1000.0, mode=mode)
     client = cluster.connect(token)
     A, B = random_matrices(96, 80, 64, np.float32, seed=21)
     job = client.submit_matmul(A, B, tile=[32, 32])

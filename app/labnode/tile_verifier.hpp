@@ -1,0 +1,33 @@
+// Verifies a returned C tile against the job's inputs and, when it passes, merges it into the job's
+// result file. Runs on a worker thread (or inline on the core thread for tiny tiles); it touches
+// only the views and files it is given.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "blob_store.hpp"
+#include "goblin/core/tensor.hpp"
+#include "goblin/verify/matmul_check.hpp"
+#include "node_store.hpp"
+
+namespace goblin::labnode {
+
+struct TileCheck {
+    std::string jobId;
+    core::MatrixView a; // the tile's rows of A (views into the mapped blob below)
+    core::MatrixView b; // the tile's columns of B
+    std::shared_ptr<MappedFile> keepA, keepB;
+    std::int64_t row0 = 0, col0 = 0, resultCols = 0;
+    verify::MatmulCheckOptions options;
+};
+
+// Fills the verdict fields of `result` (accepted, error ratio, residual, bound, reason, time).
+void verifyAndMerge(const TileCheck& check, const core::Tensor& tile, const BlobStore& blobs,
+                    ResultRecord& result);
+
+// Tiles this small are checked on the core thread: a thread hop would cost more than the check.
+bool isTinyTile(const TileCheck& check);
+
+} // namespace goblin::labnode
