@@ -8,7 +8,7 @@ For each N it times, on this machine:
              upload, tiling, verification of every tile, merge and download included
   dask       dask.array matmul on dask.distributed with 2 worker processes (verifies nothing)
 and prints the ratios, the verification share (node verification CPU ÷ volunteer tile compute),
-and the wire efficiency (bytes the volunteers moved through their sockets ÷ raw tensor bytes).
+and the wire efficiency (TCP payload bytes through the node's sockets ÷ raw tensor bytes moved).
 Then the scheduler alone: a job forced into ≥ 10,000 tiny tiles, tiles per second.
 
 Run it as `bash bench/run.sh` (which unsets OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE for this command
@@ -64,7 +64,7 @@ def best_of(repeats, fn):
 class Network:
     """A lab node and 2 headless volunteers on loopback, in a temporary folder."""
 
-    def __init__(self, volunteers=2, threads=1, slots=2):
+    def __init__(self, volunteers=2, threads=int(os.environ.get("GOBLIN_BENCH_THREADS", "1")), slots=2):
         self.dir = Path(tempfile.mkdtemp(prefix="goblin-bench-"))
         db = self.dir / "node.db"
         self.token = subprocess.run([LABNODE, "researcher", "add", "bench@lab.example", "--db", db],
@@ -95,12 +95,12 @@ class Network:
         return "connected to" in (self.dir / f"volunteer-{i}.log").read_text()
 
     def socket_bytes(self):
-        """Bytes the volunteers read and wrote (they do no other I/O while computing)."""
-        total = 0
-        for process in self.volunteers:
-            io = dict(line.split(": ") for line in Path(f"/proc/{process.pid}/io").read_text().splitlines())
-            total += int(io["rchar"]) + int(io["wchar"])
-        return total
+        """TCP payload bytes sent and received by all of the node's sockets (from `ss -ti`): the
+        researcher's upload and download and every task and result frame to and from volunteers."""
+        port = self.url.rsplit(":", 1)[1]
+        out = subprocess.run(["ss", "-tinH", "state", "established", f"( sport = :{port} )"],
+                             check=True, capture_output=True, text=True).stdout
+        return sum(int(value) for value in re.findall(r"bytes_(?:sent|received):(\d+)", out))
 
     def job_stats(self, job):
         with sqlite3.connect(f"file:{self.db}?mode=ro", uri=True) as con:
@@ -173,6 +173,7 @@ def bench_matmul(sizes, repeats):
                         best = (seconds, moved, client.last_job, client.last_summary)
                 network_s, moved, job, summary = best
                 compute_s, verify_s, elements = network.job_stats(job)
+                elements += 3 * n * n  # the researcher's A and B up, C down
                 error = float(np.max(np.abs(C.astype(np.float64) - A.astype(np.float64) @ B)))
                 dask_s = dask_seconds(n, repeats)
                 rows.append(dict(n=n, numpy=numpy_s, backend=backend_s, network=network_s, dask=dask_s,

@@ -94,7 +94,7 @@ BlobStore::BlobStore(fs::path root) : m_root(std::move(root)) {
                                  ec.message());
 }
 
-Expected<std::string> BlobStore::put(const core::Tensor& tensor) {
+Expected<std::string> BlobStore::put(const core::Tensor& tensor) const {
     std::string digest = sha256Hex(tensor.bytes());
     const fs::path target = m_root / "blobs" / (digest + ".bin");
     if (fs::exists(target))

@@ -34,7 +34,7 @@ public:
     explicit BlobStore(std::filesystem::path root); // creates the folders; throws on failure
 
     // Writes the tensor's bytes once under their SHA-256 (hex) and returns it.
-    Expected<std::string> put(const core::Tensor& tensor);
+    Expected<std::string> put(const core::Tensor& tensor) const;
     Expected<std::shared_ptr<MappedFile>> map(const std::string& digest) const;
     void remove(const std::string& digest) const;
 

@@ -1,5 +1,7 @@
 #include "coordinator.hpp"
 
+#include <mutex>
+
 #include <boost/asio/post.hpp>
 #include <boost/json.hpp>
 
@@ -275,6 +277,16 @@ Expected<std::optional<std::pair<std::int64_t, std::int64_t>>> requestedTile(con
     return std::optional(std::pair(tile->get_array()[0].get_int64(), tile->get_array()[1].get_int64()));
 }
 
+// Refuses NaN/Inf (verification needs finite inputs), then stores the input as a blob.
+Expected<std::string> storeFiniteInput(const char* name, const core::Tensor& input,
+                                       const BlobStore& blobs) {
+    if (auto bad = verify::findNonFinite(core::viewOf(input)))
+        return makeError(ErrorCode::InvalidInput,
+                         std::string(name) + " holds NaN or Inf at (" + std::to_string(bad->first) +
+                             ", " + std::to_string(bad->second) + "); verification needs finite inputs");
+    return blobs.put(input);
+}
+
 } // namespace
 
 void Coordinator::onSubmit(std::uint64_t id, Peer& sender, Message message) {
@@ -284,28 +296,40 @@ void Coordinator::onSubmit(std::uint64_t id, Peer& sender, Message message) {
     auto tile = requestedTile(message.control);
     if (!tile)
         return replyError(id, requestId, tile.error());
-    // Finite checks and blob writes are O(size): do them off the core thread.
-    asio::post(m_workers, [this, id, researcher = sender.researcherId, requestId,
-                           a = message.tensors[0], b = message.tensors[1], tile = *tile] {
-        for (const TensorPtr& input : {a, b}) {
-            if (auto bad = verify::findNonFinite(core::viewOf(*input))) {
-                Error error{ErrorCode::InvalidInput,
-                            std::string(input == a ? "A" : "B") + " holds NaN or Inf at (" +
-                                std::to_string(bad->first) + ", " + std::to_string(bad->second) +
-                                "); verification needs finite inputs"};
-                asio::post(m_core, [this, id, requestId, error] { replyError(id, requestId, error); });
-                return;
+    // Finite checks and blob writes are O(size): A and B are taken in on two workers at once, and
+    // whichever finishes second hands the job to the core thread.
+    struct Intake {
+        std::mutex mutex;
+        int pending = 2;
+        Expected<std::string> digests[2];
+    };
+    auto intake = std::make_shared<Intake>();
+    const double received = m_clock();
+    for (int index = 0; index < 2; ++index) {
+        asio::post(m_workers, [this, id, researcher = sender.researcherId, requestId, received,
+                               intake, index, a = message.tensors[0], b = message.tensors[1],
+                               tile = *tile] {
+            auto digest = storeFiniteInput(index == 0 ? "A" : "B", *(index == 0 ? a : b), m_blobs);
+            {
+                std::lock_guard lock(intake->mutex);
+                intake->digests[index] = std::move(digest);
+                if (--intake->pending > 0)
+                    return;
             }
-        }
-        auto aBlob = m_blobs.put(*a);
-        auto bBlob = aBlob ? m_blobs.put(*b) : aBlob;
-        if (!aBlob || !bBlob) {
-            Error error = !aBlob ? aBlob.error() : bBlob.error();
-            asio::post(m_core, [this, id, requestId, error] { replyError(id, requestId, error); });
-            return;
-        }
-        asio::post(m_core, [=, this] { createJob(id, researcher, requestId, a, b, *aBlob, *bBlob, tile); });
-    });
+            for (const auto& outcome : intake->digests) {
+                if (!outcome) {
+                    asio::post(m_core, [this, id, requestId, error = outcome.error()] {
+                        replyError(id, requestId, error);
+                    });
+                    return;
+                }
+            }
+            m_log("intake: inputs checked and stored in " + std::to_string(m_clock() - received) + " s");
+            asio::post(m_core, [=, this] {
+                createJob(id, researcher, requestId, a, b, *intake->digests[0], *intake->digests[1], tile);
+            });
+        });
+    }
 }
 
 void Coordinator::createJob(std::uint64_t id, std::int64_t researcher, std::int64_t requestId,

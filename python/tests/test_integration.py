@@ -6,6 +6,9 @@ Fixtures live in conftest.py. These tests fail (never skip) when the C++ program
 import inspect
 import json
 import re
+import signal
+import socket
+import subprocess
 import urllib.request
 from pathlib import Path
 
@@ -16,6 +19,8 @@ from websockets.sync.client import connect as ws_connect
 
 import goblin
 from goblin.accuracy import matmul_error
+
+from conftest import VOLUNTEER
 
 pytestmark = pytest.mark.integration
 
@@ -32,6 +37,12 @@ def assert_exact_within_bound(A, B, C):
     assert C.shape == (A.shape[0], B.shape[1]) and C.dtype == A.dtype
     report = matmul_error(A, B, C)
     assert report["max_bound_ratio"] <= 1.0, "C is off by more than the sound bound: %s" % report
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def tile_count(m, n, tile):
@@ -324,3 +335,50 @@ def test_researcher_token_survives_restart(cluster):
     A, B = random_matrices(10, 10, 10, np.float64, seed=3)
     assert_exact_within_bound(A, B, client.matmul(A, B, timeout=JOB_TIMEOUT))
     assert re.match(r"^j-", client.last_job)
+
+
+# -- the volunteer's life cycle ---------------------------------------------------------------------
+
+CONNECTED = re.compile(r"connected to \S+ as (v-[0-9a-f]+)")
+
+
+def test_volunteer_keeps_its_identity_and_exits_cleanly(cluster):
+    token = cluster.add_researcher()
+    cluster.start_node()
+    volunteer = cluster.start_volunteer(threads=1, slots=1)
+    first_id = volunteer.wait_for_line(CONNECTED, 30).group(1)
+    identity = json.loads((volunteer.config_dir / "identity.json").read_text())
+    assert identity["nodes"][cluster.url]["volunteer"] == first_id
+    assert len(identity["nodes"][cluster.url]["secret"]) == 64
+    # Only a hash of the secret is stored at the node.
+    (stored,) = cluster.query("SELECT secret_hash FROM volunteers WHERE id = ?", (first_id,))[0]
+    assert stored != identity["nodes"][cluster.url]["secret"]
+
+    assert volunteer.stop() == 0, volunteer.tail()  # SIGTERM: a clean exit
+
+    again = cluster.start_volunteer(threads=1, slots=1, config_dir=volunteer.config_dir)
+    assert again.wait_for_line(CONNECTED, 30).group(1) == first_id
+    assert len(cluster.query("SELECT id FROM volunteers")) == 1, "the volunteer registered again"
+    client = cluster.connect(token)
+    A, B = random_matrices(40, 30, 20, np.float32, seed=8)
+    assert_exact_within_bound(A, B, client.matmul(A, B, timeout=JOB_TIMEOUT))
+    again.popen.send_signal(signal.SIGINT)
+    assert again.popen.wait(timeout=15) == 0, again.tail()
+
+
+def test_volunteer_retries_an_absent_node_with_back_off(cluster):
+    cluster.port = free_port()
+    volunteer = cluster.start_volunteer(threads=1, slots=1)
+    volunteer.wait_for_line(re.compile(r"reconnecting in 1000 ms"), 30)
+    assert volunteer.alive()
+    cluster.start_node(port=cluster.port)  # the node appears: the volunteer finds it by itself
+    volunteer.wait_for_line(CONNECTED, 60)
+    assert volunteer.stop() == 0, volunteer.tail()
+
+
+def test_volunteer_refuses_a_bad_node_url(tmp_path):
+    result = subprocess.run([str(VOLUNTEER), "--headless", "--node", "http://example:1",
+                             "--config-dir", str(tmp_path)], capture_output=True, text=True,
+                            timeout=30)
+    assert result.returncode == 1
+    assert "must start with ws://" in result.stderr
