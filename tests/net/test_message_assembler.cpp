@@ -29,7 +29,8 @@ namespace {
 
 std::vector<std::byte> textBytes(std::string_view text) {
     std::vector<std::byte> bytes(text.size());
-    std::memcpy(bytes.data(), text.data(), text.size());
+    if (!text.empty())
+        std::memcpy(bytes.data(), text.data(), text.size());
     return bytes;
 }
 
