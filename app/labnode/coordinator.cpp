@@ -6,9 +6,12 @@
 #include <boost/json.hpp>
 
 #include "goblin/net/json_fields.hpp"
+#include "matmul_request.hpp"
 #include "secrets.hpp"
+#include "task_message.hpp"
 #include "tile_planner.hpp"
 #include "tile_verifier.hpp"
+#include "volunteer_admission.hpp"
 
 namespace goblin::labnode {
 
@@ -17,30 +20,6 @@ namespace json = boost::json;
 using net::Message;
 using net::TensorPtr;
 
-namespace {
-
-std::string randomHex(std::mt19937_64& random, int digits) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string text;
-    for (int i = 0; i < digits; ++i)
-        text.push_back(kHex[random() & 15]);
-    return text;
-}
-
-json::object limitsJson(const net::Limits& limits) {
-    return json::object{{"max_control_bytes", limits.maxControlBytes},
-                        {"max_tensor_bytes", limits.maxTensorBytes},
-                        {"max_tiles", limits.maxTiles}};
-}
-
-json::array shapeJson(std::int64_t rows, std::int64_t cols) { return json::array{rows, cols}; }
-
-core::MatrixView viewOfBlob(const MappedFile& file, core::DType dtype, std::int64_t rows,
-                            std::int64_t cols) {
-    return core::MatrixView{dtype, file.bytes().data(), rows, cols, cols};
-}
-
-} // namespace
 
 Coordinator::Coordinator(asio::io_context& core, asio::thread_pool& workers, NodeStore& store,
                          BlobStore& blobs, CoordinatorSettings settings, Clock clock, LogSink log)
@@ -168,58 +147,20 @@ void Coordinator::onHello(std::uint64_t id, Peer& sender, const Message& message
 
 Expected<void> Coordinator::helloVolunteer(Peer& sender, const json::object& hello,
                                            json::object& welcome) {
-    const auto* capabilities = hello.if_contains("capabilities");
-    if (!capabilities || !capabilities->is_object())
-        return makeError(ErrorCode::InvalidMessage, "hello needs a 'capabilities' object");
-    const json::object& caps = capabilities->get_object();
-    auto backend = net::requireString(caps, "backend");
-    auto slots = net::requireIntIn(caps, "slots", 1, 16);
-    auto memory = net::requireIntIn(caps, "memory_bytes", 0, INT64_MAX);
-    if (!backend || backend->empty() || backend->size() > 64)
-        return makeError(ErrorCode::InvalidMessage, "capabilities.backend must be a short string");
-    if (!slots)
-        return tl::unexpected(slots.error());
-    if (!memory)
-        return tl::unexpected(memory.error());
-    const auto* dtypes = caps.if_contains("dtypes");
-    const auto* ops = caps.if_contains("ops");
-    if (!dtypes || !dtypes->is_array() || !ops || !ops->is_array())
-        return makeError(ErrorCode::InvalidMessage, "capabilities need 'dtypes' and 'ops' lists");
-    for (const auto& dtype : dtypes->get_array()) {
-        if (dtype.is_string() && sender.dtypes.size() < 8)
-            sender.dtypes.insert(std::string(dtype.get_string()));
-    }
-    bool matmul = false;
-    for (const auto& op : ops->get_array())
-        matmul = matmul || (op.is_string() && op.get_string() == "matmul");
-    if (!matmul)
-        return makeError(ErrorCode::VersionMismatch, "the volunteer does not run 'matmul'");
-    sender.backend = *backend;
-    sender.slots = static_cast<int>(*slots);
-    sender.memoryBytes = *memory;
-
-    const auto* identity = hello.if_contains("identity");
-    if (!identity || identity->is_null()) {
-        const std::string volunteerId = "v-" + randomHex(m_random, 16);
-        const std::string secret = newSecret();
-        if (auto ok = m_store.addVolunteer(volunteerId, hashSecret(secret), m_clock()); !ok)
-            return ok;
-        sender.volunteerId = volunteerId;
-        welcome["secret"] = secret;
-        m_log("volunteer " + volunteerId + " registered");
-    } else {
-        if (!identity->is_object())
-            return makeError(ErrorCode::InvalidMessage, "identity must be an object or null");
-        auto volunteerId = net::requireString(identity->get_object(), "volunteer");
-        auto secret = net::requireString(identity->get_object(), "secret");
-        if (!volunteerId || !secret)
-            return makeError(ErrorCode::Unauthenticated, "identity needs 'volunteer' and 'secret'");
-        auto record = m_store.volunteer(*volunteerId);
-        if (!record || record->secretHash != hashSecret(*secret))
-            return makeError(ErrorCode::Unauthenticated, "unknown volunteer or wrong secret");
-        if (record->banned)
-            return makeError(ErrorCode::Banned, "this volunteer is banned by the lab");
-        sender.volunteerId = *volunteerId;
+    auto capabilities = parseCapabilities(hello);
+    if (!capabilities)
+        return tl::unexpected(capabilities.error());
+    auto admission = admitVolunteer(hello, m_store, m_random, m_clock());
+    if (!admission)
+        return tl::unexpected(admission.error());
+    sender.volunteerId = admission->volunteerId;
+    sender.backend = capabilities->backend;
+    sender.slots = capabilities->slots;
+    sender.memoryBytes = capabilities->memoryBytes;
+    sender.dtypes = std::move(capabilities->dtypes);
+    if (admission->newSecret) {
+        welcome["secret"] = *admission->newSecret;
+        m_log("volunteer " + sender.volunteerId + " registered");
     }
     welcome["volunteer"] = sender.volunteerId;
     (void)m_store.touchVolunteer(sender.volunteerId, sender.backend, m_clock());
@@ -241,53 +182,6 @@ int Coordinator::connectedVolunteers(std::int64_t* smallestMemory) const {
     return count;
 }
 
-namespace {
-
-// Shape and dtype rules of submit_matmul; values are checked on the worker pool.
-Expected<void> validateMatmulInputs(const Message& message) {
-    if (message.tensors.size() != 2)
-        return makeError(ErrorCode::InvalidMessage, "submit_matmul carries exactly 2 tensors (A, B)");
-    const core::Tensor& a = *message.tensors[0];
-    const core::Tensor& b = *message.tensors[1];
-    if (a.shape().size() != 2 || b.shape().size() != 2)
-        return makeError(ErrorCode::ShapeMismatch, "A and B must be 2-D matrices");
-    if (!core::isFloatingPoint(a.dtype()) || a.dtype() != b.dtype())
-        return makeError(ErrorCode::UnsupportedDtype,
-                         "matmul takes A and B both f32 or both f64, got " +
-                             std::string(core::wireName(a.dtype())) + " and " +
-                             std::string(core::wireName(b.dtype())));
-    if (a.shape()[1] != b.shape()[0])
-        return makeError(ErrorCode::ShapeMismatch,
-                         "inner sizes differ: A is " + std::to_string(a.shape()[0]) + "x" +
-                             std::to_string(a.shape()[1]) + ", B is " + std::to_string(b.shape()[0]) +
-                             "x" + std::to_string(b.shape()[1]));
-    if (a.shape()[0] < 1 || a.shape()[1] < 1 || b.shape()[1] < 1)
-        return makeError(ErrorCode::ShapeMismatch, "empty matrices are refused");
-    return {};
-}
-
-Expected<std::optional<std::pair<std::int64_t, std::int64_t>>> requestedTile(const json::object& request) {
-    const auto* tile = request.if_contains("tile");
-    if (!tile || tile->is_null())
-        return std::optional<std::pair<std::int64_t, std::int64_t>>();
-    if (!tile->is_array() || tile->get_array().size() != 2 || !tile->get_array()[0].is_int64() ||
-        !tile->get_array()[1].is_int64() || tile->get_array()[0].get_int64() < 1 ||
-        tile->get_array()[1].get_int64() < 1)
-        return makeError(ErrorCode::InvalidMessage, "'tile' must be [rows, cols] with both >= 1");
-    return std::optional(std::pair(tile->get_array()[0].get_int64(), tile->get_array()[1].get_int64()));
-}
-
-// Refuses NaN/Inf (verification needs finite inputs), then stores the input as a blob.
-Expected<std::string> storeFiniteInput(const char* name, const core::Tensor& input,
-                                       const BlobStore& blobs) {
-    if (auto bad = verify::findNonFinite(core::viewOf(input)))
-        return makeError(ErrorCode::InvalidInput,
-                         std::string(name) + " holds NaN or Inf at (" + std::to_string(bad->first) +
-                             ", " + std::to_string(bad->second) + "); verification needs finite inputs");
-    return blobs.put(input);
-}
-
-} // namespace
 
 void Coordinator::onSubmit(std::uint64_t id, Peer& sender, Message message) {
     const std::int64_t requestId = net::requestId(message.control);
@@ -349,7 +243,7 @@ void Coordinator::createJob(std::uint64_t id, std::int64_t researcher, std::int6
         return replyError(id, requestId, plan.error());
 
     RunningJob job;
-    job.record = JobRecord{"j-" + randomHex(m_random, 16), researcher, input.dtype, input.m, input.k,
+    job.record = JobRecord{randomId("j-", m_random), researcher, input.dtype, input.m, input.k,
                            input.n, plan->tileRows, plan->tileCols, aBlob, bBlob, "running",
                            m_clock(), 0};
     auto aMap = m_blobs.map(aBlob);
@@ -406,14 +300,23 @@ void Coordinator::createJob(std::uint64_t id, std::int64_t researcher, std::int6
     pump();
 }
 
-void Coordinator::onFetch(std::uint64_t id, Peer& sender, const json::object& request) {
-    const std::int64_t requestId = net::requestId(request);
+Expected<JobRecord> Coordinator::ownedJob(const Peer& sender, const json::object& request) {
     auto jobId = net::requireString(request, "job");
     if (!jobId)
-        return replyError(id, requestId, jobId.error());
+        return tl::unexpected(jobId.error());
     auto record = m_store.job(*jobId);
+    // Another researcher's job is "not found" too: job ids reveal nothing.
     if (!record || record->researcherId != sender.researcherId || record->state == "released")
-        return replyError(id, requestId, Error{ErrorCode::NotFound, "no job " + *jobId + " to fetch"});
+        return makeError(ErrorCode::NotFound, "no job " + *jobId);
+    return *record;
+}
+
+void Coordinator::onFetch(std::uint64_t id, Peer& sender, const json::object& request) {
+    const std::int64_t requestId = net::requestId(request);
+    auto record = ownedJob(sender, request);
+    if (!record)
+        return replyError(id, requestId, record.error());
+    const auto jobId = &record->id;
     std::int64_t done = 0;
     std::int64_t total = 0;
     if (RunningJob* running = m_book.job(*jobId)) {
@@ -435,12 +338,10 @@ void Coordinator::onFetch(std::uint64_t id, Peer& sender, const json::object& re
 
 void Coordinator::onRelease(std::uint64_t id, Peer& sender, const json::object& request) {
     const std::int64_t requestId = net::requestId(request);
-    auto jobId = net::requireString(request, "job");
-    if (!jobId)
-        return replyError(id, requestId, jobId.error());
-    auto record = m_store.job(*jobId);
-    if (!record || record->researcherId != sender.researcherId || record->state == "released")
-        return replyError(id, requestId, Error{ErrorCode::NotFound, "no job " + *jobId + " to release"});
+    auto record = ownedJob(sender, request);
+    if (!record)
+        return replyError(id, requestId, record.error());
+    const auto jobId = &record->id;
     if (record->state == "running")
         return replyError(id, requestId,
                           Error{ErrorCode::InvalidInput, "job " + *jobId + " is still running"});
@@ -480,18 +381,8 @@ void Coordinator::onResult(std::uint64_t id, Peer& sender, Message message) {
     result.volunteerId = sender.volunteerId;
     result.backend = net::requireString(message.control, "backend").value_or(sender.backend).substr(0, 64);
     result.computeSeconds = net::requireNumber(message.control, "compute_seconds").value_or(0.0);
-    TileCheck check;
-    check.jobId = job->record.id;
-    check.a = core::subView(viewOfBlob(*job->a, job->record.dtype, job->record.m, job->record.k),
-                            task->row0, task->rows, 0, job->record.k);
-    check.b = core::subView(viewOfBlob(*job->b, job->record.dtype, job->record.k, job->record.n), 0,
-                            job->record.k, task->col0, task->cols);
-    check.keepA = job->a;
-    check.keepB = job->b;
-    check.row0 = task->row0;
-    check.col0 = task->col0;
-    check.resultCols = job->record.n;
-    check.options = verify::MatmulCheckOptions{m_settings.verificationVectors, m_random()};
+    TileCheck check = makeTileCheck(
+        *job, *task, verify::MatmulCheckOptions{m_settings.verificationVectors, m_random()});
     const TensorPtr tile = message.tensors[0];
     if (isTinyTile(check)) {
         verifyAndMerge(check, *tile, m_blobs, result);
@@ -619,20 +510,7 @@ void Coordinator::finishJob(const std::string& jobId) {
 }
 
 void Coordinator::sendResult(std::uint64_t id, const JobRecord& job, std::int64_t requestId) {
-    const auto counts = m_store.summaryCounts(job.id);
-    json::object backends;
-    for (const auto& [backend, count] : counts.backends)
-        backends[backend] = count;
-    json::object summary{{"shape", shapeJson(job.m, job.n)},
-                         {"dtype", std::string(core::wireName(job.dtype))},
-                         {"tiles", counts.accepted},
-                         {"verdicts", json::object{{"accepted", counts.accepted},
-                                                   {"rejected", counts.rejected}}},
-                         {"max_error_ratio", counts.maxErrorRatio},
-                         {"verification_seconds", counts.verifySeconds},
-                         {"seconds", (job.finishedAt > 0 ? job.finishedAt : m_clock()) - job.createdAt},
-                         {"volunteers", counts.volunteers},
-                         {"backends", std::move(backends)}};
+    json::object summary = summaryJson(job, m_store.summaryCounts(job.id), m_clock());
     Peer* target = peer(id);
     if (!target)
         return;
@@ -716,24 +594,13 @@ void Coordinator::pump() {
     for (const Assignment& assignment : assignments) {
         const TileTask* task = m_book.task(assignment.task);
         const RunningJob* job = m_book.job(task->jobId);
-        const auto& record = job->record;
-        auto aBlock = core::copyToTensor(core::subView(
-            viewOfBlob(*job->a, record.dtype, record.m, record.k), task->row0, task->rows, 0, record.k));
-        auto bBlock = core::copyToTensor(core::subView(
-            viewOfBlob(*job->b, record.dtype, record.k, record.n), 0, record.k, task->col0, task->cols));
-        if (!aBlock || !bBlock) {
+        auto message = taskMessage(*job, *task, assignment.attempt);
+        if (!message) {
+            m_log("task " + std::to_string(assignment.task) + ": " + message.error().message);
             m_book.requeue(assignment.task);
             continue;
         }
-        // Only op, dtype, numbers and tensors: no job name or researcher identity leaves the node.
-        send(assignment.peer,
-             Message{json::object{{"type", "task"},
-                                  {"task", assignment.task},
-                                  {"attempt", assignment.attempt},
-                                  {"op", "matmul"},
-                                  {"dtype", std::string(core::wireName(record.dtype))}},
-                     {std::make_shared<const core::Tensor>(std::move(*aBlock)),
-                      std::make_shared<const core::Tensor>(std::move(*bBlock))}});
+        send(assignment.peer, std::move(*message));
     }
 }
 

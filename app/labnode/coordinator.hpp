@@ -73,6 +73,8 @@ private:
     void createJob(std::uint64_t id, std::int64_t researcher, std::int64_t requestId,
                    net::TensorPtr a, net::TensorPtr b, std::string aBlob, std::string bBlob,
                    std::optional<std::pair<std::int64_t, std::int64_t>> tile);
+    // The job a fetch or release names, when it belongs to this researcher and is not released.
+    Expected<JobRecord> ownedJob(const Peer& sender, const boost::json::object& request);
     void onFetch(std::uint64_t id, Peer& peer, const boost::json::object& request);
     void onRelease(std::uint64_t id, Peer& peer, const boost::json::object& request);
     void onResult(std::uint64_t id, Peer& peer, net::Message message);

@@ -5,6 +5,14 @@
 
 namespace goblin::labnode {
 
+core::MatrixView RunningJob::aView() const {
+    return core::MatrixView{record.dtype, a->bytes().data(), record.m, record.k, record.k};
+}
+
+core::MatrixView RunningJob::bView() const {
+    return core::MatrixView{record.dtype, b->bytes().data(), record.k, record.n, record.n};
+}
+
 void JobBook::addJob(RunningJob job, std::vector<TileTask> tasks) {
     const std::string id = job.record.id;
     job.totalTiles = static_cast<std::int64_t>(tasks.size());

@@ -36,6 +36,10 @@ struct RunningJob {
     std::shared_ptr<MappedFile> a, b;
     std::int64_t totalTiles = 0;
     std::int64_t acceptedTiles = 0;
+
+    // The inputs as matrices over their mapped blobs; valid while a and b are held.
+    core::MatrixView aView() const;
+    core::MatrixView bView() const;
 };
 
 class JobBook {

@@ -21,6 +21,14 @@ std::string newSecret() {
     return hex;
 }
 
+std::string randomId(const std::string& prefix, std::mt19937_64& random) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string id = prefix;
+    for (int i = 0; i < 16; ++i)
+        id.push_back(kHex[random() & 15]);
+    return id;
+}
+
 std::string hashSecret(const std::string& secret) {
     return sha256Hex(std::as_bytes(std::span(secret.data(), secret.size())));
 }

@@ -28,6 +28,21 @@ void verifyAndMerge(const TileCheck& check, const core::Tensor& tile, const Blob
     }
 }
 
+TileCheck makeTileCheck(const RunningJob& job, const TileTask& task,
+                        const verify::MatmulCheckOptions& options) {
+    TileCheck check;
+    check.jobId = job.record.id;
+    check.a = core::subView(job.aView(), task.row0, task.rows, 0, job.record.k);
+    check.b = core::subView(job.bView(), 0, job.record.k, task.col0, task.cols);
+    check.keepA = job.a;
+    check.keepB = job.b;
+    check.row0 = task.row0;
+    check.col0 = task.col0;
+    check.resultCols = job.record.n;
+    check.options = options;
+    return check;
+}
+
 bool isTinyTile(const TileCheck& check) {
     constexpr std::int64_t kTinyElements = 1 << 14;
     return check.a.rows * check.a.cols + check.b.rows * check.b.cols <= kTinyElements;

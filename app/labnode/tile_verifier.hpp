@@ -10,6 +10,7 @@
 #include "blob_store.hpp"
 #include "goblin/core/tensor.hpp"
 #include "goblin/verify/matmul_check.hpp"
+#include "job_book.hpp"
 #include "node_store.hpp"
 
 namespace goblin::labnode {
@@ -22,6 +23,11 @@ struct TileCheck {
     std::int64_t row0 = 0, col0 = 0, resultCols = 0;
     verify::MatmulCheckOptions options;
 };
+
+// What a worker needs to check the result of `task`: views of its A rows and B columns (the
+// mappings are kept alive) and where the tile goes in the result.
+TileCheck makeTileCheck(const RunningJob& job, const TileTask& task,
+                        const verify::MatmulCheckOptions& options);
 
 // Fills the verdict fields of `result` (accepted, error ratio, residual, bound, reason, time).
 void verifyAndMerge(const TileCheck& check, const core::Tensor& tile, const BlobStore& blobs,
