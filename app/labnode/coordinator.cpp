@@ -256,6 +256,7 @@ void Coordinator::createJob(std::uint64_t id, std::int64_t researcher, std::int6
         return replyError(id, requestId, ok.error());
     job.a = *aMap;
     job.b = *bMap;
+    job.probes = std::make_shared<ColumnProbeCache>(m_random(), m_settings.verificationVectors);
 
     std::vector<TileTask> tasks;
     tasks.reserve(plan->tiles.size());
@@ -381,8 +382,7 @@ void Coordinator::onResult(std::uint64_t id, Peer& sender, Message message) {
     result.volunteerId = sender.volunteerId;
     result.backend = net::requireString(message.control, "backend").value_or(sender.backend).substr(0, 64);
     result.computeSeconds = net::requireNumber(message.control, "compute_seconds").value_or(0.0);
-    TileCheck check = makeTileCheck(
-        *job, *task, verify::MatmulCheckOptions{m_settings.verificationVectors, m_random()});
+    TileCheck check = makeTileCheck(*job, *task);
     const TensorPtr tile = message.tensors[0];
     if (isTinyTile(check)) {
         verifyAndMerge(check, *tile, m_blobs, result);
@@ -659,7 +659,8 @@ void Coordinator::recoverJobs() {
               std::to_string(tasks.size()) + " tile(s) already accepted");
         const std::string jobId = record.id;
         const bool complete = accepted == static_cast<std::int64_t>(tasks.size());
-        m_book.addJob(RunningJob{std::move(record), *a, *b, 0, 0}, std::move(tasks));
+        auto probes = std::make_shared<ColumnProbeCache>(m_random(), m_settings.verificationVectors);
+        m_book.addJob(RunningJob{std::move(record), *a, *b, 0, 0, std::move(probes)}, std::move(tasks));
         if (complete)
             finishJob(jobId);
     }

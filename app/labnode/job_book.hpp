@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "blob_store.hpp"
+#include "column_probe_cache.hpp"
 #include "node_store.hpp"
 
 namespace goblin::labnode {
@@ -36,6 +37,7 @@ struct RunningJob {
     std::shared_ptr<MappedFile> a, b;
     std::int64_t totalTiles = 0;
     std::int64_t acceptedTiles = 0;
+    std::shared_ptr<ColumnProbeCache> probes; // shared with the workers that verify its tiles
 
     // The inputs as matrices over their mapped blobs; valid while a and b are held.
     core::MatrixView aView() const;

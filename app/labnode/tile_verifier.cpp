@@ -11,7 +11,8 @@ void verifyAndMerge(const TileCheck& check, const core::Tensor& tile, const Blob
     if (tile.shape().size() != 2)
         report.reason = "the result is not a 2-D tile";
     else
-        report = verify::checkMatmulTile(check.a, check.b, core::viewOf(tile), check.options);
+        report = verify::checkMatmulTileWithProbe(check.a, check.b, core::viewOf(tile),
+                                                  *check.probes->probeFor(check.col0, check.b));
     result.verifySeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     result.accepted = report.verdict == verify::Verdict::Accepted;
@@ -28,8 +29,7 @@ void verifyAndMerge(const TileCheck& check, const core::Tensor& tile, const Blob
     }
 }
 
-TileCheck makeTileCheck(const RunningJob& job, const TileTask& task,
-                        const verify::MatmulCheckOptions& options) {
+TileCheck makeTileCheck(const RunningJob& job, const TileTask& task) {
     TileCheck check;
     check.jobId = job.record.id;
     check.a = core::subView(job.aView(), task.row0, task.rows, 0, job.record.k);
@@ -39,7 +39,7 @@ TileCheck makeTileCheck(const RunningJob& job, const TileTask& task,
     check.row0 = task.row0;
     check.col0 = task.col0;
     check.resultCols = job.record.n;
-    check.options = options;
+    check.probes = job.probes;
     return check;
 }
 

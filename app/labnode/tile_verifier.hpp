@@ -21,13 +21,12 @@ struct TileCheck {
     core::MatrixView b; // the tile's columns of B
     std::shared_ptr<MappedFile> keepA, keepB;
     std::int64_t row0 = 0, col0 = 0, resultCols = 0;
-    verify::MatmulCheckOptions options;
+    std::shared_ptr<ColumnProbeCache> probes;
 };
 
 // What a worker needs to check the result of `task`: views of its A rows and B columns (the
 // mappings are kept alive) and where the tile goes in the result.
-TileCheck makeTileCheck(const RunningJob& job, const TileTask& task,
-                        const verify::MatmulCheckOptions& options);
+TileCheck makeTileCheck(const RunningJob& job, const TileTask& task);
 
 // Fills the verdict fields of `result` (accepted, error ratio, residual, bound, reason, time).
 void verifyAndMerge(const TileCheck& check, const core::Tensor& tile, const BlobStore& blobs,

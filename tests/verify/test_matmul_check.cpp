@@ -13,6 +13,9 @@ using goblin::core::DType;
 using goblin::core::MatrixView;
 using goblin::core::Tensor;
 using goblin::verify::checkMatmulTile;
+using goblin::verify::checkMatmulTileWithProbe;
+using goblin::verify::ColumnProbe;
+using goblin::verify::probeColumns;
 using goblin::verify::gamma;
 using goblin::verify::MatmulCheckOptions;
 using goblin::verify::unitRoundoff;
@@ -110,6 +113,7 @@ private Q_SLOTS:
     void unsupportedDtypeIsRejected();
     void shapeMismatchIsRejected();
     void findNonFiniteReportsFirstPosition();
+    void sharedColumnProbeChecksEveryRowBlock();
 };
 
 void TestMatmulCheck::gammaValues() {
@@ -370,6 +374,32 @@ void TestMatmulCheck::findNonFiniteReportsFirstPosition() {
     QVERIFY(at.has_value());
     QCOMPARE(at->first, std::int64_t{2});
     QCOMPARE(at->second, std::int64_t{3});
+}
+
+// One probe of a column block of B serves every row block of A: honest tiles pass, a tile with
+// one corrupted element fails, and the verdicts agree with the stand-alone check.
+void TestMatmulCheck::sharedColumnProbeChecksEveryRowBlock() {
+    for (DType dtype : {DType::F32, DType::F64}) {
+        const Tensor a = randomMatrix(dtype, 40, 70, 11);
+        const Tensor b = randomMatrix(dtype, 70, 50, 12);
+        const MatrixView columns = subView(viewOf(b), 0, 70, 20, 30);
+        const ColumnProbe probe = probeColumns(columns, {2, 99});
+        QCOMPARE(probe.k, std::int64_t{70});
+        QCOMPARE(probe.n, std::int64_t{30});
+        for (std::int64_t row0 : {0, 16, 32}) {
+            const std::int64_t rows = std::min<std::int64_t>(16, 40 - row0);
+            const MatrixView rowsOfA = subView(viewOf(a), row0, rows, 0, 70);
+            Tensor tile = honestProduct(rowsOfA, columns);
+            auto shared = checkMatmulTileWithProbe(rowsOfA, columns, viewOf(tile), probe);
+            QVERIFY2(shared.verdict == Verdict::Accepted, shared.reason.c_str());
+            QCOMPARE(checkMatmulTile(rowsOfA, columns, viewOf(tile), {2, 5}).verdict,
+                     Verdict::Accepted);
+            setElement(tile, rows * 30 / 2, elementAt(tile, rows * 30 / 2) + 1.0);
+            shared = checkMatmulTileWithProbe(rowsOfA, columns, viewOf(tile), probe);
+            QCOMPARE(shared.verdict, Verdict::Rejected);
+            QVERIFY(shared.maxErrorRatio > 1.0);
+        }
+    }
 }
 
 QTEST_APPLESS_MAIN(TestMatmulCheck)

@@ -272,12 +272,9 @@ struct ProbeSums {
     RowProducts abr;
 };
 
-ProbeSums probeSums(const MatrixView& a, const MatrixView& b, const MatrixView& c, int count,
-                    std::uint64_t seed) {
-    const ProbeVectors probes = makeProbeVectors(b.cols, count, seed);
-    const RowProducts br = multiplyRows(b, count, probes.value(0), probes.magnitude(0));
-    return {multiplyRows(c, count, probes.value(0), probes.magnitude(0)),
-            multiplyRows(a, count, br.signedSums.data(), br.absoluteSums.data())};
+ProbeSums probeSums(const MatrixView& a, const MatrixView& c, const ColumnProbe& probe) {
+    return {multiplyRows(c, probe.vectors, probe.values.data(), probe.magnitudes.data()),
+            multiplyRows(a, probe.vectors, probe.signedSums.data(), probe.absoluteSums.data())};
 }
 
 // A NaN or Inf anywhere in a, b or c makes an absolute sum non-finite: the probes are never zero,
@@ -352,6 +349,22 @@ std::optional<std::pair<std::int64_t, std::int64_t>> findNonFinite(const core::M
     return std::nullopt;
 }
 
+ColumnProbe probeColumns(const core::MatrixView& b, const MatmulCheckOptions& options) {
+    assert(core::isFloatingPoint(b.dtype) && "probeColumns() needs an f32 or f64 view");
+    ColumnProbe probe;
+    probe.dtype = b.dtype;
+    probe.k = b.rows;
+    probe.n = b.cols;
+    probe.vectors = std::clamp(options.vectors, 2, kMaxVectors);
+    ProbeVectors vectors = makeProbeVectors(b.cols, probe.vectors, options.seed);
+    RowProducts br = multiplyRows(b, probe.vectors, vectors.value(0), vectors.magnitude(0));
+    probe.values = std::move(vectors.values);
+    probe.magnitudes = std::move(vectors.magnitudes);
+    probe.signedSums = std::move(br.signedSums);
+    probe.absoluteSums = std::move(br.absoluteSums);
+    return probe;
+}
+
 MatmulCheckReport checkMatmulTile(const core::MatrixView& a, const core::MatrixView& b,
                                   const core::MatrixView& c, const MatmulCheckOptions& options) {
     if (auto problem = dtypeProblem(a, b, c))
@@ -359,6 +372,18 @@ MatmulCheckReport checkMatmulTile(const core::MatrixView& a, const core::MatrixV
     if (!shapesFit(a, b, c))
         return rejected("shapes do not fit: a " + shapeText(a) + ", b " + shapeText(b) + ", c " +
                         shapeText(c) + " (need m x k, k x n, m x n)");
+    return checkMatmulTileWithProbe(a, b, c, probeColumns(b, options));
+}
+
+MatmulCheckReport checkMatmulTileWithProbe(const core::MatrixView& a, const core::MatrixView& b,
+                                           const core::MatrixView& c, const ColumnProbe& probe) {
+    if (auto problem = dtypeProblem(a, b, c))
+        return rejected(*problem);
+    if (!shapesFit(a, b, c))
+        return rejected("shapes do not fit: a " + shapeText(a) + ", b " + shapeText(b) + ", c " +
+                        shapeText(c) + " (need m x k, k x n, m x n)");
+    assert(probe.dtype == b.dtype && probe.k == b.rows && probe.n == b.cols &&
+           "the probe was made for another block of B");
     assert(a.rowStride >= a.cols && b.rowStride >= b.cols && c.rowStride >= c.cols &&
            "a view's rowStride is shorter than its row");
     if (a.rows == 0 || b.cols == 0) {
@@ -369,8 +394,7 @@ MatmulCheckReport checkMatmulTile(const core::MatrixView& a, const core::MatrixV
         empty.verdict = Verdict::Accepted;
         return empty;
     }
-    const int count = std::clamp(options.vectors, 2, kMaxVectors);
-    const ProbeSums sums = probeSums(a, b, c, count, options.seed);
+    const ProbeSums sums = probeSums(a, c, probe);
     // The NaN/Inf gate (c first, then a, b) scans the data only when the sums say it must.
     if (!absoluteSumsFinite(sums)) {
         if (auto problem = nonFiniteProblem(a, b, c))

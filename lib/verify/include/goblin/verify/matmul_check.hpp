@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "goblin/core/tensor.hpp"
 
@@ -39,5 +40,23 @@ struct MatmulCheckReport {
 // Checks that c ≈ a·b for a (m×k), b (k×n), c (m×n) views of one dtype (f32 or f64).
 MatmulCheckReport checkMatmulTile(const core::MatrixView& a, const core::MatrixView& b,
                                   const core::MatrixView& c, const MatmulCheckOptions& options);
+
+// The random vectors r of a check and B·r, |B|·|r| for one block of B's columns. Tiles that share
+// the column block can share it, so B is read once per column block instead of once per tile.
+// Immutable once made; share it across threads as shared_ptr<const ColumnProbe>.
+struct ColumnProbe {
+    core::DType dtype = core::DType::F32;
+    std::int64_t k = 0, n = 0;
+    int vectors = 0;
+    std::vector<double> values, magnitudes;        // r_v and |r_v|, n entries per vector
+    std::vector<double> signedSums, absoluteSums;  // (B·r_v)_i and (|B|·|r_v|)_i, k per vector
+};
+
+// Needs b of dtype f32 or f64 (asserted); uses options.seed and options.vectors.
+ColumnProbe probeColumns(const core::MatrixView& b, const MatmulCheckOptions& options);
+
+// The same check with a probe made by probeColumns(b, …) for this b.
+MatmulCheckReport checkMatmulTileWithProbe(const core::MatrixView& a, const core::MatrixView& b,
+                                           const core::MatrixView& c, const ColumnProbe& probe);
 
 } // namespace goblin::verify
