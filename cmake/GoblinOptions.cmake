@@ -8,3 +8,10 @@ target_compile_options(goblin_options INTERFACE
 # Asio and Beast are compiled once, in lib/net/src/asio_beast_impl.cpp.
 target_compile_definitions(goblin_options INTERFACE
   BOOST_ASIO_SEPARATE_COMPILATION BOOST_BEAST_SEPARATE_COMPILATION BOOST_ASIO_NO_DEPRECATED)
+# OpenCL API level, defined once: 3.0 headers; the C++ bindings pick 1.x calls at run time on
+# older drivers (a minimum of 110, since 120 in this opencl.hpp lacks its version probe).
+add_library(goblin_opencl_options INTERFACE)
+add_library(goblin::opencl_options ALIAS goblin_opencl_options)
+target_compile_definitions(goblin_opencl_options INTERFACE
+  CL_TARGET_OPENCL_VERSION=300 CL_HPP_TARGET_OPENCL_VERSION=300 CL_HPP_MINIMUM_OPENCL_VERSION=110)
+target_link_libraries(goblin_opencl_options INTERFACE OpenCL::OpenCL)

@@ -5,9 +5,10 @@ set -euo pipefail
 
 packages=(
   g++ cmake ninja-build pkg-config git
-  qt6-base-dev
+  qt6-base-dev libqt6svg6
   libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev
   libeigen3-dev libopenblas-dev libsqlite3-dev libexpected-dev libssl-dev zlib1g-dev
+  ocl-icd-opencl-dev opencl-headers opencl-clhpp-headers libclblast-dev pocl-opencl-icd clinfo
   python3 python3-venv python3-pip python3-numpy
 )
 

@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Sequence
 
 import pytest
 
@@ -176,15 +176,18 @@ class Cluster:
         return node
 
     def start_volunteer(self, threads: int = 1, slots: int = 2,
-                        config_dir: Optional[Path] = None) -> Process:
+                        config_dir: Optional[Path] = None, extra_args: Sequence[str] = (),
+                        extra_env: Optional[Dict[str, str]] = None) -> Process:
+        """Starts a headless volunteer; `extra_args` (e.g. ["--devices", "gpu0"]) go last."""
         name = self._next("volunteer")
         config_dir = config_dir or self.root / name
         config_dir.mkdir(parents=True, exist_ok=True)
         argv = [str(VOLUNTEER), "--headless", "--node", self.url, "--config-dir", str(config_dir),
-                "--threads", str(threads), "--slots", str(slots)]
+                "--threads", str(threads), "--slots", str(slots)] + list(extra_args)
         runtime_dir = self.root / "xdg-runtime"
         runtime_dir.mkdir(mode=0o700, exist_ok=True)
-        env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_RUNTIME_DIR=str(runtime_dir))
+        env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_RUNTIME_DIR=str(runtime_dir),
+                   **(extra_env or {}))
         volunteer = Process(name, argv, self.root / (name + ".log"), env=env)
         volunteer.config_dir = config_dir
         self.processes.append(volunteer)
