@@ -1,10 +1,8 @@
 // Tests of the Eigen CPU backend against a float64 triple-loop reference under the γ_K bound.
 #include <QtTest/QtTest>
 
-#include <cmath>
-#include <random>
-
 #include "goblin/compute/eigen_cpu_backend.hpp"
+#include "matmul_reference.hpp"
 
 using goblin::ErrorCode;
 using goblin::compute::CpuBackendOptions;
@@ -14,63 +12,8 @@ using goblin::core::Tensor;
 
 Q_DECLARE_METATYPE(goblin::core::DType)
 
-namespace {
-
-Tensor randomTensor(DType dtype, goblin::core::Shape shape, std::uint64_t seed) {
-    Tensor tensor = Tensor::allocate(dtype, std::move(shape)).value();
-    std::mt19937_64 engine(seed);
-    // Never zero: mixed signs, magnitudes in [0.25, 4).
-    std::uniform_real_distribution<double> magnitude(0.25, 4.0);
-    for (std::int64_t i = 0; i < tensor.elementCount(); ++i) {
-        const double value = (engine() & 1u) != 0 ? -magnitude(engine) : magnitude(engine);
-        if (dtype == DType::F32)
-            tensor.values<float>()[static_cast<std::size_t>(i)] = static_cast<float>(value);
-        else
-            tensor.values<double>()[static_cast<std::size_t>(i)] = value;
-    }
-    return tensor;
-}
-
-double elementAt(const Tensor& t, std::int64_t index) {
-    const auto at = static_cast<std::size_t>(index);
-    return t.dtype() == DType::F32 ? static_cast<double>(t.values<float>()[at])
-                                   : t.values<double>()[at];
-}
-
-double unitRoundoff(DType dtype) {
-    return dtype == DType::F32 ? 0x1p-24 : 0x1p-53;
-}
-
-double gamma(std::int64_t n, double u) {
-    return static_cast<double>(n) * u / (1.0 - static_cast<double>(n) * u);
-}
-
-// Worst |C - A·B| / (γ_K·(|A||B|)) over all elements, with A·B and |A||B| in float64.
-double worstErrorRatio(const Tensor& a, const Tensor& b, const Tensor& c) {
-    const std::int64_t m = a.shape()[0];
-    const std::int64_t k = a.shape()[1];
-    const std::int64_t n = b.shape()[1];
-    // The f64 reference itself rounds: allow its own γ_K(2^-53) on top.
-    const double factor = gamma(k, unitRoundoff(a.dtype())) + gamma(k, 0x1p-53);
-    double worst = 0.0;
-    for (std::int64_t i = 0; i < m; ++i) {
-        for (std::int64_t j = 0; j < n; ++j) {
-            double exact = 0.0;
-            double magnitude = 0.0;
-            for (std::int64_t p = 0; p < k; ++p) {
-                const double x = elementAt(a, i * k + p);
-                const double y = elementAt(b, p * n + j);
-                exact += x * y;
-                magnitude += std::fabs(x) * std::fabs(y);
-            }
-            const double error = std::fabs(elementAt(c, i * n + j) - exact);
-            worst = std::max(worst, error / (factor * magnitude));
-        }
-    }
-    return worst;
-}
-
-} // namespace
+using goblin::testing::productErrors;
+using goblin::testing::randomTensor;
 
 class TestEigenCpuBackend : public QObject {
     Q_OBJECT
@@ -123,7 +66,7 @@ void TestEigenCpuBackend::matchesReference() {
     QVERIFY2(c.has_value(), c ? "" : c.error().describe().c_str());
     QCOMPARE(c->dtype(), dtype);
     QCOMPARE(c->shape(), (goblin::core::Shape{m, n}));
-    const double ratio = worstErrorRatio(a, b, *c);
+    const double ratio = productErrors(a, b, *c).worstRatio;
     QVERIFY2(ratio <= 1.0, qPrintable(QString::number(ratio)));
 }
 
