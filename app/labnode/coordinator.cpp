@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 
 #include "goblin/net/json_fields.hpp"
+#include "job_loader.hpp"
 #include "matmul_request.hpp"
 #include "secrets.hpp"
 #include "task_message.hpp"
@@ -242,52 +243,20 @@ void Coordinator::createJob(std::uint64_t id, std::int64_t researcher, std::int6
     if (!plan)
         return replyError(id, requestId, plan.error());
 
-    RunningJob job;
-    job.record = JobRecord{randomId("j-", m_random), researcher, input.dtype, input.m, input.k,
-                           input.n, plan->tileRows, plan->tileCols, aBlob, bBlob, "running",
-                           m_clock(), 0};
-    auto aMap = m_blobs.map(aBlob);
-    auto bMap = m_blobs.map(bBlob);
-    const auto resultBytes =
-        static_cast<std::size_t>(input.m * input.n) * core::itemSize(input.dtype);
-    if (!aMap || !bMap)
-        return replyError(id, requestId, !aMap ? aMap.error() : bMap.error());
-    if (auto ok = m_blobs.createResult(job.record.id, resultBytes); !ok)
-        return replyError(id, requestId, ok.error());
-    job.a = *aMap;
-    job.b = *bMap;
-    job.probes = std::make_shared<ColumnProbeCache>(m_random(), m_settings.verificationVectors);
-
-    std::vector<TileTask> tasks;
-    tasks.reserve(plan->tiles.size());
-    {
-        Transaction transaction(m_store.database());
-        if (auto ok = m_store.insertJob(job.record); !ok)
-            return replyError(id, requestId, ok.error());
-        for (const TileRect& rect : plan->tiles) {
-            auto taskId = m_store.insertTask(job.record.id, TileRecord{0, rect.row0, rect.col0,
-                                                                       rect.rows, rect.cols});
-            if (!taskId)
-                return replyError(id, requestId, taskId.error());
-            TileTask task;
-            task.id = *taskId;
-            task.jobId = job.record.id;
-            task.row0 = rect.row0;
-            task.col0 = rect.col0;
-            task.rows = rect.rows;
-            task.cols = rect.cols;
-            tasks.push_back(std::move(task));
-        }
-        if (auto ok = transaction.commit(); !ok)
-            return replyError(id, requestId, ok.error());
-    }
-    const std::string jobId = job.record.id;
+    JobRecord record{randomId("j-", m_random), researcher, input.dtype, input.m, input.k, input.n,
+                     plan->tileRows, plan->tileCols, aBlob, bBlob, "running", m_clock(), 0};
+    auto loaded = labnode::createJob(
+        m_store, m_blobs, std::move(record), *plan,
+        std::make_shared<ColumnProbeCache>(m_random(), m_settings.verificationVectors));
+    if (!loaded)
+        return replyError(id, requestId, loaded.error());
+    const std::string jobId = loaded->job.record.id;
     m_log("job " + jobId + " accepted: matmul " + std::to_string(input.m) + "x" +
           std::to_string(input.k) + " · " + std::to_string(input.k) + "x" + std::to_string(input.n) +
           " " + std::string(core::wireName(input.dtype)) + " in " +
           std::to_string(plan->tiles.size()) + " tile(s) of " + std::to_string(plan->tileRows) + "x" +
           std::to_string(plan->tileCols));
-    m_book.addJob(std::move(job), std::move(tasks));
+    m_book.addJob(std::move(loaded->job), std::move(loaded->tasks));
     if (Peer* submitter = peer(id))
         submitter->watching.insert(jobId);
     send(id, Message{json::object{{"type", "job_accepted"},
@@ -630,38 +599,19 @@ void Coordinator::scheduleLeaseTimer() {
 
 void Coordinator::recoverJobs() {
     for (JobRecord& record : m_store.jobsInState("running")) {
-        auto a = m_blobs.map(record.aBlob);
-        auto b = m_blobs.map(record.bBlob);
-        const auto resultBytes =
-            static_cast<std::size_t>(record.m * record.n) * core::itemSize(record.dtype);
-        auto result = m_blobs.createResult(record.id, resultBytes);
-        if (!a || !b || !result) {
-            m_log("job " + record.id + " cannot resume (its data is missing); marked failed");
-            (void)m_store.setJobState(record.id, "failed", m_clock());
+        const std::string jobId = record.id;
+        auto loaded = reloadJob(m_store, m_blobs, std::move(record),
+                                std::make_shared<ColumnProbeCache>(m_random(), m_settings.verificationVectors));
+        if (!loaded) {
+            m_log("job " + jobId + " cannot resume (" + loaded.error().message + "); marked failed");
+            (void)m_store.setJobState(jobId, "failed", m_clock());
             continue;
         }
-        std::vector<TileTask> tasks;
-        std::int64_t accepted = 0;
-        for (const TileRecord& tile : m_store.tilesOf(record.id)) {
-            TileTask task;
-            task.id = tile.taskId;
-            task.jobId = record.id;
-            task.row0 = tile.row0;
-            task.col0 = tile.col0;
-            task.rows = tile.rows;
-            task.cols = tile.cols;
-            task.attempt = tile.attempt;
-            task.state = tile.accepted ? TaskState::Accepted : TaskState::Queued;
-            accepted += tile.accepted ? 1 : 0;
-            tasks.push_back(std::move(task));
-        }
-        m_log("job " + record.id + " resumed: " + std::to_string(accepted) + " of " +
-              std::to_string(tasks.size()) + " tile(s) already accepted");
-        const std::string jobId = record.id;
-        const bool complete = accepted == static_cast<std::int64_t>(tasks.size());
-        auto probes = std::make_shared<ColumnProbeCache>(m_random(), m_settings.verificationVectors);
-        m_book.addJob(RunningJob{std::move(record), *a, *b, 0, 0, std::move(probes)}, std::move(tasks));
-        if (complete)
+        const auto total = static_cast<std::int64_t>(loaded->tasks.size());
+        m_log("job " + jobId + " resumed: " + std::to_string(loaded->acceptedTiles) + " of " +
+              std::to_string(total) + " tile(s) already accepted");
+        m_book.addJob(std::move(loaded->job), std::move(loaded->tasks));
+        if (loaded->acceptedTiles == total)
             finishJob(jobId);
     }
 }
