@@ -137,6 +137,7 @@ void Coordinator::onHello(std::uint64_t id, Peer& sender, const Message& message
         return closePeer(id, ok.error());
     }
     sender.ready = true;
+    sender.connection->allowTensors(); // before the welcome leaves: both go through its strand
     send(id, Message{std::move(welcome), {}});
     if (sender.role == PeerRole::Volunteer) {
         m_log("volunteer " + sender.volunteerId + " connected from " +

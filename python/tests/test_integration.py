@@ -198,6 +198,14 @@ def test_hostile_frames_close_the_connection(shared_cluster, case):
     assert_node_still_serves(shared_cluster)
 
 
+def test_tensors_before_the_hello_are_refused(shared_cluster):
+    # An unauthenticated peer may not make the node allocate anything: no tensors before welcome.
+    ws = open_raw(shared_cluster)
+    ws.send(SUBMIT)
+    expect_close(ws, [1002], ["invalid_message"])
+    assert_node_still_serves(shared_cluster)
+
+
 def test_hello_without_token_or_with_wrong_version(shared_cluster):
     cases = [({"type": "hello", "id": 1, "protocol": 1, "catalog": 1}, 4001, "unauthenticated"),
              ({"type": "hello", "id": 1, "protocol": 99, "catalog": 1,

@@ -94,6 +94,7 @@ class TestMessageAssembler : public QObject {
 
 private Q_SLOTS:
     void controlOnlyMessage();
+    void tensorsRefusedUntilAllowed();
     void messageWithTwoTensors();
     void zeroTensorsIsControlOnly();
     void textFrameWhileTensorsDue();
@@ -122,6 +123,23 @@ void TestMessageAssembler::controlOnlyMessage() {
     QCOMPARE(message.control.at("id").as_int64(), std::int64_t{1});
     QCOMPARE(message.control.at("protocol").as_int64(), std::int64_t{1});
     QVERIFY(message.tensors.empty());
+}
+
+void TestMessageAssembler::tensorsRefusedUntilAllowed() {
+    MessageAssembler assembler{Limits{}};
+    assembler.setTensorsAllowed(false);
+    const auto announce = textBytes(R"({"type":"submit_matmul","id":2,"tensors":2})");
+    auto refused = assembler.onFrame(FrameKind::Text, announce);
+    QVERIFY(!refused.has_value());
+    QCOMPARE(refused.error().code, goblin::ErrorCode::InvalidMessage);
+    // Control messages still pass, and once allowed, tensors are announced as usual.
+    auto hello = assembler.onFrame(FrameKind::Text, textBytes(R"({"type":"hello","id":1})"));
+    QVERIFY(hello.has_value() && hello->has_value());
+    assembler.setTensorsAllowed(true);
+    auto announced = assembler.onFrame(FrameKind::Text, announce);
+    QVERIFY(announced.has_value());
+    QVERIFY(!announced->has_value());
+    QVERIFY(assembler.nextFrameLimit() > Limits{}.maxControlBytes);
 }
 
 void TestMessageAssembler::messageWithTwoTensors() {

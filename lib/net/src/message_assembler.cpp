@@ -52,6 +52,8 @@ Expected<std::optional<Message>> MessageAssembler::onControl(std::span<const std
     }
     if (tensors == 0)
         return std::optional<Message>(std::move(message));
+    if (!m_tensorsAllowed)
+        return makeError(ErrorCode::InvalidMessage, "tensors are refused before the hello is accepted");
     m_pending = std::move(message);
     m_tensorsDue = tensors;
     return std::optional<Message>();

@@ -55,6 +55,16 @@ void WsConnection::send(Message message) {
     });
 }
 
+void WsConnection::refuseTensorsUntilAllowed() {
+    asio::dispatch(m_ws.get_executor(),
+                   [self = shared_from_this()] { self->m_assembler.setTensorsAllowed(false); });
+}
+
+void WsConnection::allowTensors() {
+    asio::post(m_ws.get_executor(),
+               [self = shared_from_this()] { self->m_assembler.setTensorsAllowed(true); });
+}
+
 void WsConnection::closeNormally() {
     asio::post(m_ws.get_executor(), [self = shared_from_this()] {
         self->beginClose(Error{ErrorCode::Internal, "goodbye"}, websocket::close_code::normal);

@@ -87,6 +87,7 @@ private:
             if (ec)
                 return;
             auto connection = std::make_shared<WsConnection>(std::move(*ws), self->m_limits, self->m_peer);
+            connection->refuseTensorsUntilAllowed();
             auto handler = self->m_factory(connection, path);
             // The connection keeps the per-address slot until it dies.
             connection->start(std::make_shared<SlotHolder>(std::move(handler), self->m_slot));

@@ -24,6 +24,10 @@ public:
     // while tensors are due. The transport sets its read limit to this before each read.
     std::size_t nextFrameLimit() const;
 
+    // Until a peer is authenticated it may send control messages only: a message announcing
+    // tensors is refused, so an unauthenticated peer can never make the node allocate a tensor.
+    void setTensorsAllowed(bool allowed) { m_tensorsAllowed = allowed; }
+
 private:
     Expected<std::optional<Message>> onControl(std::span<const std::byte> payload);
     Expected<std::optional<Message>> onTensor(std::span<const std::byte> payload);
@@ -31,6 +35,7 @@ private:
     Limits m_limits;
     std::optional<Message> m_pending;
     std::size_t m_tensorsDue = 0;
+    bool m_tensorsAllowed = true;
 };
 
 } // namespace goblin::net

@@ -47,6 +47,9 @@ public:
     void close(const Error& reason);
     // Closes with 1000 (normal).
     void closeNormally();
+    // Server side: connections start refusing tensor frames until the peer is authenticated.
+    void refuseTensorsUntilAllowed();
+    void allowTensors();
 
     const std::string& peerAddress() const { return m_peerAddress; }
 
