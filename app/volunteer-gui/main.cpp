@@ -1,5 +1,5 @@
-// goblin-volunteer: the composition root. Today it runs the engine headless (--headless); the
-// Qt tray front end arrives with the desktop-app issue and drives the same engine.
+// goblin-volunteer: the composition root. Runs the engine headless (--headless) or hands over to
+// the Qt tray app (gui/run_gui.hpp), which drives the same engine.
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -12,8 +12,11 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/program_options.hpp>
 
-#include "goblin/compute/eigen_cpu_backend.hpp"
+#include "device_choice.hpp"
+#include "device_setup.hpp"
+#include "goblin/compute/opencl_devices.hpp"
 #include "host_memory.hpp"
+#include "run_gui.hpp"
 #include "volunteer_engine.hpp"
 
 namespace asio = boost::asio;
@@ -45,12 +48,21 @@ fs::path defaultConfigDir() {
 int main(int argc, char** argv) {
     po::options_description options("goblin-volunteer options");
     options.add_options()("help,h", "show this help")("headless", "run without a window")(
+        "minimized", "desktop app: start in the tray, window hidden")(
         "node", po::value<std::string>(), "lab node address, ws://HOST:PORT")(
         "threads", po::value<int>()->default_value(0), "CPU threads to compute with (0: all cores)")(
         "slots", po::value<int>()->default_value(2), "tasks in flight at once (1-16)")(
         "memory-mb", po::value<std::int64_t>()->default_value(0),
         "memory to lend, MiB (0: half of what is available)")(
-        "config-dir", po::value<std::string>(), "where the identity is kept");
+        "config-dir", po::value<std::string>(), "where the identity is kept")(
+        "devices", po::value<std::string>()->default_value("cpu"),
+        "what computes: cpu, gpu0, gpu1, … comma-separated (the CPU also takes what a GPU cannot)")(
+        "gpu-slice-seconds", po::value<double>()->default_value(0.5),
+        "longest single GPU kernel; a GEMM is cut into slices this long")(
+        "list-devices", "print the CPU and every OpenCL device, then exit")(
+        "calibrate", "search CLBlast GEMM parameters for the OpenCL devices, save them, then exit")(
+        "calibrate-seconds", po::value<double>()->default_value(60.0),
+        "time limit of --calibrate per device and dtype");
     try {
         po::variables_map args;
         po::store(po::parse_command_line(argc, argv, options), args);
@@ -60,8 +72,41 @@ int main(int argc, char** argv) {
                       << options;
             return 0;
         }
+        const int threads = args["threads"].as<int>();
+        const int cpuThreads =
+            threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
+        const std::int64_t memoryMb = args["memory-mb"].as<std::int64_t>();
+        const std::int64_t memoryBytes =
+            memoryMb > 0 ? memoryMb << 20 : volunteer::availableMemoryBytes() / 2;
+        // Before any OpenCL call, so the driver compiles into the volunteer's own cache.
+        const fs::path cacheDir = volunteer::defaultCacheDir();
+        if (args.count("list-devices")) {
+            (void)compute::prepareOpenClCache(cacheDir / "opencl");
+            std::cout << volunteer::formatDeviceTable({cpuThreads, memoryBytes},
+                                                      compute::listOpenClDevices());
+            return 0;
+        }
+        const fs::path configDir = args.count("config-dir")
+                                       ? fs::path(args["config-dir"].as<std::string>())
+                                       : defaultConfigDir();
+        volunteer::DeviceSetupOptions deviceOptions;
+        deviceOptions.devices = args["devices"].as<std::string>();
+        deviceOptions.cpuThreads = threads;
+        deviceOptions.memoryBytes = memoryBytes;
+        deviceOptions.cacheDir = cacheDir;
+        deviceOptions.configDir = configDir;
+        deviceOptions.sliceSeconds =
+            std::clamp(args["gpu-slice-seconds"].as<double>(), 0.001, 60.0);
+        if (args.count("calibrate"))
+            return volunteer::calibrateDevices(
+                deviceOptions, std::clamp(args["calibrate-seconds"].as<double>(), 1.0, 3600.0),
+                logLine);
         if (!args.count("headless"))
-            throw std::runtime_error("the desktop window is not built yet; run with --headless");
+            return volunteer::runGui(
+                argc, argv,
+                args.count("node") ? QString::fromStdString(args["node"].as<std::string>())
+                                   : QString(),
+                QString::fromStdString(configDir.string()), args.count("minimized") > 0);
         if (!args.count("node"))
             throw std::runtime_error("--node ws://HOST:PORT is required");
 
@@ -71,16 +116,17 @@ int main(int argc, char** argv) {
         if (!url)
             throw std::runtime_error(url.error().message);
         settings.url = *url;
-        settings.configDir = args.count("config-dir") ? fs::path(args["config-dir"].as<std::string>())
-                                                      : defaultConfigDir();
+        settings.configDir = configDir;
         settings.slots = std::clamp(args["slots"].as<int>(), 1, 16);
-        const int threads = args["threads"].as<int>();
-        settings.threads = threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
-        const std::int64_t memoryMb = args["memory-mb"].as<std::int64_t>();
-        settings.memoryBytes = memoryMb > 0 ? memoryMb << 20 : volunteer::availableMemoryBytes() / 2;
+        settings.threads = cpuThreads;
+        settings.memoryBytes = memoryBytes;
 
         asio::io_context io(1);
-        auto backend = std::make_unique<compute::EigenCpuBackend>(compute::CpuBackendOptions{threads});
+        auto devices = volunteer::setUpDevices(deviceOptions, logLine);
+        if (!devices)
+            throw std::runtime_error(devices.error().message);
+        settings.devices = std::move(devices->devices);
+        auto backend = std::move(devices->backend);
         volunteer::VolunteerEngine engine(io, settings, std::move(backend), logLine);
         asio::signal_set signals(io, SIGINT, SIGTERM);
         signals.async_wait([&](const boost::system::error_code& ec, int signal) {

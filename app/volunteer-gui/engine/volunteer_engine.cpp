@@ -31,24 +31,94 @@ private:
 VolunteerEngine::VolunteerEngine(asio::io_context& io, EngineSettings settings,
                                  std::unique_ptr<compute::Backend> backend, LogSink log)
     : m_io(io), m_settings(std::move(settings)), m_backend(std::move(backend)), m_log(std::move(log)),
-      m_identityFile(m_settings.configDir), m_reconnectTimer(io) {}
+      m_identityFile(m_settings.configDir), m_reconnectTimer(io), m_releaseTimer(io) {}
 
-VolunteerEngine::~VolunteerEngine() { m_compute.join(); }
+VolunteerEngine::~VolunteerEngine() {
+    m_gate.shutdown();
+    m_compute.join();
+}
 
 void VolunteerEngine::start() { connect(); }
 
 void VolunteerEngine::stop() {
     if (m_exit == EngineExit::Running)
         m_exit = EngineExit::Stopped;
+    // A paused compute thread would otherwise wait for a resume that never comes.
+    m_gate.shutdown();
+    setLink(LinkState::Stopped, {});
     m_reconnectTimer.cancel();
+    m_releaseTimer.cancel();
     if (m_connection)
         m_connection->closeNormally();
     m_connection.reset();
 }
 
-void VolunteerEngine::connect() {
-    if (m_exit != EngineExit::Running)
+EngineStatus VolunteerEngine::status() const {
+    EngineStatus status;
+    status.link = m_link;
+    status.lastError = m_lastError;
+    status.volunteerId = m_volunteerId;
+    status.backend = std::string(m_backend->name());
+    status.counters = m_counters;
+    status.tasksOpen = m_tasksOpen;
+    status.running = m_running;
+    status.parked = m_gate.parked();
+    return status;
+}
+
+void VolunteerEngine::setLink(LinkState link, std::string error) {
+    if (m_link == LinkState::Refused || m_link == LinkState::Stopped)
         return;
+    m_link = link;
+    if (!error.empty())
+        m_lastError = std::move(error);
+}
+
+void VolunteerEngine::setPlan(const ComputePlan& plan) {
+    m_gate.setPlan(plan);
+    if (plan.run) {
+        m_releaseTimer.cancel();
+        m_releaseArmed = false;
+        if (m_released) {
+            m_released = false;
+            m_log("resumed: reconnecting to the lab node");
+            connect();
+        }
+        return;
+    }
+    if (m_releaseArmed || m_released || m_exit != EngineExit::Running)
+        return;
+    m_releaseArmed = true;
+    m_releaseTimer.expires_after(m_settings.releaseAfterPause);
+    m_releaseTimer.async_wait([this](boost::system::error_code ec) {
+        if (!ec)
+            releaseForPause();
+    });
+}
+
+// A long pause: hang up so the node re-queues the tasks held here for other volunteers (rather
+// than letting their leases run out), drop those tasks, and stay away until resumed.
+void VolunteerEngine::releaseForPause() {
+    m_releaseArmed = false;
+    if (m_gate.plan().run || m_exit != EngineExit::Running)
+        return;
+    m_released = true;
+    m_reconnectTimer.cancel();
+    m_liveGeneration = ++m_generation; // the old connection's events and tasks are now stale
+    m_gate.wake();                     // so held tasks are dropped now, not on resume
+    if (m_connection) {
+        m_log("paused for " + std::to_string(m_settings.releaseAfterPause.count() / 1000) +
+              " s: disconnecting so the lab node hands the held tasks to others");
+        m_connection->closeNormally();
+        m_connection.reset();
+    }
+    setLink(LinkState::Released, {});
+}
+
+void VolunteerEngine::connect() {
+    if (m_exit != EngineExit::Running || m_released)
+        return;
+    setLink(LinkState::Connecting, {});
     net::connectWebSocket(m_io, m_settings.url, "/v1/volunteer", m_settings.limits,
                           [this](Expected<std::shared_ptr<net::WsConnection>> connection) {
                               asio::post(m_io, [this, connection = std::move(connection)]() mutable {
@@ -60,14 +130,17 @@ void VolunteerEngine::connect() {
 void VolunteerEngine::onConnected(Expected<std::shared_ptr<net::WsConnection>> connection) {
     if (!connection) {
         m_log("cannot reach the lab node: " + connection.error().message);
+        setLink(LinkState::Disconnected,
+                "cannot reach the lab node: " + connection.error().message);
         return scheduleReconnect();
     }
-    if (m_exit != EngineExit::Running) {
+    if (m_exit != EngineExit::Running || m_released) {
         (*connection)->closeNormally();
         return;
     }
     m_connection = *connection;
-    m_connection->start(std::make_shared<Link>(*this, ++m_generation));
+    m_liveGeneration = ++m_generation;
+    m_connection->start(std::make_shared<Link>(*this, m_generation));
     sendHello();
 }
 
@@ -82,7 +155,8 @@ void VolunteerEngine::sendHello() {
                               {"memory_bytes", m_settings.memoryBytes},
                               {"dtypes", json::array{"f32", "f64"}},
                               {"ops", json::array{"matmul"}},
-                              {"slots", m_settings.slots}};
+                              {"slots", m_settings.slots},
+                              {"devices", m_settings.devices}};
     m_connection->send(net::Message{json::object{{"type", "hello"},
                                                  {"id", 1},
                                                  {"protocol", net::kProtocolVersion},
@@ -130,6 +204,9 @@ void VolunteerEngine::onWelcome(const json::object& welcome) {
               m_identityFile.path().string() + ")");
     }
     m_backoff = std::chrono::milliseconds(250);
+    m_volunteerId = *volunteerId;
+    setLink(LinkState::Connected, {});
+    m_lastError.clear();
     m_log("connected to " + m_settings.nodeUrl + " as " + *volunteerId + " (" +
           std::string(m_backend->name()) + ", " + std::to_string(m_settings.slots) + " slot(s))");
 }
@@ -156,26 +233,66 @@ void VolunteerEngine::onTask(net::Message message) {
         ++m_counters.failed;
         return report(Error{ErrorCode::VersionMismatch, "this volunteer runs only catalog op matmul"});
     }
-    asio::post(m_compute, [this, connection, report, taskId = *taskId, attempt = *attempt,
-                           a = message.tensors[0], b = message.tensors[1]] {
-        const auto started = std::chrono::steady_clock::now();
-        auto product = m_backend->matmul(*a, *b);
-        const double seconds =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-        if (!product) {
-            report(product.error());
-            asio::post(m_io, [this] { ++m_counters.failed; });
-            return;
-        }
-        connection->send(net::Message{
-            json::object{{"type", "result"},
-                         {"task", taskId},
-                         {"attempt", attempt},
-                         {"backend", std::string(m_backend->name())},
-                         {"compute_seconds", seconds}},
-            {std::make_shared<const core::Tensor>(std::move(*product))}});
-        asio::post(m_io, [this] { ++m_counters.computed; });
+    ++m_tasksOpen;
+    m_counters.bytesReceived += static_cast<std::int64_t>(message.tensors[0]->byteSize() +
+                                                          message.tensors[1]->byteSize());
+    asio::post(m_compute, [this, connection, generation = m_generation, taskId = *taskId,
+                           attempt = *attempt, a = message.tensors[0], b = message.tensors[1]] {
+        compute(connection, generation, taskId, attempt, a, b);
     });
+}
+
+// Compute thread. Waits at the gate before the task and between its slices; posts every state
+// change to the io thread.
+void VolunteerEngine::compute(std::shared_ptr<net::WsConnection> connection,
+                              std::uint64_t generation, std::int64_t taskId, std::int64_t attempt,
+                              std::shared_ptr<const core::Tensor> a,
+                              std::shared_ptr<const core::Tensor> b) {
+    auto finish = [this](std::int64_t computed, std::int64_t failed, double seconds,
+                         std::int64_t bytesSent) {
+        asio::post(m_io, [=, this] {
+            --m_tasksOpen;
+            m_running.reset();
+            m_counters.computed += computed;
+            m_counters.failed += failed;
+            m_counters.computeSeconds += seconds;
+            m_counters.bytesSent += bytesSent;
+        });
+    };
+    // A task of a closed connection is no longer leased to us: the node has re-queued it.
+    auto stale = [this, generation] { return m_liveGeneration.load() != generation; };
+    if (m_gate.enterTask(stale) != GateVerdict::Go)
+        return finish(0, 0, 0, 0);
+    asio::post(m_io, [this, taskId] { m_running = TaskProgress{taskId, 0}; });
+    SlicedRun hooks;
+    hooks.applyThreads = m_settings.applyCpuThreads;
+    hooks.progress = [this, taskId](double fraction) {
+        asio::post(m_io, [this, taskId, fraction] { m_running = TaskProgress{taskId, fraction}; });
+    };
+    hooks.cancelled = stale;
+    auto outcome = slicedMatmul(*m_backend, m_gate, m_tuning, *a, *b, hooks);
+    if (!outcome) // shut down or stale mid-task: the node re-queues it
+        return finish(0, 0, 0, 0);
+    if (!*outcome) {
+        const Error& error = outcome->error();
+        connection->send(net::Message{json::object{{"type", "task_error"},
+                                                   {"task", taskId},
+                                                   {"attempt", attempt},
+                                                   {"code", std::string(wireName(error.code))},
+                                                   {"message", error.message}},
+                                      {}});
+        return finish(0, 1, 0, 0);
+    }
+    SlicedResult& result = **outcome;
+    const auto bytes = static_cast<std::int64_t>(result.product.byteSize());
+    connection->send(net::Message{
+        json::object{{"type", "result"},
+                     {"task", taskId},
+                     {"attempt", attempt},
+                     {"backend", std::string(m_backend->name())},
+                     {"compute_seconds", result.busySeconds}},
+        {std::make_shared<const core::Tensor>(std::move(result.product))}});
+    finish(1, 0, result.busySeconds, bytes);
 }
 
 void VolunteerEngine::onClosed(std::uint64_t generation, const Error& reason) {
@@ -186,6 +303,7 @@ void VolunteerEngine::onClosed(std::uint64_t generation, const Error& reason) {
         return;
     if (reason.code == ErrorCode::Banned || reason.code == ErrorCode::VersionMismatch) {
         m_log("the lab node refused this volunteer: " + reason.describe() + "; not retrying");
+        setLink(LinkState::Refused, "the lab node refused this volunteer: " + reason.describe());
         m_exit = EngineExit::Refused;
         m_reconnectTimer.cancel();
         return;
@@ -198,11 +316,12 @@ void VolunteerEngine::onClosed(std::uint64_t generation, const Error& reason) {
     } else {
         m_log("disconnected from the lab node: " + reason.describe());
     }
+    setLink(LinkState::Disconnected, "disconnected: " + reason.describe());
     scheduleReconnect();
 }
 
 void VolunteerEngine::scheduleReconnect() {
-    if (m_exit != EngineExit::Running)
+    if (m_exit != EngineExit::Running || m_released)
         return;
     m_reconnectTimer.expires_after(m_backoff);
     m_log("reconnecting in " + std::to_string(m_backoff.count()) + " ms");

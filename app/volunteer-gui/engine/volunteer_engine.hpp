@@ -15,11 +15,15 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <boost/json/array.hpp>
 
 #include "goblin/compute/backend.hpp"
 #include "goblin/net/limits.hpp"
 #include "goblin/net/ws_connection.hpp"
 #include "goblin/net/ws_url.hpp"
+#include "compute_gate.hpp"
+#include "engine_status.hpp"
+#include "sliced_matmul.hpp"
 #include "volunteer_identity.hpp"
 
 namespace goblin::volunteer {
@@ -31,11 +35,12 @@ struct EngineSettings {
     int threads = 0;
     int slots = 2;
     std::int64_t memoryBytes = 0;
+    boost::json::array devices; // capabilities.devices of the hello (device_choice.hpp)
     net::Limits limits;
-};
-
-struct EngineCounters {
-    std::int64_t computed = 0, accepted = 0, rejected = 0, stale = 0, failed = 0;
+    // Compute thread: sets the process's BLAS thread count when the plan's count changes.
+    std::function<void(int threads)> applyCpuThreads;
+    // Paused this long, the engine disconnects so the node re-queues the tasks it holds.
+    std::chrono::milliseconds releaseAfterPause{30'000};
 };
 
 enum class EngineExit { Running, Stopped, Refused };
@@ -53,6 +58,9 @@ public:
     void stop();
     EngineExit exitState() const { return m_exit; }
     const EngineCounters& counters() const { return m_counters; }
+    // Throttle: takes effect at the compute thread's next slice boundary (well within a second).
+    void setPlan(const ComputePlan& plan);
+    EngineStatus status() const;
 
 private:
     class Link;
@@ -65,18 +73,35 @@ private:
     void onTask(net::Message message);
     void scheduleReconnect();
     void sendHello();
+    void compute(std::shared_ptr<net::WsConnection> connection, std::uint64_t generation,
+                 std::int64_t taskId, std::int64_t attempt, std::shared_ptr<const core::Tensor> a,
+                 std::shared_ptr<const core::Tensor> b);
+    void releaseForPause();
+    void setLink(LinkState link, std::string error);
 
     boost::asio::io_context& m_io;
     EngineSettings m_settings;
     std::unique_ptr<compute::Backend> m_backend;
     LogSink m_log;
     IdentityFile m_identityFile;
+    ComputeGate m_gate;
+    SliceTuning m_tuning; // compute thread only
     boost::asio::thread_pool m_compute{1};
     boost::asio::steady_timer m_reconnectTimer;
+    boost::asio::steady_timer m_releaseTimer;
+    bool m_releaseArmed = false;
+    bool m_released = false;
+    // The generation whose tasks are still worth computing; the compute thread reads it.
+    std::atomic<std::uint64_t> m_liveGeneration{0};
     std::shared_ptr<net::WsConnection> m_connection;
     std::uint64_t m_generation = 0;
     std::chrono::milliseconds m_backoff{250};
     EngineCounters m_counters;
+    LinkState m_link = LinkState::Connecting;
+    std::string m_lastError;
+    std::string m_volunteerId;
+    int m_tasksOpen = 0;
+    std::optional<TaskProgress> m_running;
     EngineExit m_exit = EngineExit::Running;
     bool m_usedIdentity = false;
 };

@@ -1,0 +1,43 @@
+// Runs one matmul tile on a backend in row slices, short enough (about kSliceSeconds each) that a
+// pause takes effect within a fraction of a second and a CPU-time limit is a smooth duty cycle
+// rather than a 1-second on/off. Compute thread only; the gate is the one shared object.
+#pragma once
+
+#include <functional>
+#include <optional>
+
+#include "compute_gate.hpp"
+#include "goblin/compute/backend.hpp"
+#include "goblin/core/tensor.hpp"
+
+namespace goblin::volunteer {
+
+inline constexpr double kSliceSeconds = 0.05;
+
+// Remembers the backend's measured speed between tiles, so the first slice of a tile is already
+// about the right size. Owned by the compute thread.
+struct SliceTuning {
+    double flopsPerSecond = 2e9; // a cautious first guess, corrected after every slice
+    double sliceSeconds = kSliceSeconds; // the time one slice should take (0: one row each)
+    int appliedThreads = 0;
+};
+
+struct SlicedRun {
+    std::function<void(int threads)> applyThreads; // called when the plan's thread count changes
+    std::function<void(double fraction)> progress; // after every slice, 0 < fraction ≤ 1
+    std::function<bool()> cancelled; // checked after every slice: true abandons the tile
+};
+
+struct SlicedResult {
+    core::Tensor product;
+    double busySeconds = 0; // time spent computing, rests and pauses excluded
+};
+
+// Empty when the gate shut down or the run was cancelled mid-tile (the result is abandoned); an
+// error when the backend
+// refused the inputs or failed.
+std::optional<Expected<SlicedResult>> slicedMatmul(compute::Backend& backend, ComputeGate& gate,
+                                                   SliceTuning& tuning, const core::Tensor& a,
+                                                   const core::Tensor& b, const SlicedRun& hooks);
+
+} // namespace goblin::volunteer

@@ -1,0 +1,191 @@
+#include "host_probe.hpp"
+
+#include <QDBusConnection>
+#include <QDBusMessage>
+#include <QDBusVariant>
+#include <QDir>
+#include <QFile>
+
+#include <algorithm>
+#include <ctime>
+#include <thread>
+
+namespace goblin::volunteer {
+namespace {
+
+constexpr int kDbusTimeoutMs = 200;
+
+QString readLine(const QString& path) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return {};
+    return QString::fromUtf8(file.readLine()).trimmed();
+}
+
+double monotonicSeconds() {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
+}
+
+// One D-Bus round trip with a short timeout; no introspection (QDBusInterface would make a
+// blocking introspection call with the default 25 s timeout first).
+std::optional<QVariant> dbusCall(const QDBusConnection& bus, const QString& service,
+                                 const QString& path, const QString& interface,
+                                 const QString& method, const QVariantList& args = {}) {
+    if (!bus.isConnected())
+        return std::nullopt;
+    QDBusMessage call = QDBusMessage::createMethodCall(service, path, interface, method);
+    call.setArguments(args);
+    const QDBusMessage reply = QDBusConnection(bus).call(call, QDBus::Block, kDbusTimeoutMs);
+    if (reply.type() != QDBusMessage::ReplyMessage || reply.arguments().isEmpty())
+        return std::nullopt;
+    return reply.arguments().constFirst();
+}
+
+std::optional<QVariant> dbusProperty(const QDBusConnection& bus, const QString& service,
+                                     const QString& path, const QString& interface,
+                                     const QString& name) {
+    auto value = dbusCall(bus, service, path, QStringLiteral("org.freedesktop.DBus.Properties"),
+                          QStringLiteral("Get"), {interface, name});
+    if (!value)
+        return std::nullopt;
+    return value->value<QDBusVariant>().variant();
+}
+
+std::optional<double> logindIdle() {
+    const QDBusConnection bus = QDBusConnection::systemBus();
+    const QString service = QStringLiteral("org.freedesktop.login1");
+    const QString path = QStringLiteral("/org/freedesktop/login1/session/auto");
+    const QString interface = QStringLiteral("org.freedesktop.login1.Session");
+    const auto hint = dbusProperty(bus, service, path, interface, QStringLiteral("IdleHint"));
+    if (!hint)
+        return std::nullopt;
+    if (!hint->toBool())
+        return 0.0;
+    // µs on CLOCK_MONOTONIC
+    const auto since =
+        dbusProperty(bus, service, path, interface, QStringLiteral("IdleSinceHintMonotonic"));
+    if (!since)
+        return std::nullopt;
+    return std::max(0.0, monotonicSeconds() - static_cast<double>(since->toULongLong()) / 1e6);
+}
+
+std::optional<double> sessionBusIdle() {
+    const QDBusConnection bus = QDBusConnection::sessionBus();
+    // GNOME (Mutter) and KDE/others (freedesktop ScreenSaver) both answer in milliseconds.
+    if (auto ms =
+            dbusCall(bus, QStringLiteral("org.gnome.Mutter.IdleMonitor"),
+                     QStringLiteral("/org/gnome/Mutter/IdleMonitor/Core"),
+                     QStringLiteral("org.gnome.Mutter.IdleMonitor"), QStringLiteral("GetIdletime")))
+        return static_cast<double>(ms->toULongLong()) / 1000.0;
+    if (auto ms = dbusCall(
+            bus, QStringLiteral("org.freedesktop.ScreenSaver"), QStringLiteral("/ScreenSaver"),
+            QStringLiteral("org.freedesktop.ScreenSaver"), QStringLiteral("GetSessionIdleTime")))
+        return static_cast<double>(ms->toUInt()) / 1000.0;
+    return std::nullopt;
+}
+
+bool upowerBattery(HostState& host) {
+    const QDBusConnection bus = QDBusConnection::systemBus();
+    const QString service = QStringLiteral("org.freedesktop.UPower");
+    const QString path = QStringLiteral("/org/freedesktop/UPower/devices/DisplayDevice");
+    const QString interface = QStringLiteral("org.freedesktop.UPower.Device");
+    const auto present = dbusProperty(bus, service, path, interface, QStringLiteral("IsPresent"));
+    if (!present)
+        return false;
+    if (!present->toBool())
+        return true; // UPower answers: no battery
+    constexpr uint kDischarging = 2;
+    const auto level = dbusProperty(bus, service, path, interface, QStringLiteral("Percentage"));
+    const auto state = dbusProperty(bus, service, path, interface, QStringLiteral("State"));
+    if (level)
+        host.batteryPercent = std::clamp(static_cast<int>(level->toDouble() + 0.5), 0, 100);
+    host.onBattery = state && state->toUInt() == kDischarging;
+    return true;
+}
+
+} // namespace
+
+void readPowerSupply(const QString& root, HostState& host) {
+    const QDir dir(root);
+    bool mainsOnline = false;
+    bool discharging = false;
+    for (const QString& name : dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
+        const QString base = dir.filePath(name) + QLatin1Char('/');
+        const QString type = readLine(base + QStringLiteral("type"));
+        if (type == QLatin1String("Mains") &&
+            readLine(base + QStringLiteral("online")) == QLatin1String("1"))
+            mainsOnline = true;
+        if (type != QLatin1String("Battery") ||
+            readLine(base + QStringLiteral("present")) == QLatin1String("0"))
+            continue;
+        bool ok = false;
+        const int level = readLine(base + QStringLiteral("capacity")).toInt(&ok);
+        if (ok && !host.batteryPercent)
+            host.batteryPercent = std::clamp(level, 0, 100);
+        if (readLine(base + QStringLiteral("status")) == QLatin1String("Discharging"))
+            discharging = true;
+    }
+    host.onBattery = discharging && !mainsOnline;
+}
+
+double memoryUsedPercent() {
+    QFile file(QStringLiteral("/proc/meminfo"));
+    if (!file.open(QIODevice::ReadOnly))
+        return 0;
+    double total = 0, available = 0;
+    for (const QByteArray& line : file.readAll().split('\n')) {
+        const QList<QByteArray> parts = line.simplified().split(' ');
+        if (parts.size() < 2)
+            continue;
+        if (parts[0] == "MemTotal:")
+            total = parts[1].toDouble();
+        else if (parts[0] == "MemAvailable:")
+            available = parts[1].toDouble();
+    }
+    return total > 0 ? 100.0 * (total - available) / total : 0;
+}
+
+HostProbe::HostProbe() {
+    m_idleSource = QStringLiteral("not probed yet");
+    m_batterySource = m_idleSource;
+}
+
+HostState HostProbe::sample() {
+    HostState host;
+    host.idleSeconds = probeIdle();
+    probeBattery(host);
+    host.memoryUsedPercent = memoryUsedPercent();
+    host.networkBytesToday = m_networkBytesToday;
+    host.hardwareThreads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    return host;
+}
+
+std::optional<double> HostProbe::probeIdle() {
+    if (auto idle = logindIdle()) {
+        m_idleSource = QStringLiteral("logind idle hint (D-Bus)");
+        return idle;
+    }
+    if (auto idle = sessionBusIdle()) {
+        m_idleSource = QStringLiteral("desktop idle monitor (D-Bus)");
+        return idle;
+    }
+    m_idleSource =
+        QStringLiteral("unavailable: neither logind's idle hint nor a desktop idle "
+                       "monitor answers on D-Bus, so \"only when idle\" cannot work here");
+    return std::nullopt;
+}
+
+void HostProbe::probeBattery(HostState& host) {
+    if (upowerBattery(host)) {
+        m_batterySource = QStringLiteral("UPower (D-Bus)");
+        return;
+    }
+    readPowerSupply(QStringLiteral("/sys/class/power_supply"), host);
+    m_batterySource = host.batteryPercent
+                          ? QStringLiteral("/sys/class/power_supply")
+                          : QStringLiteral("no battery found (UPower and /sys/class/power_supply)");
+}
+
+} // namespace goblin::volunteer

@@ -1,0 +1,85 @@
+// goblin-volunteer-screenshots: saves PNGs of the window's pages (QWidget::grab) and, under a
+// display with a tray host, of the tray icon in each state (a grab of the screen's top strip).
+// Driven by scripts/screenshots.sh; not installed.
+#include <QApplication>
+#include <QDir>
+#include <QPainter>
+#include <QScreen>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTimer>
+
+#include "main_window.hpp"
+#include "tray_icon.hpp"
+#include "volunteer_app.hpp"
+
+using namespace goblin::volunteer;
+
+namespace {
+
+void settle(int milliseconds) {
+    QEventLoop loop;
+    QTimer::singleShot(milliseconds, &loop, &QEventLoop::quit);
+    loop.exec();
+}
+
+const QList<VolunteerState> kStates{VolunteerState::Computing, VolunteerState::PausedByUser,
+                                    VolunteerState::Waiting, VolunteerState::Disconnected,
+                                    VolunteerState::Error};
+
+// The state icons at 64 px, side by side and named, for the docs.
+void saveIconSheet(const QString& path) {
+    QImage sheet(5 * 110, 100, QImage::Format_ARGB32);
+    sheet.fill(Qt::white);
+    QPainter painter(&sheet);
+    for (int i = 0; i < kStates.size(); ++i) {
+        painter.drawPixmap(110 * i + 23, 6, stateIcon(kStates[i]).pixmap(64, 64));
+        painter.drawText(QRect(110 * i, 74, 110, 20), Qt::AlignCenter, stateName(kStates[i]));
+    }
+    painter.end();
+    sheet.save(path);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    QApplication qapp(argc, argv);
+    const QStringList args = QApplication::arguments();
+    if (args.size() < 2) {
+        qCritical("usage: goblin-volunteer-screenshots OUT_DIR [NODE_URL] [--tray]");
+        return 2;
+    }
+    const QDir out(args[1]);
+    QDir().mkpath(out.path());
+    const QString node =
+        args.size() > 2 && !args[2].startsWith(QLatin1String("--")) ? args[2] : QString();
+    QTemporaryDir dir;
+    QSettings store(dir.filePath(QStringLiteral("settings.ini")), QSettings::IniFormat);
+    store.setValue(QStringLiteral("cpu/limit_percent"), 50);
+    store.setValue(QStringLiteral("schedule/hours"),
+                   QStringLiteral("Mon-Fri 18:00-08:00; Sat-Sun 00:00-24:00"));
+    // The real host probes, so the status page says what works on this machine.
+    VolunteerApp app(AppOptions{node, dir.filePath(QStringLiteral("identity")), false, {}}, store);
+    app.window().show();
+    settle(node.isEmpty() ? 500 : 4000); // let the engine connect and compute a while
+    const QStringList pages{QStringLiteral("status"), QStringLiteral("nodes"),
+                            QStringLiteral("settings"), QStringLiteral("log")};
+    for (int i = 0; i < pages.size(); ++i) {
+        app.window().tabs()->setCurrentIndex(i);
+        settle(100);
+        app.window().grab().save(out.filePath(QStringLiteral("window-%1.png").arg(pages[i])));
+    }
+    saveIconSheet(out.filePath(QStringLiteral("icons.png")));
+    if (!args.contains(QStringLiteral("--tray")) || !app.tray())
+        return 0;
+    app.window().hide();
+    QScreen* screen = QGuiApplication::primaryScreen();
+    for (VolunteerState state : kStates) {
+        app.tray()->showState(state, stateName(state));
+        settle(800);
+        const QRect strip(screen->geometry().width() - 160, 0, 160, 40);
+        screen->grabWindow(0, strip.x(), strip.y(), strip.width(), strip.height())
+            .save(out.filePath(QStringLiteral("tray-%1.png").arg(stateName(state))));
+    }
+    return 0;
+}

@@ -1,0 +1,146 @@
+#include "settings_page.hpp"
+
+#include <QCheckBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSignalBlocker>
+#include <QSlider>
+#include <QSpinBox>
+
+namespace goblin::volunteer {
+namespace {
+
+QSpinBox* spinBox(const QString& name, int low, int high, const QString& suffix,
+                  const QString& special = {}) {
+    auto* box = new QSpinBox;
+    box->setObjectName(name);
+    box->setRange(low, high);
+    box->setSuffix(suffix);
+    if (!special.isEmpty())
+        box->setSpecialValueText(special);
+    return box;
+}
+
+} // namespace
+
+SettingsPage::SettingsPage(int hardwareThreads, QWidget* parent) : QWidget(parent) {
+    m_cores = spinBox(QStringLiteral("cpuCores"), 0, hardwareThreads, QStringLiteral(" cores"),
+                      QStringLiteral("all %1 cores").arg(hardwareThreads));
+    m_cpuLimit = new QSlider(Qt::Horizontal);
+    m_cpuLimit->setObjectName(QStringLiteral("cpuLimit"));
+    m_cpuLimit->setRange(1, 100);
+    m_cpuLimit->setSingleStep(5);
+    m_cpuLimit->setPageStep(25);
+    m_cpuLimitLabel = new QLabel;
+    auto* cpuLimitRow = new QHBoxLayout;
+    cpuLimitRow->addWidget(m_cpuLimit);
+    cpuLimitRow->addWidget(m_cpuLimitLabel);
+    m_idleMinutes = spinBox(QStringLiteral("idleMinutes"), 0, 240, QStringLiteral(" min"),
+                            QStringLiteral("always (also while I use the computer)"));
+    m_grace = spinBox(QStringLiteral("idleGrace"), 0, 600, QStringLiteral(" s"));
+    m_pauseOnBattery = new QCheckBox(QStringLiteral("Pause while on battery"));
+    m_pauseOnBattery->setObjectName(QStringLiteral("pauseOnBattery"));
+    m_minBattery = spinBox(QStringLiteral("minBattery"), 0, 100, QStringLiteral(" %"),
+                           QStringLiteral("never"));
+    m_scheduleEnabled = new QCheckBox(QStringLiteral("Only during these hours:"));
+    m_scheduleEnabled->setObjectName(QStringLiteral("scheduleEnabled"));
+    m_schedule = new QLineEdit;
+    m_schedule->setObjectName(QStringLiteral("schedule"));
+    m_schedule->setPlaceholderText(QStringLiteral("Mon-Fri 18:00-08:00; Sat-Sun 00:00-24:00"));
+    m_scheduleError = new QLabel;
+    m_scheduleError->setStyleSheet(QStringLiteral("color: #b00020"));
+    m_memoryCap = spinBox(QStringLiteral("memoryCap"), 0, 1 << 20, QStringLiteral(" MiB"),
+                          QStringLiteral("half of the free memory"));
+    m_memoryCap->setSingleStep(256);
+    m_memoryPause = spinBox(QStringLiteral("memoryPause"), 0, 100, QStringLiteral(" %"),
+                            QStringLiteral("never"));
+    m_networkCap = spinBox(QStringLiteral("networkCap"), 0, 1 << 24, QStringLiteral(" MiB per day"),
+                           QStringLiteral("no limit"));
+    m_networkCap->setSingleStep(100);
+    m_startAtLogin = new QCheckBox(QStringLiteral("Start when I log in"));
+    m_startAtLogin->setObjectName(QStringLiteral("startAtLogin"));
+
+    auto* form = new QFormLayout(this);
+    form->addRow(QStringLiteral("CPU cores to lend"), m_cores);
+    form->addRow(QStringLiteral("CPU time on those cores"), cpuLimitRow);
+    form->addRow(QStringLiteral("Compute after I am idle for"), m_idleMinutes);
+    form->addRow(QStringLiteral("Keep going while I touch the computer for"), m_grace);
+    form->addRow(QString(), m_pauseOnBattery);
+    form->addRow(QStringLiteral("Pause below battery charge"), m_minBattery);
+    form->addRow(m_scheduleEnabled, m_schedule);
+    form->addRow(QString(), m_scheduleError);
+    form->addRow(QStringLiteral("Memory to lend"), m_memoryCap);
+    form->addRow(QStringLiteral("Pause when the computer uses more memory than"), m_memoryPause);
+    form->addRow(QStringLiteral("Network use"), m_networkCap);
+    form->addRow(QStringLiteral("GPUs"),
+                 new QLabel(QStringLiteral("CPU only: no GPU is in use yet")));
+    form->addRow(QString(), m_startAtLogin);
+
+    for (QSpinBox* box :
+         {m_cores, m_idleMinutes, m_grace, m_minBattery, m_memoryCap, m_memoryPause, m_networkCap})
+        connect(box, &QSpinBox::valueChanged, this, &SettingsPage::collect);
+    for (QCheckBox* box : {m_pauseOnBattery, m_scheduleEnabled, m_startAtLogin})
+        connect(box, &QCheckBox::toggled, this, &SettingsPage::collect);
+    connect(m_cpuLimit, &QSlider::valueChanged, this, &SettingsPage::collect);
+    connect(m_schedule, &QLineEdit::editingFinished, this, &SettingsPage::collect);
+    setSettings(m_settings);
+}
+
+void SettingsPage::setSettings(const VolunteerSettings& settings) {
+    m_settings = settings;
+    const ThrottleSettings& t = settings.throttle;
+    const QList<QWidget*> all{m_cores,          m_cpuLimit,    m_idleMinutes,     m_grace,
+                              m_pauseOnBattery, m_minBattery,  m_scheduleEnabled, m_schedule,
+                              m_memoryCap,      m_memoryPause, m_networkCap,      m_startAtLogin};
+    QList<QSharedPointer<QSignalBlocker>> blockers;
+    for (QWidget* widget : all)
+        blockers.append(QSharedPointer<QSignalBlocker>::create(widget));
+    m_cores->setValue(t.cpuCores);
+    m_cpuLimit->setValue(t.cpuLimitPercent);
+    m_cpuLimitLabel->setText(QStringLiteral("%1 %").arg(m_cpuLimit->value()));
+    m_idleMinutes->setValue(t.idleMinutes);
+    m_grace->setValue(t.idleGraceSeconds);
+    m_pauseOnBattery->setChecked(t.pauseOnBattery);
+    m_minBattery->setValue(t.minBatteryPercent);
+    m_scheduleEnabled->setChecked(t.scheduleEnabled);
+    m_schedule->setText(settings.scheduleText);
+    m_memoryCap->setValue(t.memoryCapMiB);
+    m_memoryPause->setValue(t.pauseAboveMemoryPercent);
+    m_networkCap->setValue(
+        static_cast<int>(std::min<std::int64_t>(t.networkCapMiBPerDay, 1 << 24)));
+    m_startAtLogin->setChecked(settings.startAtLogin);
+}
+
+void SettingsPage::collect() {
+    VolunteerSettings next = m_settings;
+    ThrottleSettings& t = next.throttle;
+    t.cpuCores = m_cores->value();
+    t.cpuLimitPercent = m_cpuLimit->value();
+    m_cpuLimitLabel->setText(QStringLiteral("%1 %").arg(t.cpuLimitPercent));
+    t.idleMinutes = m_idleMinutes->value();
+    t.idleGraceSeconds = m_grace->value();
+    t.pauseOnBattery = m_pauseOnBattery->isChecked();
+    t.minBatteryPercent = m_minBattery->value();
+    t.memoryCapMiB = m_memoryCap->value();
+    t.pauseAboveMemoryPercent = m_memoryPause->value();
+    t.networkCapMiBPerDay = m_networkCap->value();
+    next.startAtLogin = m_startAtLogin->isChecked();
+    QString error;
+    if (auto ranges = parseSchedule(m_schedule->text(), &error)) {
+        m_scheduleError->clear();
+        next.scheduleText = m_schedule->text().trimmed();
+        t.schedule = *ranges;
+        t.scheduleEnabled = m_scheduleEnabled->isChecked();
+    } else {
+        m_scheduleError->setText(error); // keep the last valid schedule until this one reads
+    }
+    if (next.throttle == m_settings.throttle && next.scheduleText == m_settings.scheduleText &&
+        next.startAtLogin == m_settings.startAtLogin)
+        return;
+    m_settings = next;
+    Q_EMIT settingsEdited(m_settings);
+}
+
+} // namespace goblin::volunteer

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Saves PNG screenshots of the volunteer app into docs/screenshots/: the window's pages (attached
+# to a real lab node computing a real job), and — under Xvfb with trayer as the tray host — the
+# tray icon in each state. Needs scripts/screenshots_deps.sh and a built build/ci.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${BUILD_DIR:-$root/build/ci}"
+out="$root/docs/screenshots"
+tool="$build/app/volunteer-gui/gui/goblin-volunteer-screenshots"
+labnode="$build/app/labnode/goblin-labnode"
+work="$(mktemp -d)"
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+mkdir -p "$out" "$work/xdg" && chmod 700 "$work/xdg"
+export XDG_RUNTIME_DIR="$work/xdg"
+
+# A lab node with a job to compute, so the status page shows a task in progress.
+token="$("$labnode" researcher add shots@example.org --db "$work/node.db")"
+"$labnode" serve --db "$work/node.db" --listen 127.0.0.1:0 --data-dir "$work/data" >"$work/node.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do grep -q "listening on" "$work/node.log" && break; sleep 0.2; done
+url="ws://$(sed -n 's/^goblin-labnode listening on //p' "$work/node.log" | head -1)"
+if [ -x "$root/.venv/bin/python" ]; then
+  PYTHONPATH="$root/python" "$root/.venv/bin/python" -c '
+import sys, numpy as np, goblin
+A = np.random.rand(8192, 4096).astype(np.float32); B = np.random.rand(4096, 4096).astype(np.float32)
+with goblin.connect(sys.argv[1], token=sys.argv[2], timeout=600) as c: c.matmul(A, B, tile=[1024, 1024])
+' "$url" "$token" >"$work/researcher.log" 2>&1 &
+  pids+=($!)
+fi
+
+# Window pages: offscreen is enough for QWidget::grab.
+QT_QPA_PLATFORM=offscreen "$tool" "$out" "$url"
+
+# Tray states: Xvfb + trayer (top right), then grabs of that strip.
+display=":$((90 + RANDOM % 9))"
+Xvfb "$display" -screen 0 1024x300x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
+pids+=($!)
+sleep 1
+DISPLAY="$display" trayer --edge top --align right --widthtype pixel --width 160 --height 40 \
+  --transparent false --tint 0x404040 --SetDockType true >"$work/trayer.log" 2>&1 &
+pids+=($!)
+sleep 1
+DISPLAY="$display" QT_QPA_PLATFORM=xcb "$tool" "$work/tray-run" --tray
+cp "$work"/tray-run/tray-*.png "$out/"
+ls -1 "$out"

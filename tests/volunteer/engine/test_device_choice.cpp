@@ -1,0 +1,101 @@
+// Tests of --devices parsing, the --list-devices table and the hello's capabilities.devices.
+#include <QtTest/QtTest>
+
+#include "device_choice.hpp"
+
+using goblin::ErrorCode;
+using goblin::compute::OpenClDeviceInfo;
+using goblin::volunteer::CpuDescription;
+using goblin::volunteer::describeDevices;
+using goblin::volunteer::formatDeviceTable;
+using goblin::volunteer::parseDeviceChoice;
+
+namespace {
+
+OpenClDeviceInfo fakeGpu() {
+    OpenClDeviceInfo info;
+    info.index = 1;
+    info.platform = "NVIDIA CUDA";
+    info.name = "NVIDIA H200";
+    info.vendor = "NVIDIA Corporation";
+    info.driverVersion = "550.54";
+    info.type = "gpu";
+    info.globalMemoryBytes = std::uint64_t{140} << 30;
+    info.maxAllocBytes = std::uint64_t{35} << 30;
+    info.computeUnits = 132;
+    info.fp64 = true;
+    info.fp16 = true;
+    return info;
+}
+
+} // namespace
+
+class TestDeviceChoice : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void parsesValidLists();
+    void refusesBadLists_data();
+    void refusesBadLists();
+    void tableListsCpuAndDevices();
+    void tableSaysWhenThereIsNoOpenCl();
+    void helloDescribesDevices();
+};
+
+void TestDeviceChoice::parsesValidLists() {
+    auto cpu = parseDeviceChoice("cpu");
+    QVERIFY(cpu && cpu->cpu && cpu->gpus.empty());
+    auto both = parseDeviceChoice("cpu,gpu0,gpu12");
+    QVERIFY(both && both->cpu);
+    QCOMPARE(both->gpus, (std::vector<int>{0, 12}));
+    auto gpu = parseDeviceChoice("gpu1");
+    QVERIFY(gpu && !gpu->cpu);
+    QCOMPARE(gpu->gpus, (std::vector<int>{1}));
+}
+
+void TestDeviceChoice::refusesBadLists_data() {
+    QTest::addColumn<QString>("text");
+    for (const char* bad : {"", ",", "cpu,", "gpu", "gpu-1", "gpux", "gpu0x", "GPU0", "cpu,cpu",
+                            "gpu0,gpu0", "gpu64", "tpu0", " cpu"})
+        QTest::newRow(bad) << QString(bad);
+}
+
+void TestDeviceChoice::refusesBadLists() {
+    QFETCH(QString, text);
+    auto choice = parseDeviceChoice(text.toStdString());
+    QVERIFY(!choice.has_value());
+    QCOMPARE(choice.error().code, ErrorCode::InvalidInput);
+}
+
+void TestDeviceChoice::tableListsCpuAndDevices() {
+    const std::string table = formatDeviceTable(CpuDescription{2, std::int64_t{4} << 30},
+                                                std::vector<OpenClDeviceInfo>{fakeGpu()});
+    QVERIFY2(table.find("cpu    cpu-eigen") != std::string::npos, table.c_str());
+    QVERIFY2(table.find("gpu1   opencl-clblast  NVIDIA H200 (gpu)") != std::string::npos,
+             table.c_str());
+    QVERIFY2(table.find("140.0 GiB") != std::string::npos, table.c_str());
+    QVERIFY2(table.find("132") != std::string::npos, table.c_str());
+}
+
+void TestDeviceChoice::tableSaysWhenThereIsNoOpenCl() {
+    const std::string table =
+        formatDeviceTable(CpuDescription{2, 1 << 30}, std::vector<OpenClDeviceInfo>{});
+    QVERIFY2(table.find("no platform or device found") != std::string::npos, table.c_str());
+    QVERIFY2(table.find("cpu-eigen") != std::string::npos, table.c_str());
+}
+
+void TestDeviceChoice::helloDescribesDevices() {
+    const auto gpu = fakeGpu();
+    const auto list = describeDevices(CpuDescription{2, 1 << 30}, &gpu);
+    QCOMPARE(list.size(), std::size_t{2});
+    QCOMPARE(list[0].as_object().at("id").as_string(), "cpu");
+    const auto& device = list[1].as_object();
+    QCOMPARE(device.at("id").as_string(), "gpu1");
+    QCOMPARE(device.at("backend").as_string(), "opencl-clblast");
+    QCOMPARE(device.at("max_alloc_bytes").to_number<std::uint64_t>(), std::uint64_t{35} << 30);
+    QVERIFY(device.at("fp64").as_bool());
+    QCOMPARE(describeDevices(CpuDescription{1, 1}, nullptr).size(), std::size_t{1});
+}
+
+QTEST_APPLESS_MAIN(TestDeviceChoice)
+#include "test_device_choice.moc"

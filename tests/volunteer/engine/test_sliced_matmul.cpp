@@ -1,0 +1,153 @@
+// Sliced matmul through the compute gate: the same answer as one backend call, in many slices;
+// a pause parks the compute thread between slices and a resume finishes the tile; shutdown
+// abandons it; a duty limit rests between slices; backend errors pass through.
+#include <QScopeGuard>
+#include <QtTest>
+
+#include <atomic>
+#include <random>
+#include <thread>
+
+#include "goblin/compute/eigen_cpu_backend.hpp"
+#include "sliced_matmul.hpp"
+
+using namespace goblin;
+using namespace goblin::volunteer;
+
+namespace {
+
+core::Tensor randomMatrix(std::int64_t rows, std::int64_t cols, unsigned seed) {
+    auto tensor = core::Tensor::allocate(core::DType::F64, {rows, cols});
+    std::mt19937 random(seed);
+    std::uniform_real_distribution<double> value(-1.0, 1.0);
+    for (double& x : tensor->values<double>())
+        x = value(random);
+    return std::move(*tensor);
+}
+
+double maxDifference(const core::Tensor& x, const core::Tensor& y) {
+    double worst = 0;
+    for (std::size_t i = 0; i < x.values<double>().size(); ++i)
+        worst = std::max(worst, std::abs(x.values<double>()[i] - y.values<double>()[i]));
+    return worst;
+}
+
+} // namespace
+
+class TestSlicedMatmul : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void matchesOneCall();
+    void pauseParksBetweenSlices();
+    void shutdownAbandons();
+    void errorsPassThrough();
+    void appliesThreadChanges();
+};
+
+void TestSlicedMatmul::matchesOneCall() {
+    compute::EigenCpuBackend backend({1});
+    ComputeGate gate;
+    SliceTuning tuning;
+    tuning.sliceSeconds = 0; // one row per slice
+    const auto a = randomMatrix(37, 19, 1), b = randomMatrix(19, 23, 2);
+    int slices = 0;
+    double last = 0;
+    SlicedRun hooks;
+    hooks.progress = [&](double fraction) {
+        QVERIFY(fraction > last);
+        last = fraction;
+        ++slices;
+    };
+    auto result = slicedMatmul(backend, gate, tuning, a, b, hooks);
+    QVERIFY(result && *result);
+    QCOMPARE(last, 1.0);
+    QCOMPARE(slices, 37);
+    const auto reference = backend.matmul(a, b);
+    QCOMPARE((*result)->product.shape(), reference->shape());
+    QVERIFY(maxDifference((*result)->product, *reference) < 1e-12);
+}
+
+void TestSlicedMatmul::pauseParksBetweenSlices() {
+    compute::EigenCpuBackend backend({1});
+    ComputeGate gate;
+    SliceTuning tuning;
+    // About 1 GFLOP in 50 ms slices, each followed by a 450 ms rest (10 % duty).
+    const auto a = randomMatrix(2000, 512, 3), b = randomMatrix(512, 512, 4);
+    std::atomic<int> slices{0};
+    SlicedRun hooks;
+    hooks.progress = [&](double) { ++slices; };
+    gate.setPlan({.run = true, .dutyPercent = 10});
+    std::optional<Expected<SlicedResult>> result; // the worker's until `finished`
+    std::atomic<bool> finished{false};
+    std::thread worker([&] {
+        result = slicedMatmul(backend, gate, tuning, a, b, hooks);
+        finished = true;
+    });
+    // Whatever happens below, the worker is released and joined before the locals go away.
+    const auto release = qScopeGuard([&] {
+        gate.shutdown();
+        worker.join();
+    });
+    QTRY_VERIFY_WITH_TIMEOUT(slices.load() >= 2, 10000);
+    gate.setPlan({.run = false});
+    QTRY_VERIFY_WITH_TIMEOUT(gate.parked(), 1000); // a pause holds within a second
+    const int atPause = slices.load();
+    QTest::qWait(300);
+    QCOMPARE(slices.load(), atPause);
+    QVERIFY(!finished);
+    gate.setPlan({});
+    QTRY_VERIFY_WITH_TIMEOUT(finished.load(), 20000);
+    QVERIFY(result && *result);
+    QVERIFY(slices.load() > atPause);
+    QVERIFY(maxDifference((*result)->product, *backend.matmul(a, b)) < 1e-9);
+}
+
+void TestSlicedMatmul::shutdownAbandons() {
+    compute::EigenCpuBackend backend({1});
+    ComputeGate gate;
+    SliceTuning tuning;
+    tuning.sliceSeconds = 0; // one row per slice: it parks after the first
+    const auto a = randomMatrix(100, 32, 5), b = randomMatrix(32, 32, 6);
+    gate.setPlan({.run = false});
+    std::optional<Expected<SlicedResult>> result{Expected<SlicedResult>{}};
+    std::thread worker([&] { result = slicedMatmul(backend, gate, tuning, a, b, {}); });
+    QTRY_VERIFY_WITH_TIMEOUT(gate.parked(), 5000);
+    gate.shutdown();
+    worker.join();
+    QVERIFY(!result.has_value());
+    QCOMPARE(gate.enterTask(), GateVerdict::Shutdown);
+}
+
+void TestSlicedMatmul::errorsPassThrough() {
+    compute::EigenCpuBackend backend({1});
+    ComputeGate gate;
+    SliceTuning tuning;
+    auto result =
+        slicedMatmul(backend, gate, tuning, randomMatrix(4, 3, 7), randomMatrix(5, 2, 8), {});
+    QVERIFY(result && !*result);
+    QCOMPARE(result->error().code, ErrorCode::ShapeMismatch);
+    auto vector = core::Tensor::allocate(core::DType::F64, {3});
+    result = slicedMatmul(backend, gate, tuning, *vector, randomMatrix(3, 2, 9), {});
+    QVERIFY(result && !*result);
+}
+
+void TestSlicedMatmul::appliesThreadChanges() {
+    compute::EigenCpuBackend backend({1});
+    ComputeGate gate;
+    SliceTuning tuning;
+    QList<int> applied;
+    SlicedRun hooks;
+    hooks.applyThreads = [&](int threads) { applied.append(threads); };
+    gate.setPlan({.threads = 2});
+    QVERIFY(
+        slicedMatmul(backend, gate, tuning, randomMatrix(8, 8, 1), randomMatrix(8, 8, 2), hooks));
+    QVERIFY(
+        slicedMatmul(backend, gate, tuning, randomMatrix(8, 8, 1), randomMatrix(8, 8, 2), hooks));
+    gate.setPlan({.threads = 1});
+    QVERIFY(
+        slicedMatmul(backend, gate, tuning, randomMatrix(8, 8, 1), randomMatrix(8, 8, 2), hooks));
+    QCOMPARE(applied, (QList<int>{2, 1}));
+}
+
+QTEST_APPLESS_MAIN(TestSlicedMatmul)
+#include "test_sliced_matmul.moc"

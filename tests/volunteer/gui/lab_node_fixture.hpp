@@ -1,0 +1,95 @@
+// Test helper: a real `goblin-labnode serve` on loopback with one researcher token, and the Python
+// client submitting a job. Owned by the test's main thread.
+#pragma once
+
+#include <QFileInfo>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QtTest>
+
+namespace goblin::testing {
+
+class LabNodeFixture {
+public:
+    ~LabNodeFixture() {
+        if (m_node.state() == QProcess::NotRunning)
+            return;
+        m_node.terminate();
+        if (!m_node.waitForFinished(10000))
+            m_node.kill();
+    }
+
+    // Empty when it worked, else why not (the caller QSKIPs or QFAILs with it).
+    QString start() {
+        if (!m_dir.isValid())
+            return QStringLiteral("no temporary directory");
+        if (!QFileInfo(labnode()).isExecutable())
+            return QStringLiteral("goblin-labnode is not built");
+        const QString db = m_dir.filePath(QStringLiteral("node.db"));
+        QProcess add;
+        add.start(labnode(), {QStringLiteral("researcher"), QStringLiteral("add"),
+                              QStringLiteral("test@example.org"), QStringLiteral("--db"), db});
+        if (!add.waitForFinished(30000) || add.exitCode() != 0)
+            return QStringLiteral("researcher add failed: ") + add.readAllStandardError();
+        m_token = QString::fromUtf8(add.readAllStandardOutput()).trimmed();
+        m_node.start(labnode(),
+                     {QStringLiteral("serve"), QStringLiteral("--db"), db,
+                      QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"),
+                      QStringLiteral("--data-dir"), m_dir.filePath(QStringLiteral("data"))});
+        if (!m_node.waitForStarted(10000))
+            return QStringLiteral("goblin-labnode did not start");
+        QDeadlineTimer deadline(20000);
+        while (!m_node.canReadLine() && !deadline.hasExpired())
+            m_node.waitForReadyRead(100);
+        const QString first = QString::fromUtf8(m_node.readLine()).trimmed();
+        static const QRegularExpression listening(
+            QStringLiteral(R"(^goblin-labnode listening on (127\.0\.0\.1:\d+)$)"));
+        const auto match = listening.match(first);
+        if (!match.hasMatch())
+            return QStringLiteral("unexpected first line: ") + first;
+        m_url = QStringLiteral("ws://") + match.captured(1);
+        return {};
+    }
+
+    QString url() const { return m_url; }
+    QString path(const QString& name) const { return m_dir.filePath(name); }
+
+    static QString python() { return QStringLiteral(GOBLIN_SOURCE_DIR "/.venv/bin/python"); }
+    static bool havePython() { return QFileInfo(python()).isExecutable(); }
+
+    // Submits C = A·B of f64 random A (rows×1024) and B (1024×1024), cut into tiles of tileRows
+    // rows, and checks the product; prints "ok" and exits 0 when it is right.
+    void submit(QProcess& researcher, int rows, int tileRows) const {
+        static const char* script = R"(
+import sys, numpy as np, goblin
+rows, tile = int(sys.argv[3]), int(sys.argv[4])
+rng = np.random.default_rng(7)
+A = rng.random((rows, 1024)); B = rng.random((1024, 1024))
+with goblin.connect(sys.argv[1], token=sys.argv[2], timeout=120) as client:
+    C = client.matmul(A, B, tile=[tile, 1024])
+    assert np.allclose(C, A @ B), "wrong product"
+print("ok", client.last_summary["verdicts"])
+)";
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("PYTHONPATH"), QStringLiteral(GOBLIN_SOURCE_DIR "/python"));
+        researcher.setProcessEnvironment(env);
+        researcher.start(python(), {QStringLiteral("-c"), QString::fromUtf8(script), m_url, m_token,
+                                    QString::number(rows), QString::number(tileRows)});
+    }
+
+private:
+    // GOBLIN_LABNODE in the environment overrides the built one (e.g. a plain node beside a
+    // sanitizer build of the volunteer).
+    static QString labnode() {
+        const QString chosen = qEnvironmentVariable("GOBLIN_LABNODE");
+        return chosen.isEmpty() ? QStringLiteral(GOBLIN_LABNODE) : chosen;
+    }
+
+    QTemporaryDir m_dir;
+    QProcess m_node;
+    QString m_url;
+    QString m_token;
+};
+
+} // namespace goblin::testing

@@ -1,0 +1,155 @@
+// The settings page drives the throttle live: edits reach the compute plan the engine gets and
+// are saved; corrupt or out-of-range stored values are clamped and logged.
+#include <QtTest>
+
+#include <QCheckBox>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QSlider>
+#include <QSpinBox>
+#include <QTemporaryDir>
+
+#include "main_window.hpp"
+#include "settings_page.hpp"
+#include "volunteer_app.hpp"
+
+using namespace goblin::volunteer;
+
+class TestSettingsPage : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void init();
+    void editsReachTheEnginePlan();
+    void idleRuleFollowsTheProbe();
+    void badScheduleKeepsTheLastGood();
+    void corruptValuesAreClampedAndLogged();
+    void scheduleText();
+    void startAtLoginWritesTheAutostartEntry();
+
+private:
+    std::unique_ptr<QTemporaryDir> m_dir;
+    QString iniPath() const { return m_dir->filePath(QStringLiteral("settings.ini")); }
+};
+
+void TestSettingsPage::init() {
+    m_dir = std::make_unique<QTemporaryDir>();
+    QVERIFY(m_dir->isValid());
+}
+
+void TestSettingsPage::editsReachTheEnginePlan() {
+    QSettings store(iniPath(), QSettings::IniFormat);
+    HostState host;
+    host.hardwareThreads = 4;
+    VolunteerApp app(AppOptions{{}, m_dir->path(), true, [&] { return host; }}, store);
+    SettingsPage* page = app.window().settingsPage();
+    page->findChild<QSpinBox*>(QStringLiteral("cpuCores"))->setValue(1);
+    page->findChild<QSlider*>(QStringLiteral("cpuLimit"))->setValue(25);
+    const ComputePlan plan = app.bridge().plan();
+    QVERIFY(plan.run);
+    QCOMPARE(plan.threads, 1);
+    QCOMPARE(plan.dutyPercent, 25);
+    QCOMPARE(store.value(QStringLiteral("cpu/cores")).toInt(), 1);
+    QCOMPARE(store.value(QStringLiteral("cpu/limit_percent")).toInt(), 25);
+
+    page->findChild<QCheckBox*>(QStringLiteral("pauseOnBattery"))->setChecked(true);
+    host.onBattery = true;
+    app.throttle().evaluate();
+    QVERIFY(!app.bridge().plan().run);
+    QCOMPARE(app.state(), VolunteerState::Waiting);
+    page->findChild<QCheckBox*>(QStringLiteral("pauseOnBattery"))->setChecked(false);
+    QVERIFY(app.bridge().plan().run);
+}
+
+void TestSettingsPage::idleRuleFollowsTheProbe() {
+    QSettings store(iniPath(), QSettings::IniFormat);
+    HostState host;
+    host.idleSeconds = 0;
+    VolunteerApp app(AppOptions{{}, m_dir->path(), true, [&] { return host; }}, store);
+    app.window().settingsPage()->findChild<QSpinBox*>(QStringLiteral("idleMinutes"))->setValue(5);
+    QVERIFY(!app.bridge().plan().run);
+    QCOMPARE(app.throttle().decision().reason, ThrottleReason::NotIdle);
+    host.idleSeconds = 301;
+    app.throttle().evaluate();
+    QVERIFY(app.bridge().plan().run);
+    host.idleSeconds.reset(); // the probe stopped working
+    app.throttle().evaluate();
+    QCOMPARE(app.throttle().decision().reason, ThrottleReason::IdleUnknown);
+}
+
+void TestSettingsPage::badScheduleKeepsTheLastGood() {
+    QSettings store(iniPath(), QSettings::IniFormat);
+    VolunteerApp app(AppOptions{{}, m_dir->path(), true, [] { return HostState{}; }}, store);
+    SettingsPage* page = app.window().settingsPage();
+    auto* text = page->findChild<QLineEdit*>(QStringLiteral("schedule"));
+    text->setText(QStringLiteral("Mon-Fri 09:00-17:00"));
+    Q_EMIT text->editingFinished();
+    page->findChild<QCheckBox*>(QStringLiteral("scheduleEnabled"))->setChecked(true);
+    QCOMPARE(app.throttle().settings().schedule.size(), std::size_t{5});
+    QVERIFY(app.throttle().settings().scheduleEnabled);
+    text->setText(QStringLiteral("Mon 9-5"));
+    Q_EMIT text->editingFinished();
+    QCOMPARE(app.throttle().settings().schedule.size(), std::size_t{5});
+    QCOMPARE(store.value(QStringLiteral("schedule/hours")).toString(),
+             QStringLiteral("Mon-Fri 09:00-17:00"));
+}
+
+void TestSettingsPage::corruptValuesAreClampedAndLogged() {
+    {
+        QSettings store(iniPath(), QSettings::IniFormat);
+        store.setValue(QStringLiteral("cpu/limit_percent"), 500);
+        store.setValue(QStringLiteral("cpu/cores"), -3);
+        store.setValue(QStringLiteral("idle/minutes"), QStringLiteral("soon"));
+        store.setValue(QStringLiteral("battery/pause_on_battery"), QStringLiteral("maybe"));
+        store.setValue(QStringLiteral("schedule/enabled"), true);
+        store.setValue(QStringLiteral("schedule/hours"), QStringLiteral("Funday 25:00-26:00"));
+    }
+    QSettings store(iniPath(), QSettings::IniFormat);
+    const LoadedSettings loaded = loadSettings(store);
+    QCOMPARE(loaded.settings.throttle.cpuLimitPercent, 100);
+    QCOMPARE(loaded.settings.throttle.cpuCores, 0);
+    QCOMPARE(loaded.settings.throttle.idleMinutes, 0);
+    QCOMPARE(loaded.settings.throttle.pauseOnBattery, true);
+    QCOMPARE(loaded.settings.throttle.scheduleEnabled, false);
+    QCOMPARE(loaded.warnings.size(), 5);
+
+    VolunteerApp app(AppOptions{{}, m_dir->path(), true, [] { return HostState{}; }}, store);
+    const QString log =
+        app.window().findChild<QPlainTextEdit*>(QStringLiteral("eventLog"))->toPlainText();
+    QVERIFY2(log.contains(QStringLiteral("cpu/limit_percent = 500 is outside 1-100; using 100")),
+             qPrintable(log));
+    QCOMPARE(app.window().settingsPage()->findChild<QSlider*>(QStringLiteral("cpuLimit"))->value(),
+             100);
+}
+
+void TestSettingsPage::scheduleText() {
+    auto ranges = parseSchedule(QStringLiteral("Fri-Mon 22:00-06:00; wed 00:00-24:00"));
+    QVERIFY(ranges);
+    QCOMPARE(ranges->size(), std::size_t{5});
+    QCOMPARE((*ranges)[0], (ScheduleRange{4, 22 * 60, 6 * 60}));
+    QCOMPARE((*ranges)[3], (ScheduleRange{0, 22 * 60, 6 * 60}));
+    QCOMPARE((*ranges)[4], (ScheduleRange{2, 0, 24 * 60}));
+    QVERIFY(parseSchedule(QString())->empty());
+    QString error;
+    QVERIFY(!parseSchedule(QStringLiteral("Mon 24:00-01:00"), &error));
+    QVERIFY(!parseSchedule(QStringLiteral("Mon 10:60-11:00")));
+    QVERIFY(!error.isEmpty());
+}
+
+void TestSettingsPage::startAtLoginWritesTheAutostartEntry() {
+    const QByteArray saved = qgetenv("XDG_CONFIG_HOME");
+    qputenv("XDG_CONFIG_HOME", m_dir->path().toUtf8());
+    const QString entry = m_dir->filePath(QStringLiteral("autostart/goblin-volunteer.desktop"));
+    QVERIFY(applyStartAtLogin(true));
+    QFile file(entry);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QVERIFY(file.readAll().contains("Exec=goblin-volunteer --minimized"));
+    QVERIFY(applyStartAtLogin(false));
+    QVERIFY(!QFile::exists(entry));
+    if (saved.isEmpty())
+        qunsetenv("XDG_CONFIG_HOME");
+    else
+        qputenv("XDG_CONFIG_HOME", saved);
+}
+
+QTEST_MAIN(TestSettingsPage)
+#include "test_settings_page.moc"
