@@ -1,0 +1,60 @@
+// runOp and runGraph: validation through the catalog, then dispatch to the family kernels.
+#include "goblin/compute/reference/graph_executor.hpp"
+
+#include <map>
+#include <string>
+
+#include "reference/kernels.hpp"
+
+namespace goblin::compute::reference {
+
+using core::Tensor;
+using core::ops::OpCode;
+
+Expected<Tensor> runOp(OpCode op, std::span<const Tensor> args, const core::ops::Attributes& attrs) {
+    std::vector<core::ops::TensorSpec> specs;
+    for (const Tensor& arg : args)
+        specs.push_back({arg.dtype(), arg.shape()});
+    auto spec = core::ops::inferOutput(op, specs, attrs);
+    if (!spec)
+        return tl::unexpected(spec.error());
+    if (op >= OpCode::Sum && op <= OpCode::LogSoftmax)
+        return detail::runReduction(op, args, attrs, *spec);
+    if (op >= OpCode::Cast)
+        return detail::runShapeOp(op, args, attrs, *spec);
+    return detail::runElementwise(op, args, attrs, *spec);
+}
+
+Expected<std::vector<Tensor>> runGraph(const core::graph::Graph& graph, const core::graph::GraphPlan& plan,
+                                       std::span<const Tensor> inputs) {
+    if (inputs.size() != graph.inputs.size())
+        return makeError(ErrorCode::InvalidInput, "graph takes " + std::to_string(graph.inputs.size()) +
+                                                      " inputs, got " + std::to_string(inputs.size()));
+    std::map<core::graph::ValueId, Tensor> values;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const auto& declared = graph.inputs[i].spec;
+        if (inputs[i].dtype() != declared.dtype || inputs[i].shape() != declared.shape)
+            return makeError(ErrorCode::ShapeMismatch,
+                             "input " + std::to_string(graph.inputs[i].id) + " does not match its declared dtype and shape");
+        values[graph.inputs[i].id] = inputs[i];
+    }
+    for (const auto& constant : graph.constants)
+        values[constant.id] = constant.value;
+    for (std::size_t index : plan.order) {
+        const auto& node = graph.nodes[index];
+        std::vector<Tensor> args;
+        for (auto arg : node.args)
+            args.push_back(values.at(arg));
+        auto result = runOp(node.op, args, node.attrs);
+        if (!result)
+            return makeError(result.error().code,
+                             "node " + std::to_string(node.id) + ": " + result.error().message);
+        values[node.id] = std::move(*result);
+    }
+    std::vector<Tensor> outputs;
+    for (auto id : graph.outputs)
+        outputs.push_back(values.at(id));
+    return outputs;
+}
+
+} // namespace goblin::compute::reference

@@ -1,0 +1,57 @@
+// Broadcast and reduction index tables for the reference kernels.
+#include <algorithm>
+
+#include "reference/kernels.hpp"
+
+namespace goblin::compute::reference::detail {
+namespace {
+
+std::vector<std::int64_t> stridesOf(const Shape& shape) {
+    std::vector<std::int64_t> strides(shape.size(), 1);
+    for (std::size_t i = shape.size(); i-- > 1;)
+        strides[i - 1] = strides[i] * shape[i];
+    return strides;
+}
+
+// Offsets of every multi-index over `dims` of `shape` in C order, with the tensor's strides.
+std::vector<std::int64_t> offsetsOver(const Shape& shape, const std::vector<std::int64_t>& strides,
+                                      const std::vector<std::size_t>& dims) {
+    std::vector<std::int64_t> offsets{0};
+    for (std::size_t dim : dims) {
+        std::vector<std::int64_t> next;
+        next.reserve(offsets.size() * static_cast<std::size_t>(shape[dim]));
+        for (std::int64_t offset : offsets)
+            for (std::int64_t i = 0; i < shape[dim]; ++i)
+                next.push_back(offset + i * strides[dim]);
+        offsets = std::move(next);
+    }
+    return offsets;
+}
+
+} // namespace
+
+std::vector<std::int64_t> broadcastOffsets(const Shape& in, const Shape& out) {
+    const std::vector<std::int64_t> inStrides = stridesOf(in);
+    // Strides of `in` seen through `out`'s dims: 0 where `in` broadcasts or has no dim.
+    std::vector<std::int64_t> strides(out.size(), 0);
+    const std::size_t offset = out.size() - in.size();
+    for (std::size_t i = 0; i < in.size(); ++i)
+        strides[offset + i] = in[i] == 1 ? 0 : inStrides[i];
+    std::vector<std::size_t> all(out.size());
+    for (std::size_t i = 0; i < all.size(); ++i)
+        all[i] = i;
+    return offsetsOver(out, strides, all);
+}
+
+ReductionIndex reductionIndex(const Shape& shape, std::span<const std::int64_t> dims) {
+    const std::vector<std::int64_t> strides = stridesOf(shape);
+    std::vector<std::size_t> kept;
+    std::vector<std::size_t> reduced;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        const bool isReduced = std::find(dims.begin(), dims.end(), static_cast<std::int64_t>(i)) != dims.end();
+        (isReduced ? reduced : kept).push_back(i);
+    }
+    return {offsetsOver(shape, strides, kept), offsetsOver(shape, strides, reduced)};
+}
+
+} // namespace goblin::compute::reference::detail

@@ -1,0 +1,48 @@
+// Private: the reference kernels by family and the index helpers they share. Any thread.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "goblin/core/ops/op_catalog.hpp"
+#include "goblin/core/tensor.hpp"
+
+namespace goblin::compute::reference::detail {
+
+using core::Shape;
+using core::Tensor;
+using core::ops::Attributes;
+using core::ops::OpCode;
+using core::ops::TensorSpec;
+using Args = std::span<const Tensor>;
+
+// Calls f(T{}) with the C++ element type of dtype.
+template <class F> decltype(auto) visitDType(core::DType dtype, F&& f) {
+    switch (dtype) {
+    case core::DType::F32: return f(float{});
+    case core::DType::F64: return f(double{});
+    case core::DType::I32: return f(std::int32_t{});
+    case core::DType::I64: return f(std::int64_t{});
+    case core::DType::Bool: break;
+    }
+    return f(bool{});
+}
+
+// For each element of `out` (C order), the offset of the element of a tensor of shape `in` that
+// NumPy broadcasting reads.
+std::vector<std::int64_t> broadcastOffsets(const Shape& in, const Shape& out);
+
+// Splits a shape into the kept positions (`bases`, C order of the kept dims) and the offsets of
+// one reduction (`members`, C order of the reduced dims, relative to a base).
+struct ReductionIndex {
+    std::vector<std::int64_t> bases;
+    std::vector<std::int64_t> members;
+};
+ReductionIndex reductionIndex(const Shape& shape, std::span<const std::int64_t> dims);
+
+Expected<Tensor> runElementwise(OpCode op, Args args, const Attributes& attrs, const TensorSpec& out);
+Expected<Tensor> runReduction(OpCode op, Args args, const Attributes& attrs, const TensorSpec& out);
+Expected<Tensor> runShapeOp(OpCode op, Args args, const Attributes& attrs, const TensorSpec& out);
+
+} // namespace goblin::compute::reference::detail

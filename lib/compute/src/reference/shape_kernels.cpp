@@ -1,0 +1,126 @@
+// Reference kernels of cast, reshape, permute, expand and batched matmul.
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "reference/kernels.hpp"
+#include "reference/scalar_math.hpp"
+
+namespace goblin::compute::reference::detail {
+namespace {
+
+// Float → integer: truncation toward zero; NaN → 0; out-of-range values saturate (PyTorch leaves
+// these undefined; docs/ops.md defines them). Integer → narrower integer wraps.
+template <class To, class From> To convert(From value) {
+    if constexpr (std::is_same_v<To, bool>) {
+        return value != From{0};
+    } else if constexpr (std::is_floating_point_v<From> && kIsInt<To>) {
+        if (std::isnan(value))
+            return 0;
+        if (value <= static_cast<From>(std::numeric_limits<To>::min()))
+            return std::numeric_limits<To>::min();
+        if (value >= static_cast<From>(std::numeric_limits<To>::max()))
+            return std::numeric_limits<To>::max();
+        return static_cast<To>(value);
+    } else {
+        return static_cast<To>(value);
+    }
+}
+
+void cast(const Tensor& x, Tensor& out) {
+    visitDType(x.dtype(), [&](auto from) {
+        using From = decltype(from);
+        visitDType(out.dtype(), [&](auto to) {
+            using To = decltype(to);
+            const auto in = x.values<From>();
+            for (std::size_t i = 0; i < in.size(); ++i)
+                out.values<To>()[i] = convert<To>(in[i]);
+        });
+    });
+}
+
+void gather(const Tensor& x, const std::vector<std::int64_t>& offsets, Tensor& out) {
+    const std::size_t size = core::itemSize(x.dtype());
+    for (std::size_t i = 0; i < offsets.size(); ++i)
+        std::memcpy(out.bytes().data() + i * size, x.bytes().data() + static_cast<std::size_t>(offsets[i]) * size,
+                    size);
+}
+
+// Source offset of each output element of a permute: iterate the input's dims in the new order.
+std::vector<std::int64_t> permuteOffsets(const Shape& shape, const core::ops::IntList& dims) {
+    std::vector<std::int64_t> strides(shape.size(), 1);
+    for (std::size_t i = shape.size(); i-- > 1;)
+        strides[i - 1] = strides[i] * shape[i];
+    std::vector<std::int64_t> offsets{0};
+    for (std::int64_t raw : dims) {
+        const auto dim = static_cast<std::size_t>(raw < 0 ? raw + static_cast<std::int64_t>(shape.size()) : raw);
+        std::vector<std::int64_t> next;
+        for (std::int64_t offset : offsets)
+            for (std::int64_t i = 0; i < shape[dim]; ++i)
+                next.push_back(offset + i * strides[dim]);
+        offsets = std::move(next);
+    }
+    return offsets;
+}
+
+// C[b] = A[b]·B[b] with broadcast batch dims; k accumulated sequentially in the dtype.
+template <class T> void matmul(const Tensor& a, const Tensor& b, Tensor& out) {
+    const Shape& sa = a.shape();
+    const Shape& sb = b.shape();
+    const std::int64_t m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
+    const Shape batch(out.shape().begin(), out.shape().end() - 2);
+    const auto batchA = broadcastOffsets(Shape(sa.begin(), sa.end() - 2), batch);
+    const auto batchB = broadcastOffsets(Shape(sb.begin(), sb.end() - 2), batch);
+    const auto va = a.values<T>();
+    const auto vb = b.values<T>();
+    auto vc = out.values<T>();
+    for (std::size_t p = 0; p < batchA.size(); ++p) {
+        const T* pa = va.data() + batchA[p] * m * k;
+        const T* pb = vb.data() + batchB[p] * k * n;
+        T* pc = vc.data() + static_cast<std::int64_t>(p) * m * n;
+        for (std::int64_t i = 0; i < m; ++i)
+            for (std::int64_t j = 0; j < n; ++j) {
+                T acc{0};
+                for (std::int64_t l = 0; l < k; ++l) {
+                    if constexpr (kIsInt<T>)
+                        acc = wrapAdd(acc, wrapMul(pa[i * k + l], pb[l * n + j]));
+                    else
+                        acc = acc + pa[i * k + l] * pb[l * n + j];
+                }
+                pc[i * n + j] = acc;
+            }
+    }
+}
+
+} // namespace
+
+Expected<Tensor> runShapeOp(OpCode op, Args args, const Attributes& attrs, const TensorSpec& spec) {
+    auto out = Tensor::allocate(spec.dtype, spec.shape);
+    if (!out)
+        return out;
+    const Tensor& x = args[0];
+    switch (op) {
+    case OpCode::Cast:
+        cast(x, *out);
+        break;
+    case OpCode::Reshape:
+        if (x.byteSize() != 0)
+            std::memcpy(out->bytes().data(), x.bytes().data(), x.byteSize());
+        break;
+    case OpCode::Permute:
+        gather(x, permuteOffsets(x.shape(), core::ops::attrIntList(attrs, "dims", std::nullopt).value()), *out);
+        break;
+    case OpCode::Expand:
+        gather(x, broadcastOffsets(x.shape(), spec.shape), *out);
+        break;
+    default:
+        visitDType(x.dtype(), [&](auto t) {
+            if constexpr (!std::is_same_v<decltype(t), bool>)
+                matmul<decltype(t)>(x, args[1], *out);
+        });
+        break;
+    }
+    return out;
+}
+
+} // namespace goblin::compute::reference::detail

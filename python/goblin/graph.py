@@ -1,0 +1,135 @@
+"""Graph builder: op graphs in the catalog's JSON wire form (docs/ops.md, "Wire form").
+
+    from goblin import graph
+    g = graph.Graph()
+    x = g.input("f32", [4, 8])
+    w = g.constant(np.ones((8, 2), np.float32))
+    y = g.softmax(g.matmul(x, w), dim=-1)
+    g.output(y)
+    text = g.to_json()          # what the lab node and volunteers receive
+    [out] = goblin.reference.run(g, [x_value])
+
+Every op of the catalog is a method (``g.add(a, b)``, ``g.sum(x, dims=[1], keepdim=True)``);
+attributes are keyword arguments. Shapes and dtypes are checked by the node, not here.
+"""
+
+import json
+
+import numpy as np
+
+CATALOG_VERSION = 2
+
+# name → (arity, tolerance class); mirrors lib/core/src/ops/op_catalog.cpp, in OpCode order.
+OPS = {
+    "add": (2, "exact"), "sub": (2, "exact"), "mul": (2, "exact"), "div": (2, "exact"),
+    "pow": (2, "ulp"), "maximum": (2, "exact"), "minimum": (2, "exact"),
+    "floor_divide": (2, "exact"), "remainder": (2, "exact"),
+    "eq": (2, "exact"), "ne": (2, "exact"), "lt": (2, "exact"), "le": (2, "exact"),
+    "gt": (2, "exact"), "ge": (2, "exact"),
+    "logical_and": (2, "exact"), "logical_or": (2, "exact"), "logical_xor": (2, "exact"),
+    "logical_not": (1, "exact"), "bitwise_and": (2, "exact"), "bitwise_or": (2, "exact"),
+    "bitwise_xor": (2, "exact"), "bitwise_not": (1, "exact"),
+    "neg": (1, "exact"), "abs": (1, "exact"), "exp": (1, "ulp"), "log": (1, "ulp"),
+    "sqrt": (1, "exact"), "rsqrt": (1, "ulp"), "tanh": (1, "ulp"), "sigmoid": (1, "ulp"),
+    "erf": (1, "ulp"), "lgamma": (1, "ulp"), "relu": (1, "exact"), "gelu": (1, "ulp"),
+    "isnan": (1, "exact"), "where": (3, "exact"), "clamp": (1, "exact"),
+    "sum": (1, "sum"), "mean": (1, "sum"), "amax": (1, "exact"), "amin": (1, "exact"),
+    "prod": (1, "sum"), "var": (1, "sum"), "argmax": (1, "exact"), "argmin": (1, "exact"),
+    "cumsum": (1, "sum"), "softmax": (1, "ulp"), "log_softmax": (1, "ulp"),
+    "cast": (1, "exact"), "reshape": (1, "exact"), "permute": (1, "exact"),
+    "expand": (1, "exact"), "matmul": (2, "matmul"),
+}
+
+DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "bool": np.bool_}
+
+
+def wire_dtype(dtype):
+    """The wire name of a numpy dtype ("f32", …)."""
+    for name, numpy_type in DTYPES.items():
+        if np.dtype(dtype) == np.dtype(numpy_type):
+            return name
+    raise TypeError("dtype %s is not in the catalog (f32, f64, i32, i64, bool)" % np.dtype(dtype))
+
+
+def encode_values(array):
+    """C-order values as JSON numbers; non-finite floats as "nan", "inf", "-inf"."""
+    flat = np.ascontiguousarray(array).reshape(-1)
+    if flat.dtype.kind == "f":
+        return [("nan" if np.isnan(v) else ("inf" if v > 0 else "-inf")) if not np.isfinite(v)
+                else float(v) for v in flat.tolist()]
+    return flat.tolist()
+
+
+def tensor_to_json(array):
+    array = np.asarray(array)
+    return {"dtype": wire_dtype(array.dtype), "shape": list(array.shape),
+            "values": encode_values(array)}
+
+
+def tensor_from_json(obj):
+    dtype = DTYPES[obj["dtype"]]
+    values = [float(v) if isinstance(v, str) else v for v in obj["values"]]
+    return np.array(values, dtype=dtype).reshape(obj["shape"])
+
+
+class Value:
+    """A value of the graph under construction (an input, a constant or a node's result)."""
+
+    def __init__(self, graph, value_id):
+        self.graph = graph
+        self.id = value_id
+
+    def __repr__(self):
+        return "Value(%d)" % self.id
+
+
+class Graph:
+    def __init__(self):
+        self._next = 0
+        self.inputs = []
+        self.constants = []
+        self.nodes = []
+        self.outputs = []
+
+    def _new_id(self):
+        self._next += 1
+        return self._next - 1
+
+    def input(self, dtype, shape):
+        value = Value(self, self._new_id())
+        self.inputs.append({"id": value.id, "dtype": dtype, "shape": [int(d) for d in shape]})
+        return value
+
+    def constant(self, array):
+        value = Value(self, self._new_id())
+        self.constants.append(dict(tensor_to_json(array), id=value.id))
+        return value
+
+    def op(self, name, *args, **attrs):
+        if name not in OPS:
+            raise ValueError("unknown op %r" % name)
+        arity = OPS[name][0]
+        if len(args) != arity:
+            raise ValueError("%s takes %d inputs, got %d" % (name, arity, len(args)))
+        for arg in args:
+            if not isinstance(arg, Value) or arg.graph is not self:
+                raise ValueError("%s: arguments must be values of this graph" % name)
+        value = Value(self, self._new_id())
+        clean = {key: (list(v) if isinstance(v, (list, tuple)) else v) for key, v in attrs.items()}
+        self.nodes.append({"id": value.id, "op": name, "args": [a.id for a in args], "attrs": clean})
+        return value
+
+    def __getattr__(self, name):
+        if name in OPS:
+            return lambda *args, **attrs: self.op(name, *args, **attrs)
+        raise AttributeError(name)
+
+    def output(self, *values):
+        self.outputs.extend(v.id for v in values)
+
+    def to_dict(self):
+        return {"catalog": CATALOG_VERSION, "inputs": self.inputs, "constants": self.constants,
+                "nodes": self.nodes, "outputs": self.outputs}
+
+    def to_json(self):
+        return json.dumps(self.to_dict(), separators=(",", ":"))

@@ -1,0 +1,179 @@
+// Op-by-op tests of the CPU reference executor: edge values (negative integers in division, NaN/Inf,
+// empty and broadcast shapes) and random inputs checked against the op's tolerance class.
+#include <QtTest/QtTest>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "goblin/compute/reference/graph_executor.hpp"
+
+using goblin::ErrorCode;
+using namespace goblin::core;
+using namespace goblin::core::ops;
+using goblin::compute::reference::runOp;
+
+namespace {
+
+template <class T> Tensor make(DType dtype, Shape shape, std::vector<T> values) {
+    Tensor tensor = Tensor::allocate(dtype, std::move(shape)).value();
+    std::copy(values.begin(), values.end(), tensor.values<T>().begin());
+    return tensor;
+}
+
+template <class T> std::vector<T> run(OpCode op, std::vector<Tensor> args, Attributes attrs = {}) {
+    auto out = runOp(op, args, attrs);
+    if (!out)
+        qFatal("%s", out.error().message.c_str());
+    return {out->values<T>().begin(), out->values<T>().end()};
+}
+
+constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+} // namespace
+
+class TestReferenceOps : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void integerDivisionFollowsPyTorch() {
+        const std::int32_t min = std::numeric_limits<std::int32_t>::min();
+        auto a = make<std::int32_t>(DType::I32, {6}, {7, -7, 7, -7, min, min});
+        auto b = make<std::int32_t>(DType::I32, {6}, {2, 2, -2, -2, -1, 3});
+        QCOMPARE(run<std::int32_t>(OpCode::FloorDivide, {a, b}),
+                 (std::vector<std::int32_t>{3, -4, -4, 3, min, -715827883}));
+        QCOMPARE(run<std::int32_t>(OpCode::Remainder, {a, b}), (std::vector<std::int32_t>{1, 1, -1, -1, 0, 1}));
+        auto zero = make<std::int32_t>(DType::I32, {}, {0});
+        auto error = runOp(OpCode::Remainder, std::vector<Tensor>{a, zero}, {});
+        QVERIFY(!error.has_value());
+        QCOMPARE(error.error().code, ErrorCode::InvalidInput);
+    }
+    void integerOverflowWraps() {
+        const std::int64_t max = std::numeric_limits<std::int64_t>::max();
+        auto a = make<std::int64_t>(DType::I64, {2}, {max, std::numeric_limits<std::int64_t>::min()});
+        auto one = make<std::int64_t>(DType::I64, {1}, {1});
+        QCOMPARE(run<std::int64_t>(OpCode::Add, {a, one})[0], std::numeric_limits<std::int64_t>::min());
+        QCOMPARE(run<std::int64_t>(OpCode::Abs, {a})[1], std::numeric_limits<std::int64_t>::min());
+    }
+    void floatDivisionEdges() {
+        auto a = make<float>(DType::F32, {4}, {7.5f, -7.5f, 1.0f, -1.0f});
+        auto b = make<float>(DType::F32, {4}, {-2.0f, 2.0f, 0.0f, 0.0f});
+        const auto q = run<float>(OpCode::FloorDivide, {a, b});
+        QCOMPARE(q[0], -4.0f);
+        QCOMPARE(q[1], -4.0f);
+        QCOMPARE(q[2], kInf);
+        QCOMPARE(q[3], -kInf);
+        const auto r = run<float>(OpCode::Remainder, {a, b});
+        QCOMPARE(r[0], -0.5f);
+        QCOMPARE(r[1], 0.5f);
+        QVERIFY(std::isnan(r[2]));
+    }
+    void nanPropagation() {
+        auto a = make<float>(DType::F32, {2, 3}, {1, kNan, 3, -kInf, 2, 0});
+        auto zero = make<float>(DType::F32, {}, {0});
+        const auto m = run<float>(OpCode::Maximum, {a, zero});
+        QVERIFY(std::isnan(m[1]));
+        QCOMPARE(m[3], 0.0f);
+        const auto amax = run<float>(OpCode::Amax, {a}, {{"dims", IntList{1}}});
+        QVERIFY(std::isnan(amax[0]));
+        QCOMPARE(amax[1], 2.0f);
+        QCOMPARE(run<std::int64_t>(OpCode::Argmax, {a}, {{"dim", std::int64_t{1}}}),
+                 (std::vector<std::int64_t>{1, 1}));
+        QCOMPARE(run<std::int64_t>(OpCode::Argmin, {a}), (std::vector<std::int64_t>{1}));
+        const auto clamped = run<float>(OpCode::Clamp, {a}, {{"min", 0.5}, {"max", 2.5}});
+        QVERIFY(std::isnan(clamped[1]));
+        QCOMPARE(clamped[3], 0.5f);
+        QVERIFY(std::isnan(run<float>(OpCode::Relu, {a})[1]));
+    }
+    void emptyAndBroadcastShapes() {
+        auto empty = Tensor::allocate(DType::F32, {0, 3}).value();
+        QCOMPARE(run<float>(OpCode::Sum, {empty}, {{"dims", IntList{0}}}), (std::vector<float>{0, 0, 0}));
+        QVERIFY(std::isnan(run<float>(OpCode::Mean, {empty})[0]));
+        QCOMPARE(run<float>(OpCode::Prod, {empty}), (std::vector<float>{1}));
+        auto row = make<float>(DType::F32, {3}, {1, 2, 3});
+        auto addEmpty = runOp(OpCode::Add, std::vector<Tensor>{empty, row}, {});
+        QCOMPARE(addEmpty->shape(), (Shape{0, 3}));
+        auto column = make<float>(DType::F32, {2, 1}, {10, 20});
+        QCOMPARE(run<float>(OpCode::Add, {column, row}), (std::vector<float>{11, 12, 13, 21, 22, 23}));
+    }
+    void varianceCorrection() {
+        auto x = make<double>(DType::F64, {4}, {1, 2, 3, 4});
+        QCOMPARE(run<double>(OpCode::Var, {x}), (std::vector<double>{5.0 / 3.0}));
+        QCOMPARE(run<double>(OpCode::Var, {x}, {{"correction", std::int64_t{0}}}), (std::vector<double>{1.25}));
+        auto one = make<double>(DType::F64, {1}, {7});
+        QVERIFY(std::isnan(run<double>(OpCode::Var, {one})[0]));
+    }
+    void softmaxAndGelu() {
+        auto x = make<float>(DType::F32, {2, 3}, {1000, 1001, 1002, -kInf, 0, 0});
+        const auto y = run<float>(OpCode::Softmax, {x}, {{"dim", std::int64_t{-1}}});
+        QVERIFY(std::abs(y[0] + y[1] + y[2] - 1.0f) < 1e-6f);
+        QCOMPARE(y[3], 0.0f);
+        QCOMPARE(y[4], 0.5f);
+        auto g = make<double>(DType::F64, {2}, {1.0, -3.0});
+        const auto exact = run<double>(OpCode::Gelu, {g});
+        const auto tanhForm = run<double>(OpCode::Gelu, {g}, {{"approximate", std::string("tanh")}});
+        QVERIFY(std::abs(exact[0] - 0.8413447460685429) < 1e-15);
+        QVERIFY(std::abs(tanhForm[0] - 0.8411919906082768) < 1e-15);
+    }
+    void castSaturates() {
+        auto x = make<float>(DType::F32, {5}, {kNan, 1e10f, -1e10f, -2.7f, 2.7f});
+        QCOMPARE(run<std::int32_t>(OpCode::Cast, {x}, {{"dtype", std::string("i32")}}),
+                 (std::vector<std::int32_t>{0, std::numeric_limits<std::int32_t>::max(),
+                                            std::numeric_limits<std::int32_t>::min(), -2, 2}));
+        QCOMPARE(run<bool>(OpCode::Cast, {x}, {{"dtype", std::string("bool")}})[0], true);
+    }
+    void permuteAndExpand() {
+        auto x = make<std::int32_t>(DType::I32, {2, 3}, {1, 2, 3, 4, 5, 6});
+        QCOMPARE(run<std::int32_t>(OpCode::Permute, {x}, {{"dims", IntList{1, 0}}}),
+                 (std::vector<std::int32_t>{1, 4, 2, 5, 3, 6}));
+        auto c = make<std::int32_t>(DType::I32, {2, 1}, {7, 8});
+        QCOMPARE(run<std::int32_t>(OpCode::Expand, {c}, {{"shape", IntList{2, 2}}}),
+                 (std::vector<std::int32_t>{7, 7, 8, 8}));
+    }
+    void randomMatmulWithinBound() {
+        std::mt19937 rng(5);
+        std::normal_distribution<float> normal;
+        const std::int64_t b = 3, m = 4, k = 50, n = 5;
+        auto a = Tensor::allocate(DType::F32, {b, m, k}).value();
+        auto w = Tensor::allocate(DType::F32, {k, n}).value();
+        for (float& v : a.values<float>()) v = normal(rng);
+        for (float& v : w.values<float>()) v = normal(rng);
+        const auto c = run<float>(OpCode::Matmul, {a, w});
+        QCOMPARE(c.size(), static_cast<std::size_t>(b * m * n));
+        const Tolerance tolerance = opInfo(OpCode::Matmul).tolerance;
+        for (std::int64_t p = 0; p < b; ++p)
+            for (std::int64_t i = 0; i < m; ++i)
+                for (std::int64_t j = 0; j < n; ++j) {
+                    double exact = 0, scale = 0;
+                    for (std::int64_t l = 0; l < k; ++l) {
+                        const double x = a.values<float>()[static_cast<std::size_t>((p * m + i) * k + l)];
+                        const double y = w.values<float>()[static_cast<std::size_t>(l * n + j)];
+                        exact += x * y;
+                        scale += std::abs(x * y);
+                    }
+                    const double got = c[static_cast<std::size_t>((p * m + i) * n + j)];
+                    QVERIFY(std::abs(got - exact) <= toleranceBound(tolerance, DType::F32, exact, scale, k));
+                }
+    }
+    void randomUnaryWithinUlpBudget() {
+        std::mt19937 rng(7);
+        std::uniform_real_distribution<float> uniform(-4.0f, 4.0f);
+        auto x = Tensor::allocate(DType::F32, {256}).value();
+        for (float& v : x.values<float>()) v = uniform(rng);
+        for (OpCode op : {OpCode::Exp, OpCode::Tanh, OpCode::Sigmoid, OpCode::Erf, OpCode::Gelu}) {
+            const auto y = run<float>(op, {x});
+            for (std::size_t i = 0; i < y.size(); ++i) {
+                const double v = x.values<float>()[i];
+                const double want = op == OpCode::Exp ? std::exp(v) : op == OpCode::Tanh ? std::tanh(v)
+                                  : op == OpCode::Sigmoid ? 1 / (1 + std::exp(-v)) : op == OpCode::Erf
+                                  ? std::erf(v) : 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+                const double bound = toleranceBound(opInfo(op).tolerance, DType::F32, want, v, 1);
+                QVERIFY2(std::abs(y[i] - want) <= bound, opInfo(op).name.data());
+            }
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestReferenceOps)
+#include "test_reference_ops.moc"
