@@ -1,11 +1,9 @@
 #include "gemm_tuning_store.hpp"
 
-#include <fstream>
-#include <sstream>
-
 #include <boost/json.hpp>
 
 #include "goblin/compute/gemm_calibration.hpp"
+#include "json_file.hpp"
 
 namespace goblin::volunteer {
 
@@ -18,19 +16,6 @@ std::string deviceKey(const compute::OpenClDeviceInfo& device) {
     return device.platform + " | " + device.name + " | " + device.driverVersion;
 }
 
-json::object readAll(const fs::path& path) {
-    std::ifstream in(path);
-    if (!in)
-        return {};
-    std::stringstream text;
-    text << in.rdbuf();
-    boost::system::error_code ec;
-    json::value value = json::parse(text.str(), ec);
-    if (ec || !value.is_object())
-        return {};
-    return value.get_object();
-}
-
 } // namespace
 
 GemmTuningStore::GemmTuningStore(fs::path configDir)
@@ -38,7 +23,7 @@ GemmTuningStore::GemmTuningStore(fs::path configDir)
 
 std::optional<StoredTuning> GemmTuningStore::load(const compute::OpenClDeviceInfo& device,
                                                   core::DType dtype) const {
-    const json::object all = readAll(m_path);
+    const json::object all = readJsonObject(m_path);
     const auto* entry = all.if_contains(deviceKey(device));
     if (!entry || !entry->is_object())
         return std::nullopt;
@@ -62,7 +47,7 @@ std::optional<StoredTuning> GemmTuningStore::load(const compute::OpenClDeviceInf
 
 Expected<void> GemmTuningStore::save(const compute::OpenClDeviceInfo& device, core::DType dtype,
                                      const StoredTuning& tuning) {
-    json::object all = readAll(m_path);
+    json::object all = readJsonObject(m_path);
     json::value& entry = all[deviceKey(device)];
     if (!entry.is_object())
         entry = json::object{};
@@ -70,20 +55,7 @@ Expected<void> GemmTuningStore::save(const compute::OpenClDeviceInfo& device, co
         json::object{{"xgemm", compute::formatGemmParameters(tuning.parameters)},
                      {"gflops", tuning.gflops},
                      {"default_gflops", tuning.defaultGflops}};
-    std::error_code ec;
-    fs::create_directories(m_path.parent_path(), ec);
-    const fs::path temporary = m_path.string() + ".tmp";
-    {
-        std::ofstream out(temporary, std::ios::trunc);
-        if (!out)
-            return makeError(ErrorCode::Internal, "cannot write " + temporary.string());
-        out << json::serialize(all) << '\n';
-    }
-    fs::rename(temporary, m_path, ec);
-    if (ec)
-        return makeError(ErrorCode::Internal,
-                         "cannot save " + m_path.string() + ": " + ec.message());
-    return {};
+    return writeJsonObject(m_path, all);
 }
 
 } // namespace goblin::volunteer
