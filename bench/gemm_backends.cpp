@@ -91,8 +91,13 @@ int main(int argc, char** argv) {
             calibrateSeconds = std::atof(argv[++i]);
         else if (arg == "--repeats" && i + 1 < argc)
             repeats = std::max(1, std::atoi(argv[++i]));
-        else
-            sizes.push_back(std::atoll(arg.c_str()));
+        else if (const long long n = std::atoll(arg.c_str()); n > 0)
+            sizes.push_back(n);
+        else {
+            std::fprintf(stderr, "usage: goblin-bench-backends [N ...] [--threads T] [--device D] "
+                                 "[--calibrate-seconds S] [--repeats R]\n");
+            return arg == "--help" || arg == "-h" ? 0 : 2;
+        }
     }
     if (sizes.empty())
         sizes = {1024, 2048};
