@@ -29,12 +29,19 @@ done
 node="ws://127.0.0.1:$port"
 echo "demo: lab node on $node (database $state/node.db, log $state/labnode.log)"
 
+# The second volunteer computes on the first OpenCL device when there is one (PoCL in CI).
+second_devices=cpu
+if "$bin/volunteer-gui/goblin-volunteer" --list-devices | grep -q '^gpu0 '; then
+  second_devices=gpu0
+fi
 for i in 1 2; do
-  "$bin/volunteer-gui/goblin-volunteer" --headless --node "$node" --threads 1 \
+  devices=cpu
+  [ "$i" = 2 ] && devices="$second_devices"
+  "$bin/volunteer-gui/goblin-volunteer" --headless --node "$node" --threads 1 --devices "$devices" \
     --config-dir "$state/volunteer-$i" > "$state/volunteer-$i.log" 2>&1 &
   pids+=($!)
 done
-echo "demo: 2 headless volunteers started (logs in $state/volunteer-*.log)"
+echo "demo: 2 headless volunteers started (devices: cpu and $second_devices; logs in $state/volunteer-*.log)"
 
 "$bin/labnode/goblin-labnode" researcher add demo@lab.example --db "$state/node.db" > "$state/token"
 chmod 600 "$state/token"
