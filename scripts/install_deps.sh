@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages GPU Goblin builds and runs with, when any is missing.
 # Uses sudo when not root. Idempotent and quiet when everything is already there.
+# Usage: scripts/install_deps.sh [--bench]   (--bench adds what bench/ compares against: Dask)
 set -euo pipefail
 
 packages=(
@@ -11,6 +12,9 @@ packages=(
   ocl-icd-opencl-dev opencl-headers opencl-clhpp-headers libclblast-dev pocl-opencl-icd clinfo
   python3 python3-venv python3-pip python3-numpy
 )
+if [ "${1:-}" = "--bench" ]; then
+  packages+=(python3-distributed iproute2)
+fi
 
 missing=()
 for package in "${packages[@]}"; do
