@@ -15,3 +15,8 @@ add_library(goblin::opencl_options ALIAS goblin_opencl_options)
 target_compile_definitions(goblin_opencl_options INTERFACE
   CL_TARGET_OPENCL_VERSION=300 CL_HPP_TARGET_OPENCL_VERSION=300 CL_HPP_MINIMUM_OPENCL_VERSION=110)
 target_link_libraries(goblin_opencl_options INTERFACE OpenCL::OpenCL)
+# A fuzzing build instruments every library for coverage, so libFuzzer sees inside the decoders.
+if(GOBLIN_FUZZ)
+  target_compile_options(goblin_options INTERFACE -fsanitize=fuzzer-no-link,address,undefined)
+  target_link_options(goblin_options INTERFACE -fsanitize=address,undefined)
+endif()
