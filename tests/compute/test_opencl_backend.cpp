@@ -73,9 +73,20 @@ private Q_SLOTS:
     void calibrationNeverKeepsWrongParameters();
 
 private:
+    // c within the sound bound of the float64 reference, and of the Eigen backend's product.
+    void compareWithEigen(const Tensor& a, const Tensor& b, const Tensor& c);
+
     std::unique_ptr<OpenClBackend> m_backend;
     EigenCpuBackend m_eigen{CpuBackendOptions{2}};
 };
+
+void TestOpenClBackend::compareWithEigen(const Tensor& a, const Tensor& b, const Tensor& c) {
+    auto reference = m_eigen.matmul(a, b);
+    QVERIFY(reference.has_value());
+    const auto errors = productErrors(a, b, c, &*reference);
+    QVERIFY2(errors.worstRatio <= 1.0, qPrintable(QString::number(errors.worstRatio)));
+    QVERIFY2(errors.worstPairRatio <= 1.0, qPrintable(QString::number(errors.worstPairRatio)));
+}
 
 void TestOpenClBackend::initTestCase() {
     auto devices = goblin::compute::listOpenClDevices();
@@ -139,11 +150,7 @@ void TestOpenClBackend::matchesEigen() {
     QVERIFY2(c.has_value(), c ? "" : c.error().describe().c_str());
     QCOMPARE(c->dtype(), dtype);
     QCOMPARE(c->shape(), (goblin::core::Shape{m, n}));
-    auto reference = m_eigen.matmul(a, b);
-    QVERIFY(reference.has_value());
-    const auto errors = productErrors(a, b, *c, &*reference);
-    QVERIFY2(errors.worstRatio <= 1.0, qPrintable(QString::number(errors.worstRatio)));
-    QVERIFY2(errors.worstPairRatio <= 1.0, qPrintable(QString::number(errors.worstPairRatio)));
+    compareWithEigen(a, b, *c);
 }
 
 void TestOpenClBackend::slicedMatchesEigen_data() {
@@ -177,11 +184,7 @@ void TestOpenClBackend::slicedMatchesEigen() {
     QVERIFY2(c.has_value(), c ? "" : c.error().describe().c_str());
     const auto expectedSlices = static_cast<std::size_t>(((m + 63) / 64) * ((k + 63) / 64));
     QCOMPARE(sliced->lastSliceCount(), expectedSlices);
-    auto reference = m_eigen.matmul(a, b);
-    QVERIFY(reference.has_value());
-    const auto errors = productErrors(a, b, *c, &*reference);
-    QVERIFY2(errors.worstRatio <= 1.0, qPrintable(QString::number(errors.worstRatio)));
-    QVERIFY2(errors.worstPairRatio <= 1.0, qPrintable(QString::number(errors.worstPairRatio)));
+    compareWithEigen(a, b, *c);
 }
 
 void TestOpenClBackend::finiteScanMatchesCpu_data() {
