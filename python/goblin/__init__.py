@@ -8,19 +8,22 @@ Numbers are not encrypted while volunteers compute them: personal or medical dat
 on the public network.
 """
 
+from .capture import CapturedGraph, capture
 from .client import CATALOG_VERSION, DATA_WARNING, PROTOCOL_VERSION, Client, connect
-from .errors import (AuthenticationError, ConnectionLostError, DTypeError, FrameError, GoblinError,
-                     GoblinTimeoutError, InputError, LimitExceededError, ProtocolError, RemoteError,
-                     ShapeError, VersionMismatchError)
+from .errors import (AuthenticationError, CaptureMismatchError, ConnectionLostError, DTypeError,
+                     FrameError, GoblinError, GoblinTimeoutError, InputError, LimitExceededError,
+                     ProtocolError, RemoteError, ShapeError, TorchRequiredError,
+                     UnsupportedOperator, VersionMismatchError)
 from .validation import validate_matmul_inputs
 from .wire import decode_tensor_frame, encode_tensor_frame
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "AuthenticationError", "CATALOG_VERSION", "Client", "ConnectionLostError", "DATA_WARNING",
-    "DTypeError", "FrameError", "GoblinError", "GoblinTimeoutError", "InputError",
-    "LimitExceededError", "PROTOCOL_VERSION", "ProtocolError", "RemoteError", "ShapeError",
-    "VersionMismatchError", "connect", "decode_tensor_frame", "encode_tensor_frame",
+    "AuthenticationError", "CATALOG_VERSION", "CaptureMismatchError", "CapturedGraph", "Client",
+    "ConnectionLostError", "DATA_WARNING", "DTypeError", "FrameError", "GoblinError",
+    "GoblinTimeoutError", "InputError", "LimitExceededError", "PROTOCOL_VERSION", "ProtocolError",
+    "RemoteError", "ShapeError", "TorchRequiredError", "UnsupportedOperator",
+    "VersionMismatchError", "capture", "connect", "decode_tensor_frame", "encode_tensor_frame",
     "validate_matmul_inputs",
 ]

@@ -112,3 +112,29 @@ def remote_error(code: str, message: str) -> GoblinError:
     if cls is None:
         return RemoteError(code, message)
     return cls("%s (node said %s)" % (message, code), code=code)
+
+
+class TorchRequiredError(GoblinError, ImportError):
+    """goblin.capture was called but PyTorch is not installed (torch is an optional dependency)."""
+
+
+class UnsupportedOperator(GoblinError, ValueError):
+    """goblin.capture met aten ops the catalog cannot express.
+
+    `operators` lists every one of them as (name, count) pairs sorted by name, e.g.
+    [("aten.sort.default", 1)]; `reasons` maps each name to why it could not be mapped.
+    """
+
+    code = "unsupported_operator"
+
+    def __init__(self, operators, reasons=None):
+        self.operators = sorted((str(name), int(count)) for name, count in dict(operators).items())
+        self.reasons = dict(reasons or {})
+        lines = ["%s (x%d): %s" % (name, count, self.reasons.get(name, "no catalog mapping"))
+                 for name, count in self.operators]
+        super().__init__("the program uses %d aten op%s the catalog cannot express:\n  %s"
+                         % (len(lines), "" if len(lines) == 1 else "s", "\n  ".join(lines)))
+
+
+class CaptureMismatchError(GoblinError, AssertionError):
+    """The captured graph, run by goblin.reference, disagrees with PyTorch on the same inputs."""

@@ -10,16 +10,21 @@
     [out] = goblin.reference.run(g, [x_value])
 
 Every op of the catalog is a method (``g.add(a, b)``, ``g.sum(x, dims=[1], keepdim=True)``);
-attributes are keyword arguments. Shapes and dtypes are checked by the node, not here.
+attributes are keyword arguments. ``concat`` is variadic (``g.concat(a, b, c, dim=1)`` or
+``g.concat([a, b], dim=1)``); ``dropout_mask`` takes no values
+(``g.dropout_mask(shape=[4, 8], p=0.1, seed=7)``). Shapes and dtypes are checked by the node.
 """
 
 import json
 
 import numpy as np
 
-CATALOG_VERSION = 2
+CATALOG_VERSION = 3
 
 # name → (arity, tolerance class); mirrors lib/core/src/ops/op_catalog.cpp, in OpCode order.
+# Arity VARIADIC (concat) takes 1 to MAX_VARIADIC_ARGS values; arity 0 (dropout_mask) takes none.
+VARIADIC = -1
+MAX_VARIADIC_ARGS = 8
 OPS = {
     "add": (2, "exact"), "sub": (2, "exact"), "mul": (2, "exact"), "div": (2, "exact"),
     "pow": (2, "ulp"), "maximum": (2, "exact"), "minimum": (2, "exact"),
@@ -38,9 +43,24 @@ OPS = {
     "cumsum": (1, "sum"), "softmax": (1, "ulp"), "log_softmax": (1, "ulp"),
     "cast": (1, "exact"), "reshape": (1, "exact"), "permute": (1, "exact"),
     "expand": (1, "exact"), "matmul": (2, "matmul"),
+    # catalog 3
+    "gather": (2, "exact"), "index_select": (2, "exact"), "embedding": (2, "exact"),
+    "one_hot": (1, "exact"), "index_add": (3, "sum"),
+    "layer_norm": (3, "ulp"), "layer_norm_backward": (3, "sum"),
+    "concat": (VARIADIC, "exact"), "slice": (1, "exact"), "pad": (1, "exact"),
+    "conv2d": (2, "matmul"), "conv2d_input_grad": (2, "matmul"), "conv2d_weight_grad": (2, "matmul"),
+    "max_pool2d": (1, "exact"), "max_pool2d_indices": (1, "exact"), "max_pool2d_backward": (2, "sum"),
+    "dropout_mask": (0, "exact"),
 }
 
 DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "bool": np.bool_}
+
+
+def arity_accepts(arity, count):
+    """Whether an op of this arity takes `count` inputs."""
+    if arity == VARIADIC:
+        return 1 <= count <= MAX_VARIADIC_ARGS
+    return count == arity
 
 
 def wire_dtype(dtype):
@@ -109,8 +129,11 @@ class Graph:
         if name not in OPS:
             raise ValueError("unknown op %r" % name)
         arity = OPS[name][0]
-        if len(args) != arity:
-            raise ValueError("%s takes %d inputs, got %d" % (name, arity, len(args)))
+        if arity == VARIADIC and len(args) == 1 and isinstance(args[0], (list, tuple)):
+            args = tuple(args[0])  # g.concat([a, b], dim=0) as well as g.concat(a, b, dim=0)
+        if not arity_accepts(arity, len(args)):
+            wanted = "1 to %d" % MAX_VARIADIC_ARGS if arity == VARIADIC else str(arity)
+            raise ValueError("%s takes %s inputs, got %d" % (name, wanted, len(args)))
         for arg in args:
             if not isinstance(arg, Value) or arg.graph is not self:
                 raise ValueError("%s: arguments must be values of this graph" % name)

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .graph import CATALOG_VERSION, DTYPES, OPS, Graph, tensor_from_json
+from .graph import CATALOG_VERSION, DTYPES, OPS, Graph, arity_accepts, tensor_from_json
 
 
 class GraphError(ValueError):
@@ -187,12 +187,359 @@ def _clamp(x, attrs):
     return out.astype(x.dtype)
 
 
+# ---- catalog 3 ------------------------------------------------------------------------------
+
+def _dim(attrs, rank, default=None):
+    dim = attrs.get("dim", default)
+    return dim + max(rank, 1) if dim < 0 else dim
+
+
+def _check_indices(index, size, op):
+    flat = np.asarray(index).reshape(-1).astype(np.int64)
+    bad = flat[(flat < 0) | (flat >= size)]
+    if bad.size:
+        raise GraphError("invalid_input", "%s: index %d is out of range for a dim of size %d"
+                         % (op, int(bad[0]), size))
+    return np.asarray(index).astype(np.int64)
+
+
+def _gather(x, index, attrs):
+    dim = _dim(attrs, x.ndim)
+    index = _check_indices(index, x.shape[dim] if x.ndim else 1, "gather")
+    if x.ndim == 0:
+        return x.copy()
+    window = tuple(slice(None) if d == dim else slice(0, index.shape[d]) for d in range(x.ndim))
+    return np.take_along_axis(x[window], index, axis=dim)
+
+
+def _index_select(x, index, dim, op):
+    index = _check_indices(index, x.shape[dim] if x.ndim else 1, op)
+    if x.ndim == 0:
+        return x.copy()
+    return np.take(x, index.reshape(-1), axis=dim)
+
+
+def _one_hot(x, attrs):
+    classes = int(attrs["num_classes"])
+    index = _check_indices(x, classes, "one_hot")
+    return (index[..., None] == np.arange(classes)).astype(np.int64)
+
+
+def _index_add(x, index, source, attrs):
+    dim = _dim(attrs, x.ndim)
+    index = _check_indices(index, x.shape[dim] if x.ndim else 1, "index_add").reshape(-1)
+    alpha = attrs.get("alpha", 1)
+    out = x.copy()
+    if x.dtype.kind == "f":
+        alpha = x.dtype.type(alpha)
+    else:
+        alpha = np.array(int(alpha), np.int64).astype(x.dtype)
+    with np.errstate(all="ignore"):
+        for j, target in enumerate(index.tolist()):  # index order is the accumulation order
+            to = (slice(None),) * dim + (target,) if x.ndim else ()
+            frm = (slice(None),) * dim + (j,) if x.ndim else ()
+            term = source[frm] if (x.dtype.kind == "f" and alpha == 1) else alpha * source[frm]
+            out[to] = (out[to] + term).astype(x.dtype)
+    return out
+
+
+def _sequential_sum(a, axis):
+    """Σ in element order (as the C++ reference), not numpy's pairwise order."""
+    if a.shape[axis] == 0:
+        return np.zeros(np.delete(a.shape, axis), a.dtype)
+    return np.take(np.cumsum(a, axis=axis, dtype=a.dtype), -1, axis=axis)
+
+
+def _layer_norm_rows(x, ndim, eps):
+    """x as rows of K normalised elements, with each row's mean and rstd (two passes, biased)."""
+    k = int(np.prod(x.shape[x.ndim - ndim:]))
+    rows = x.reshape(-1, k)
+    t = x.dtype.type
+    mean = _sequential_sum(rows, 1) / t(k)
+    centered = rows - mean[:, None]
+    var = _sequential_sum(centered * centered, 1) / t(k)
+    rstd = t(1) / np.sqrt(var + t(eps))
+    return rows, mean[:, None], rstd[:, None]
+
+
+def _layer_norm(x, weight, bias, attrs):
+    rows, mean, rstd = _layer_norm_rows(x, attrs["normalized_ndim"], attrs.get("eps", 1e-5))
+    w, b = weight.reshape(1, -1), bias.reshape(1, -1)
+    with np.errstate(all="ignore"):
+        return ((rows - mean) * rstd * w + b).reshape(x.shape).astype(x.dtype)
+
+
+def _layer_norm_backward(grad, x, weight, attrs):
+    rows, mean, rstd = _layer_norm_rows(x, attrs["normalized_ndim"], attrs.get("eps", 1e-5))
+    g = grad.reshape(rows.shape)
+    t = x.dtype.type
+    with np.errstate(all="ignore"):
+        xhat = (rows - mean) * rstd
+        output = attrs["output"]
+        if output == "bias":
+            return _sequential_sum(g, 0).reshape(weight.shape)
+        if output == "weight":
+            return _sequential_sum(g * xhat, 0).reshape(weight.shape)
+        dy = g * weight.reshape(1, -1)
+        k = t(rows.shape[1])
+        mean_dy = _sequential_sum(dy, 1)[:, None] / k
+        mean_dy_xhat = _sequential_sum(dy * xhat, 1)[:, None] / k
+        return ((dy - mean_dy - xhat * mean_dy_xhat) * rstd).reshape(x.shape).astype(x.dtype)
+
+
+def _slice(x, attrs):
+    dim = _dim(attrs, x.ndim, 0)
+    window = slice(attrs.get("start", 0), attrs.get("end", 2 ** 63 - 1), attrs.get("step", 1))
+    return np.ascontiguousarray(x[(slice(None),) * dim + (window,)])
+
+
+def _pad(x, attrs):
+    pads = list(attrs["pads"])
+    before = [0] * x.ndim
+    after = [0] * x.ndim
+    for i in range(len(pads) // 2):
+        before[x.ndim - 1 - i], after[x.ndim - 1 - i] = pads[2 * i], pads[2 * i + 1]
+    shape = [s + b + a for s, b, a in zip(x.shape, before, after)]
+    value = attrs.get("value", 0)
+    fill = x.dtype.type(value) if x.dtype.kind in "fb" else int(value)
+    out = np.full(shape, fill, dtype=x.dtype)
+    source, target = [], []
+    for size, b, a in zip(x.shape, before, after):
+        start, stop = max(-b, 0), size - max(-a, 0)  # negative pads crop the input
+        stop = max(stop, start)
+        source.append(slice(start, stop))
+        target.append(slice(max(b, 0), max(b, 0) + stop - start))
+    out[tuple(target)] = x[tuple(source)]
+    return out
+
+
+def _pair(attrs, name, default):
+    value = list(attrs.get(name, []))
+    return value if value else list(default)
+
+
+def _conv_geometry(attrs):
+    return (_pair(attrs, "stride", [1, 1]), _pair(attrs, "padding", [0, 0]),
+            _pair(attrs, "dilation", [1, 1]), int(attrs.get("groups", 1)))
+
+
+def _taps(out_size, stride, pad, dilation, tap, size):
+    """Input positions read by kernel tap `tap` for every output position, and which are inside."""
+    positions = np.arange(out_size) * stride - pad + tap * dilation
+    return np.clip(positions, 0, size - 1), (positions >= 0) & (positions < size)
+
+
+def _conv2d(x, w, attrs, out_hw=None):
+    (sy, sx), (py, px), (dy, dx), groups = _conv_geometry(attrs)
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    oh = out_hw[0] if out_hw else (h + 2 * py - dy * (kh - 1) - 1) // sy + 1
+    ow = out_hw[1] if out_hw else (wd + 2 * px - dx * (kw - 1) - 1) // sx + 1
+    og = o // groups if groups else 0
+    out = np.zeros((n, o, oh, ow), x.dtype)
+    with np.errstate(all="ignore"):
+        for g in range(groups):
+            outs = slice(g * og, (g + 1) * og)
+            for ch in range(cg):  # accumulation order c, kh, kw (as the C++ reference)
+                for ky in range(kh):
+                    iy, vy = _taps(oh, sy, py, dy, ky, h)
+                    for kx in range(kw):
+                        ix, vx = _taps(ow, sx, px, dx, kx, wd)
+                        patch = x[:, g * cg + ch][:, iy][:, :, ix]
+                        term = patch[:, None] * w[outs, ch, ky, kx][None, :, None, None]
+                        valid = (vy[:, None] & vx[None, :])[None, None]
+                        out[:, outs] = np.where(valid, out[:, outs] + term, out[:, outs])
+    return out
+
+
+def _conv2d_input_grad(grad, w, attrs):
+    (sy, sx), (py, px), (dy, dx), groups = _conv_geometry(attrs)
+    n, c, h, wd = attrs["input_shape"]
+    o, cg, kh, kw = w.shape
+    _, _, oh, ow = grad.shape
+    og = o // groups
+    out = np.zeros((n, c, h, wd), grad.dtype)
+    with np.errstate(all="ignore"):
+        for g in range(groups):
+            chans = slice(g * cg, (g + 1) * cg)
+            for j in range(og):  # accumulation order o, kh, kw
+                oc = g * og + j
+                for ky in range(kh):
+                    shifted = np.arange(h) + py - ky * dy
+                    vy = (shifted >= 0) & (shifted % sy == 0) & (shifted // sy < oh)
+                    oy = np.clip(shifted // sy, 0, oh - 1)
+                    for kx in range(kw):
+                        shifted_x = np.arange(wd) + px - kx * dx
+                        vx = (shifted_x >= 0) & (shifted_x % sx == 0) & (shifted_x // sx < ow)
+                        ox = np.clip(shifted_x // sx, 0, ow - 1)
+                        picked = grad[:, oc][:, oy][:, :, ox]  # n, h, w
+                        term = picked[:, None] * w[oc, :, ky, kx][None, :, None, None]
+                        valid = (vy[:, None] & vx[None, :])[None, None]
+                        out[:, chans] = np.where(valid, out[:, chans] + term, out[:, chans])
+    return out
+
+
+def _conv2d_weight_grad(x, grad, attrs):
+    (sy, sx), (py, px), (dy, dx), groups = _conv_geometry(attrs)
+    o, cg, kh, kw = attrs["weight_shape"]
+    n, c, h, wd = x.shape
+    _, _, oh, ow = grad.shape
+    og = o // groups
+    out = np.zeros((o, cg, kh, kw), x.dtype)
+    channels = (np.arange(o) // og * cg)[:, None] + np.arange(cg)[None, :] if og else \
+        np.zeros((o, cg), np.int64)
+    with np.errstate(all="ignore"):
+        for b in range(n):  # accumulation order n, oh, ow
+            for y in range(oh):
+                iy = y * sy - py + np.arange(kh) * dy
+                vy = (iy >= 0) & (iy < h)
+                for z in range(ow):
+                    ix = z * sx - px + np.arange(kw) * dx
+                    vx = (ix >= 0) & (ix < wd)
+                    patch = x[b][channels[:, :, None, None], np.clip(iy, 0, h - 1)[None, None, :, None],
+                                 np.clip(ix, 0, wd - 1)[None, None, None, :]]
+                    term = grad[b, :, y, z][:, None, None, None] * patch
+                    valid = (vy[:, None] & vx[None, :])[None, None]
+                    out = np.where(valid, out + term, out)
+    return out
+
+
+def _pool_geometry(attrs):
+    kernel = list(attrs["kernel"])
+    return (kernel, _pair(attrs, "stride", kernel), _pair(attrs, "padding", [0, 0]),
+            _pair(attrs, "dilation", [1, 1]), bool(attrs.get("ceil_mode", False)))
+
+
+def _pool_size(size, k, s, p, d, ceil):
+    numerator = size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil else 0)
+    out = numerator // s + 1
+    if ceil and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _pool_argmax(x, attrs):
+    """Per plane and window, the in-plane index of the first maximum (first NaN wins), −1 if none."""
+    (kh, kw), (sy, sx), (py, px), (dy, dx), ceil = _pool_geometry(attrs)
+    h, wd = x.shape[-2:]
+    planes = x.reshape(-1, h * wd)
+    oh, ow = _pool_size(h, kh, sy, py, dy, ceil), _pool_size(wd, kw, sx, px, dx, ceil)
+    best = np.full((planes.shape[0], oh, ow), -1, np.int64)
+    for y in range(oh):
+        for z in range(ow):
+            current = best[:, y, z]
+            for ky in range(kh):
+                iy = y * sy - py + ky * dy
+                for kx in range(kw):
+                    ix = z * sx - px + kx * dx
+                    if not (0 <= iy < h and 0 <= ix < wd):
+                        continue
+                    value = planes[:, iy * wd + ix]
+                    held = planes[np.arange(planes.shape[0]), np.maximum(current, 0)]
+                    take = (current < 0) | (~np.isnan(held) & (np.isnan(value) | (value > held)))
+                    current = np.where(take, iy * wd + ix, current)
+            best[:, y, z] = current
+    return planes, best
+
+
+def _max_pool2d(name, args, attrs):
+    x = args[-1]
+    planes, best = _pool_argmax(x, attrs)
+    out_shape = x.shape[:-2] + best.shape[1:]
+    if name == "max_pool2d_indices":
+        return best.reshape(out_shape)
+    if name == "max_pool2d":
+        rows = np.arange(planes.shape[0])[:, None, None]
+        values = np.where(best >= 0, planes[rows, np.maximum(best, 0)], x.dtype.type(-np.inf))
+        return values.reshape(out_shape).astype(x.dtype)
+    grad = np.zeros(planes.size, x.dtype)
+    flat = (best + (np.arange(planes.shape[0]) * planes.shape[1])[:, None, None]).reshape(-1)
+    keep = best.reshape(-1) >= 0
+    np.add.at(grad, flat[keep], args[0].reshape(-1)[keep])  # in output order
+    return grad.reshape(x.shape)
+
+
+PHILOX_M0, PHILOX_M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
+PHILOX_W0, PHILOX_W1 = 0x9E3779B9, 0xBB67AE85
+
+
+def philox4x32_10(counter, key):
+    """Philox4x32-10 (Random123) on arrays: counter = 4 uint32 arrays, key = 2 ints."""
+    c0, c1, c2, c3 = (np.asarray(c, np.uint32) for c in counter)
+    k0, k1 = int(key[0]) & 0xFFFFFFFF, int(key[1]) & 0xFFFFFFFF
+    low = np.uint64(0xFFFFFFFF)
+    for round_ in range(10):
+        if round_:
+            k0, k1 = (k0 + PHILOX_W0) & 0xFFFFFFFF, (k1 + PHILOX_W1) & 0xFFFFFFFF
+        p0 = c0.astype(np.uint64) * PHILOX_M0
+        p1 = c2.astype(np.uint64) * PHILOX_M1
+        c0, c1, c2, c3 = (((p1 >> np.uint64(32)).astype(np.uint32) ^ c1 ^ np.uint32(k0)),
+                          (p1 & low).astype(np.uint32),
+                          ((p0 >> np.uint64(32)).astype(np.uint32) ^ c3 ^ np.uint32(k1)),
+                          (p0 & low).astype(np.uint32))
+    return c0, c1, c2, c3
+
+
+def _dropout_mask(attrs):
+    shape = [int(d) for d in attrs["shape"]]
+    p = float(attrs["p"])
+    seed = int(attrs["seed"]) & 0xFFFFFFFFFFFFFFFF
+    position = np.arange(int(np.prod(shape)), dtype=np.uint64) + np.uint64(int(attrs.get("offset", 0)))
+    zeros = np.zeros(position.shape, np.uint32)
+    word = philox4x32_10(((position & np.uint64(0xFFFFFFFF)).astype(np.uint32),
+                          (position >> np.uint64(32)).astype(np.uint32), zeros, zeros),
+                         (seed & 0xFFFFFFFF, seed >> 32))[0]
+    dtype = DTYPES[attrs.get("dtype", "f32")]
+    kept = word.astype(np.float64) >= p * 4294967296.0
+    return np.where(kept, dtype(1.0 / (1.0 - p)), dtype(0)).astype(dtype).reshape(shape)
+
+
+def _catalog3(name, args, attrs):
+    if name == "gather":
+        return _gather(args[0], args[1], attrs)
+    if name == "index_select":
+        return _index_select(args[0], args[1], _dim(attrs, args[0].ndim), name)
+    if name == "embedding":
+        return _index_select(args[0], args[1], 0, name).reshape(args[1].shape + args[0].shape[1:])
+    if name == "one_hot":
+        return _one_hot(args[0], attrs)
+    if name == "index_add":
+        return _index_add(args[0], args[1], args[2], attrs)
+    if name == "layer_norm":
+        return _layer_norm(args[0], args[1], args[2], attrs)
+    if name == "layer_norm_backward":
+        return _layer_norm_backward(args[0], args[1], args[2], attrs)
+    if name == "concat":
+        return np.concatenate(args, axis=_dim(attrs, args[0].ndim, 0))
+    if name == "slice":
+        return _slice(args[0], attrs)
+    if name == "pad":
+        return _pad(args[0], attrs)
+    if name == "conv2d":
+        return _conv2d(args[0], args[1], attrs)
+    if name == "conv2d_input_grad":
+        return _conv2d_input_grad(args[0], args[1], attrs)
+    if name == "conv2d_weight_grad":
+        return _conv2d_weight_grad(args[0], args[1], attrs)
+    if name == "dropout_mask":
+        return _dropout_mask(attrs)
+    return _max_pool2d(name, args, attrs)
+
+
+CATALOG3 = ("gather", "index_select", "embedding", "one_hot", "index_add", "layer_norm",
+            "layer_norm_backward", "concat", "slice", "pad", "conv2d", "conv2d_input_grad",
+            "conv2d_weight_grad", "max_pool2d", "max_pool2d_indices", "max_pool2d_backward",
+            "dropout_mask")
+
+
 def run_op(name, args, attrs):
     """One catalog op on numpy arrays."""
     if name not in OPS:
         raise GraphError("invalid_input", "unknown op %r" % name)
-    if len(args) != OPS[name][0]:
-        raise GraphError("invalid_input", "%s takes %d inputs" % (name, OPS[name][0]))
+    if not arity_accepts(OPS[name][0], len(args)):
+        raise GraphError("invalid_input", "%s cannot take %d inputs" % (name, len(args)))
+    if name in CATALOG3:
+        return _catalog3(name, [np.asarray(a) for a in args], attrs)
     if name == "where":
         return np.where(args[0], *np.broadcast_arrays(args[1], args[2])).astype(args[1].dtype)
     if name == "clamp":

@@ -69,6 +69,33 @@ private Q_SLOTS:
         version.catalogVersion = 1;
         QCOMPARE(validationError(version), ErrorCode::VersionMismatch);
     }
+    void zeroArgAndVariadicNodes() {
+        Graph graph;
+        graph.inputs = {{0, {DType::F32, {2, 3}}}};
+        graph.nodes = {{1, OpCode::DropoutMask, {}, {{"shape", IntList{2, 3}}, {"p", 0.5}, {"seed", std::int64_t{7}}}},
+                       {2, OpCode::Concat, {0, 1, 0, 1}, {{"dim", std::int64_t{0}}}}};
+        graph.outputs = {2};
+        auto plan = validateGraph(graph);
+        QVERIFY2(plan.has_value(), plan ? "" : plan.error().message.c_str());
+        QCOMPARE(plan->order, (std::vector<std::size_t>{0, 1}));
+        QCOMPARE(plan->specs.at(2), (TensorSpec{DType::F32, {8, 3}}));
+        auto decoded = decodeGraph(encodeGraph(graph));
+        QVERIFY2(decoded.has_value(), decoded ? "" : decoded.error().message.c_str());
+        QVERIFY(decoded->nodes[0].args.empty());
+        QVERIFY(validateGraph(*decoded).has_value());
+        Graph tooMany = graph;
+        tooMany.nodes[1].args = std::vector<ValueId>(9, 0);
+        QCOMPARE(validationError(tooMany), ErrorCode::LimitExceeded);
+        GraphLimits narrow;
+        narrow.maxArgs = 3;
+        QCOMPARE(validationError(graph, narrow), ErrorCode::LimitExceeded);
+        Graph noArgs = graph;
+        noArgs.nodes[1].args = {};
+        QCOMPARE(validationError(noArgs), ErrorCode::InvalidInput); // concat needs at least one input
+        Graph withArg = graph;
+        withArg.nodes[0].args = {0};
+        QCOMPARE(validationError(withArg), ErrorCode::InvalidInput); // dropout_mask takes none
+    }
     void oversizeIntermediateIsRefused() {
         Graph graph;
         graph.inputs = {{0, {DType::F32, {1 << 14, 1}}}, {1, {DType::F32, {1, 1 << 14}}}};
@@ -99,6 +126,24 @@ private Q_SLOTS:
         QCOMPARE(values[0], 1.5f);
         QVERIFY(std::isnan(values[1]) && std::isinf(values[2]));
         QVERIFY(validateGraph(*decoded).has_value());
+    }
+    void doublesSurviveTheWireBitForBit() {
+        // Boost.JSON 1.81's own parser reads this one ulp off (found by fuzz_graph_json).
+        const double tricky = -1.1677287743379883;
+        auto constant = goblin::core::Tensor::allocate(DType::F64, {2}).value();
+        constant.values<double>()[0] = tricky;
+        constant.values<double>()[1] = 0.1;
+        Graph graph;
+        graph.constants = {{0, constant}};
+        graph.nodes = {{1, OpCode::LayerNorm, {0, 0, 0}, {{"normalized_ndim", std::int64_t{1}}, {"eps", tricky}}}};
+        graph.outputs = {1};
+        auto decoded = decodeGraph(encodeGraph(graph));
+        QVERIFY2(decoded.has_value(), decoded ? "" : decoded.error().message.c_str());
+        QCOMPARE(decoded->constants[0].value.values<double>()[0], tricky);
+        QCOMPARE(decoded->constants[0].value.values<double>()[1], 0.1);
+        QCOMPARE(std::get<double>(decoded->nodes[0].attrs.at("eps")), tricky);
+        auto tensor = decodeTensorJson(R"({"dtype":"f64","shape":[1],"values":[-1.1677287743379883E0]})", 64);
+        QCOMPARE(tensor->values<double>()[0], tricky);
     }
     void hostileJson() {
         const std::string head = R"({"catalog":2,"inputs":[{"id":0,"dtype":"f32","shape":[2]}],)";

@@ -102,9 +102,81 @@ def shapes_and_casts():
     return vector("shapes_and_casts", g, [x_val, np.array([True, False, True])])
 
 
+def cnn_block():
+    g = graph.Graph()
+    x = g.input("f32", [2, 3, 9, 8])
+    w = g.constant(f32(4, 3, 3, 3))
+    bias = g.constant(f32(1, 4, 1, 1))
+    conv = g.conv2d(x, w, stride=[1, 1], padding=[1, 1])
+    h = g.relu(g.add(conv, bias))
+    pool = dict(kernel=[3, 2], stride=[2, 2], padding=[1, 0], ceil_mode=True)
+    grouped = g.conv2d(h, g.constant(f32(4, 2, 2, 2)), stride=[2, 1], dilation=[1, 2], groups=2)
+    g.output(g.max_pool2d(h, **pool), g.max_pool2d_indices(h, **pool), grouped)
+    return vector("cnn_block", g, [f32(2, 3, 9, 8)], rtol=1e-5, atol=1e-5)
+
+
+def embedding_layer_norm():
+    g = graph.Graph()
+    tokens = g.input("i64", [2, 5])
+    table = g.constant(f32(11, 8))
+    x = g.embedding(table, tokens)
+    y = g.layer_norm(x, g.constant(f32(8)), g.constant(f32(8)), normalized_ndim=1, eps=1e-5)
+    keep = g.dropout_mask(shape=[2, 5, 8], p=0.25, seed=20261129, offset=3)
+    z = g.mul(y, keep)
+    g.output(z, g.sum(g.one_hot(tokens, num_classes=11), dims=[1]))
+    return vector("embedding_layer_norm", g, [np.array([[1, 4, 10, 0, 4], [7, 7, 2, 9, 3]])],
+                  rtol=1e-5, atol=1e-5)
+
+
+def gradients():
+    g = graph.Graph()
+    x = g.input("f64", [2, 4, 6, 5])
+    w = g.constant(RNG.standard_normal((6, 2, 3, 3)))
+    conv = dict(stride=[2, 1], padding=[1, 1], dilation=[1, 1], groups=2)
+    y = g.conv2d(x, w, **conv)
+    dy = g.constant(RNG.standard_normal((2, 6, 3, 5)))
+    pool = dict(kernel=[2, 2], stride=[1, 2])
+    dp = g.constant(RNG.standard_normal((2, 4, 5, 2)))
+    ln_w = g.constant(RNG.standard_normal(5))
+    ln = dict(normalized_ndim=1, eps=1e-5)
+    g.output(y, g.conv2d_input_grad(dy, w, input_shape=[2, 4, 6, 5], **conv),
+             g.conv2d_weight_grad(x, dy, weight_shape=[6, 2, 3, 3], **conv),
+             g.max_pool2d_backward(dp, x, **pool),
+             g.layer_norm_backward(x, x, ln_w, output="input", **ln),
+             g.layer_norm_backward(x, x, ln_w, output="weight", **ln),
+             g.layer_norm_backward(x, x, ln_w, output="bias", **ln))
+    return vector("gradients", g, [RNG.standard_normal((2, 4, 6, 5))], rtol=1e-10, atol=1e-10)
+
+
+def indexing_and_layout():
+    g = graph.Graph()
+    x = g.input("f32", [3, 4])
+    idx = g.input("i32", [3, 2])
+    ints = g.input("i64", [2, 3])
+    rows = g.constant(np.array([2, 0, 2], np.int64))
+    g.output(g.gather(x, idx, dim=1), g.index_select(x, rows, dim=0),
+             g.index_add(ints, g.constant(np.array([1, 1], np.int64)),
+                         g.constant(np.array([[5, 6], [7, 8]], np.int64)), dim=1, alpha=-2),
+             g.concat(x, g.slice(x, dim=0, start=-2, end=9223372036854775807), x, dim=0),
+             g.slice(x, dim=1, start=1, end=-1, step=2), g.pad(x, pads=[2, -1, -1, 1], value=-0.5),
+             g.dropout_mask(shape=[7, 3], p=0.5, seed=-1, dtype="f64"),
+             g.dropout_mask(shape=[64], p=0.1, seed=9007199254740993))
+    x_val = np.array([[1.5, -2.5, np.nan, 4], [0, np.inf, -1e-3, 8], [9, 10, 11, 12]], np.float32)
+    idx_val = np.array([[3, 0], [1, 1], [2, 3]], np.int32)
+    return vector("indexing_and_layout", g, [x_val, idx_val, np.array([[1, 2, 3], [4, 5, 6]])])
+
+
+def index_out_of_range():
+    g = graph.Graph()
+    classes = g.input("i64", [3])
+    g.output(g.one_hot(classes, num_classes=3))
+    return vector("index_out_of_range", g, [np.array([0, 3, 1])])
+
+
 def main():
     names = [integer_division(), integer_division_by_zero(), float_edges(), mlp(), reductions(),
-             shapes_and_casts()]
+             shapes_and_casts(), cnn_block(), embedding_layer_norm(), gradients(),
+             indexing_and_layout(), index_out_of_range()]
     with open(os.path.join(HERE, "manifest.json"), "w") as out:
         json.dump({"vectors": names}, out, indent=1)
         out.write("\n")

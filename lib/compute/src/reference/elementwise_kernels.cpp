@@ -1,4 +1,5 @@
-// Reference kernels of the elementwise ops (unary, binary with broadcasting, where, clamp).
+// Reference kernels of the elementwise ops (unary, binary with broadcasting, where, clamp); the
+// per-element math is kernels/goblin_math.h, shared with the OpenCL kernels.
 #include <string>
 
 #include "reference/kernels.hpp"
@@ -14,86 +15,9 @@ template <class T> bool hasZero(const Tensor& tensor) {
     return false;
 }
 
-template <class T> T unaryValue(OpCode op, T x, bool tanhGelu) {
-    if constexpr (std::is_same_v<T, bool>) {
-        return op == OpCode::BitwiseNot ? !x : x;
-    } else if constexpr (kIsInt<T>) {
-        switch (op) {
-        case OpCode::Neg: return wrapNeg(x);
-        case OpCode::Abs: return x < 0 ? wrapNeg(x) : x;
-        case OpCode::Relu: return x > 0 ? x : T{0};
-        case OpCode::BitwiseNot: return static_cast<T>(~x);
-        default: return x;
-        }
-    } else {
-        switch (op) {
-        case OpCode::Neg: return -x;
-        case OpCode::Abs: return std::abs(x);
-        case OpCode::Exp: return std::exp(x);
-        case OpCode::Log: return std::log(x);
-        case OpCode::Sqrt: return std::sqrt(x);
-        case OpCode::Rsqrt: return T(1) / std::sqrt(x);
-        case OpCode::Tanh: return std::tanh(x);
-        case OpCode::Sigmoid: return T(1) / (T(1) + std::exp(-x));
-        case OpCode::Erf: return std::erf(x);
-        case OpCode::Lgamma: return std::lgamma(x);
-        case OpCode::Relu: return std::isnan(x) ? x : (x > 0 ? x : T(0));
-        case OpCode::Gelu: return gelu(x, tanhGelu);
-        default: return x;
-        }
-    }
+bool isPredicate(OpCode op) {
+    return op >= OpCode::Eq && op <= OpCode::LogicalXor;
 }
-
-template <class T> T arithmetic(OpCode op, T a, T b) {
-    if constexpr (std::is_same_v<T, bool>) {
-        switch (op) {
-        case OpCode::BitwiseAnd: return a && b;
-        case OpCode::BitwiseOr: return a || b;
-        default: return a != b;
-        }
-    } else if constexpr (kIsInt<T>) {
-        switch (op) {
-        case OpCode::Add: return wrapAdd(a, b);
-        case OpCode::Sub: return wrapSub(a, b);
-        case OpCode::Mul: return wrapMul(a, b);
-        case OpCode::Maximum: return a > b ? a : b;
-        case OpCode::Minimum: return a < b ? a : b;
-        case OpCode::FloorDivide: return intFloorDivide(a, b);
-        case OpCode::Remainder: return intRemainder(a, b);
-        case OpCode::BitwiseAnd: return static_cast<T>(a & b);
-        case OpCode::BitwiseOr: return static_cast<T>(a | b);
-        default: return static_cast<T>(a ^ b);
-        }
-    } else {
-        switch (op) {
-        case OpCode::Add: return a + b;
-        case OpCode::Sub: return a - b;
-        case OpCode::Mul: return a * b;
-        case OpCode::Div: return a / b;
-        case OpCode::Pow: return std::pow(a, b);
-        case OpCode::Maximum: return nanMax(a, b);
-        case OpCode::Minimum: return nanMin(a, b);
-        case OpCode::FloorDivide: return floatFloorDivide(a, b);
-        default: return floatRemainder(a, b);
-        }
-    }
-}
-
-template <class T> bool predicate(OpCode op, T a, T b) {
-    switch (op) {
-    case OpCode::Eq: return a == b;
-    case OpCode::Ne: return a != b;
-    case OpCode::Lt: return a < b;
-    case OpCode::Le: return a <= b;
-    case OpCode::Gt: return a > b;
-    case OpCode::Ge: return a >= b;
-    case OpCode::LogicalAnd: return a != T{0} && b != T{0};
-    case OpCode::LogicalOr: return a != T{0} || b != T{0};
-    default: return (a != T{0}) != (b != T{0});
-    }
-}
-
-bool isPredicate(OpCode op) { return op >= OpCode::Eq && op <= OpCode::LogicalXor; }
 
 template <class T> void binary(OpCode op, const Tensor& a, const Tensor& b, Tensor& out) {
     const auto offsetsA = broadcastOffsets(a.shape(), out.shape());
@@ -104,14 +28,15 @@ template <class T> void binary(OpCode op, const Tensor& a, const Tensor& b, Tens
         const T x = va[static_cast<std::size_t>(offsetsA[i])];
         const T y = vb[static_cast<std::size_t>(offsetsB[i])];
         if (isPredicate(op))
-            out.values<bool>()[i] = predicate(op, x, y);
+            out.values<bool>()[i] = predicateOp(op, x, y);
         else
-            out.values<T>()[i] = arithmetic(op, x, y);
+            out.values<T>()[i] = binaryOp(op, x, y);
     }
 }
 
 template <class T> void unary(OpCode op, const Tensor& x, Tensor& out, const Attributes& attrs) {
-    const bool tanhGelu = core::ops::attrString(attrs, "approximate", std::string("none")).value_or("") == "tanh";
+    const bool tanhGelu =
+        core::ops::attrString(attrs, "approximate", std::string("none")).value_or("") == "tanh";
     const auto in = x.values<T>();
     for (std::size_t i = 0; i < in.size(); ++i) {
         if (op == OpCode::LogicalNot)
@@ -119,7 +44,7 @@ template <class T> void unary(OpCode op, const Tensor& x, Tensor& out, const Att
         else if (op == OpCode::IsNan)
             out.values<bool>()[i] = isNanValue(in[i]);
         else
-            out.values<T>()[i] = unaryValue(op, in[i], tanhGelu);
+            out.values<T>()[i] = unaryOp(op, in[i], tanhGelu);
     }
 }
 
@@ -151,16 +76,16 @@ template <class T> void clamp(const Tensor& x, Tensor& out, const Attributes& at
 
 } // namespace
 
-Expected<Tensor> runElementwise(OpCode op, Args args, const Attributes& attrs, const TensorSpec& spec) {
+Expected<Tensor> runElementwise(OpCode op, Args args, const Attributes& attrs,
+                                const TensorSpec& spec) {
     auto out = Tensor::allocate(spec.dtype, spec.shape);
     if (!out)
         return out;
     const core::DType dtype = args[op == OpCode::Where ? 1 : 0].dtype();
-    const bool integerDivision = (op == OpCode::FloorDivide || op == OpCode::Remainder) &&
-                                 !core::isFloatingPoint(dtype);
+    const bool integerDivision =
+        (op == OpCode::FloorDivide || op == OpCode::Remainder) && !core::isFloatingPoint(dtype);
     // PyTorch raises on integer division by zero; so do we, before computing anything.
-    if (integerDivision &&
-        visitDType(dtype, [&](auto t) { return hasZero<decltype(t)>(args[1]); }))
+    if (integerDivision && visitDType(dtype, [&](auto t) { return hasZero<decltype(t)>(args[1]); }))
         return makeError(ErrorCode::InvalidInput,
                          std::string(core::ops::opInfo(op).name) + ": integer division by zero");
     visitDType(dtype, [&](auto t) {

@@ -11,6 +11,41 @@ namespace goblin::compute::reference {
 using core::Tensor;
 using core::ops::OpCode;
 
+namespace {
+
+Expected<Tensor> runCatalog3(OpCode op, std::span<const Tensor> args, const core::ops::Attributes& attrs,
+                             const core::ops::TensorSpec& spec) {
+    // An empty result needs no kernel, whose index arithmetic could overflow on a shape such as
+    // [0, 2⁶², 2⁶²]; only index_add, whose output is x, still checks its indices.
+    if (core::elementCount(spec.shape).value_or(0) == 0 && op != OpCode::IndexAdd)
+        return Tensor::allocate(spec.dtype, spec.shape);
+    switch (op) {
+    case OpCode::Gather:
+    case OpCode::IndexSelect:
+    case OpCode::Embedding:
+    case OpCode::OneHot:
+    case OpCode::IndexAdd:
+        return detail::runIndexOp(op, args, attrs, spec);
+    case OpCode::Concat:
+    case OpCode::Slice:
+    case OpCode::Pad:
+        return detail::runLayoutOp(op, args, attrs, spec);
+    case OpCode::LayerNorm:
+    case OpCode::LayerNormBackward:
+        return detail::runNormOp(op, args, attrs, spec);
+    case OpCode::Conv2d:
+    case OpCode::Conv2dInputGrad:
+    case OpCode::Conv2dWeightGrad:
+        return detail::runConvOp(op, args, attrs, spec);
+    case OpCode::DropoutMask:
+        return detail::runRandomOp(op, args, attrs, spec);
+    default:
+        return detail::runPoolOp(op, args, attrs, spec);
+    }
+}
+
+} // namespace
+
 Expected<Tensor> runOp(OpCode op, std::span<const Tensor> args, const core::ops::Attributes& attrs) {
     std::vector<core::ops::TensorSpec> specs;
     for (const Tensor& arg : args)
@@ -18,6 +53,8 @@ Expected<Tensor> runOp(OpCode op, std::span<const Tensor> args, const core::ops:
     auto spec = core::ops::inferOutput(op, specs, attrs);
     if (!spec)
         return tl::unexpected(spec.error());
+    if (op >= OpCode::Gather)
+        return runCatalog3(op, args, attrs, *spec);
     if (op >= OpCode::Sum && op <= OpCode::LogSoftmax)
         return detail::runReduction(op, args, attrs, *spec);
     if (op >= OpCode::Cast)

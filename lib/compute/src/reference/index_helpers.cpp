@@ -4,7 +4,6 @@
 #include "reference/kernels.hpp"
 
 namespace goblin::compute::reference::detail {
-namespace {
 
 std::vector<std::int64_t> stridesOf(const Shape& shape) {
     std::vector<std::int64_t> strides(shape.size(), 1);
@@ -12,6 +11,26 @@ std::vector<std::int64_t> stridesOf(const Shape& shape) {
         strides[i - 1] = strides[i] * shape[i];
     return strides;
 }
+
+std::int64_t indexAt(const Tensor& index, std::size_t i) {
+    if (index.dtype() == core::DType::I32)
+        return index.values<std::int32_t>()[i];
+    return index.values<std::int64_t>()[i];
+}
+
+DimSplit splitAt(const Shape& shape, std::size_t dim) {
+    DimSplit split;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+        if (d < dim)
+            split.outer *= shape[d];
+        else if (d > dim)
+            split.inner *= shape[d];
+    }
+    split.size = shape.empty() ? 1 : shape[dim];
+    return split;
+}
+
+namespace {
 
 // Offsets of every multi-index over `dims` of `shape` in C order, with the tensor's strides.
 std::vector<std::int64_t> offsetsOver(const Shape& shape, const std::vector<std::int64_t>& strides,

@@ -41,8 +41,27 @@ struct ReductionIndex {
 };
 ReductionIndex reductionIndex(const Shape& shape, std::span<const std::int64_t> dims);
 
+// C-order strides (in elements) of a shape.
+std::vector<std::int64_t> stridesOf(const Shape& shape);
+// Element i of an i32 or i64 index tensor.
+std::int64_t indexAt(const Tensor& index, std::size_t i);
+// A shape seen as [outer, size, inner] around one dim (a scalar is [1, 1, 1]).
+struct DimSplit {
+    std::int64_t outer = 1;
+    std::int64_t size = 1;
+    std::int64_t inner = 1;
+};
+DimSplit splitAt(const Shape& shape, std::size_t dim);
+
 Expected<Tensor> runElementwise(OpCode op, Args args, const Attributes& attrs, const TensorSpec& out);
 Expected<Tensor> runReduction(OpCode op, Args args, const Attributes& attrs, const TensorSpec& out);
 Expected<Tensor> runShapeOp(OpCode op, Args args, const Attributes& attrs, const TensorSpec& out);
+// Catalog 3 families.
+Expected<Tensor> runIndexOp(OpCode op, Args args, const Attributes& attrs, const TensorSpec& out);
+Expected<Tensor> runLayoutOp(OpCode op, Args args, const Attributes& attrs, const TensorSpec& out);
+Expected<Tensor> runNormOp(OpCode op, Args args, const Attributes& attrs, const TensorSpec& out);
+Expected<Tensor> runConvOp(OpCode op, Args args, const Attributes& attrs, const TensorSpec& out);
+Expected<Tensor> runPoolOp(OpCode op, Args args, const Attributes& attrs, const TensorSpec& out);
+Expected<Tensor> runRandomOp(OpCode op, Args args, const Attributes& attrs, const TensorSpec& out);
 
 } // namespace goblin::compute::reference::detail

@@ -117,10 +117,10 @@ template <class T, class A> void alongLines(OpCode op, const Tensor& x, const Re
                 top = nanMax(top, in[at(member)]);
             A total = 0;
             for (std::int64_t member : index.members)
-                total += std::exp(in[at(member)] - top);
-            const A logTotal = std::log(total);
+                total += mathExp(in[at(member)] - top);
+            const A logTotal = mathLog(total);
             for (std::int64_t member : index.members)
-                result[at(member)] = op == OpCode::Softmax ? std::exp(in[at(member)] - top) / total
+                result[at(member)] = op == OpCode::Softmax ? mathExp(in[at(member)] - top) / total
                                                            : in[at(member)] - top - logTotal;
         }
     }

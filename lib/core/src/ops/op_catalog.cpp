@@ -75,6 +75,24 @@ constexpr std::array<OpInfo, kOpCount> kTable{{
     {O::Permute, "permute", 1, kExact},
     {O::Expand, "expand", 1, kExact},
     {O::Matmul, "matmul", 2, kMatmul},
+    {O::Gather, "gather", 2, kExact},
+    {O::IndexSelect, "index_select", 2, kExact},
+    {O::Embedding, "embedding", 2, kExact},
+    {O::OneHot, "one_hot", 1, kExact},
+    {O::IndexAdd, "index_add", 3, kSum}, // integers: SumBound with u = 0 is exact
+    // scale |w|·(1 + rstd·(|x| + |mean|)) + |b| (docs/ops.md, "layer_norm")
+    {O::LayerNorm, "layer_norm", 3, ulp(8, true, 2)},
+    {O::LayerNormBackward, "layer_norm_backward", 3, kSum},
+    {O::Concat, "concat", kVariadic, kExact},
+    {O::Slice, "slice", 1, kExact},
+    {O::Pad, "pad", 1, kExact},
+    {O::Conv2d, "conv2d", 2, kMatmul},
+    {O::Conv2dInputGrad, "conv2d_input_grad", 2, kMatmul},
+    {O::Conv2dWeightGrad, "conv2d_weight_grad", 2, kMatmul},
+    {O::MaxPool2d, "max_pool2d", 1, kExact},
+    {O::MaxPool2dIndices, "max_pool2d_indices", 1, kExact},
+    {O::MaxPool2dBackward, "max_pool2d_backward", 2, kSum},
+    {O::DropoutMask, "dropout_mask", 0, kExact},
 }};
 
 constexpr bool tableInOrder() {
@@ -84,6 +102,40 @@ constexpr bool tableInOrder() {
     return true;
 }
 static_assert(tableInOrder(), "kTable must list the ops in OpCode order");
+
+bool arityAccepts(int arity, std::size_t count) {
+    if (arity == kVariadic)
+        return count >= 1 && count <= static_cast<std::size_t>(kMaxVariadicArgs);
+    return count == static_cast<std::size_t>(arity);
+}
+
+std::string arityText(int arity) {
+    return arity == kVariadic ? "1 to " + std::to_string(kMaxVariadicArgs) : std::to_string(arity);
+}
+
+// The families added by catalog 3, each in its own infer_*.cpp.
+Expected<TensorSpec> inferCatalog3(OpCode code, std::span<const TensorSpec> inputs,
+                                   const Attributes& attrs) {
+    switch (code) {
+    case OpCode::Gather:
+    case OpCode::IndexSelect:
+    case OpCode::Embedding:
+    case OpCode::OneHot:
+    case OpCode::IndexAdd:
+        return detail::inferIndexOp(code, inputs, attrs);
+    case OpCode::LayerNorm:
+    case OpCode::LayerNormBackward:
+        return detail::inferNormOp(code, inputs, attrs);
+    case OpCode::Concat:
+    case OpCode::Slice:
+    case OpCode::Pad:
+        return detail::inferLayoutOp(code, inputs, attrs);
+    case OpCode::DropoutMask:
+        return detail::inferRandomOp(code, inputs, attrs);
+    default:
+        return detail::inferWindowOp(code, inputs, attrs);
+    }
+}
 
 } // namespace
 
@@ -104,13 +156,15 @@ Expected<TensorSpec> inferOutput(OpCode code, std::span<const TensorSpec> inputs
     if (code >= OpCode::Count)
         return makeError(ErrorCode::InvalidInput, "unknown op code");
     const OpInfo& info = opInfo(code);
-    if (static_cast<int>(inputs.size()) != info.arity)
+    if (!arityAccepts(info.arity, inputs.size()))
         return makeError(ErrorCode::InvalidInput,
-                         std::string(info.name) + " takes " + std::to_string(info.arity) +
-                             " inputs, got " + std::to_string(inputs.size()));
+                         std::string(info.name) + " takes " + arityText(info.arity) + " inputs, got " +
+                             std::to_string(inputs.size()));
     for (const TensorSpec& input : inputs)
         if (auto count = elementCount(input.shape); !count)
             return tl::unexpected(count.error());
+    if (code >= OpCode::Gather)
+        return inferCatalog3(code, inputs, attrs);
     if (code >= OpCode::Sum && code <= OpCode::LogSoftmax)
         return detail::inferReduction(code, inputs, attrs);
     if (code >= OpCode::Cast)

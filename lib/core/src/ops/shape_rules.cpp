@@ -33,6 +33,22 @@ Expected<std::int64_t> normaliseDim(std::int64_t dim, std::size_t rank) {
     return dim < 0 ? dim + bound : dim;
 }
 
+tl::unexpected<Error> invalid(std::string message) {
+    return makeError(ErrorCode::InvalidInput, std::move(message));
+}
+
+tl::unexpected<Error> mismatch(std::string message) {
+    return makeError(ErrorCode::ShapeMismatch, std::move(message));
+}
+
+bool isIndexDType(DType dtype) { return dtype == DType::I32 || dtype == DType::I64; }
+
+Expected<TensorSpec> checkedSpec(DType dtype, Shape shape) {
+    if (auto count = elementCount(shape); !count)
+        return failureOf(count);
+    return TensorSpec{dtype, std::move(shape)};
+}
+
 std::string describe(const Shape& shape) {
     std::string text = "[";
     for (std::size_t i = 0; i < shape.size(); ++i)

@@ -35,10 +35,15 @@ struct Tolerance {
     bool inputScaled = false;
 };
 
+// OpInfo::arity of an op taking 1 to kMaxVariadicArgs inputs (concat); graphs may limit it further
+// (GraphLimits::maxArgs). Arity 0 ops (dropout_mask) take no inputs.
+inline constexpr int kVariadic = -1;
+inline constexpr int kMaxVariadicArgs = 8;
+
 struct OpInfo {
     OpCode code = OpCode::Count;
     std::string_view name;
-    int arity = 0;
+    int arity = 0; // kVariadic: 1 to kMaxVariadicArgs
     Tolerance tolerance;
 };
 

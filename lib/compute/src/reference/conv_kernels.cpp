@@ -1,0 +1,140 @@
+// Reference kernels of conv2d (NCHW input, OIHW weight, I = C/groups) and its input and weight
+// gradients. Positions in the zero padding contribute nothing (they are skipped, not multiplied).
+// Accumulation orders are fixed: conv2d c, kh, kw; input grad o, kh, kw; weight grad n, oh, ow.
+#include "goblin/core/ops/op_geometry.hpp"
+#include "reference/kernels.hpp"
+
+namespace goblin::compute::reference::detail {
+namespace {
+
+using core::ops::Conv2dParams;
+
+// The sizes of one convolution: input [n, c, h, w], weight [o, ci, kh, kw], output [n, o, oh, ow].
+struct ConvGeometry {
+    std::int64_t n, c, h, w, o, ci, kh, kw, oh, ow, groups;
+    std::int64_t outPerGroup() const { return o / groups; }
+    std::int64_t x(std::int64_t b, std::int64_t ch, std::int64_t y, std::int64_t z) const {
+        return ((b * c + ch) * h + y) * w + z;
+    }
+    std::int64_t wt(std::int64_t oc, std::int64_t ch, std::int64_t y, std::int64_t z) const {
+        return ((oc * ci + ch) * kh + y) * kw + z;
+    }
+    std::int64_t out(std::int64_t b, std::int64_t oc, std::int64_t y, std::int64_t z) const {
+        return ((b * o + oc) * oh + y) * ow + z;
+    }
+};
+
+ConvGeometry geometryOf(const Shape& input, const Shape& weight, const Shape& output, std::int64_t groups) {
+    return {input[0], input[1], input[2], input[3], weight[0], weight[1], weight[2], weight[3],
+            output[2], output[3], groups};
+}
+
+template <class T> void conv2d(const T* x, const T* w, const ConvGeometry& g, const Conv2dParams& p, T* y) {
+    for (std::int64_t b = 0; b < g.n; ++b)
+        for (std::int64_t oc = 0; oc < g.o; ++oc) {
+            const std::int64_t first = oc / g.outPerGroup() * g.ci;
+            for (std::int64_t oy = 0; oy < g.oh; ++oy)
+                for (std::int64_t ox = 0; ox < g.ow; ++ox) {
+                    T acc = 0;
+                    for (std::int64_t ch = 0; ch < g.ci; ++ch)
+                        for (std::int64_t ky = 0; ky < g.kh; ++ky) {
+                            const std::int64_t iy = oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
+                            if (iy < 0 || iy >= g.h)
+                                continue;
+                            for (std::int64_t kx = 0; kx < g.kw; ++kx) {
+                                const std::int64_t ix = ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
+                                if (ix >= 0 && ix < g.w)
+                                    acc = acc + x[g.x(b, first + ch, iy, ix)] * w[g.wt(oc, ch, ky, kx)];
+                            }
+                        }
+                    y[g.out(b, oc, oy, ox)] = acc;
+                }
+        }
+}
+
+// The output position that reads input position `in` through kernel tap `k`, or −1.
+std::int64_t outputOf(std::int64_t in, std::int64_t k, std::int64_t stride, std::int64_t padding,
+                      std::int64_t dilation, std::int64_t outSize) {
+    const std::int64_t shifted = in + padding - k * dilation;
+    if (shifted < 0 || shifted % stride != 0 || shifted / stride >= outSize)
+        return -1;
+    return shifted / stride;
+}
+
+template <class T> void inputGrad(const T* gy, const T* w, const ConvGeometry& g, const Conv2dParams& p, T* gx) {
+    for (std::int64_t b = 0; b < g.n; ++b)
+        for (std::int64_t ch = 0; ch < g.c; ++ch) {
+            const std::int64_t group = ch / g.ci, local = ch % g.ci;
+            for (std::int64_t iy = 0; iy < g.h; ++iy)
+                for (std::int64_t ix = 0; ix < g.w; ++ix) {
+                    T acc = 0;
+                    for (std::int64_t oc = group * g.outPerGroup(); oc < (group + 1) * g.outPerGroup(); ++oc)
+                        for (std::int64_t ky = 0; ky < g.kh; ++ky) {
+                            const std::int64_t oy = outputOf(iy, ky, p.stride[0], p.padding[0], p.dilation[0], g.oh);
+                            if (oy < 0)
+                                continue;
+                            for (std::int64_t kx = 0; kx < g.kw; ++kx) {
+                                const std::int64_t ox = outputOf(ix, kx, p.stride[1], p.padding[1], p.dilation[1], g.ow);
+                                if (ox >= 0)
+                                    acc = acc + gy[g.out(b, oc, oy, ox)] * w[g.wt(oc, local, ky, kx)];
+                            }
+                        }
+                    gx[g.x(b, ch, iy, ix)] = acc;
+                }
+        }
+}
+
+template <class T> void weightGrad(const T* x, const T* gy, const ConvGeometry& g, const Conv2dParams& p, T* gw) {
+    for (std::int64_t oc = 0; oc < g.o; ++oc) {
+        const std::int64_t first = oc / g.outPerGroup() * g.ci;
+        for (std::int64_t ch = 0; ch < g.ci; ++ch)
+            for (std::int64_t ky = 0; ky < g.kh; ++ky)
+                for (std::int64_t kx = 0; kx < g.kw; ++kx) {
+                    T acc = 0;
+                    for (std::int64_t b = 0; b < g.n; ++b)
+                        for (std::int64_t oy = 0; oy < g.oh; ++oy) {
+                            const std::int64_t iy = oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
+                            if (iy < 0 || iy >= g.h)
+                                continue;
+                            for (std::int64_t ox = 0; ox < g.ow; ++ox) {
+                                const std::int64_t ix = ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
+                                if (ix >= 0 && ix < g.w)
+                                    acc = acc + gy[g.out(b, oc, oy, ox)] * x[g.x(b, first + ch, iy, ix)];
+                            }
+                        }
+                    gw[g.wt(oc, ch, ky, kx)] = acc;
+                }
+    }
+}
+
+} // namespace
+
+Expected<Tensor> runConvOp(OpCode op, Args args, const Attributes& attrs, const TensorSpec& spec) {
+    auto out = Tensor::allocate(spec.dtype, spec.shape);
+    if (!out)
+        return out;
+    const Conv2dParams params = core::ops::conv2dParams(attrs).value();
+    const Shape& input = op == OpCode::Conv2dInputGrad ? spec.shape : args[0].shape();
+    const Shape& weight = op == OpCode::Conv2d ? args[1].shape()
+                          : op == OpCode::Conv2dInputGrad ? args[1].shape() : spec.shape;
+    const Shape& output = op == OpCode::Conv2d ? spec.shape
+                          : op == OpCode::Conv2dInputGrad ? args[0].shape() : args[1].shape();
+    const ConvGeometry g = geometryOf(input, weight, output, params.groups);
+    visitDType(spec.dtype, [&](auto t) {
+        using T = decltype(t);
+        if constexpr (std::is_floating_point_v<T>) {
+            const T* a = args[0].values<T>().data();
+            const T* b = args[1].values<T>().data();
+            T* result = out->values<T>().data();
+            if (op == OpCode::Conv2d)
+                conv2d(a, b, g, params, result);
+            else if (op == OpCode::Conv2dInputGrad)
+                inputGrad(a, b, g, params, result);
+            else
+                weightGrad(a, b, g, params, result);
+        }
+    });
+    return out;
+}
+
+} // namespace goblin::compute::reference::detail

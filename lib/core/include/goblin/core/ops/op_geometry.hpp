@@ -1,0 +1,53 @@
+// Index geometry shared by inference and every backend's kernels: Python-style slice clamping and
+// the parameters and output sizes of conv2d and max_pool2d (docs/ops.md). Pure functions; any thread.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "goblin/core/error.hpp"
+#include "goblin/core/ops/attributes.hpp"
+
+namespace goblin::core::ops {
+
+// The elements x[start], x[start + step], … (length of them) that slice selects from a dim of
+// `size`, after PyTorch's clamping: negative start/end count from the end, then both are clamped
+// to [0, size] and end to ≥ start. step ≥ 1 (checked by inference).
+struct SliceRange {
+    std::int64_t start = 0;
+    std::int64_t length = 0;
+};
+SliceRange sliceRange(std::int64_t size, std::int64_t start, std::int64_t end, std::int64_t step);
+
+using Pair = std::array<std::int64_t, 2>; // (height, width)
+
+// conv2d, conv2d_input_grad and conv2d_weight_grad: stride ≥ 1, padding ≥ 0, dilation ≥ 1,
+// groups ≥ 1; defaults (1, 1), (0, 0), (1, 1), 1.
+struct Conv2dParams {
+    Pair stride{1, 1};
+    Pair padding{0, 0};
+    Pair dilation{1, 1};
+    std::int64_t groups = 1;
+};
+Expected<Conv2dParams> conv2dParams(const Attributes& attrs);
+
+// The max_pool2d family: kernel required; stride absent or empty = kernel; padding ≤ kernel/2.
+struct Pool2dParams {
+    Pair kernel{1, 1};
+    Pair stride{1, 1};
+    Pair padding{0, 0};
+    Pair dilation{1, 1};
+    bool ceilMode = false;
+};
+Expected<Pool2dParams> pool2dParams(const Attributes& attrs);
+
+// Output length of a convolution along one dim: (in + 2p − d(k−1) − 1)/s + 1, or ShapeMismatch
+// when the dilated kernel does not fit the padded input.
+Expected<std::int64_t> convOutputSize(std::int64_t in, std::int64_t kernel, std::int64_t stride,
+                                      std::int64_t padding, std::int64_t dilation);
+// PyTorch's pooling_output_shape (ceil_mode drops a last window that would start in the padding),
+// or ShapeMismatch when it is < 1.
+Expected<std::int64_t> poolOutputSize(std::int64_t in, std::int64_t kernel, std::int64_t stride,
+                                      std::int64_t padding, std::int64_t dilation, bool ceilMode);
+
+} // namespace goblin::core::ops

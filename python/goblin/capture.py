@@ -1,0 +1,277 @@
+"""goblin.capture: a PyTorch program captured at the aten level as a catalog graph.
+
+    captured = goblin.capture(model, torch.randn(8, 16))   # a module or a function, example inputs
+    captured.graph                        # goblin.graph.Graph; parameters and buffers are constants
+    captured.input_names                  # the graph inputs, in order (one per example input)
+    [y] = captured.run_reference(x)       # numpy outputs computed by goblin.reference
+    client.run(captured.graph, [x])
+
+Tracing: torch >= 2.1 uses torch.export; older torch (1.13) uses make_fx on the functionalized
+program. Both apply the aten-level decompositions of torch._decomp.decompositions for the ops the
+mapping does not handle itself (silu, logsumexp, nll_loss, group norm, backward ops...). Every aten
+op is then mapped to catalog ops (the table is capture_ops.HANDLERS); calls whose tensor arguments
+are all constants are folded into constants by PyTorch itself (a causal mask built with
+torch.triu costs nothing). The ops that cannot be mapped are reported together in one
+UnsupportedOperator. Before returning, the graph runs in goblin.reference on the example inputs
+and must agree with PyTorch's own output (see check_outputs for the tolerance).
+
+Torch is optional: it is imported only when capture() is called.
+"""
+
+import inspect
+
+import numpy as np
+
+from . import reference
+from .errors import CaptureMismatchError, TorchRequiredError, UnsupportedOperator
+
+# Element error allowed by the capture check: |got - want| <= rtol * (|want| + max |want|), per
+# output. Scaling by the largest element as well as the element itself covers the cancellation
+# of sums and products (matmul, layer norm) whose bound depends on the inputs, not on the result.
+DEFAULT_RTOL = {"f32": 1e-4, "f64": 1e-9}
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError as missing:
+        raise TorchRequiredError("goblin.capture needs PyTorch, an optional dependency of goblin: "
+                                 "install it (pip install torch, or apt install python3-torch) "
+                                 "and try again (%s)" % missing) from missing
+    return torch
+
+
+class CapturedGraph:
+    """A captured program: the catalog graph plus what is needed to feed and check it."""
+
+    def __init__(self, graph, input_names, program, rtol):
+        self.graph = graph
+        self.input_names = list(input_names)
+        self.inputs = [(spec["dtype"], list(spec["shape"])) for spec in graph.inputs]
+        self.output_count = len(graph.outputs)
+        self.rtol = dict(rtol)
+        self._program = program
+
+    def to_json(self):
+        return self.graph.to_json()
+
+    def run_reference(self, *inputs):
+        """The graph's outputs (a list of numpy arrays) computed by goblin.reference."""
+        return reference.run(self.graph, [_as_numpy(x) for x in inputs])
+
+    def run_torch(self, *inputs):
+        """The original program's outputs on the same inputs, flattened to numpy arrays."""
+        torch = _torch()
+        tensors = [torch.from_numpy(np.array(_as_numpy(x))) for x in inputs]
+        result = self._program(*tensors)
+        return [t.detach().cpu().numpy() for t in _flatten(result)]
+
+    def check(self, *inputs):
+        """Runs both on `inputs`; returns the worst error / allowed ratio (<= 1), or raises
+        CaptureMismatchError."""
+        return check_outputs(self.run_reference(*inputs), self.run_torch(*inputs), self.rtol)
+
+
+def capture(fn_or_module, *example_inputs, rtol=None, check=True):
+    """Captures `fn_or_module(*example_inputs)` as a CapturedGraph.
+
+    example_inputs are torch tensors or numpy arrays (f32, f64, i32, i64 or bool); their dtypes
+    and shapes become the graph's inputs (shapes are static). Raises UnsupportedOperator listing
+    every aten op the catalog cannot express, CaptureMismatchError when the mapped graph disagrees
+    with PyTorch on the example inputs (skipped with check=False), TorchRequiredError when torch
+    is missing.
+    """
+    torch = _torch()
+    from . import capture_ops, capture_ops_nn, capture_ops_shape  # noqa: F401 (registration)
+    from .capture_lowering import Lowering, Unmappable
+
+    tensors = [x if isinstance(x, torch.Tensor) else torch.from_numpy(np.array(_as_numpy(x)))
+               for x in example_inputs]
+    module, placeholders, skipped = _trace(torch, fn_or_module, tensors, capture_ops.HANDLERS)
+    lowering = Lowering(capture_ops.HANDLERS)
+    try:
+        outputs, _ = lowering.run(module, placeholders)
+        if not lowering.unsupported:
+            for leaf in _flatten(outputs)[skipped:]:
+                lowering.graph.output(lowering.sym(leaf).value)
+    except Unmappable as why:  # an input or output the catalog cannot carry (float16 ...)
+        raise UnsupportedOperator({"(program inputs/outputs)": 1},
+                                  {"(program inputs/outputs)": str(why)}) from why
+    if lowering.unsupported:
+        raise UnsupportedOperator(lowering.unsupported, lowering.reasons)
+    rtol = dict(DEFAULT_RTOL, **(rtol or {}))
+    captured = CapturedGraph(lowering.graph, _input_names(fn_or_module, len(tensors)),
+                             fn_or_module, rtol)
+    if check:
+        captured.check(*[t.detach().cpu().numpy() for t in tensors])
+    return captured
+
+
+def check_outputs(got, want, rtol=None):
+    """Compares reference outputs with PyTorch's; returns the worst error / allowed ratio.
+
+    Shapes and dtypes must be equal; integers and bools exactly; floats may differ by
+    rtol[dtype] * (|want| + max |want|); NaN must meet NaN and an infinity the same infinity.
+    """
+    rtol = dict(DEFAULT_RTOL, **(rtol or {}))
+    if len(got) != len(want):
+        raise CaptureMismatchError("the graph has %d outputs, PyTorch returned %d"
+                                   % (len(got), len(want)))
+    worst = 0.0
+    for index, (g, w) in enumerate(zip(got, want)):
+        g, w = np.asarray(g), np.asarray(w)
+        if g.shape != w.shape or g.dtype != w.dtype:
+            raise CaptureMismatchError("output %d: graph gives %s%s, PyTorch %s%s"
+                                       % (index, g.dtype, list(g.shape), w.dtype, list(w.shape)))
+        worst = max(worst, _output_ratio(index, g, w, rtol))
+    return worst
+
+
+def _output_ratio(index, got, want, rtol):
+    if got.dtype.kind != "f":
+        wrong = np.flatnonzero(got.reshape(-1) != want.reshape(-1))
+        if wrong.size:
+            raise CaptureMismatchError("output %d: %d of %d elements differ (first at flat index "
+                                       "%d: %r, PyTorch %r)" % (index, wrong.size, got.size,
+                                                                wrong[0], got.reshape(-1)[wrong[0]],
+                                                                want.reshape(-1)[wrong[0]]))
+        return 0.0
+    g, w = got.astype(np.float64).reshape(-1), want.astype(np.float64).reshape(-1)
+    special = ~np.isfinite(w) | ~np.isfinite(g)
+    bad_special = special & ~((np.isnan(g) & np.isnan(w)) | (g == w))
+    finite = w[~special]
+    scale = float(np.max(np.abs(finite))) if finite.size else 0.0
+    allowed = rtol[_wire(got.dtype)] * (np.abs(w) + scale)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        error = np.where(special, 0.0, np.abs(g - w))
+        ratio = np.where(allowed > 0, error / np.where(allowed > 0, allowed, 1.0),
+                         np.where(error > 0, np.inf, 0.0))
+    ratio = np.where(bad_special, np.inf, ratio)
+    worst = float(np.max(ratio)) if ratio.size else 0.0
+    if worst > 1.0:
+        at = int(np.argmax(ratio))
+        raise CaptureMismatchError(
+            "output %d disagrees with PyTorch: element %d is %r, PyTorch says %r (allowed error "
+            "%.3g, rtol %g)" % (index, at, g[at], w[at], allowed[at], rtol[_wire(got.dtype)]))
+    return worst
+
+
+def _wire(dtype):
+    return {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}[np.dtype(dtype)]
+
+
+def _as_numpy(x):
+    if hasattr(x, "detach"):
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+def _flatten(tree):
+    from torch.utils._pytree import tree_flatten
+    return tree_flatten(tree)[0]
+
+
+def _input_names(fn, count):
+    target = fn.forward if hasattr(fn, "forward") else fn
+    try:
+        names = [p.name for p in inspect.signature(target).parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        names = []
+    return (names + ["input%d" % i for i in range(len(names), count)])[:count]
+
+
+def _decompositions(handlers):
+    """torch._decomp's aten-to-aten decompositions of the ops the mapping does not handle.
+
+    Only those of torch._decomp.decompositions: the torch._refs entries of the same table lower to
+    prims (broadcast_in_dim, as_strided ...), which the catalog does not have.
+    """
+    from torch._decomp import decomposition_table
+    chosen = {}
+    for op, fn in decomposition_table.items():
+        if getattr(fn, "__module__", "") != "torch._decomp.decompositions":
+            continue
+        if str(op) in handlers or "aten." + op.overloadpacket.__name__ in handlers:
+            continue
+        chosen[op] = fn
+    return chosen
+
+
+_LIBRARY = []
+
+
+def _opaque_ops(torch):
+    """A TorchFunctionMode that, while tracing, replaces F.one_hot (which checks its values, and
+    tracing cannot read values) by goblin_capture::one_hot, an op that tracing records as is and
+    capture maps to the catalog's one_hot."""
+    functional = torch.nn.functional
+    if not _LIBRARY:
+        library = torch.library.Library("goblin_capture", "DEF")
+        library.define("one_hot(Tensor x, int num_classes=-1) -> Tensor")
+        library.impl("one_hot", lambda x, num_classes=-1: functional.one_hot(x, num_classes),
+                     "CPU")
+        _LIBRARY.append(library)
+
+    class OpaqueOps(torch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            if func is functional.one_hot:
+                return torch.ops.goblin_capture.one_hot(*args, **(kwargs or {}))
+            return func(*args, **(kwargs or {}))
+    return OpaqueOps()
+
+
+def _trace(torch, program, inputs, handlers):
+    """(fx GraphModule, placeholders as Lowering.run takes them, leading outputs to skip)."""
+    with _opaque_ops(torch):
+        return _trace_with(torch, program, inputs, handlers)
+
+
+def _trace_with(torch, program, inputs, handlers):
+    version = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
+    if version >= (2, 1):
+        return _trace_export(torch, program, inputs, handlers)
+    from torch.fx.experimental.proxy_tensor import make_fx
+    try:
+        from torch.func import functionalize
+    except ImportError:
+        from functorch import functionalize
+    table = _decompositions(handlers)
+
+    def call(*args):  # a plain signature: tracing binds the example inputs, not the defaults
+        return program(*args)
+    try:
+        module = make_fx(functionalize(call), decomposition_table=table)(*inputs)
+    except RuntimeError:
+        # torch 1.13's functionalization cannot trace through torch.autograd.grad; programs that
+        # do not mutate tensors trace the same without it (in-place ops stay unmapped).
+        module = make_fx(call, decomposition_table=table)(*inputs)
+    return module, list(inputs), 0
+
+
+def _trace_export(torch, program, inputs, handlers):
+    """torch.export (torch >= 2.1): lifted parameters, buffers and constants become constants."""
+    if not isinstance(program, torch.nn.Module):
+        program = _FunctionModule(torch, program)
+    exported = torch.export.export(program, tuple(inputs))
+    exported = exported.run_decompositions(_decompositions(handlers))
+    signature = exported.graph_signature
+    state = dict(exported.state_dict)
+    state.update(getattr(exported, "constants", {}) or {})
+    lifted = dict(signature.inputs_to_parameters)
+    lifted.update(signature.inputs_to_buffers)
+    lifted.update(getattr(signature, "inputs_to_lifted_tensor_constants", {}) or {})
+    user = iter(inputs)
+    placeholders = [("constant", state[lifted[node.name]]) if node.name in lifted else next(user)
+                    for node in exported.graph_module.graph.nodes if node.op == "placeholder"]
+    # The graph returns the mutated buffers (and inputs) first, then the program's outputs.
+    skipped = len(signature.buffers_to_mutate) + len(getattr(signature, "user_inputs_to_mutate",
+                                                             {}) or {})
+    return exported.graph_module, placeholders, skipped
+
+
+def _FunctionModule(torch, fn):
+    class FunctionModule(torch.nn.Module):
+        def forward(self, *args):
+            return fn(*args)
+    return FunctionModule()

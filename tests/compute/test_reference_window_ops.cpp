@@ -1,0 +1,227 @@
+// Tests of the catalog 3 window and normalisation ops of the CPU reference executor: conv2d and its
+// gradients (float64 recomputation and the adjoint identities), max_pool2d (NaN, −inf, padding,
+// ceil_mode, overlapping windows) and layer_norm (float64 recomputation, finite differences).
+#include <QtTest/QtTest>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "goblin/compute/reference/graph_executor.hpp"
+
+using namespace goblin::core;
+using namespace goblin::core::ops;
+using goblin::compute::reference::runOp;
+
+namespace {
+
+template <class T> Tensor make(DType dtype, Shape shape, std::vector<T> values) {
+    Tensor tensor = Tensor::allocate(dtype, std::move(shape)).value();
+    std::copy(values.begin(), values.end(), tensor.values<T>().begin());
+    return tensor;
+}
+
+template <class T> Tensor random(DType dtype, Shape shape, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<double> normal;
+    Tensor tensor = Tensor::allocate(dtype, std::move(shape)).value();
+    for (T& v : tensor.values<T>())
+        v = static_cast<T>(normal(rng));
+    return tensor;
+}
+
+Tensor runChecked(OpCode op, std::vector<Tensor> args, const Attributes& attrs) {
+    auto out = runOp(op, args, attrs);
+    if (!out)
+        qFatal("%s", out.error().message.c_str());
+    return *out;
+}
+
+template <class T> std::vector<T> run(OpCode op, std::vector<Tensor> args, const Attributes& attrs) {
+    const Tensor out = runChecked(op, std::move(args), attrs);
+    return {out.values<T>().begin(), out.values<T>().end()};
+}
+
+double dot(const Tensor& a, const Tensor& b) {
+    double sum = 0;
+    for (std::size_t i = 0; i < a.values<double>().size(); ++i)
+        sum += a.values<double>()[i] * b.values<double>()[i];
+    return sum;
+}
+
+const Attributes kConv{{"stride", IntList{2, 1}}, {"padding", IntList{1, 2}}, {"dilation", IntList{1, 2}},
+                       {"groups", std::int64_t{2}}};
+
+constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+} // namespace
+
+class TestReferenceWindowOps : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void conv2dByHand() {
+        auto x = make<float>(DType::F32, {1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+        auto w = make<float>(DType::F32, {1, 1, 2, 2}, {1, 1, 1, 1});
+        QCOMPARE(run<float>(OpCode::Conv2d, {x, w}, {}), (std::vector<float>{12, 16, 24, 28}));
+        // Padding 1, stride 2: the corners see one, two or four elements.
+        QCOMPARE(run<float>(OpCode::Conv2d, {x, w}, {{"padding", IntList{1, 1}}, {"stride", IntList{2, 2}}}),
+                 (std::vector<float>{1, 5, 11, 28}));
+    }
+    void conv2dWithinMatmulBound() {
+        const std::int64_t n = 2, c = 4, h = 7, wd = 6, o = 6, kh = 3, kw = 2;
+        const Tensor x = random<float>(DType::F32, {n, c, h, wd}, 1);
+        const Tensor w = random<float>(DType::F32, {o, c / 2, kh, kw}, 2);
+        const Tensor y = runChecked(OpCode::Conv2d, {x, w}, kConv);
+        QCOMPARE(y.shape(), (Shape{2, 6, 4, 8})); // (7 + 2 − 3)/2 + 1 = 4; (6 + 4 − (2·1 + 1))/1 + 1 = 8
+        const auto& s = y.shape();
+        const Tolerance tolerance = opInfo(OpCode::Conv2d).tolerance;
+        for (std::int64_t b = 0; b < n; ++b)
+            for (std::int64_t oc = 0; oc < o; ++oc)
+                for (std::int64_t oy = 0; oy < s[2]; ++oy)
+                    for (std::int64_t ox = 0; ox < s[3]; ++ox) {
+                        double exact = 0, scale = 0;
+                        for (std::int64_t ch = 0; ch < c / 2; ++ch)
+                            for (std::int64_t ky = 0; ky < kh; ++ky)
+                                for (std::int64_t kx = 0; kx < kw; ++kx) {
+                                    const std::int64_t iy = oy * 2 - 1 + ky, ix = ox - 2 + kx * 2;
+                                    if (iy < 0 || iy >= h || ix < 0 || ix >= wd)
+                                        continue;
+                                    const double a = x.values<float>()[static_cast<std::size_t>(
+                                        ((b * c + oc / 3 * 2 + ch) * h + iy) * wd + ix)];
+                                    const double v = w.values<float>()[static_cast<std::size_t>(
+                                        ((oc * 2 + ch) * kh + ky) * kw + kx)];
+                                    exact += a * v;
+                                    scale += std::abs(a * v);
+                                }
+                        const double got = y.values<float>()[static_cast<std::size_t>(((b * o + oc) * s[2] + oy) * s[3] + ox)];
+                        QVERIFY(std::abs(got - exact) <= toleranceBound(tolerance, DType::F32, exact, scale, 12));
+                    }
+    }
+    void conv2dGradientsAreAdjoints() {
+        // ⟨conv(x, w), g⟩ = ⟨x, input_grad(g, w)⟩ = ⟨w, weight_grad(x, g)⟩ for every x, w, g.
+        const Tensor x = random<double>(DType::F64, {2, 4, 7, 6}, 3);
+        const Tensor w = random<double>(DType::F64, {6, 2, 3, 2}, 4);
+        const Tensor y = runChecked(OpCode::Conv2d, {x, w}, kConv);
+        const Tensor g = random<double>(DType::F64, y.shape(), 5);
+        Attributes inputAttrs = kConv;
+        inputAttrs["input_shape"] = IntList(x.shape());
+        Attributes weightAttrs = kConv;
+        weightAttrs["weight_shape"] = IntList(w.shape());
+        const Tensor gx = runChecked(OpCode::Conv2dInputGrad, {g, w}, inputAttrs);
+        const Tensor gw = runChecked(OpCode::Conv2dWeightGrad, {x, g}, weightAttrs);
+        const double reference = dot(y, g);
+        QVERIFY(std::abs(dot(x, gx) - reference) <= 1e-11 * std::abs(reference) + 1e-11);
+        QVERIFY(std::abs(dot(w, gw) - reference) <= 1e-11 * std::abs(reference) + 1e-11);
+        QVERIFY(std::abs(reference) > 1e-3); // not a vacuous identity
+    }
+    void maxPoolNanInfAndPadding() {
+        // One plane 2×4: windows 1×2 → (1, NaN), (NaN, NaN) first NaN wins, then values.
+        auto x = make<float>(DType::F32, {1, 2, 4}, {1, kNan, kNan, kNan, -kInf, -kInf, 5, 5});
+        const Attributes pairs{{"kernel", IntList{1, 2}}};
+        const auto values = run<float>(OpCode::MaxPool2d, {x}, pairs);
+        QVERIFY(std::isnan(values[0]) && std::isnan(values[1]));
+        QCOMPARE(values[2], -kInf);
+        QCOMPARE(values[3], 5.0f);
+        QCOMPARE(run<std::int64_t>(OpCode::MaxPool2dIndices, {x}, pairs), (std::vector<std::int64_t>{1, 2, 4, 6}));
+        // Padding: windows start in the padding; the first in-bounds element is the −inf argmax.
+        auto low = make<float>(DType::F32, {1, 1, 4}, {-kInf, -kInf, -kInf, -kInf});
+        const Attributes padded{{"kernel", IntList{1, 2}}, {"padding", IntList{0, 1}}};
+        QCOMPARE(run<std::int64_t>(OpCode::MaxPool2dIndices, {low}, padded), (std::vector<std::int64_t>{0, 1, 3}));
+        // ceil_mode keeps a last partial window.
+        auto row = make<float>(DType::F32, {1, 1, 5}, {1, 3, 2, 5, 4});
+        QCOMPARE(run<float>(OpCode::MaxPool2d, {row}, {{"kernel", IntList{1, 2}}}), (std::vector<float>{3, 5}));
+        QCOMPARE(run<float>(OpCode::MaxPool2d, {row}, {{"kernel", IntList{1, 2}}, {"ceil_mode", true}}),
+                 (std::vector<float>{3, 5, 4}));
+        QCOMPARE(run<float>(OpCode::MaxPool2d, {row}, {{"kernel", IntList{1, 2}}, {"dilation", IntList{1, 2}},
+                                                       {"stride", IntList{1, 1}}}),
+                 (std::vector<float>{2, 5, 4}));
+    }
+    void maxPoolBackwardAccumulatesOverlaps() {
+        // 1×4, kernel 1×3, stride 1: windows (0..2), (1..3); the max 9 at 1 wins both.
+        auto x = make<double>(DType::F64, {1, 1, 1, 4}, {0, 9, 1, 2});
+        auto g = make<double>(DType::F64, {1, 1, 1, 2}, {0.5, 0.25});
+        const Attributes attrs{{"kernel", IntList{1, 3}}, {"stride", IntList{1, 1}}};
+        QCOMPARE(run<double>(OpCode::MaxPool2dBackward, {g, x}, attrs), (std::vector<double>{0, 0.75, 0, 0}));
+        auto grid = random<double>(DType::F64, {2, 3, 6, 5}, 9);
+        const Attributes pool{{"kernel", IntList{3, 2}}, {"stride", IntList{2, 2}}, {"padding", IntList{1, 1}}};
+        const Tensor indices = runChecked(OpCode::MaxPool2dIndices, {grid}, pool);
+        const Tensor ones = make<double>(DType::F64, indices.shape(), std::vector<double>(indices.values<std::int64_t>().size(), 1.0));
+        const auto grad = run<double>(OpCode::MaxPool2dBackward, {ones, grid}, pool);
+        double total = 0;
+        for (double v : grad)
+            total += v;
+        QCOMPARE(total, static_cast<double>(indices.values<std::int64_t>().size())); // every window once
+    }
+    void layerNormMatchesFloat64() {
+        auto simple = make<double>(DType::F64, {4}, {1, 2, 3, 4});
+        auto one = make<double>(DType::F64, {4}, {1, 1, 1, 1});
+        auto zero = make<double>(DType::F64, {4}, {0, 0, 0, 0});
+        const auto y = run<double>(OpCode::LayerNorm, {simple, one, zero}, {{"normalized_ndim", std::int64_t{1}}, {"eps", 0.0}});
+        QVERIFY(std::abs(y[0] + 1.5 / std::sqrt(1.25)) < 1e-15 && std::abs(y[3] - 1.5 / std::sqrt(1.25)) < 1e-15);
+        const std::int64_t rows = 6, k = 3 * 5;
+        Tensor x = random<float>(DType::F32, {rows, 3, 5}, 11);
+        for (float& v : x.values<float>())
+            v = v + 100.0f; // a large mean: the two-pass variance must not cancel
+        const Tensor w = random<float>(DType::F32, {3, 5}, 12);
+        const Tensor b = random<float>(DType::F32, {3, 5}, 13);
+        const Attributes attrs{{"normalized_ndim", std::int64_t{2}}};
+        const auto got = run<float>(OpCode::LayerNorm, {x, w, b}, attrs);
+        const Tolerance tolerance = opInfo(OpCode::LayerNorm).tolerance;
+        for (std::int64_t r = 0; r < rows; ++r) {
+            const float* row = x.values<float>().data() + r * k;
+            double mean = 0, var = 0;
+            for (std::int64_t j = 0; j < k; ++j)
+                mean += row[j] / static_cast<double>(k);
+            for (std::int64_t j = 0; j < k; ++j)
+                var += (row[j] - mean) * (row[j] - mean) / static_cast<double>(k);
+            const double rstd = 1 / std::sqrt(var + 1e-5);
+            for (std::int64_t j = 0; j < k; ++j) {
+                const double wj = w.values<float>()[static_cast<std::size_t>(j)];
+                const double bj = b.values<float>()[static_cast<std::size_t>(j)];
+                const double want = (row[j] - mean) * rstd * wj + bj;
+                const double scale = std::abs(wj) * (1 + rstd * (std::abs(row[j]) + std::abs(mean))) + std::abs(bj);
+                const double bound = toleranceBound(tolerance, DType::F32, want, scale, k);
+                QVERIFY2(std::abs(got[static_cast<std::size_t>(r * k + j)] - want) <= bound,
+                         qPrintable(QStringLiteral("row %1 col %2").arg(r).arg(j)));
+            }
+        }
+    }
+    void layerNormBackwardMatchesFiniteDifferences() {
+        const Tensor x = random<double>(DType::F64, {3, 4}, 21);
+        const Tensor w = random<double>(DType::F64, {4}, 22);
+        const Tensor b = random<double>(DType::F64, {4}, 23);
+        const Tensor g = random<double>(DType::F64, {3, 4}, 24);
+        const Attributes attrs{{"normalized_ndim", std::int64_t{1}}, {"eps", 1e-3}};
+        auto loss = [&](const Tensor& xs, const Tensor& ws, const Tensor& bs) {
+            return dot(runChecked(OpCode::LayerNorm, {xs, ws, bs}, attrs), g);
+        };
+        // Central differences of the loss ⟨layer_norm(x, w, b), g⟩ along one coordinate of `which`.
+        auto numeric = [&](int which, std::size_t i) {
+            const double h = 1e-6;
+            Tensor plus = Tensor::allocate(DType::F64, (which == 0 ? x : w).shape()).value();
+            Tensor minus = Tensor::allocate(DType::F64, plus.shape()).value();
+            const Tensor& base = which == 0 ? x : which == 1 ? w : b;
+            std::copy(base.values<double>().begin(), base.values<double>().end(), plus.values<double>().begin());
+            std::copy(base.values<double>().begin(), base.values<double>().end(), minus.values<double>().begin());
+            plus.values<double>()[i] += h;
+            minus.values<double>()[i] -= h;
+            const double up = which == 0 ? loss(plus, w, b) : which == 1 ? loss(x, plus, b) : loss(x, w, plus);
+            const double down = which == 0 ? loss(minus, w, b) : which == 1 ? loss(x, minus, b) : loss(x, w, minus);
+            return (up - down) / (2 * h);
+        };
+        const char* outputs[] = {"input", "weight", "bias"};
+        for (int which = 0; which < 3; ++which) {
+            Attributes backward = attrs;
+            backward["output"] = std::string(outputs[which]);
+            const auto analytic = run<double>(OpCode::LayerNormBackward, {g, x, w}, backward);
+            QCOMPARE(analytic.size(), which == 0 ? std::size_t{12} : std::size_t{4});
+            for (std::size_t i = 0; i < analytic.size(); ++i)
+                QVERIFY2(std::abs(analytic[i] - numeric(which, i)) < 1e-6 * (1 + std::abs(analytic[i])), outputs[which]);
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestReferenceWindowOps)
+#include "test_reference_window_ops.moc"
