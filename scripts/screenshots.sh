@@ -15,12 +15,18 @@ trap cleanup EXIT
 mkdir -p "$out" "$work/xdg" && chmod 700 "$work/xdg"
 export XDG_RUNTIME_DIR="$work/xdg"
 
-# A lab node with a job to compute, so the status page shows a task in progress.
+# Two lab nodes (the volunteer lends to both, 3:1), the first with a job to compute, so the
+# status page shows a task in progress.
+start_node() { # NAME: starts a lab node with its database and log in $work/NAME.*
+  "$labnode" serve --db "$work/$1.db" --listen 127.0.0.1:0 --data-dir "$work/$1-data" >"$work/$1.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 50); do grep -q "listening on" "$work/$1.log" && break; sleep 0.2; done
+}
 token="$("$labnode" researcher add shots@example.org --db "$work/node.db")"
-"$labnode" serve --db "$work/node.db" --listen 127.0.0.1:0 --data-dir "$work/data" >"$work/node.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 50); do grep -q "listening on" "$work/node.log" && break; sleep 0.2; done
+start_node node
+start_node second
 url="ws://$(sed -n 's/^goblin-labnode listening on //p' "$work/node.log" | head -1)"
+url2="ws://$(sed -n 's/^goblin-labnode listening on //p' "$work/second.log" | head -1)"
 if [ -x "$root/.venv/bin/python" ]; then
   PYTHONPATH="$root/python" "$root/.venv/bin/python" -c '
 import sys, numpy as np, goblin
@@ -31,7 +37,8 @@ with goblin.connect(sys.argv[1], token=sys.argv[2], timeout=600) as c: c.matmul(
 fi
 
 # Window pages: offscreen is enough for QWidget::grab.
-QT_QPA_PLATFORM=offscreen "$tool" "$out" "$url"
+# The first OpenCL device (PoCL's CPU device where there is no GPU) computes at 60 % of its time.
+QT_QPA_PLATFORM=offscreen "$tool" "$out" "$url" "$url2" --gpu
 
 # Tray states: Xvfb + trayer (top right), then grabs of that strip.
 display=":$((90 + RANDOM % 9))"

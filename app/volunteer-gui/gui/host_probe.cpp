@@ -1,5 +1,7 @@
 #include "host_probe.hpp"
 
+#include "x11_idle.hpp"
+
 #include <QDBusConnection>
 #include <QDBusMessage>
 #include <QDBusVariant>
@@ -53,8 +55,7 @@ std::optional<QVariant> dbusProperty(const QDBusConnection& bus, const QString& 
     return value->value<QDBusVariant>().variant();
 }
 
-std::optional<double> logindIdle() {
-    const QDBusConnection bus = QDBusConnection::systemBus();
+std::optional<double> logindIdle(const QDBusConnection& bus) {
     const QString service = QStringLiteral("org.freedesktop.login1");
     const QString path = QStringLiteral("/org/freedesktop/login1/session/auto");
     const QString interface = QStringLiteral("org.freedesktop.login1.Session");
@@ -71,8 +72,7 @@ std::optional<double> logindIdle() {
     return std::max(0.0, monotonicSeconds() - static_cast<double>(since->toULongLong()) / 1e6);
 }
 
-std::optional<double> sessionBusIdle() {
-    const QDBusConnection bus = QDBusConnection::sessionBus();
+std::optional<double> sessionBusIdle(const QDBusConnection& bus) {
     // GNOME (Mutter) and KDE/others (freedesktop ScreenSaver) both answer in milliseconds.
     if (auto ms =
             dbusCall(bus, QStringLiteral("org.gnome.Mutter.IdleMonitor"),
@@ -86,8 +86,7 @@ std::optional<double> sessionBusIdle() {
     return std::nullopt;
 }
 
-bool upowerBattery(HostState& host) {
-    const QDBusConnection bus = QDBusConnection::systemBus();
+bool upowerBattery(const QDBusConnection& bus, HostState& host) {
     const QString service = QStringLiteral("org.freedesktop.UPower");
     const QString path = QStringLiteral("/org/freedesktop/UPower/devices/DisplayDevice");
     const QString interface = QStringLiteral("org.freedesktop.UPower.Device");
@@ -147,9 +146,35 @@ double memoryUsedPercent() {
     return total > 0 ? 100.0 * (total - available) / total : 0;
 }
 
-HostProbe::HostProbe() {
+HostProbe::HostProbe(HostProbeSources sources) : m_sources(std::move(sources)) {
     m_idleSource = QStringLiteral("not probed yet");
     m_batterySource = m_idleSource;
+    openX11();
+}
+
+HostProbe::~HostProbe() = default;
+
+void HostProbe::openX11() {
+    QString display;
+    if (m_sources.x11Display) {
+        display = *m_sources.x11Display;
+    } else if (qEnvironmentVariable("XDG_SESSION_TYPE") == QLatin1String("wayland") ||
+               qEnvironmentVariableIsSet("WAYLAND_DISPLAY")) {
+        m_x11Problem = QStringLiteral("a Wayland session (X11 would see only X programs' input)");
+        return;
+    } else {
+        display = qEnvironmentVariable("DISPLAY");
+    }
+    if (display.isEmpty()) {
+        m_x11Problem = QStringLiteral("no X11 display");
+        return;
+    }
+    auto probe = X11IdleProbe::open(display);
+    if (!probe) {
+        m_x11Problem = QString::fromStdString(probe.error().message);
+        return;
+    }
+    m_x11 = std::move(*probe);
 }
 
 HostState HostProbe::sample() {
@@ -163,26 +188,33 @@ HostState HostProbe::sample() {
 }
 
 std::optional<double> HostProbe::probeIdle() {
-    if (auto idle = logindIdle()) {
+    if (m_x11) {
+        if (auto idle = m_x11->idleSeconds()) {
+            m_idleSource = QStringLiteral("X11 screensaver extension");
+            return idle;
+        }
+    }
+    if (auto idle = logindIdle(m_sources.systemBus)) {
         m_idleSource = QStringLiteral("logind idle hint (D-Bus)");
         return idle;
     }
-    if (auto idle = sessionBusIdle()) {
+    if (auto idle = sessionBusIdle(m_sources.sessionBus)) {
         m_idleSource = QStringLiteral("desktop idle monitor (D-Bus)");
         return idle;
     }
-    m_idleSource =
-        QStringLiteral("unavailable: neither logind's idle hint nor a desktop idle "
-                       "monitor answers on D-Bus, so \"only when idle\" cannot work here");
+    m_idleSource = QStringLiteral("unavailable (X11: %1; neither logind's idle hint nor a desktop "
+                                  "idle monitor answers on D-Bus), so \"only when idle\" cannot "
+                                  "work here")
+                       .arg(m_x11 ? QStringLiteral("the query failed") : m_x11Problem);
     return std::nullopt;
 }
 
 void HostProbe::probeBattery(HostState& host) {
-    if (upowerBattery(host)) {
+    if (upowerBattery(m_sources.systemBus, host)) {
         m_batterySource = QStringLiteral("UPower (D-Bus)");
         return;
     }
-    readPowerSupply(QStringLiteral("/sys/class/power_supply"), host);
+    readPowerSupply(m_sources.powerSupplyRoot, host);
     m_batterySource = host.batteryPercent
                           ? QStringLiteral("/sys/class/power_supply")
                           : QStringLiteral("no battery found (UPower and /sys/class/power_supply)");

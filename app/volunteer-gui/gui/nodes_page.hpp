@@ -1,11 +1,17 @@
-// The lab nodes page (GUI thread): the node this volunteer is attached to, its connection state,
-// and add/remove. One node for now: adding a node replaces the current one.
+// The lab nodes page (GUI thread): the nodes this volunteer is attached to, each with its share of
+// the lent compute time and its connection state; add a node by address (checked before it is
+// used), remove one, change a share. Signals carry the edits; VolunteerApp applies them.
 #pragma once
 
 #include <QWidget>
 
+#include <vector>
+
+#include "node_shares.hpp"
+
 class QLabel;
 class QLineEdit;
+class QPushButton;
 class QTableWidget;
 
 namespace goblin::volunteer {
@@ -14,16 +20,26 @@ class NodesPage : public QWidget {
     Q_OBJECT
 public:
     explicit NodesPage(QWidget* parent = nullptr);
-    void setNode(const QString& url, const QString& state);
+    // Rebuilds the rows for a new list of nodes.
+    void setNodes(const std::vector<AttachedNode>& nodes);
+    // Updates the share and connection columns from the engines' statuses.
+    void showStatus(const std::vector<NodeStatus>& nodes);
     void setMessage(const QString& message);
+    QString connectionText(const QString& url) const;
 
 Q_SIGNALS:
     void nodeAdded(const QString& url);
-    void nodeRemoved();
+    void nodeRemoved(const QString& url);
+    void shareChanged(const QString& url, int share);
 
 private:
+    void tryAdd();
+    int rowOf(const QString& url) const;
+
+    std::vector<AttachedNode> m_nodes;
     QLineEdit* m_url;
-    QTableWidget* m_nodes;
+    QPushButton* m_remove;
+    QTableWidget* m_table;
     QLabel* m_message;
 };
 

@@ -8,6 +8,9 @@
 #include <QSignalBlocker>
 #include <QSlider>
 #include <QSpinBox>
+#include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace goblin::volunteer {
 namespace {
@@ -69,13 +72,20 @@ SettingsPage::SettingsPage(int hardwareThreads, QWidget* parent) : QWidget(paren
     form->addRow(QStringLiteral("Keep going while I touch the computer for"), m_grace);
     form->addRow(QString(), m_pauseOnBattery);
     form->addRow(QStringLiteral("Pause below battery charge"), m_minBattery);
-    form->addRow(m_scheduleEnabled, m_schedule);
-    form->addRow(QString(), m_scheduleError);
+    // The error line takes room only while there is an error.
+    auto* scheduleField = new QVBoxLayout;
+    scheduleField->addWidget(m_schedule);
+    scheduleField->addWidget(m_scheduleError);
+    m_scheduleError->hide();
+    form->addRow(m_scheduleEnabled, scheduleField);
     form->addRow(QStringLiteral("Memory to lend"), m_memoryCap);
     form->addRow(QStringLiteral("Pause when the computer uses more memory than"), m_memoryPause);
     form->addRow(QStringLiteral("Network use"), m_networkCap);
-    form->addRow(QStringLiteral("GPUs"),
-                 new QLabel(QStringLiteral("CPU only: no GPU is in use yet")));
+    m_gpuBox = new QWidget;
+    m_gpuBox->setObjectName(QStringLiteral("gpus"));
+    new QVBoxLayout(m_gpuBox);
+    m_gpuBox->layout()->setContentsMargins(0, 0, 0, 0);
+    form->addRow(QStringLiteral("GPUs (OpenCL)"), m_gpuBox);
     form->addRow(QString(), m_startAtLogin);
 
     for (QSpinBox* box :
@@ -85,18 +95,75 @@ SettingsPage::SettingsPage(int hardwareThreads, QWidget* parent) : QWidget(paren
         connect(box, &QCheckBox::toggled, this, &SettingsPage::collect);
     connect(m_cpuLimit, &QSlider::valueChanged, this, &SettingsPage::collect);
     connect(m_schedule, &QLineEdit::editingFinished, this, &SettingsPage::collect);
+    setGpuDevices({});
     setSettings(m_settings);
+}
+
+void SettingsPage::setGpuDevices(const std::vector<GpuDevice>& devices, const QString& whyNone) {
+    auto* layout = static_cast<QVBoxLayout*>(m_gpuBox->layout());
+    while (QLayoutItem* item = layout->takeAt(0)) {
+        delete item->widget();
+        delete item->layout();
+        delete item;
+    }
+    m_gpus.clear();
+    if (devices.empty()) {
+        auto* none = new QLabel(whyNone.isEmpty()
+                                    ? QStringLiteral("No OpenCL device found: the CPU computes")
+                                    : QStringLiteral("CPU only: %1").arg(whyNone));
+        none->setWordWrap(true);
+        layout->addWidget(none);
+        return;
+    }
+    for (const GpuDevice& device : devices) {
+        auto* enabled = new QCheckBox(QStringLiteral("%1: %2").arg(device.id, device.description));
+        enabled->setObjectName(QStringLiteral("gpuEnabled_") + device.id);
+        auto* limit = spinBox(QStringLiteral("gpuLimit_") + device.id, 1, 100,
+                              QStringLiteral(" % of its time"));
+        limit->setSingleStep(5);
+        auto* row = new QHBoxLayout;
+        row->addWidget(enabled, 1);
+        row->addWidget(limit);
+        layout->addLayout(row);
+        connect(enabled, &QCheckBox::toggled, this, &SettingsPage::collect);
+        connect(enabled, &QCheckBox::toggled, limit, &QSpinBox::setEnabled);
+        connect(limit, &QSpinBox::valueChanged, this, &SettingsPage::collect);
+        m_gpus.push_back(GpuRow{device.id, enabled, limit});
+    }
+    QString notes = QStringLiteral(
+        "Switching a GPU on or off reconnects to the lab nodes (tasks in hand go back to them).");
+    if (devices.size() > 1)
+        notes += QStringLiteral(" One GPU computes at a time for now: the first one switched on.");
+    auto* note = new QLabel(notes);
+    note->setWordWrap(true);
+    note->setStyleSheet(QStringLiteral("color: #555"));
+    layout->addWidget(note);
+}
+
+QList<QWidget*> SettingsPage::editors() const {
+    QList<QWidget*> all{m_cores,          m_cpuLimit,    m_idleMinutes,     m_grace,
+                        m_pauseOnBattery, m_minBattery,  m_scheduleEnabled, m_schedule,
+                        m_memoryCap,      m_memoryPause, m_networkCap,      m_startAtLogin};
+    for (const GpuRow& row : m_gpus)
+        all << row.enabled << row.limit;
+    return all;
 }
 
 void SettingsPage::setSettings(const VolunteerSettings& settings) {
     m_settings = settings;
     const ThrottleSettings& t = settings.throttle;
-    const QList<QWidget*> all{m_cores,          m_cpuLimit,    m_idleMinutes,     m_grace,
-                              m_pauseOnBattery, m_minBattery,  m_scheduleEnabled, m_schedule,
-                              m_memoryCap,      m_memoryPause, m_networkCap,      m_startAtLogin};
     QList<QSharedPointer<QSignalBlocker>> blockers;
-    for (QWidget* widget : all)
+    for (QWidget* widget : editors())
         blockers.append(QSharedPointer<QSignalBlocker>::create(widget));
+    for (const GpuRow& row : m_gpus) {
+        const auto found = std::find_if(t.gpus.begin(), t.gpus.end(), [&](const GpuLimit& gpu) {
+            return gpu.device == row.id.toStdString();
+        });
+        const GpuLimit gpu = found != t.gpus.end() ? *found : GpuLimit{row.id.toStdString(), false};
+        row.enabled->setChecked(gpu.enabled);
+        row.limit->setValue(gpu.limitPercent);
+        row.limit->setEnabled(gpu.enabled);
+    }
     m_cores->setValue(t.cpuCores);
     m_cpuLimit->setValue(t.cpuLimitPercent);
     m_cpuLimitLabel->setText(QStringLiteral("%1 %").arg(m_cpuLimit->value()));
@@ -127,14 +194,25 @@ void SettingsPage::collect() {
     t.pauseAboveMemoryPercent = m_memoryPause->value();
     t.networkCapMiBPerDay = m_networkCap->value();
     next.startAtLogin = m_startAtLogin->isChecked();
+    for (const GpuRow& row : m_gpus) {
+        const GpuLimit edited{row.id.toStdString(), row.enabled->isChecked(), row.limit->value()};
+        auto found = std::find_if(t.gpus.begin(), t.gpus.end(),
+                                  [&](const GpuLimit& gpu) { return gpu.device == edited.device; });
+        if (found == t.gpus.end())
+            t.gpus.push_back(edited);
+        else
+            *found = edited;
+    }
     QString error;
     if (auto ranges = parseSchedule(m_schedule->text(), &error)) {
         m_scheduleError->clear();
+        m_scheduleError->hide();
         next.scheduleText = m_schedule->text().trimmed();
         t.schedule = *ranges;
         t.scheduleEnabled = m_scheduleEnabled->isChecked();
     } else {
         m_scheduleError->setText(error); // keep the last valid schedule until this one reads
+        m_scheduleError->show();
     }
     if (next.throttle == m_settings.throttle && next.scheduleText == m_settings.scheduleText &&
         next.startAtLogin == m_settings.startAtLogin)

@@ -1,9 +1,11 @@
 // The settings page (GUI thread): CPU cores and time limit, idle rule, battery, weekly schedule,
-// memory and network caps, start at login. Every edit is applied live: settingsEdited carries the
-// whole new settings. GPUs get their rows when the engine lists OpenCL devices (CPU-only today).
+// memory and network caps, start at login, and per OpenCL device on/off with a GPU-time limit.
+// Every edit is applied live: settingsEdited carries the whole new settings.
 #pragma once
 
 #include <QWidget>
+
+#include <vector>
 
 #include "settings_store.hpp"
 
@@ -15,10 +17,18 @@ class QSpinBox;
 
 namespace goblin::volunteer {
 
+// An OpenCL device the window offers ("gpu0", its name and type), from listOpenClDevices().
+struct GpuDevice {
+    QString id;
+    QString description;
+};
+
 class SettingsPage : public QWidget {
     Q_OBJECT
 public:
     explicit SettingsPage(int hardwareThreads, QWidget* parent = nullptr);
+    // Builds one row per device (call before setSettings); none: "CPU only" with the reason.
+    void setGpuDevices(const std::vector<GpuDevice>& devices, const QString& whyNone = {});
     void setSettings(const VolunteerSettings& settings);
     VolunteerSettings settings() const { return m_settings; }
 
@@ -26,7 +36,13 @@ Q_SIGNALS:
     void settingsEdited(const goblin::volunteer::VolunteerSettings& settings);
 
 private:
+    struct GpuRow {
+        QString id;
+        QCheckBox* enabled;
+        QSpinBox* limit;
+    };
     void collect();
+    QList<QWidget*> editors() const;
 
     VolunteerSettings m_settings;
     QSpinBox* m_cores;
@@ -43,6 +59,8 @@ private:
     QSpinBox* m_memoryPause;
     QSpinBox* m_networkCap;
     QCheckBox* m_startAtLogin;
+    QWidget* m_gpuBox;
+    std::vector<GpuRow> m_gpus;
 };
 
 } // namespace goblin::volunteer

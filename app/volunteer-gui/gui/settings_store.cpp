@@ -7,6 +7,8 @@
 #include <QRegularExpression>
 #include <QStandardPaths>
 
+#include <algorithm>
+
 namespace goblin::volunteer {
 namespace {
 
@@ -61,6 +63,69 @@ std::optional<int> minuteOf(const QString& hhmm) {
         hour > 24 || (hour == 24 && minute != 0))
         return std::nullopt;
     return hour * 60 + minute;
+}
+
+// Reads a QSettings array's size ("<array>/size"), clamped to `most`.
+int readArraySize(QSettings& store, const QString& array, int most, QStringList& warnings) {
+    return static_cast<int>(readInt(store, array + QStringLiteral("/size"), 0, 0, most, warnings));
+}
+
+std::vector<AttachedNode> readNodes(QSettings& store, QStringList& warnings) {
+    std::vector<AttachedNode> nodes;
+    auto keep = [&](const QString& key, const QString& url, int share) {
+        if (const auto problem = nodeUrlProblem(url)) {
+            warnings << QStringLiteral("setting %1: %2 Dropped.").arg(key, *problem);
+            return;
+        }
+        for (const AttachedNode& node : nodes)
+            if (node.url == url.trimmed()) {
+                warnings << QStringLiteral("setting %1 = '%2' repeats a lab node; dropped")
+                                .arg(key, url);
+                return;
+            }
+        nodes.push_back(AttachedNode{url.trimmed(), share});
+    };
+    const QString legacy = QStringLiteral("node/url"); // one node, before shares existed
+    if (!store.contains(QStringLiteral("nodes/size"))) {
+        if (!store.value(legacy).toString().trimmed().isEmpty())
+            keep(legacy, store.value(legacy).toString(), 1);
+        return nodes;
+    }
+    const int size = readArraySize(store, QStringLiteral("nodes"), kMaxNodes, warnings);
+    for (int i = 1; i <= size; ++i) {
+        const QString base = QStringLiteral("nodes/%1/").arg(i);
+        const int share = static_cast<int>(
+            readInt(store, base + QStringLiteral("share"), 1, 1, kMaxShare, warnings));
+        keep(base + QStringLiteral("url"), store.value(base + QStringLiteral("url")).toString(),
+             share);
+    }
+    return nodes;
+}
+
+std::vector<GpuLimit> readGpus(QSettings& store, QStringList& warnings) {
+    static const QRegularExpression gpuName(QStringLiteral("^gpu([0-9]|[1-5][0-9]|6[0-3])$"));
+    std::vector<GpuLimit> gpus;
+    const int size = readArraySize(store, QStringLiteral("gpus"), 64, warnings);
+    for (int i = 1; i <= size; ++i) {
+        const QString base = QStringLiteral("gpus/%1/").arg(i);
+        const QString device = store.value(base + QStringLiteral("device")).toString().trimmed();
+        const bool repeated = std::any_of(gpus.begin(), gpus.end(), [&](const GpuLimit& gpu) {
+            return gpu.device == device.toStdString();
+        });
+        if (!gpuName.match(device).hasMatch() || repeated) {
+            warnings << QStringLiteral("setting %1device = '%2' is not a GPU name like gpu0 (or "
+                                       "repeats one); dropped")
+                            .arg(base, device);
+            continue;
+        }
+        GpuLimit gpu;
+        gpu.device = device.toStdString();
+        gpu.enabled = readBool(store, base + QStringLiteral("enabled"), false, warnings);
+        gpu.limitPercent = static_cast<int>(
+            readInt(store, base + QStringLiteral("limit_percent"), 100, 1, 100, warnings));
+        gpus.push_back(gpu);
+    }
+    return gpus;
 }
 
 } // namespace
@@ -126,7 +191,8 @@ LoadedSettings loadSettings(QSettings& store) {
         t.scheduleEnabled = false;
         loaded.settings.scheduleText.clear();
     }
-    loaded.settings.nodeUrl = store.value(QStringLiteral("node/url")).toString().trimmed();
+    t.gpus = readGpus(store, w);
+    loaded.settings.nodes = readNodes(store, w);
     loaded.settings.startAtLogin =
         readBool(store, QStringLiteral("general/start_at_login"), false, w);
     return loaded;
@@ -146,7 +212,22 @@ void saveSettings(QSettings& store, const VolunteerSettings& settings) {
     store.setValue(QStringLiteral("memory/pause_above_percent"), t.pauseAboveMemoryPercent);
     store.setValue(QStringLiteral("network/cap_mib_per_day"),
                    static_cast<qint64>(t.networkCapMiBPerDay));
-    store.setValue(QStringLiteral("node/url"), settings.nodeUrl);
+    store.remove(QStringLiteral("node"));
+    store.remove(QStringLiteral("nodes"));
+    store.setValue(QStringLiteral("nodes/size"), static_cast<int>(settings.nodes.size()));
+    for (std::size_t i = 0; i < settings.nodes.size(); ++i) {
+        const QString base = QStringLiteral("nodes/%1/").arg(i + 1);
+        store.setValue(base + QStringLiteral("url"), settings.nodes[i].url);
+        store.setValue(base + QStringLiteral("share"), settings.nodes[i].share);
+    }
+    store.remove(QStringLiteral("gpus"));
+    store.setValue(QStringLiteral("gpus/size"), static_cast<int>(t.gpus.size()));
+    for (std::size_t i = 0; i < t.gpus.size(); ++i) {
+        const QString base = QStringLiteral("gpus/%1/").arg(i + 1);
+        store.setValue(base + QStringLiteral("device"), QString::fromStdString(t.gpus[i].device));
+        store.setValue(base + QStringLiteral("enabled"), t.gpus[i].enabled);
+        store.setValue(base + QStringLiteral("limit_percent"), t.gpus[i].limitPercent);
+    }
     store.setValue(QStringLiteral("general/start_at_login"), settings.startAtLogin);
 }
 

@@ -1,6 +1,8 @@
 // Loads and saves the volunteer's settings with QSettings (GUI thread). Values out of range or of
 // the wrong type are clamped to the nearest valid value (or the default) and reported, never
-// trusted; the schedule is kept as text ("Mon-Fri 09:00-17:00; Sat 22:00-06:00").
+// trusted; the schedule is kept as text ("Mon-Fri 09:00-17:00; Sat 22:00-06:00"). Lab nodes
+// ("nodes/<i>/url", "nodes/<i>/share") and GPUs ("gpus/<i>/device", …) are QSettings arrays; a
+// node address that does not parse, or a repeated one, is dropped and reported.
 #pragma once
 
 #include <QSettings>
@@ -10,14 +12,15 @@
 #include <optional>
 #include <vector>
 
+#include "node_shares.hpp"
 #include "throttle_settings.hpp"
 
 namespace goblin::volunteer {
 
 struct VolunteerSettings {
     ThrottleSettings throttle;
-    QString scheduleText; // the schedule as the user wrote it
-    QString nodeUrl;      // one lab node for now
+    QString scheduleText;            // the schedule as the user wrote it
+    std::vector<AttachedNode> nodes; // the lab nodes and their shares, in the order added
     bool startAtLogin = false;
 };
 

@@ -6,8 +6,12 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include "volunteer_state.hpp"
+
 namespace goblin::volunteer {
 namespace {
+
+enum Column { kNode, kDevice, kActivity, kTask, kDone, kVerdicts, kTime, kColumns };
 
 QString duration(double seconds) {
     const auto total = static_cast<qint64>(seconds);
@@ -16,6 +20,26 @@ QString duration(double seconds) {
     if (total < 3600)
         return QStringLiteral("%1 min %2 s").arg(total / 60).arg(total % 60);
     return QStringLiteral("%1 h %2 min").arg(total / 3600).arg(total % 3600 / 60);
+}
+
+QString activityOf(const EngineStatus& engine) {
+    if (engine.link != LinkState::Connected && !engine.running && engine.tasksOpen == 0)
+        return linkText(engine);
+    if (engine.running)
+        return engine.parked ? QStringLiteral("paused mid-task") : QStringLiteral("computing");
+    if (engine.tasksOpen > 0)
+        return QStringLiteral("holding %1 task(s)").arg(engine.tasksOpen);
+    return QStringLiteral("waiting for work");
+}
+
+void setText(QTableWidget* table, int row, int column, const QString& text) {
+    auto* item = table->item(row, column);
+    if (!item) {
+        item = new QTableWidgetItem;
+        item->setFlags(item->flags() & ~Qt::ItemIsEditable);
+        table->setItem(row, column, item);
+    }
+    item->setText(text);
 }
 
 } // namespace
@@ -28,23 +52,27 @@ StatusPage::StatusPage(QWidget* parent) : QWidget(parent) {
     big.setBold(true);
     m_state->setFont(big);
     m_link = new QLabel;
+    m_link->setObjectName(QStringLiteral("link"));
     m_link->setWordWrap(true);
-    m_devices = new QTableWidget(1, 6);
+    m_totals = new QLabel;
+    m_totals->setObjectName(QStringLiteral("totals"));
+    m_devices = new QTableWidget(0, kColumns);
     m_devices->setObjectName(QStringLiteral("devices"));
     m_devices->setHorizontalHeaderLabels(
-        {QStringLiteral("Device"), QStringLiteral("Activity"), QStringLiteral("Current task"),
-         QStringLiteral("Tasks today / total"), QStringLiteral("Accepted / rejected"),
-         QStringLiteral("Compute time lent")});
+        {QStringLiteral("Lab node"), QStringLiteral("Computing on"), QStringLiteral("Activity"),
+         QStringLiteral("Current task"), QStringLiteral("Done"),
+         QStringLiteral("Accepted / rejected"), QStringLiteral("Time lent")});
     m_devices->verticalHeader()->hide();
     m_devices->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_devices->horizontalHeader()->setStretchLastSection(true);
     m_devices->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_devices->setCellWidget(0, 2, new QProgressBar);
     m_probes = new QLabel;
+    m_probes->setObjectName(QStringLiteral("probes"));
     m_probes->setWordWrap(true);
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(m_state);
     layout->addWidget(m_link);
+    layout->addWidget(m_totals);
     layout->addWidget(m_devices, 1);
     layout->addWidget(m_probes);
 }
@@ -52,33 +80,38 @@ StatusPage::StatusPage(QWidget* parent) : QWidget(parent) {
 void StatusPage::display(const StatusView& view) {
     m_state->setText(view.state);
     m_link->setText(view.link);
-    const EngineStatus& engine = view.engine;
-    const EngineCounters& c = engine.counters;
-    QString activity = QStringLiteral("idle");
-    if (engine.running)
-        activity = engine.parked ? QStringLiteral("paused mid-task") : QStringLiteral("computing");
-    else if (engine.tasksOpen > 0)
-        activity = QStringLiteral("holding %1 task(s)").arg(engine.tasksOpen);
-    const QStringList cells{QStringLiteral("CPU (%1)").arg(QString::fromStdString(engine.backend)),
-                            activity,
-                            QString(),
-                            QStringLiteral("%1 / %2").arg(view.tasksToday).arg(view.tasksTotal),
-                            QStringLiteral("%1 / %2").arg(c.accepted).arg(c.rejected),
-                            duration(c.computeSeconds)};
-    for (int column = 0; column < cells.size(); ++column) {
-        if (column == 2)
-            continue;
-        auto* item = m_devices->item(0, column);
-        if (!item) {
-            item = new QTableWidgetItem;
-            m_devices->setItem(0, column, item);
-        }
-        item->setText(cells[column]);
+    const EngineCounters& all = view.engine.counters;
+    m_totals->setText(QStringLiteral("Tasks today %1, in all %2 · accepted %3 / rejected %4 · "
+                                     "compute time lent %5")
+                          .arg(view.tasksToday)
+                          .arg(view.tasksTotal)
+                          .arg(all.accepted)
+                          .arg(all.rejected)
+                          .arg(duration(all.computeSeconds)));
+    const int rows = static_cast<int>(view.nodes.size());
+    if (m_devices->rowCount() != rows) {
+        m_devices->setRowCount(rows);
+        for (int row = 0; row < rows; ++row)
+            m_devices->setCellWidget(row, kTask, new QProgressBar);
     }
-    auto* progress = static_cast<QProgressBar*>(m_devices->cellWidget(0, 2));
-    progress->setValue(engine.running ? qRound(engine.running->fraction * 100) : 0);
-    progress->setFormat(engine.running ? QStringLiteral("task %1: %p%").arg(engine.running->task)
-                                       : QStringLiteral("no task"));
+    for (int row = 0; row < rows; ++row) {
+        const NodeStatus& node = view.nodes[static_cast<std::size_t>(row)];
+        const EngineStatus& engine = node.engine;
+        setText(m_devices, row, kNode,
+                QStringLiteral("%1 (%2 %)").arg(node.url).arg(node.sharePercent));
+        setText(m_devices, row, kDevice, backendLabel(engine.backend));
+        setText(m_devices, row, kActivity, activityOf(engine));
+        setText(m_devices, row, kDone, QString::number(engine.counters.computed));
+        setText(
+            m_devices, row, kVerdicts,
+            QStringLiteral("%1 / %2").arg(engine.counters.accepted).arg(engine.counters.rejected));
+        setText(m_devices, row, kTime, duration(engine.counters.computeSeconds));
+        auto* progress = static_cast<QProgressBar*>(m_devices->cellWidget(row, kTask));
+        progress->setValue(engine.running ? qRound(engine.running->fraction * 100) : 0);
+        progress->setFormat(engine.running
+                                ? QStringLiteral("task %1: %p%").arg(engine.running->task)
+                                : QStringLiteral("no task"));
+    }
     m_probes->setText(
         QStringLiteral("Idle detection: %1\nBattery: %2").arg(view.idleSource, view.batterySource));
 }

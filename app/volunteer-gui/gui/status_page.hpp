@@ -1,11 +1,15 @@
-// The status page (GUI thread): the overall state, then one row per device with its activity, the
-// current task's progress, tasks done, accepted vs rejected, compute time lent; and which host
-// probes work (e.g. "idle detection unavailable").
+// The status page (GUI thread): the overall state and the totals (tasks today/total, accepted vs
+// rejected, compute time lent), then one row per lab node with the device it computes on, its
+// activity, the current task's progress and its own tallies; and which host probes work (e.g.
+// "idle detection unavailable").
 #pragma once
 
 #include <QWidget>
 
+#include <vector>
+
 #include "engine_status.hpp"
+#include "node_shares.hpp"
 
 class QLabel;
 class QTableWidget;
@@ -13,9 +17,10 @@ class QTableWidget;
 namespace goblin::volunteer {
 
 struct StatusView {
-    QString state; // "computing", "waiting: on battery", …
-    QString link;  // "connected to ws://…"
-    EngineStatus engine;
+    QString state;       // "computing", "waiting: on battery", …
+    QString link;        // "2 lab nodes, 1 connected"
+    EngineStatus engine; // all nodes summed
+    std::vector<NodeStatus> nodes;
     std::int64_t tasksToday = 0;
     std::int64_t tasksTotal = 0;
     QString idleSource;
@@ -31,6 +36,7 @@ public:
 private:
     QLabel* m_state;
     QLabel* m_link;
+    QLabel* m_totals;
     QTableWidget* m_devices;
     QLabel* m_probes;
 };

@@ -2,12 +2,16 @@
 
 #include <QApplication>
 #include <QDate>
+#include <QSystemTrayIcon>
 #include <QTabWidget>
 
+#include <algorithm>
+
+#include "device_setup.hpp"
+#include "goblin/compute/opencl_devices.hpp"
 #include "gui_resources.hpp"
 #include "main_window.hpp"
 #include "nodes_page.hpp"
-#include "settings_page.hpp"
 #include "status_page.hpp"
 #include "tray_icon.hpp"
 
@@ -16,6 +20,17 @@ namespace goblin::volunteer {
 namespace {
 constexpr double kOneHour = 3600;
 constexpr std::int64_t kMiB = 1024 * 1024;
+
+QString fromView(std::string_view text) {
+    return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
+}
+
+std::vector<bool> enabledGpus(const ThrottleSettings& settings) {
+    std::vector<bool> enabled;
+    for (const GpuLimit& gpu : settings.gpus)
+        enabled.push_back(gpu.enabled);
+    return enabled;
+}
 } // namespace
 
 VolunteerApp::VolunteerApp(const AppOptions& options, QSettings& store, QObject* parent)
@@ -31,12 +46,25 @@ VolunteerApp::VolunteerApp(const AppOptions& options, QSettings& store, QObject*
     for (const QString& warning : loaded.warnings)
         log(warning);
     m_settings = loaded.settings;
-    if (!m_options.nodeUrl.isEmpty())
-        m_settings.nodeUrl = m_options.nodeUrl;
+    listGpus();
+    if (!m_options.nodeUrl.isEmpty()) {
+        if (const auto problem = nodeUrlProblem(m_options.nodeUrl))
+            m_linkError = *problem;
+        else if (std::none_of(
+                     m_settings.nodes.begin(), m_settings.nodes.end(),
+                     [&](const AttachedNode& node) { return node.url == m_options.nodeUrl; }))
+            m_settings.nodes.push_back(AttachedNode{m_options.nodeUrl.trimmed(), 1});
+    }
+    if (!m_linkError.isEmpty()) {
+        log(m_linkError);
+        m_window->nodesPage()->setMessage(m_linkError);
+    }
     m_window->settingsPage()->setSettings(m_settings);
+    m_window->nodesPage()->setNodes(m_settings.nodes);
     m_throttle.setSettings(m_settings.throttle);
 
     connect(&m_bridge, &EngineBridge::statusChanged, this, &VolunteerApp::onStatus);
+    connect(&m_bridge, &EngineBridge::nodesChanged, this, &VolunteerApp::onNodes);
     connect(&m_bridge, &EngineBridge::logLine, this, &VolunteerApp::log);
     connect(&m_bridge, &EngineBridge::linkError, this, [this](const QString& message) {
         m_linkError = message;
@@ -47,26 +75,44 @@ VolunteerApp::VolunteerApp(const AppOptions& options, QSettings& store, QObject*
     connect(&m_throttle, &ThrottleController::decisionChanged, this, &VolunteerApp::onDecision);
     connect(m_window->settingsPage(), &SettingsPage::settingsEdited, this,
             &VolunteerApp::applySettings);
-    connect(m_window->nodesPage(), &NodesPage::nodeAdded, this, &VolunteerApp::attach);
-    connect(m_window->nodesPage(), &NodesPage::nodeRemoved, this, [this] { attach({}); });
+    NodesPage* nodes = m_window->nodesPage();
+    connect(nodes, &NodesPage::nodeAdded, this, &VolunteerApp::addNode);
+    connect(nodes, &NodesPage::nodeRemoved, this, &VolunteerApp::removeNode);
+    connect(nodes, &NodesPage::shareChanged, this, &VolunteerApp::setShare);
     setupTray();
     onDecision(m_throttle.decision());
-    attach(m_settings.nodeUrl);
+    restartEngines({});
 }
 
 VolunteerApp::~VolunteerApp() {
     m_bridge.stop();
 }
 
-void VolunteerApp::setupTray() {
-    if (!QSystemTrayIcon::isSystemTrayAvailable()) {
-        log(QStringLiteral(
-            "no system tray is available: the window stays open, and closing it quits"));
-        QApplication::setQuitOnLastWindowClosed(true);
-        m_window->show();
+// The OpenCL devices, listed once on the GUI thread before any engine runs (pointing the
+// driver's program cache at our folder first, while no other thread reads the environment).
+void VolunteerApp::listGpus() {
+    (void)compute::prepareOpenClCache(defaultCacheDir() / "opencl");
+    auto devices = compute::listOpenClDevices();
+    if (!devices) {
+        m_window->settingsPage()->setGpuDevices({},
+                                                QString::fromStdString(devices.error().message));
         return;
     }
-    QApplication::setQuitOnLastWindowClosed(false);
+    for (const auto& device : *devices) {
+        const QString id = QStringLiteral("gpu%1").arg(device.index);
+        m_gpus.push_back(
+            GpuDevice{id, QStringLiteral("%1 (%2)").arg(QString::fromStdString(device.name),
+                                                        QString::fromStdString(device.type))});
+        auto& gpus = m_settings.throttle.gpus;
+        if (std::none_of(gpus.begin(), gpus.end(),
+                         [&](const GpuLimit& gpu) { return gpu.device == id.toStdString(); }))
+            gpus.push_back(
+                GpuLimit{id.toStdString(), false, 100}); // off until the volunteer opts in
+    }
+    m_window->settingsPage()->setGpuDevices(m_gpus);
+}
+
+void VolunteerApp::setupTray() {
     m_tray = std::make_unique<TrayIcon>();
     connect(m_tray.get(), &TrayIcon::pauseToggled, this, &VolunteerApp::togglePause);
     connect(m_tray.get(), &TrayIcon::pauseHourRequested, this, &VolunteerApp::pauseForAnHour);
@@ -78,29 +124,40 @@ void VolunteerApp::setupTray() {
         m_window->activateWindow();
     });
     connect(m_tray.get(), &TrayIcon::quitRequested, qApp, &QApplication::quit);
-    m_tray->icon().show();
-    if (!m_options.minimized)
+    if (!m_options.trayAvailable)
+        m_options.trayAvailable = [] { return QSystemTrayIcon::isSystemTrayAvailable(); };
+    m_trayLost = !m_options.trayAvailable();
+    QApplication::setQuitOnLastWindowClosed(m_trayLost);
+    if (m_trayLost) {
+        log(QStringLiteral(
+            "no system tray is available: the window stays open, and closing it quits"));
         m_window->show();
+    } else {
+        m_tray->icon().show();
+        if (!m_options.minimized)
+            m_window->show();
+    }
     m_trayWatch.setInterval(5000);
-    connect(&m_trayWatch, &QTimer::timeout, this, &VolunteerApp::watchTrayHost);
+    connect(&m_trayWatch, &QTimer::timeout, this, &VolunteerApp::checkTrayHost);
     m_trayWatch.start();
 }
 
 // A tray host can go away (a panel restarts or is removed): then the window is the only way in,
 // so it is shown and closing it quits; when the host returns, the icon does too.
-void VolunteerApp::watchTrayHost() {
-    const bool available = QSystemTrayIcon::isSystemTrayAvailable();
+void VolunteerApp::checkTrayHost() {
+    const bool available = m_options.trayAvailable();
     if (available == !m_trayLost)
         return;
     m_trayLost = !available;
     QApplication::setQuitOnLastWindowClosed(m_trayLost);
     if (m_trayLost) {
         log(QStringLiteral("the system tray went away: showing the window (closing it quits)"));
-        m_window->show();
+        m_window->showNormal();
         return;
     }
     log(QStringLiteral("the system tray is back"));
     m_tray->icon().show();
+    refreshView();
 }
 
 void VolunteerApp::log(const QString& line) {
@@ -109,6 +166,7 @@ void VolunteerApp::log(const QString& line) {
 
 void VolunteerApp::applySettings(const VolunteerSettings& settings) {
     const bool memoryChanged = settings.throttle.memoryCapMiB != m_settings.throttle.memoryCapMiB;
+    const bool devicesChanged = enabledGpus(settings.throttle) != enabledGpus(m_settings.throttle);
     if (settings.startAtLogin != m_settings.startAtLogin) {
         QString error;
         if (!applyStartAtLogin(settings.startAtLogin, &error))
@@ -119,43 +177,116 @@ void VolunteerApp::applySettings(const VolunteerSettings& settings) {
     m_settings.startAtLogin = settings.startAtLogin;
     saveSettings(m_store, m_settings);
     m_throttle.setSettings(m_settings.throttle);
-    if (memoryChanged && m_bridge.running()) {
-        log(QStringLiteral("memory to lend changed: reconnecting to offer it"));
-        attach(m_settings.nodeUrl);
-    }
+    // The GPU-time limit applies live through the plan; which devices compute is fixed when an
+    // engine starts (it advertises them in its hello), so switching one restarts the engines.
+    if (devicesChanged)
+        restartEngines(QStringLiteral("devices changed to %1: reconnecting to offer them")
+                           .arg(deviceChoice()));
+    else if (memoryChanged)
+        restartEngines(QStringLiteral("memory to lend changed: reconnecting to offer it"));
+    else
+        m_bridge.setPlan(currentPlan(m_draining));
 }
 
-void VolunteerApp::attach(const QString& url) {
+void VolunteerApp::addNode(const QString& url) {
+    if (const auto problem = nodeUrlProblem(url)) {
+        m_window->nodesPage()->setMessage(*problem);
+        return log(*problem);
+    }
     m_linkError.clear();
     m_window->nodesPage()->setMessage({});
-    m_settings.nodeUrl = url;
+    m_settings.nodes.push_back(AttachedNode{url.trimmed(), 1});
+    m_window->nodesPage()->setNodes(m_settings.nodes);
+    restartEngines(QStringLiteral("attaching to %1").arg(url.trimmed()));
+}
+
+void VolunteerApp::removeNode(const QString& url) {
+    auto& nodes = m_settings.nodes;
+    nodes.erase(std::remove_if(nodes.begin(), nodes.end(),
+                               [&](const AttachedNode& node) { return node.url == url; }),
+                nodes.end());
+    m_linkError.clear();
+    m_window->nodesPage()->setMessage({});
+    m_window->nodesPage()->setNodes(nodes);
+    restartEngines(QStringLiteral("detached from %1").arg(url));
+}
+
+void VolunteerApp::setShare(const QString& url, int share) {
+    for (AttachedNode& node : m_settings.nodes)
+        if (node.url == url)
+            node.share = std::clamp(share, 1, kMaxShare);
+    saveSettings(m_store, m_settings);
+    m_bridge.setShares(sharePercents(m_settings.nodes)); // live: only the duty split changes
+}
+
+// Every engine restarts on a change of the node list, the devices or the memory offered: each
+// engine's share of memory and its devices are fixed in its hello. Tasks in hand go back to
+// their nodes, which re-queue them.
+void VolunteerApp::restartEngines(const QString& why) {
     saveSettings(m_store, m_settings);
     m_bridge.stop();
     m_status = EngineStatus{};
+    m_nodes.clear();
     m_seenTasks = m_seenBytes = 0;
-    if (url.isEmpty()) {
+    if (!why.isEmpty())
+        log(why);
+    if (m_settings.nodes.empty()) {
         m_status.link = LinkState::Stopped;
         log(QStringLiteral("not attached to any lab node"));
         return refreshView();
     }
     BridgeConfig config;
-    config.nodeUrl = url;
+    const std::vector<int> percents = sharePercents(m_settings.nodes);
+    for (std::size_t i = 0; i < m_settings.nodes.size(); ++i)
+        config.nodes.push_back(BridgeNode{m_settings.nodes[i].url, percents[i]});
     config.configDir = m_options.configDir;
     const int cap = m_settings.throttle.memoryCapMiB;
     config.memoryBytes = cap > 0 ? cap * kMiB : 0;
-    log(QStringLiteral("attaching to %1").arg(url));
+    config.devices = deviceChoice();
+    config.protocolVersion = m_options.protocolVersion;
+    config.releaseAfterPauseMs = m_options.releaseAfterPauseMs;
+    m_bridge.setPlan(currentPlan(m_draining));
     m_bridge.start(config);
     refreshView();
 }
 
+// The first GPU switched on (of those listed): setUpDevices computes on one OpenCL device.
+std::optional<std::size_t> VolunteerApp::gpuInUse() const {
+    const auto& gpus = m_settings.throttle.gpus;
+    for (std::size_t i = 0; i < gpus.size(); ++i) {
+        const QString id = QString::fromStdString(gpus[i].device);
+        const bool listed = std::any_of(m_gpus.begin(), m_gpus.end(),
+                                        [&](const GpuDevice& device) { return device.id == id; });
+        if (gpus[i].enabled && listed)
+            return i;
+    }
+    return std::nullopt;
+}
+
+QString VolunteerApp::deviceChoice() const {
+    const auto gpu = gpuInUse();
+    if (!gpu)
+        return QStringLiteral("cpu");
+    return QStringLiteral("cpu,%1").arg(
+        QString::fromStdString(m_settings.throttle.gpus[*gpu].device));
+}
+
+ComputePlan VolunteerApp::currentPlan(bool draining) const {
+    return planFor(m_throttle.decision(), draining, gpuInUse());
+}
+
 void VolunteerApp::onDecision(const ThrottleDecision& decision) {
-    m_bridge.setPlan(planFor(decision, m_draining));
+    m_bridge.setPlan(currentPlan(m_draining));
     log(QStringLiteral("throttle: %1 (%2 thread(s), %3 % CPU time)")
-            .arg(QString::fromUtf8(describe(decision.reason).data(),
-                                   static_cast<qsizetype>(describe(decision.reason).size())))
+            .arg(fromView(describe(decision.reason)))
             .arg(decision.cpuThreads)
             .arg(decision.cpuDutyPercent));
     refreshView();
+}
+
+void VolunteerApp::onNodes(const std::vector<NodeStatus>& nodes) {
+    m_nodes = nodes;
+    m_window->nodesPage()->showStatus(nodes);
 }
 
 void VolunteerApp::onStatus(const EngineStatus& status) {
@@ -165,7 +296,7 @@ void VolunteerApp::onStatus(const EngineStatus& status) {
         m_draining = false;
         log(QStringLiteral("the current task is done: paused"));
         m_throttle.pauseUntilResumed();
-        m_bridge.setPlan(planFor(m_throttle.decision(), false));
+        m_bridge.setPlan(currentPlan(false));
     }
     refreshView();
 }
@@ -187,9 +318,9 @@ void VolunteerApp::pauseForAnHour() {
 }
 
 void VolunteerApp::finishThenPause() {
-    log(QStringLiteral("finishing the current task, then pausing"));
+    log(QStringLiteral("finishing the current task on every lab node, then pausing"));
     m_draining = true;
-    m_bridge.setPlan(planFor(m_throttle.decision(), true));
+    m_bridge.setPlan(currentPlan(true));
 }
 
 void VolunteerApp::tally(const EngineStatus& status) {
@@ -227,20 +358,27 @@ void VolunteerApp::refreshView() {
         m_tray->showState(current, tooltip);
     StatusView view;
     view.state = tooltip.section(QStringLiteral(" — "), 1);
-    view.link = m_settings.nodeUrl.isEmpty()
-                    ? QStringLiteral("Not attached to a lab node: add one on the Lab nodes page.")
-                    : QStringLiteral("%1: %2").arg(m_settings.nodeUrl, linkText(m_status));
+    const auto connected =
+        std::count_if(m_nodes.begin(), m_nodes.end(), [](const NodeStatus& node) {
+            return node.engine.link == LinkState::Connected;
+        });
+    if (m_settings.nodes.empty())
+        view.link = QStringLiteral("Not attached to a lab node: add one on the Lab nodes page.");
+    else if (m_settings.nodes.size() == 1)
+        view.link = QStringLiteral("%1: %2").arg(
+            m_settings.nodes.front().url,
+            m_nodes.empty() ? linkText(m_status) : nodeLinkText(m_nodes.front().engine));
+    else
+        view.link = QStringLiteral("%1 lab nodes, %2 connected (details on the Lab nodes page)")
+                        .arg(m_settings.nodes.size())
+                        .arg(connected);
     view.engine = m_status;
+    view.nodes = m_nodes;
     view.tasksToday = m_store.value(QStringLiteral("tally/tasks_today")).toLongLong();
     view.tasksTotal = m_store.value(QStringLiteral("tally/tasks_total")).toLongLong();
     view.idleSource = m_probe.idleSource();
     view.batterySource = m_probe.batterySource();
     m_window->statusPage()->display(view);
-    QString connection = m_linkError.isEmpty() ? linkText(m_status) : m_linkError;
-    if (m_linkError.isEmpty() && m_status.link == LinkState::Disconnected &&
-        !m_status.lastError.empty())
-        connection += QStringLiteral(" (%1)").arg(QString::fromStdString(m_status.lastError));
-    m_window->nodesPage()->setNode(m_settings.nodeUrl, connection);
 }
 
 } // namespace goblin::volunteer

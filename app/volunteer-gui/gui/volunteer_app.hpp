@@ -1,15 +1,19 @@
 // The desktop app's composition (GUI thread): settings store, host probe, throttle controller,
-// engine bridge, window and tray, wired together. Keeps the day's tallies (tasks, network bytes).
+// engine bridge (one engine per lab node), window and tray, wired together. Keeps the day's
+// tallies (tasks, network bytes) and watches the tray host.
 #pragma once
 
 #include <QObject>
 #include <QSettings>
 #include <QTimer>
 
+#include <functional>
 #include <memory>
+#include <optional>
 
 #include "engine_bridge.hpp"
 #include "host_probe.hpp"
+#include "settings_page.hpp"
 #include "settings_store.hpp"
 #include "throttle_controller.hpp"
 #include "volunteer_state.hpp"
@@ -20,10 +24,14 @@ class MainWindow;
 class TrayIcon;
 
 struct AppOptions {
-    QString nodeUrl;   // overrides the stored node when set
+    QString nodeUrl;   // attached (and kept) when set and not attached yet
     QString configDir; // where the identity is kept
     bool minimized = false;
     HostSampler sampler; // tests inject one; empty: the Linux host probe
+    // Whether a tray host exists; empty: QSystemTrayIcon::isSystemTrayAvailable.
+    std::function<bool()> trayAvailable = {};
+    int protocolVersion = net::kProtocolVersion; // what the engines offer (tests offer others)
+    int releaseAfterPauseMs = 30'000;
 };
 
 class VolunteerApp : public QObject {
@@ -32,35 +40,49 @@ public:
     VolunteerApp(const AppOptions& options, QSettings& store, QObject* parent = nullptr);
     ~VolunteerApp() override;
     MainWindow& window() { return *m_window; }
-    TrayIcon* tray() { return m_tray.get(); }
+    TrayIcon* tray() { return m_trayLost ? nullptr : m_tray.get(); }
     ThrottleController& throttle() { return m_throttle; }
     EngineBridge& bridge() { return m_bridge; }
+    const VolunteerSettings& settings() const { return m_settings; }
+    const std::vector<NodeStatus>& nodeStatuses() const { return m_nodes; }
     VolunteerState state() const;
     void refreshView();
     // The tray menu's commands.
     void togglePause();
     void pauseForAnHour();
     void finishThenPause();
+    // Shows the window when the tray host went away (also run every 5 s).
+    void checkTrayHost();
+    // The node edits of the lab nodes page.
+    void addNode(const QString& url);
+    void removeNode(const QString& url);
+    void setShare(const QString& url, int share);
 
 private:
     void log(const QString& line);
+    void listGpus();
     void applySettings(const VolunteerSettings& settings);
-    void attach(const QString& url);
+    void restartEngines(const QString& why);
+    void onNodes(const std::vector<NodeStatus>& nodes);
     void onStatus(const EngineStatus& status);
     void onDecision(const ThrottleDecision& decision);
+    ComputePlan currentPlan(bool draining) const;
+    std::optional<std::size_t> gpuInUse() const;
+    QString deviceChoice() const;
     void tally(const EngineStatus& status);
     void setupTray();
-    void watchTrayHost();
 
     AppOptions m_options;
     QSettings& m_store;
     VolunteerSettings m_settings;
+    std::vector<GpuDevice> m_gpus; // the OpenCL devices listed at start
     HostProbe m_probe;
     ThrottleController m_throttle;
     EngineBridge m_bridge;
     std::unique_ptr<MainWindow> m_window;
     std::unique_ptr<TrayIcon> m_tray;
     EngineStatus m_status;
+    std::vector<NodeStatus> m_nodes;
     QString m_linkError;
     bool m_draining = false;
     bool m_trayLost = false;

@@ -1,5 +1,7 @@
 #include "volunteer_state.hpp"
 
+#include <algorithm>
+
 namespace goblin::volunteer {
 
 VolunteerState volunteerState(const ThrottleDecision& decision, const EngineStatus& status,
@@ -31,6 +33,16 @@ QString stateName(VolunteerState state) {
     return QStringLiteral("error");
 }
 
+QString backendLabel(const std::string& backend) {
+    if (backend.empty())
+        return QStringLiteral("—");
+    if (backend == "opencl-clblast")
+        return QStringLiteral("GPU");
+    if (backend == "cpu-eigen")
+        return QStringLiteral("CPU");
+    return QString::fromStdString(backend);
+}
+
 QString linkText(const EngineStatus& status) {
     switch (status.link) {
     case LinkState::Connecting:
@@ -56,11 +68,11 @@ QString stateTooltip(VolunteerState state, const ThrottleDecision& decision,
     case VolunteerState::Computing:
         if (status.running)
             return text + QStringLiteral("computing on %1 (task %2, %3 %)")
-                              .arg(QString::fromStdString(status.backend))
+                              .arg(backendLabel(status.backend))
                               .arg(status.running->task)
                               .arg(qRound(status.running->fraction * 100));
-        return text + QStringLiteral("connected, waiting for work (%1)")
-                          .arg(QString::fromStdString(status.backend));
+        return text +
+               QStringLiteral("connected, waiting for work (%1)").arg(backendLabel(status.backend));
     case VolunteerState::PausedByUser:
         return text + QStringLiteral("paused by you");
     case VolunteerState::Waiting:
@@ -75,8 +87,84 @@ QString stateTooltip(VolunteerState state, const ThrottleDecision& decision,
     return text;
 }
 
-ComputePlan planFor(const ThrottleDecision& decision, bool draining) {
-    return ComputePlan{decision.run, draining, decision.cpuThreads, decision.cpuDutyPercent};
+QString nodeLinkText(const EngineStatus& status) {
+    const QString error = QString::fromStdString(status.lastError);
+    switch (status.link) {
+    case LinkState::Disconnected:
+        if (status.retryDelay.count() > 0)
+            return QStringLiteral("retrying in %1 s (back-off) after: %2")
+                .arg(static_cast<double>(status.retryDelay.count()) / 1000.0, 0, 'f', 1)
+                .arg(error);
+        return QStringLiteral("disconnected: %1").arg(error);
+    case LinkState::Refused:
+        if (error.contains(QLatin1String("version_mismatch")))
+            return QStringLiteral("refused: the lab node speaks another protocol version (%1). "
+                                  "Update GPU Goblin or ask the lab which version it runs; not "
+                                  "retrying.")
+                .arg(error.section(QStringLiteral("version_mismatch: "), 1));
+        return QStringLiteral("refused: %1; not retrying").arg(error);
+    default:
+        return linkText(status);
+    }
+}
+
+EngineStatus combinedStatus(const std::vector<NodeStatus>& nodes) {
+    EngineStatus all;
+    if (nodes.empty()) {
+        all.link = LinkState::Stopped;
+        return all;
+    }
+    // The best link wins: one connected node is enough to compute.
+    constexpr LinkState kRank[] = {LinkState::Connected,    LinkState::Connecting,
+                                   LinkState::Disconnected, LinkState::Released,
+                                   LinkState::Refused,      LinkState::Stopped};
+    all.link = LinkState::Stopped;
+    int parkedRunning = 0, running = 0;
+    for (const NodeStatus& node : nodes) {
+        const EngineStatus& one = node.engine;
+        for (LinkState rank : kRank) {
+            if (rank == all.link)
+                break;
+            if (rank == one.link) {
+                all.link = rank;
+                break;
+            }
+        }
+        if (all.lastError.empty() && one.link != LinkState::Connected)
+            all.lastError = one.lastError;
+        if (all.volunteerId.empty())
+            all.volunteerId = one.volunteerId;
+        if (all.backend.empty())
+            all.backend = one.backend;
+        EngineCounters& c = all.counters;
+        c.computed += one.counters.computed;
+        c.accepted += one.counters.accepted;
+        c.rejected += one.counters.rejected;
+        c.stale += one.counters.stale;
+        c.failed += one.counters.failed;
+        c.computeSeconds += one.counters.computeSeconds;
+        c.bytesReceived += one.counters.bytesReceived;
+        c.bytesSent += one.counters.bytesSent;
+        all.tasksOpen += one.tasksOpen;
+        if (one.running) {
+            ++running;
+            parkedRunning += one.parked ? 1 : 0;
+            if (!all.running)
+                all.running = one.running;
+        }
+        if (one.link == LinkState::Disconnected && all.link == LinkState::Disconnected)
+            all.retryDelay = one.retryDelay;
+    }
+    all.parked = running > 0 && parkedRunning == running;
+    return all;
+}
+
+ComputePlan planFor(const ThrottleDecision& decision, bool draining,
+                    std::optional<std::size_t> gpu) {
+    int duty = decision.cpuDutyPercent;
+    if (gpu && *gpu < decision.gpus.size() && decision.gpus[*gpu].enabled)
+        duty = std::min(duty, decision.gpus[*gpu].dutyPercent);
+    return ComputePlan{decision.run, draining, decision.cpuThreads, duty};
 }
 
 } // namespace goblin::volunteer

@@ -4,8 +4,12 @@
 
 #include <QString>
 
+#include <optional>
+#include <vector>
+
 #include "compute_gate.hpp"
 #include "engine_status.hpp"
+#include "node_shares.hpp"
 #include "throttle_policy.hpp"
 
 namespace goblin::volunteer {
@@ -18,8 +22,21 @@ QString stateName(VolunteerState state); // "computing", "paused", … (also the
 QString stateTooltip(VolunteerState state, const ThrottleDecision& decision,
                      const EngineStatus& status);
 QString linkText(const EngineStatus& status);
+// "CPU", "GPU" for an engine's backend name.
+QString backendLabel(const std::string& backend);
 
-// draining: "finish the current task, then pause" is under way.
-ComputePlan planFor(const ThrottleDecision& decision, bool draining);
+// A node's connection for the nodes page: "connected", "retrying in 4 s (back-off) after: …",
+// "refused: the node speaks another protocol version …".
+QString nodeLinkText(const EngineStatus& status);
+
+// The nodes' statuses summed into one: connected when any node is; counters and open tasks added;
+// the first running task; parked when every node with a running task is parked.
+EngineStatus combinedStatus(const std::vector<NodeStatus>& nodes);
+
+// draining: "finish the current task, then pause" is under way. `gpu`: the index (into
+// decision.gpus) of the OpenCL device the engines compute on, if any: its GPU-time limit then
+// caps the duty too (the CPU takes only what the device refuses, so one duty serves both).
+ComputePlan planFor(const ThrottleDecision& decision, bool draining,
+                    std::optional<std::size_t> gpu = std::nullopt);
 
 } // namespace goblin::volunteer

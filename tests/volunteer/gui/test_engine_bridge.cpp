@@ -15,6 +15,8 @@ private Q_SLOTS:
     void pauseHoldsWithinASecond();
     void longPauseHandsTasksBack();
     void badUrlIsReported();
+    void twoNodesEachGetTheirShare();
+    void refusedVersionIsNotRetried();
 
 private:
     goblin::testing::LabNodeFixture m_node;
@@ -35,8 +37,8 @@ void TestEngineBridge::pauseHoldsWithinASecond() {
             [&](const EngineStatus& next) { status = next; });
     // 10 % CPU time: the tile takes seconds of wall time, in slices of about 50 ms.
     bridge.setPlan(ComputePlan{true, false, 1, 10});
-    bridge.start(
-        BridgeConfig{m_node.url(), m_node.path(QStringLiteral("volunteer")), 1, 256 << 20});
+    bridge.start(BridgeConfig{
+        {{m_node.url(), 100}}, m_node.path(QStringLiteral("volunteer")), 1, 256 << 20});
     QTRY_COMPARE_WITH_TIMEOUT(status.link, LinkState::Connected, 20000);
 
     QProcess researcher;
@@ -72,7 +74,8 @@ void TestEngineBridge::longPauseHandsTasksBack() {
     connect(&bridge, &EngineBridge::statusChanged, this,
             [&](const EngineStatus& next) { status = next; });
     bridge.setPlan(ComputePlan{false, false, 1, 100});
-    BridgeConfig config{m_node.url(), m_node.path(QStringLiteral("volunteer2")), 1, 256 << 20};
+    BridgeConfig config{
+        {{m_node.url(), 100}}, m_node.path(QStringLiteral("volunteer2")), 1, 256 << 20};
     config.releaseAfterPauseMs = 1500;
     bridge.start(config);
     QTRY_COMPARE_WITH_TIMEOUT(status.link, LinkState::Connected, 20000);
@@ -96,9 +99,69 @@ void TestEngineBridge::longPauseHandsTasksBack() {
 void TestEngineBridge::badUrlIsReported() {
     EngineBridge bridge;
     QSignalSpy errors(&bridge, &EngineBridge::linkError);
-    bridge.start(BridgeConfig{QStringLiteral("http://not a url"), m_node.path({}), 1, 0});
+    bridge.start(BridgeConfig{{{QStringLiteral("http://not a url"), 100}}, m_node.path({}), 1, 0});
     QCOMPARE(errors.size(), 1);
     QVERIFY(!bridge.running());
+}
+
+// One engine per node, each with its share of the duty; a node that cannot be reached is retried
+// with a growing back-off (shown in its status) while the other computes.
+void TestEngineBridge::twoNodesEachGetTheirShare() {
+    EngineBridge bridge;
+    bridge.setPollInterval(50);
+    std::vector<NodeStatus> nodes;
+    QStringList log;
+    connect(&bridge, &EngineBridge::nodesChanged, this,
+            [&](const std::vector<NodeStatus>& next) { nodes = next; });
+    connect(&bridge, &EngineBridge::logLine, this, [&](const QString& line) { log << line; });
+    bridge.setPlan(ComputePlan{true, false, 1, 80});
+    const QString unreachable = QStringLiteral("ws://127.0.0.1:1");
+    bridge.start(BridgeConfig{{{m_node.url(), 75}, {unreachable, 25}},
+                              m_node.path(QStringLiteral("volunteer3")),
+                              1,
+                              256 << 20});
+    QCOMPARE(bridge.planOf(0).dutyPercent, 60);
+    QCOMPARE(bridge.planOf(1).dutyPercent, 20);
+    QTRY_VERIFY_WITH_TIMEOUT(nodes.size() == 2 && nodes[0].engine.link == LinkState::Connected &&
+                                 nodes[1].engine.retryDelay.count() >= 1000,
+                             20000);
+    QCOMPARE(nodes[0].url, m_node.url());
+    QCOMPARE(nodes[1].url, unreachable);
+    QCOMPARE(nodes[1].engine.link, LinkState::Disconnected);
+    QVERIFY(
+        QString::fromStdString(nodes[1].engine.lastError).contains(QLatin1String("cannot reach")));
+    // Back-off: 250, 500, 1000 ms … between attempts, never a tight loop.
+    QVERIFY(
+        log.filter(QStringLiteral("[") + unreachable + QStringLiteral("] reconnecting in 500 ms"))
+            .size() == 1);
+
+    bridge.setShares({50, 50});
+    QCOMPARE(bridge.planOf(0).dutyPercent, 40);
+    QTRY_VERIFY_WITH_TIMEOUT(nodes.size() == 2 && nodes[0].sharePercent == 50, 5000);
+    bridge.stop();
+}
+
+// A node that refuses our protocol version: the engine stops trying (no reconnect loop), and the
+// status says why.
+void TestEngineBridge::refusedVersionIsNotRetried() {
+    EngineBridge bridge;
+    bridge.setPollInterval(50);
+    EngineStatus status;
+    QStringList log;
+    connect(&bridge, &EngineBridge::statusChanged, this,
+            [&](const EngineStatus& next) { status = next; });
+    connect(&bridge, &EngineBridge::logLine, this, [&](const QString& line) { log << line; });
+    BridgeConfig config{{{m_node.url(), 100}}, m_node.path(QStringLiteral("volunteer4")), 1, 0};
+    config.protocolVersion = goblin::net::kProtocolVersion + 98;
+    bridge.start(config);
+    QTRY_COMPARE_WITH_TIMEOUT(status.link, LinkState::Refused, 20000);
+    QVERIFY2(QString::fromStdString(status.lastError).contains(QLatin1String("version_mismatch")),
+             status.lastError.c_str());
+    QTest::qWait(2000);
+    QCOMPARE(status.link, LinkState::Refused);
+    QVERIFY2(log.filter(QStringLiteral("reconnecting")).isEmpty(), qPrintable(log.join('\n')));
+    QCOMPARE(log.filter(QStringLiteral("not retrying")).size(), 1);
+    bridge.stop();
 }
 
 QTEST_MAIN(TestEngineBridge)

@@ -25,6 +25,9 @@ private Q_SLOTS:
     void corruptValuesAreClampedAndLogged();
     void scheduleText();
     void startAtLoginWritesTheAutostartEntry();
+    void corruptNodesAndGpusAreDroppedAndLogged();
+    void nodesAndGpusRoundTrip();
+    void oneNodeSettingIsCarriedOver();
 
 private:
     std::unique_ptr<QTemporaryDir> m_dir;
@@ -149,6 +152,77 @@ void TestSettingsPage::startAtLoginWritesTheAutostartEntry() {
         qunsetenv("XDG_CONFIG_HOME");
     else
         qputenv("XDG_CONFIG_HOME", saved);
+}
+
+void TestSettingsPage::corruptNodesAndGpusAreDroppedAndLogged() {
+    {
+        QSettings store(iniPath(), QSettings::IniFormat);
+        store.setValue(QStringLiteral("nodes/size"), 99); // more than kMaxNodes: clamped
+        store.setValue(QStringLiteral("nodes/1/url"), QStringLiteral("ws://127.0.0.1:1"));
+        store.setValue(QStringLiteral("nodes/1/share"), 400);
+        store.setValue(QStringLiteral("nodes/2/url"), QStringLiteral("lab.example.org"));
+        store.setValue(QStringLiteral("nodes/3/url"), QStringLiteral("ws://127.0.0.1:1"));
+        store.setValue(QStringLiteral("nodes/4/url"), QStringLiteral("ws://127.0.0.1:2"));
+        store.setValue(QStringLiteral("nodes/4/share"), QStringLiteral("lots"));
+        store.setValue(QStringLiteral("gpus/size"), 3);
+        store.setValue(QStringLiteral("gpus/1/device"), QStringLiteral("gpu0"));
+        store.setValue(QStringLiteral("gpus/1/enabled"), QStringLiteral("yes please"));
+        store.setValue(QStringLiteral("gpus/1/limit_percent"), 0);
+        store.setValue(QStringLiteral("gpus/2/device"), QStringLiteral("rm -rf /"));
+        store.setValue(QStringLiteral("gpus/3/device"), QStringLiteral("gpu0"));
+    }
+    QSettings store(iniPath(), QSettings::IniFormat);
+    const LoadedSettings loaded = loadSettings(store);
+    const auto& nodes = loaded.settings.nodes;
+    QCOMPARE(nodes.size(), std::size_t{2});
+    QCOMPARE(nodes[0], (AttachedNode{QStringLiteral("ws://127.0.0.1:1"), 100}));
+    QCOMPARE(nodes[1], (AttachedNode{QStringLiteral("ws://127.0.0.1:2"), 1}));
+    const auto& gpus = loaded.settings.throttle.gpus;
+    QCOMPARE(gpus.size(), std::size_t{1});
+    QCOMPARE(gpus[0], (GpuLimit{"gpu0", false, 1}));
+    const QString warnings = loaded.warnings.join(QLatin1Char('\n'));
+    for (const char* expected :
+         {"nodes/size = 99 is outside 0-8; using 8", "nodes/1/share = 400 is outside 1-100",
+          "nodes/2/url: Not a lab node address: node URL 'lab.example.org'",
+          "nodes/3/url = 'ws://127.0.0.1:1' repeats a lab node; dropped",
+          "nodes/4/share = 'lots' is not a number", "gpus/1/enabled = 'yes please'",
+          "gpus/1/limit_percent = 0 is outside 1-100", "gpus/2/device = 'rm -rf /'",
+          "gpus/3/device = 'gpu0' is not a GPU name like gpu0 (or repeats one)"})
+        QVERIFY2(warnings.contains(QLatin1String(expected)),
+                 qPrintable(expected + ("\n" + warnings)));
+}
+
+void TestSettingsPage::nodesAndGpusRoundTrip() {
+    VolunteerSettings settings;
+    settings.nodes = {{QStringLiteral("ws://a.example.org:1"), 3},
+                      {QStringLiteral("ws://b.example.org:2"), 1}};
+    settings.throttle.gpus = {{"gpu0", true, 40}, {"gpu1", false, 100}};
+    {
+        QSettings store(iniPath(), QSettings::IniFormat);
+        saveSettings(store, settings);
+    }
+    QSettings store(iniPath(), QSettings::IniFormat);
+    const LoadedSettings loaded = loadSettings(store);
+    QVERIFY2(loaded.warnings.isEmpty(), qPrintable(loaded.warnings.join(QLatin1Char('\n'))));
+    QCOMPARE(loaded.settings.nodes, settings.nodes);
+    QCOMPARE(loaded.settings.throttle.gpus, settings.throttle.gpus);
+    // Fewer nodes later: the old entries do not linger.
+    settings.nodes.pop_back();
+    saveSettings(store, settings);
+    QCOMPARE(loadSettings(store).settings.nodes, settings.nodes);
+    QVERIFY(!store.contains(QStringLiteral("nodes/2/url")));
+}
+
+void TestSettingsPage::oneNodeSettingIsCarriedOver() {
+    QSettings store(iniPath(), QSettings::IniFormat);
+    store.setValue(QStringLiteral("node/url"), QStringLiteral("ws://127.0.0.1:7000"));
+    const LoadedSettings loaded = loadSettings(store);
+    QCOMPARE(loaded.settings.nodes,
+             (std::vector<AttachedNode>{{QStringLiteral("ws://127.0.0.1:7000"), 1}}));
+    saveSettings(store, loaded.settings);
+    QVERIFY(!store.contains(QStringLiteral("node/url")));
+    QCOMPARE(store.value(QStringLiteral("nodes/1/url")).toString(),
+             QStringLiteral("ws://127.0.0.1:7000"));
 }
 
 QTEST_MAIN(TestSettingsPage)

@@ -75,7 +75,7 @@ void TestTrayIcon::stateDecidesLabelAndTooltip() {
     ThrottleDecision run{true, ThrottleReason::None, 2, 100, {}};
     QCOMPARE(volunteerState(run, status, false), VolunteerState::Computing);
     QCOMPARE(stateTooltip(VolunteerState::Computing, run, status),
-             QStringLiteral("GPU Goblin — computing on cpu-eigen (task 7, 50 %)"));
+             QStringLiteral("GPU Goblin — computing on CPU (task 7, 50 %)"));
     ThrottleDecision battery{false, ThrottleReason::OnBattery, 2, 100, {}};
     QCOMPARE(volunteerState(battery, status, false), VolunteerState::Waiting);
     QCOMPARE(stateTooltip(VolunteerState::Waiting, battery, status),
