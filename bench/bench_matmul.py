@@ -64,14 +64,16 @@ def best_of(repeats, fn):
 class Network:
     """A lab node and 2 headless volunteers on loopback, in a temporary folder."""
 
-    def __init__(self, volunteers=2, threads=int(os.environ.get("GOBLIN_BENCH_THREADS", "1")), slots=2):
+    def __init__(self, volunteers=2, threads=int(os.environ.get("GOBLIN_BENCH_THREADS", "1")), slots=2,
+                 node_args=()):
         self.dir = Path(tempfile.mkdtemp(prefix="goblin-bench-"))
         db = self.dir / "node.db"
         self.token = subprocess.run([LABNODE, "researcher", "add", "bench@lab.example", "--db", db],
                                     check=True, capture_output=True, text=True).stdout.strip()
         self.node_log = open(self.dir / "node.log", "w")
         self.node = subprocess.Popen([LABNODE, "serve", "--db", db, "--data-dir", self.dir / "data",
-                                      "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE, text=True)
+                                      "--listen", "127.0.0.1:0", *node_args],
+                                     stdout=subprocess.PIPE, text=True)
         first = self.node.stdout.readline()
         match = re.match(r"goblin-labnode listening on 127\.0\.0\.1:(\d+)", first)
         if not match:

@@ -48,5 +48,7 @@ chmod 600 "$state/token"
 echo "demo: researcher credential for demo@lab.example written to $state/token"
 
 .venv/bin/python python/examples/demo_matmul.py --node "$node" --token-file "$state/token" --n "$n"
+echo "demo: an op graph (layer norm, GELU MLP, softmax), each task computed by both volunteers:"
+.venv/bin/python python/examples/demo_graph.py --node "$node" --token-file "$state/token"
 echo "demo: lab node log:"
 sed 's/^/  /' "$state/labnode.log" | tail -n 12

@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages GPU Goblin builds and runs with, when any is missing.
 # Uses sudo when not root. Idempotent and quiet when everything is already there.
-# Usage: scripts/install_deps.sh [--bench]   (--bench adds what bench/ compares against: Dask)
+# Usage: scripts/install_deps.sh [--bench|--test]
+#   --bench adds what bench/ compares against (Dask, PyTorch); --test adds the tests' references
+#   (PyTorch: the op suite and goblin.capture compare with it; the goblin package does not need it).
 set -euo pipefail
 
 packages=(
   g++ cmake ninja-build pkg-config git
-  qt6-base-dev libqt6svg6
+  qt6-base-dev libqt6svg6 libx11-dev libxss-dev
+  dbus-daemon xvfb
   libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev
   libeigen3-dev libopenblas-dev libsqlite3-dev libexpected-dev libssl-dev zlib1g-dev
   ocl-icd-opencl-dev opencl-headers opencl-clhpp-headers libclblast-dev pocl-opencl-icd clinfo
   python3 python3-venv python3-pip python3-numpy
 )
 if [ "${1:-}" = "--bench" ]; then
-  packages+=(python3-distributed iproute2)
+  packages+=(python3-distributed iproute2 python3-torch)
+fi
+if [ "${1:-}" = "--test" ]; then
+  packages+=(python3-torch)
 fi
 
 missing=()

@@ -4,6 +4,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+bash scripts/install_deps.sh --test
 bash scripts/build.sh ci
 export GOBLIN_BUILD_DIR="$root/build/ci"
 # Qt tests need a runtime dir that only we can read.

@@ -26,9 +26,32 @@ Coordinator::Coordinator(asio::io_context& core, asio::thread_pool& workers, Nod
                          BlobStore& blobs, CoordinatorSettings settings, Clock clock, LogSink log)
     : m_core(core), m_workers(workers), m_store(store), m_blobs(blobs),
       m_settings(std::move(settings)), m_clock(std::move(clock)), m_log(std::move(log)),
+      m_graphs(core, workers, store.database(),
+               GraphJobSettings{{}, m_settings.leaseSeconds, m_settings.graphSampleRate, 0},
+               graphHooks()),
       m_leaseTimer(core), m_random(std::random_device{}()) {}
 
+GraphJobs::Hooks Coordinator::graphHooks() {
+    return GraphJobs::Hooks{[this](std::uint64_t peer, Message message) { send(peer, std::move(message)); },
+                            [this] { asio::post(m_core, [this] { pump(); }); },
+                            [this] { return graphVolunteers(); }, [this] { return m_clock(); },
+                            [this](const std::string& line) { m_log(line); }};
+}
+
+GraphVolunteer Coordinator::graphVolunteer(std::uint64_t id, const Peer& entry) const {
+    return GraphVolunteer{id, entry.volunteerId, entry.backend};
+}
+
+std::vector<GraphVolunteer> Coordinator::graphVolunteers() const {
+    std::vector<GraphVolunteer> volunteers;
+    for (const auto& [id, entry] : m_peers)
+        if (entry.role == PeerRole::Volunteer && entry.ready && entry.graphs)
+            volunteers.push_back(graphVolunteer(id, entry));
+    return volunteers;
+}
+
 void Coordinator::start() {
+    m_graphs.start();
     recoverJobs();
     scheduleLeaseTimer();
 }
@@ -82,6 +105,7 @@ void Coordinator::onClosed(std::uint64_t id, const Error& reason) {
         m_log("volunteer " + gone->volunteerId + " disconnected (" + reason.describe() + "); " +
               std::to_string(leases.size()) + " task(s) back in the queue");
     }
+    m_graphs.onPeerClosed(id);
     m_peers.erase(id);
     pump();
 }
@@ -98,15 +122,31 @@ void Coordinator::onMessage(std::uint64_t id, Message message) {
     if (sender->role == PeerRole::Researcher) {
         if (type == "submit_matmul")
             return onSubmit(id, *sender, std::move(message));
+        if (type == "submit_graph") {
+            if (sender->catalog < net::kCatalogVersion)
+                return replyError(id, net::requestId(message.control),
+                                  Error{ErrorCode::VersionMismatch,
+                                        "graph jobs need catalog " + std::to_string(net::kCatalogVersion) +
+                                            "; this connection said catalog " + std::to_string(sender->catalog)});
+            const std::int64_t requestId = net::requestId(message.control);
+            return m_graphs.submit(id, sender->researcherId, requestId, std::move(message));
+        }
+        const auto jobId = net::requireString(message.control, "job");
+        const bool graphJob = jobId && GraphJobs::isGraphJobId(*jobId);
         if (type == "fetch")
-            return onFetch(id, *sender, message.control);
+            return graphJob ? m_graphs.fetch(id, sender->researcherId, net::requestId(message.control), *jobId)
+                            : onFetch(id, *sender, message.control);
         if (type == "release")
-            return onRelease(id, *sender, message.control);
+            return graphJob ? m_graphs.release(id, sender->researcherId, net::requestId(message.control), *jobId)
+                            : onRelease(id, *sender, message.control);
     } else {
+        const bool graphTask = net::requireString(message.control, "op").value_or("") == "graph";
         if (type == "result")
-            return onResult(id, *sender, std::move(message));
+            return graphTask ? m_graphs.onResult(graphVolunteer(id, *sender), std::move(message))
+                             : onResult(id, *sender, std::move(message));
         if (type == "task_error")
-            return onTaskError(id, *sender, message.control);
+            return graphTask ? m_graphs.onTaskError(graphVolunteer(id, *sender), message.control)
+                             : onTaskError(id, *sender, message.control);
     }
     closePeer(id, Error{ErrorCode::InvalidMessage, "unexpected message type '" + std::string(type) + "'"});
 }
@@ -117,9 +157,11 @@ void Coordinator::onHello(std::uint64_t id, Peer& sender, const Message& message
         return closePeer(id, Error{ErrorCode::InvalidMessage, "the first message must be hello"});
     auto protocol = net::requireInt(hello, "protocol");
     auto catalog = net::requireInt(hello, "catalog");
-    if (!protocol || !catalog || *protocol != net::kProtocolVersion || *catalog != net::kCatalogVersion)
+    if (!protocol || !catalog || *protocol != net::kProtocolVersion ||
+        *catalog < net::kMatmulCatalogVersion || *catalog > net::kCatalogVersion)
         return closePeer(id, Error{ErrorCode::VersionMismatch,
-                                   "this node speaks protocol 1 with catalog 1"});
+                                   "this node speaks protocol 1 with catalogs 1 to 3"});
+    sender.catalog = static_cast<int>(*catalog);
     json::object welcome{{"type", "welcome"},
                          {"id", net::requestId(hello)},
                          {"protocol", net::kProtocolVersion},
@@ -160,6 +202,7 @@ Expected<void> Coordinator::helloVolunteer(Peer& sender, const json::object& hel
     sender.slots = capabilities->slots;
     sender.memoryBytes = capabilities->memoryBytes;
     sender.dtypes = std::move(capabilities->dtypes);
+    sender.graphs = capabilities->graphs && sender.catalog >= net::kCatalogVersion;
     if (admission->newSecret) {
         welcome["secret"] = *admission->newSecret;
         m_log("volunteer " + sender.volunteerId + " registered");
@@ -505,7 +548,7 @@ void Coordinator::sendResult(std::uint64_t id, const JobRecord& job, std::int64_
 }
 
 void Coordinator::pump() {
-    if (m_stopped || !m_book.hasQueued())
+    if (m_stopped || (!m_book.hasQueued() && !m_graphs.hasQueued()))
         return;
     struct Assignment {
         std::uint64_t peer;
@@ -516,15 +559,23 @@ void Coordinator::pump() {
     const double now = m_clock();
     bool progress = true;
     // Round-robin one task per volunteer per pass so every volunteer gets work.
-    while (progress && m_book.hasQueued()) {
+    while (progress && (m_book.hasQueued() || m_graphs.hasQueued())) {
         progress = false;
         for (auto& [id, entry] : m_peers) {
             if (entry.role != PeerRole::Volunteer || !entry.ready ||
-                static_cast<int>(entry.inFlight.size()) >= entry.slots)
+                static_cast<int>(entry.inFlight.size()) + m_graphs.leasesOf(id) >= entry.slots)
                 continue;
             auto taskId = m_book.takeNextFor(entry.volunteerId);
-            if (!taskId)
+            if (!taskId) {
+                if (!entry.graphs)
+                    continue;
+                auto graphTask = m_graphs.leaseFor(graphVolunteer(id, entry));
+                if (graphTask) {
+                    send(id, std::move(*graphTask));
+                    progress = true;
+                }
                 continue;
+            }
             TileTask* task = m_book.task(*taskId);
             const RunningJob* job = m_book.job(task->jobId);
             if (!entry.dtypes.contains(std::string(core::wireName(job->record.dtype)))) {
@@ -575,6 +626,7 @@ void Coordinator::pump() {
 }
 
 void Coordinator::expireLeases() {
+    m_graphs.expireLeases();
     const auto expired = m_book.expiredLeases(m_clock());
     for (std::int64_t taskId : expired) {
         const TileTask* task = m_book.task(taskId);
@@ -584,8 +636,7 @@ void Coordinator::expireLeases() {
               ": lease expired; back in the queue");
         m_book.requeue(taskId);
     }
-    if (!expired.empty())
-        pump();
+    pump();
 }
 
 void Coordinator::scheduleLeaseTimer() {

@@ -18,6 +18,7 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "blob_store.hpp"
+#include "graph/graph_jobs.hpp"
 #include "goblin/net/limits.hpp"
 #include "goblin/net/ws_connection.hpp"
 #include "goblin/verify/matmul_check.hpp"
@@ -32,6 +33,7 @@ struct CoordinatorSettings {
     net::Limits limits;
     double leaseSeconds = 120.0;
     int verificationVectors = 2;
+    double graphSampleRate = 0.1; // share of graph tasks the node recomputes itself
 };
 
 using Clock = std::function<double()>;        // seconds since the epoch
@@ -64,6 +66,8 @@ private:
         std::int64_t memoryBytes = 0;
         std::set<std::string> dtypes;
         std::set<std::int64_t> inFlight;
+        int catalog = 1;
+        bool graphs = false; // runs graph tasks (catalog ≥ 3 and op "graph")
     };
 
     void onHello(std::uint64_t id, Peer& peer, const net::Message& message);
@@ -95,6 +99,9 @@ private:
     void replyError(std::uint64_t peer, std::int64_t requestId, const Error& error);
     void closePeer(std::uint64_t peer, const Error& error);
     int connectedVolunteers(std::int64_t* smallestMemory) const;
+    std::vector<GraphVolunteer> graphVolunteers() const;
+    GraphVolunteer graphVolunteer(std::uint64_t id, const Peer& peer) const;
+    GraphJobs::Hooks graphHooks();
 
     boost::asio::io_context& m_core;
     boost::asio::thread_pool& m_workers;
@@ -104,6 +111,7 @@ private:
     Clock m_clock;
     LogSink m_log;
     JobBook m_book;
+    GraphJobs m_graphs;
     boost::asio::steady_timer m_leaseTimer;
     std::unordered_map<std::uint64_t, Peer> m_peers;
     std::unordered_map<std::string, double> m_lastProgress;

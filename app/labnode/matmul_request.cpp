@@ -53,6 +53,8 @@ json::array shapeJson(std::int64_t rows, std::int64_t cols) { return json::array
 
 json::object limitsJson(const net::Limits& limits) {
     return json::object{{"max_control_bytes", limits.maxControlBytes},
+                        {"max_authenticated_control_bytes", limits.maxAuthenticatedControlBytes},
+                        {"max_tensors_per_message", limits.maxTensorsPerMessage},
                         {"max_tensor_bytes", limits.maxTensorBytes},
                         {"max_tiles", limits.maxTiles}};
 }

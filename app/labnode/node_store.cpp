@@ -34,6 +34,19 @@ CREATE TABLE IF NOT EXISTS results(
   PRIMARY KEY(task_id, attempt));
 -- A tile is merged at most once: the database refuses a second accepted result for a task.
 CREATE UNIQUE INDEX IF NOT EXISTS one_accepted_result ON results(task_id) WHERE verdict = 'accepted';
+-- Graph jobs (schema version 2): every task is computed by two volunteers and compared; each
+-- replica's verdict is recorded, with the method that decided it.
+CREATE TABLE IF NOT EXISTS graph_jobs(
+  id TEXT PRIMARY KEY, researcher_id INTEGER NOT NULL REFERENCES researchers(id),
+  tasks INTEGER NOT NULL, state TEXT NOT NULL, created_at REAL NOT NULL, finished_at REAL);
+CREATE TABLE IF NOT EXISTS graph_tasks(
+  id INTEGER PRIMARY KEY, job_id TEXT NOT NULL REFERENCES graph_jobs(id), chunk INTEGER NOT NULL,
+  state TEXT NOT NULL DEFAULT 'queued');
+CREATE TABLE IF NOT EXISTS graph_results(
+  task_id INTEGER NOT NULL REFERENCES graph_tasks(id), attempt INTEGER NOT NULL,
+  volunteer_id TEXT NOT NULL, backend TEXT, verdict TEXT NOT NULL, method TEXT NOT NULL,
+  disagreement_ratio REAL, reason TEXT, compute_seconds REAL, created_at REAL NOT NULL,
+  PRIMARY KEY(task_id, attempt));
 )sql";
 
 } // namespace
@@ -50,6 +63,11 @@ void NodeStore::migrate() {
     if (!*row) {
         auto insert = m_db.prepare("INSERT INTO schema_version(version) VALUES(?)");
         if (auto ok = insert.bind(1, std::int64_t{kSchemaVersion}).run(); !ok)
+            throw std::runtime_error(ok.error().message);
+        return;
+    }
+    if (query.columnInt(0) == 1) { // version 1 lacked the graph tables, created above
+        if (auto ok = m_db.execute("UPDATE schema_version SET version = 2"); !ok)
             throw std::runtime_error(ok.error().message);
         return;
     }

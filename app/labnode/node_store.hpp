@@ -13,7 +13,7 @@
 
 namespace goblin::labnode {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 struct VolunteerRecord {
     std::string id;

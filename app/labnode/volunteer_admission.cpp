@@ -9,9 +9,9 @@ namespace json = boost::json;
 
 namespace {
 
-bool listsMatmul(const json::array& ops) {
+bool listsOp(const json::array& ops, std::string_view name) {
     for (const auto& op : ops) {
-        if (op.is_string() && op.get_string() == "matmul")
+        if (op.is_string() && op.get_string() == name)
             return true;
     }
     return false;
@@ -37,9 +37,10 @@ Expected<VolunteerCapabilities> parseCapabilities(const json::object& hello) {
     const auto* ops = caps.if_contains("ops");
     if (!dtypes || !dtypes->is_array() || !ops || !ops->is_array())
         return makeError(ErrorCode::InvalidMessage, "capabilities need 'dtypes' and 'ops' lists");
-    if (!listsMatmul(ops->get_array()))
+    if (!listsOp(ops->get_array(), "matmul"))
         return makeError(ErrorCode::VersionMismatch, "the volunteer does not run 'matmul'");
-    VolunteerCapabilities parsed{*backend, static_cast<int>(*slots), *memory, {}};
+    VolunteerCapabilities parsed{*backend, static_cast<int>(*slots), *memory, {},
+                                 listsOp(ops->get_array(), "graph")};
     for (const auto& dtype : dtypes->get_array()) {
         if (dtype.is_string() && parsed.dtypes.size() < 8)
             parsed.dtypes.insert(std::string(dtype.get_string()));

@@ -21,6 +21,7 @@ struct VolunteerCapabilities {
     int slots = 1;
     std::int64_t memoryBytes = 0;
     std::set<std::string> dtypes;
+    bool graphs = false; // lists op "graph" (the node also needs its hello's catalog ≥ 3)
 };
 
 Expected<VolunteerCapabilities> parseCapabilities(const boost::json::object& hello);

@@ -18,17 +18,19 @@ from .errors import (AuthenticationError, ConnectionLostError, FrameError, Gobli
                      GoblinTimeoutError, LimitExceededError, ProtocolError, RemoteError,
                      VersionMismatchError, remote_error)
 from .progress import ProgressBar
+from .graph_job import graph_request
 from .validation import check_tile, validate_matmul_inputs
 from .wire import DEFAULT_MAX_TENSOR_BYTES, decode_tensor_frame, encode_tensor_frame
 
 PROTOCOL_VERSION = 1
-CATALOG_VERSION = 1
+CATALOG_VERSION = 3  # 1: matmul tiles; 3: op graphs as well (docs/ops.md)
 RESEARCHER_PATH = "/v1/researcher"
 # Room for the frame header and padding on top of the largest tensor.
 FRAME_OVERHEAD_BYTES = 64 * 1024
-MAX_TENSORS_PER_MESSAGE = 16
+MAX_TENSORS_PER_MESSAGE = 64
 DEFAULT_LIMITS = {"max_control_bytes": 65536, "max_tensor_bytes": DEFAULT_MAX_TENSOR_BYTES,
-                  "max_tiles": 1000000}
+                  "max_tiles": 1000000, "max_authenticated_control_bytes": 4 << 20,
+                  "max_tensors_per_message": MAX_TENSORS_PER_MESSAGE}
 
 Message = Tuple[Dict[str, Any], List[np.ndarray]]
 
@@ -99,7 +101,7 @@ class Client:
         self._replies: Dict[int, Dict[str, Any]] = {}
         self._errors: Dict[int, Tuple[str, str]] = {}
         self._progress: Dict[str, Tuple[int, int]] = {}
-        self._done: Dict[str, Tuple[Dict[str, Any], np.ndarray]] = {}
+        self._done: Dict[str, Tuple[Dict[str, Any], List[np.ndarray]]] = {}
         self._failed: Dict[str, Tuple[str, str]] = {}
         self._bars: Dict[str, ProgressBar] = {}
         self._released: set = set()
@@ -148,7 +150,57 @@ class Client:
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         job = self._submit(A, B, tile)
+        return self._single(self._finish(job, progress, deadline))
+
+    def run(self, graph, inputs: Sequence[np.ndarray], batch=None, chunks: Optional[int] = None,
+            progress: bool = False, timeout: Optional[float] = None) -> List[np.ndarray]:
+        """Runs an op graph on the network and returns its outputs (numpy arrays, graph order).
+
+        WARNING: numbers are not encrypted while volunteers compute them.
+
+        `graph` is a goblin.graph.Graph, a goblin.capture() result or a graph dict in the wire
+        form; `inputs` are numpy arrays in the graph's input order, each with exactly the declared
+        dtype and shape (DTypeError, ShapeError otherwise). Every task is computed by two
+        volunteers and compared; the node settles disagreements and recomputes a sample itself.
+        `batch` lets the node split the job: an int splits every input and every output along
+        that dim; a dict {"inputs": [dim or None, ...], "outputs": [dim, ...]} says it per value.
+        Marking a batch dim asserts that its rows are computed independently. `chunks` asks for
+        that many tasks (node default: one per connected volunteer). The summary of the job is in
+        `last_summary`.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        job = self.submit_graph(graph, inputs, batch=batch, chunks=chunks)
         return self._finish(job, progress, deadline)
+
+    def submit_graph(self, graph, inputs: Sequence[np.ndarray], batch=None,
+                     chunks: Optional[int] = None) -> str:
+        """Submits a graph job (see run()) and returns its id; collect it with fetch_outputs()."""
+        request, arrays = graph_request(graph, inputs, batch, chunks)
+        for index, array in enumerate(arrays):
+            if array.nbytes > self.limits["max_tensor_bytes"]:
+                raise LimitExceededError("input %d takes %d bytes, over the node's tensor limit of "
+                                         "%d" % (index, array.nbytes, self.limits["max_tensor_bytes"]))
+        if len(arrays) > self.limits["max_tensors_per_message"]:
+            raise LimitExceededError("the graph has %d inputs (large constants count as inputs), "
+                                     "over the node's limit of %d"
+                                     % (len(arrays), self.limits["max_tensors_per_message"]))
+        size = len(json.dumps(request, separators=(",", ":")))
+        if size > self.limits["max_authenticated_control_bytes"]:
+            raise LimitExceededError("the graph's JSON takes %d bytes, over the node's limit of %d"
+                                     % (size, self.limits["max_authenticated_control_bytes"]))
+        reply = self._request(request, [encode_tensor_frame(a) for a in arrays])
+        job = reply.get("job")
+        if reply.get("type") != "job_accepted" or not isinstance(job, str):
+            raise self._violation("submit_graph was answered with %s" % json.dumps(reply)[:200])
+        self.last_job = job
+        if isinstance(reply.get("tasks"), int):
+            self._progress.setdefault(job, (0, reply["tasks"]))
+        return job
+
+    def fetch_outputs(self, job_id: str, progress: bool = False,
+                      timeout: Optional[float] = None) -> List[np.ndarray]:
+        """Like fetch(), for a graph job: returns the list of its outputs."""
+        return self._fetch(job_id, progress, timeout)
 
     def submit_matmul(self, A: np.ndarray, B: np.ndarray,
                       tile: Optional[Sequence[int]] = None) -> str:
@@ -162,6 +214,14 @@ class Client:
     def fetch(self, job_id: str, progress: bool = False,
               timeout: Optional[float] = None) -> np.ndarray:
         """Attaches to an earlier job, waits for its verified result, releases it, returns C."""
+        return self._single(self._fetch(job_id, progress, timeout))
+
+    def _single(self, tensors: List[np.ndarray]) -> np.ndarray:
+        if len(tensors) != 1:
+            raise self._violation("a matmul job_done carries %d tensors, not 1" % len(tensors))
+        return tensors[0]
+
+    def _fetch(self, job_id: str, progress: bool, timeout: Optional[float]) -> List[np.ndarray]:
         deadline = None if timeout is None else time.monotonic() + timeout
         self.last_job = job_id
         self._released.discard(job_id)
@@ -239,8 +299,8 @@ class Client:
                 raise LimitExceededError("tile %s cuts C into %d tiles, over the node's limit of %d"
                                          % (list(tile), tiles, self.limits["max_tiles"]))
 
-    def _finish(self, job: str, progress: bool, deadline: Optional[float]) -> np.ndarray:
-        """Waits for job_done (or job_failed) of `job`, releases it and returns C."""
+    def _finish(self, job: str, progress: bool, deadline: Optional[float]) -> List[np.ndarray]:
+        """Waits for job_done (or job_failed) of `job`, releases it and returns its tensors."""
         bar = ProgressBar(job) if progress else None
         if bar is not None:
             self._bars[job] = bar
@@ -315,10 +375,10 @@ class Client:
                 if job in self._bars:
                     self._bars[job].update(done, total)
         elif kind == "job_done" and isinstance(job, str):
-            if len(tensors) != 1:
-                raise self._violation("job_done carries %d tensors, not 1" % len(tensors))
+            if not tensors:
+                raise self._violation("job_done carries no tensor")
             summary = message.get("summary")
-            self._done[job] = (summary if isinstance(summary, dict) else {}, tensors[0])
+            self._done[job] = (summary if isinstance(summary, dict) else {}, tensors)
         elif kind == "job_failed" and isinstance(job, str):
             self._failed[job] = (str(message.get("code", "internal")),
                                  str(message.get("message", "")))

@@ -161,12 +161,14 @@ class Cluster:
         assert token and "\n" not in token, "researcher add printed %r, not one token" % done.stdout
         return token
 
-    def start_node(self, lease_seconds: Optional[int] = None, port: int = 0) -> Process:
+    def start_node(self, lease_seconds: Optional[int] = None, port: int = 0,
+                   extra_args: Sequence[str] = ()) -> Process:
         """Starts `serve` (a free port unless `port` is given) and waits for its first line."""
         argv = [str(LABNODE), "serve", "--db", str(self.db), "--listen", "127.0.0.1:%d" % port,
                 "--data-dir", str(self.data_dir)]
         if lease_seconds is not None:
             argv += ["--lease-seconds", str(lease_seconds)]
+        argv += list(extra_args)
         name = self._next("labnode")
         node = Process(name, argv, self.root / (name + ".log"))
         self.processes.append(node)

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""A volunteer that lies: it computes every tile with numpy, then corrupts one element of it.
+"""A volunteer that lies: it computes every tile (and every graph task, with the numpy reference
+interpreter) honestly, then corrupts one element of it.
 
 Speaks the volunteer side of docs/protocol.md (/v1/volunteer) so the integration tests can check
 that the lab node rejects its tiles, requeues them for an honest volunteer and records the verdicts.
@@ -18,6 +19,7 @@ import numpy as np
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
+from goblin import reference
 from goblin.wire import decode_tensor_frame, encode_tensor_frame
 
 MAX_TENSOR_BYTES = 1 << 30
@@ -36,9 +38,9 @@ def open_connection(url: str):
 
 def hello(ws) -> str:
     ws.send(json.dumps({
-        "type": "hello", "id": 1, "protocol": 1, "catalog": 1, "identity": None,
+        "type": "hello", "id": 1, "protocol": 1, "catalog": 3, "identity": None,
         "capabilities": {"backend": "cpu-numpy", "threads": 1, "memory_bytes": 1 << 30,
-                         "dtypes": ["f32", "f64"], "ops": ["matmul"], "slots": 1}}))
+                         "dtypes": ["f32", "f64"], "ops": ["matmul", "graph"], "slots": 1}}))
     welcome = json.loads(ws.recv(timeout=20))
     if welcome.get("type") != "welcome" or not str(welcome.get("volunteer", "")).startswith("v-"):
         raise SystemExit("unexpected answer to hello: %r" % welcome)
@@ -80,6 +82,9 @@ def serve(ws, corruption: float, mode: str) -> None:
 
 def handle_task(ws, task, tensors, corruption: float, mode: str) -> None:
     ids = {"task": task.get("task"), "attempt": task.get("attempt")}
+    if task.get("op") == "graph":
+        handle_graph_task(ws, ids, task, tensors, corruption, mode)
+        return
     if task.get("op") != "matmul" or len(tensors) != 2:
         ws.send(json.dumps(dict(ids, type="task_error", code="invalid_message",
                                 message="only matmul with 2 tensors")))
@@ -92,6 +97,30 @@ def handle_task(ws, task, tensors, corruption: float, mode: str) -> None:
     ws.send(encode_tensor_frame(product))
     say("task %s attempt %s: returned a wrong %s %s tile (%s)"
         % (ids["task"], ids["attempt"], "x".join(map(str, product.shape)), product.dtype, mode))
+
+
+def corrupted_outputs(outputs, corruption: float, mode: str):
+    """Graph outputs with the first one made wrong the way corrupted_product makes a tile wrong."""
+    first = np.array(outputs[0])
+    if mode == "shape":
+        first = first[:-1] if first.ndim and first.shape[0] > 1 else np.zeros((7,), first.dtype)
+    elif mode == "dtype":
+        first = first.astype(np.float64 if first.dtype == np.float32 else np.float32)
+    elif first.size:
+        first.flat[first.size // 2] = np.nan if mode == "nan" else (
+            first.flat[first.size // 2] + first.dtype.type(corruption))
+    return [first] + [np.asarray(o) for o in outputs[1:]]
+
+
+def handle_graph_task(ws, ids, task, tensors, corruption: float, mode: str) -> None:
+    started = time.perf_counter()
+    outputs = corrupted_outputs(reference.run(task["graph"], tensors), corruption, mode)
+    seconds = time.perf_counter() - started
+    ws.send(json.dumps(dict(ids, type="result", op="graph", backend="cpu-numpy",
+                            compute_seconds=seconds, tensors=len(outputs))))
+    for output in outputs:
+        ws.send(encode_tensor_frame(np.ascontiguousarray(output)))
+    say("graph task %s attempt %s: returned wrong outputs (%s)" % (ids["task"], ids["attempt"], mode))
 
 
 def main() -> int:

@@ -105,6 +105,7 @@ private Q_SLOTS:
     void rejectsBadTensorCounts();
     void acceptsMaximumTensorCount();
     void controlOverLimit();
+    void authenticatedControlLimit();
     void tensorOverLimit();
     void truncatedTensorFrame();
     void corruptedTensorFrame();
@@ -239,7 +240,7 @@ void TestMessageAssembler::rejectsBadTensorCounts_data() {
     QTest::newRow("string") << QByteArray("{\"type\":\"a\",\"tensors\":\"2\"}");
     QTest::newRow("bool") << QByteArray("{\"type\":\"a\",\"tensors\":true}");
     QTest::newRow("null") << QByteArray("{\"type\":\"a\",\"tensors\":null}");
-    QTest::newRow("nine") << QByteArray("{\"type\":\"a\",\"tensors\":9}");
+    QTest::newRow("sixty-five") << QByteArray("{\"type\":\"a\",\"tensors\":65}");
     QTest::newRow("huge") << QByteArray("{\"type\":\"a\",\"tensors\":9223372036854775807}");
     QTest::newRow("uint64") << QByteArray("{\"type\":\"a\",\"tensors\":18446744073709551615}");
 }
@@ -284,6 +285,24 @@ void TestMessageAssembler::controlOverLimit() {
     std::string over = R"({"type":"a","pad":")";
     over += std::string(65 - over.size() - 2, 'x') + "\"}";
     QCOMPARE(over.size(), std::size_t{65});
+    QCOMPARE(textError(assembler, over), std::optional<ErrorCode>(ErrorCode::LimitExceeded));
+}
+
+void TestMessageAssembler::authenticatedControlLimit() {
+    Limits limits;
+    limits.maxControlBytes = 64;
+    limits.maxAuthenticatedControlBytes = 200;
+    MessageAssembler assembler{limits};
+    assembler.setTensorsAllowed(false);
+    std::string text = R"({"type":"a","pad":")";
+    text += std::string(150, 'x') + "\"}";
+    QCOMPARE(textError(assembler, text), std::optional<ErrorCode>(ErrorCode::LimitExceeded));
+    assembler.setTensorsAllowed(true);
+    assembler.raiseControlLimit();
+    QCOMPARE(assembler.nextFrameLimit(), std::size_t{200});
+    QCOMPARE(textError(assembler, text), std::optional<ErrorCode>());
+    std::string over = R"({"type":"a","pad":")";
+    over += std::string(250, 'x') + "\"}";
     QCOMPARE(textError(assembler, over), std::optional<ErrorCode>(ErrorCode::LimitExceeded));
 }
 

@@ -2,6 +2,7 @@
 // snapshot the engine fills on its io thread and hands out by value.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -32,6 +33,8 @@ struct EngineStatus {
     int tasksOpen = 0;                   // received, not yet finished
     std::optional<TaskProgress> running; // the task the compute thread is on
     bool parked = false;                 // the compute thread waits for a resume
+    // While Disconnected: the back-off before the next attempt.
+    std::chrono::milliseconds retryDelay{0};
 };
 
 } // namespace goblin::volunteer

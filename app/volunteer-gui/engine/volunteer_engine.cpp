@@ -7,6 +7,7 @@
 
 #include "goblin/net/json_fields.hpp"
 #include "goblin/net/ws_client.hpp"
+#include "graph_task.hpp"
 
 namespace goblin::volunteer {
 
@@ -63,6 +64,8 @@ EngineStatus VolunteerEngine::status() const {
     status.tasksOpen = m_tasksOpen;
     status.running = m_running;
     status.parked = m_gate.parked();
+    if (m_link == LinkState::Disconnected)
+        status.retryDelay = m_retryDelay;
     return status;
 }
 
@@ -154,12 +157,12 @@ void VolunteerEngine::sendHello() {
                               {"threads", m_settings.threads},
                               {"memory_bytes", m_settings.memoryBytes},
                               {"dtypes", json::array{"f32", "f64"}},
-                              {"ops", json::array{"matmul"}},
+                              {"ops", json::array{"matmul", "graph"}},
                               {"slots", m_settings.slots},
                               {"devices", m_settings.devices}};
     m_connection->send(net::Message{json::object{{"type", "hello"},
                                                  {"id", 1},
-                                                 {"protocol", net::kProtocolVersion},
+                                                 {"protocol", m_settings.protocolVersion},
                                                  {"catalog", net::kCatalogVersion},
                                                  {"identity", std::move(identityJson)},
                                                  {"capabilities", std::move(capabilities)}},
@@ -228,10 +231,12 @@ void VolunteerEngine::onTask(net::Message message) {
                                                    {"message", error.message}},
                                       {}});
     };
+    if (*op == "graph")
+        return onGraphTask(*taskId, *attempt, std::move(message));
     // Only catalog ops run here; anything else is refused, never interpreted.
     if (*op != "matmul" || message.tensors.size() != 2) {
         ++m_counters.failed;
-        return report(Error{ErrorCode::VersionMismatch, "this volunteer runs only catalog op matmul"});
+        return report(Error{ErrorCode::VersionMismatch, "this volunteer runs catalog ops matmul and graph only"});
     }
     ++m_tasksOpen;
     m_counters.bytesReceived += static_cast<std::int64_t>(message.tensors[0]->byteSize() +
@@ -242,6 +247,70 @@ void VolunteerEngine::onTask(net::Message message) {
     });
 }
 
+// Compute thread: a task ended (computed, failed, or dropped with all zeros).
+void VolunteerEngine::finishTask(std::int64_t computed, std::int64_t failed, double seconds,
+                                 std::int64_t bytesSent) {
+    asio::post(m_io, [=, this] {
+        --m_tasksOpen;
+        m_running.reset();
+        m_counters.computed += computed;
+        m_counters.failed += failed;
+        m_counters.computeSeconds += seconds;
+        m_counters.bytesSent += bytesSent;
+    });
+}
+
+void VolunteerEngine::onGraphTask(std::int64_t taskId, std::int64_t attempt, net::Message message) {
+    ++m_tasksOpen;
+    for (const auto& tensor : message.tensors)
+        m_counters.bytesReceived += static_cast<std::int64_t>(tensor->byteSize());
+    const json::value* graph = message.control.if_contains("graph");
+    asio::post(m_compute, [this, connection = m_connection, generation = m_generation, taskId,
+                           attempt, graph = graph ? *graph : json::value(),
+                           inputs = std::move(message.tensors)] {
+        computeGraph(connection, generation, taskId, attempt, graph, inputs);
+    });
+}
+
+// Compute thread. A graph task runs whole once the gate lets it start (graph tasks are small:
+// the node splits big ones along their batch).
+void VolunteerEngine::computeGraph(std::shared_ptr<net::WsConnection> connection,
+                                   std::uint64_t generation, std::int64_t taskId,
+                                   std::int64_t attempt, const json::value& graph,
+                                   const std::vector<net::TensorPtr>& inputs) {
+    auto finish = [this](std::int64_t computed, std::int64_t failed, double seconds,
+                         std::int64_t bytesSent) { finishTask(computed, failed, seconds, bytesSent); };
+    auto stale = [this, generation] { return m_liveGeneration.load() != generation; };
+    if (m_gate.enterTask(stale) != GateVerdict::Go)
+        return finish(0, 0, 0, 0);
+    asio::post(m_io, [this, taskId] { m_running = TaskProgress{taskId, 0}; });
+    auto result = runGraphTask(graph, inputs, core::graph::GraphLimits{});
+    if (!result) {
+        connection->send(net::Message{json::object{{"type", "task_error"},
+                                                   {"op", "graph"},
+                                                   {"task", taskId},
+                                                   {"attempt", attempt},
+                                                   {"code", std::string(wireName(result.error().code))},
+                                                   {"message", result.error().message}},
+                                      {}});
+        return finish(0, 1, 0, 0);
+    }
+    std::vector<net::TensorPtr> outputs;
+    std::int64_t bytes = 0;
+    for (core::Tensor& output : result->outputs) {
+        bytes += static_cast<std::int64_t>(output.byteSize());
+        outputs.push_back(std::make_shared<const core::Tensor>(std::move(output)));
+    }
+    connection->send(net::Message{json::object{{"type", "result"},
+                                               {"op", "graph"},
+                                               {"task", taskId},
+                                               {"attempt", attempt},
+                                               {"backend", result->backend},
+                                               {"compute_seconds", result->seconds}},
+                                  std::move(outputs)});
+    finish(1, 0, result->seconds, bytes);
+}
+
 // Compute thread. Waits at the gate before the task and between its slices; posts every state
 // change to the io thread.
 void VolunteerEngine::compute(std::shared_ptr<net::WsConnection> connection,
@@ -249,16 +318,7 @@ void VolunteerEngine::compute(std::shared_ptr<net::WsConnection> connection,
                               std::shared_ptr<const core::Tensor> a,
                               std::shared_ptr<const core::Tensor> b) {
     auto finish = [this](std::int64_t computed, std::int64_t failed, double seconds,
-                         std::int64_t bytesSent) {
-        asio::post(m_io, [=, this] {
-            --m_tasksOpen;
-            m_running.reset();
-            m_counters.computed += computed;
-            m_counters.failed += failed;
-            m_counters.computeSeconds += seconds;
-            m_counters.bytesSent += bytesSent;
-        });
-    };
+                         std::int64_t bytesSent) { finishTask(computed, failed, seconds, bytesSent); };
     // A task of a closed connection is no longer leased to us: the node has re-queued it.
     auto stale = [this, generation] { return m_liveGeneration.load() != generation; };
     if (m_gate.enterTask(stale) != GateVerdict::Go)
@@ -324,6 +384,7 @@ void VolunteerEngine::scheduleReconnect() {
     if (m_exit != EngineExit::Running || m_released)
         return;
     m_reconnectTimer.expires_after(m_backoff);
+    m_retryDelay = m_backoff;
     m_log("reconnecting in " + std::to_string(m_backoff.count()) + " ms");
     m_backoff = std::min(m_backoff * 2, std::chrono::milliseconds(30'000));
     m_reconnectTimer.async_wait([this](boost::system::error_code ec) {

@@ -41,6 +41,8 @@ struct EngineSettings {
     std::function<void(int threads)> applyCpuThreads;
     // Paused this long, the engine disconnects so the node re-queues the tasks it holds.
     std::chrono::milliseconds releaseAfterPause{30'000};
+    // The protocol version the hello offers (tests offer another to see the node refuse it).
+    int protocolVersion = net::kProtocolVersion;
 };
 
 enum class EngineExit { Running, Stopped, Refused };
@@ -71,6 +73,11 @@ private:
     void onClosed(std::uint64_t generation, const Error& reason);
     void onWelcome(const boost::json::object& welcome);
     void onTask(net::Message message);
+    void finishTask(std::int64_t computed, std::int64_t failed, double seconds, std::int64_t bytesSent);
+    void onGraphTask(std::int64_t taskId, std::int64_t attempt, net::Message message);
+    void computeGraph(std::shared_ptr<net::WsConnection> connection, std::uint64_t generation,
+                      std::int64_t taskId, std::int64_t attempt, const boost::json::value& graph,
+                      const std::vector<net::TensorPtr>& inputs);
     void scheduleReconnect();
     void sendHello();
     void compute(std::shared_ptr<net::WsConnection> connection, std::uint64_t generation,
@@ -96,6 +103,7 @@ private:
     std::shared_ptr<net::WsConnection> m_connection;
     std::uint64_t m_generation = 0;
     std::chrono::milliseconds m_backoff{250};
+    std::chrono::milliseconds m_retryDelay{0}; // of the pending reconnect, for the status
     EngineCounters m_counters;
     LinkState m_link = LinkState::Connecting;
     std::string m_lastError;

@@ -8,12 +8,13 @@
 
 namespace goblin::net {
 
-MessageAssembler::MessageAssembler(const Limits& limits) : m_limits(limits) {}
+MessageAssembler::MessageAssembler(const Limits& limits)
+    : m_limits(limits), m_controlLimit(limits.maxControlBytes) {}
 
 std::size_t MessageAssembler::nextFrameLimit() const {
     if (m_tensorsDue > 0)
         return m_limits.maxTensorBytes + core::kMaxFrameHeaderBytes + 2 * core::kFrameAlignment;
-    return m_limits.maxControlBytes;
+    return m_controlLimit;
 }
 
 Expected<std::optional<Message>> MessageAssembler::onFrame(FrameKind kind,
@@ -31,7 +32,7 @@ Expected<std::optional<Message>> MessageAssembler::onFrame(FrameKind kind,
 }
 
 Expected<std::optional<Message>> MessageAssembler::onControl(std::span<const std::byte> payload) {
-    if (payload.size() > m_limits.maxControlBytes)
+    if (payload.size() > m_controlLimit)
         return makeError(ErrorCode::LimitExceeded, "control message over the size limit");
     boost::json::error_code ec;
     const std::string_view text(reinterpret_cast<const char*>(payload.data()), payload.size());

@@ -47,7 +47,11 @@ private:
         if (ec)
             return fail("WebSocket handshake with " + m_url.host + ":" + m_url.port + m_path +
                         " failed: " + ec.message());
-        m_done(std::make_shared<WsConnection>(std::move(m_ws), m_limits, m_url.host));
+        // The client chose this server: it may send the larger control frames of authenticated
+        // peers (graph tasks carry their graph as JSON).
+        auto connection = std::make_shared<WsConnection>(std::move(m_ws), m_limits, m_url.host);
+        connection->allowTensors();
+        m_done(std::move(connection));
     }
 
     void fail(std::string message) {

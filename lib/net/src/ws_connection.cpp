@@ -62,7 +62,10 @@ void WsConnection::refuseTensorsUntilAllowed() {
 
 void WsConnection::allowTensors() {
     asio::post(m_ws.get_executor(),
-               [self = shared_from_this()] { self->m_assembler.setTensorsAllowed(true); });
+               [self = shared_from_this()] {
+                   self->m_assembler.setTensorsAllowed(true);
+                   self->m_assembler.raiseControlLimit();
+               });
 }
 
 void WsConnection::closeNormally() {

@@ -9,12 +9,18 @@
 namespace goblin::net {
 
 inline constexpr int kProtocolVersion = 1;
-inline constexpr int kCatalogVersion = 1;
+// Catalog versions a peer may speak: 1 is the matmul tile op alone, 3 adds op graphs (docs/ops.md).
+// A peer's hello states the highest catalog it runs; the node sends it only what that covers.
+inline constexpr int kMatmulCatalogVersion = 1;
+inline constexpr int kCatalogVersion = 3;
 
 struct Limits {
     std::size_t maxControlBytes = 64 * 1024;
+    // Once the peer is authenticated (and always on the client side): graph jobs carry their graph
+    // as JSON in the control frame.
+    std::size_t maxAuthenticatedControlBytes = std::size_t{4} << 20;
     std::size_t maxTensorBytes = std::size_t{1} << 30;
-    std::size_t maxTensorsPerMessage = 8;
+    std::size_t maxTensorsPerMessage = 64;
     std::int64_t maxTiles = 1'000'000;
     std::chrono::seconds handshakeTimeout{10};
     std::chrono::seconds idleTimeout{60};

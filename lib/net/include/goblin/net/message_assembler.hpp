@@ -2,6 +2,7 @@
 // tensor frames it announced). No sockets; owned by one connection's strand.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <span>
@@ -24,9 +25,12 @@ public:
     // while tensors are due. The transport sets its read limit to this before each read.
     std::size_t nextFrameLimit() const;
 
-    // Until a peer is authenticated it may send control messages only: a message announcing
-    // tensors is refused, so an unauthenticated peer can never make the node allocate a tensor.
+    // Until a peer is authenticated it may send small control messages only: a message announcing
+    // tensors is refused, so an unauthenticated peer can never make the node allocate a tensor,
+    // and control frames stay under maxControlBytes.
     void setTensorsAllowed(bool allowed) { m_tensorsAllowed = allowed; }
+    // Once authenticated, control frames may grow to maxAuthenticatedControlBytes (graph JSON).
+    void raiseControlLimit() { m_controlLimit = std::max(m_controlLimit, m_limits.maxAuthenticatedControlBytes); }
 
 private:
     Expected<std::optional<Message>> onControl(std::span<const std::byte> payload);
@@ -34,6 +38,7 @@ private:
 
     Limits m_limits;
     std::optional<Message> m_pending;
+    std::size_t m_controlLimit = 0;
     std::size_t m_tensorsDue = 0;
     bool m_tensorsAllowed = true;
 };

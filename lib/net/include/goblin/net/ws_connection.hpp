@@ -47,7 +47,8 @@ public:
     void close(const Error& reason);
     // Closes with 1000 (normal).
     void closeNormally();
-    // Server side: connections start refusing tensor frames until the peer is authenticated.
+    // Server side: connections start refusing tensor frames until the peer is authenticated;
+    // allowTensors() also raises the control-frame limit to maxAuthenticatedControlBytes.
     void refuseTensorsUntilAllowed();
     void allowTensors();
 

@@ -1,0 +1,136 @@
+#include "graph_chunks.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "goblin/core/graph/graph_json.hpp"
+#include "tensor_slices.hpp"
+
+namespace goblin::labnode {
+namespace {
+
+using core::ops::OpCode;
+
+// Captured programs bake the batch size into reshape and expand targets (static shapes). For a
+// chunk of `rows` out of `fullBatch`, a target dimension equal to the batch (or a multiple of it,
+// when the batch was flattened with other dims) is scaled to the chunk, the first that makes the
+// op's shapes fit. Whatever cannot be adapted fails validation, and the outputs are checked after.
+Expected<void> adaptShapeTargets(core::graph::Graph& graph, const std::vector<std::size_t>& order,
+                                 std::int64_t fullBatch, std::int64_t rows) {
+    std::map<core::graph::ValueId, core::ops::TensorSpec> specs;
+    for (const auto& input : graph.inputs)
+        specs[input.id] = input.spec;
+    for (const auto& constant : graph.constants)
+        specs[constant.id] = {constant.value.dtype(), constant.value.shape()};
+    for (std::size_t index : order) {
+        core::graph::GraphNode& node = graph.nodes[index];
+        std::vector<core::ops::TensorSpec> args;
+        for (auto id : node.args)
+            args.push_back(specs.at(id));
+        auto out = core::ops::inferOutput(node.op, args, node.attrs);
+        if (!out && (node.op == OpCode::Reshape || node.op == OpCode::Expand) && fullBatch != rows) {
+            auto target = core::ops::attrIntList(node.attrs, "shape", std::nullopt);
+            for (int exact = 1; target && !out && exact >= 0; --exact) {
+                for (std::size_t i = 0; i < target->size() && !out; ++i) {
+                    const std::int64_t dim = (*target)[i];
+                    if (dim <= 0 || (exact ? dim != fullBatch : dim % fullBatch != 0))
+                        continue;
+                    core::ops::Attributes attrs = node.attrs;
+                    core::ops::IntList adapted = *target;
+                    adapted[i] = dim / fullBatch * rows;
+                    attrs["shape"] = adapted;
+                    if (auto fitted = core::ops::inferOutput(node.op, args, attrs)) {
+                        node.attrs = std::move(attrs);
+                        out = std::move(fitted);
+                    }
+                }
+            }
+        }
+        if (!out)
+            return tl::unexpected(out.error());
+        specs[node.id] = *out;
+    }
+    return {};
+}
+
+} // namespace
+
+Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submission,
+                                                  std::int64_t chunks,
+                                                  const core::graph::GraphLimits& limits) {
+    std::vector<GraphChunk> result;
+    if (!submission.batch) {
+        GraphChunk whole{submission.graph, submission.plan, core::graph::encodeGraph(submission.graph),
+                         submission.inputs, verify::outputTolerances(submission.graph, submission.plan), 0};
+        result.push_back(std::move(whole));
+        return result;
+    }
+    const BatchSplit& batch = *submission.batch;
+    const std::int64_t count =
+        std::clamp<std::int64_t>(batch.chunks > 0 ? batch.chunks : chunks, 1, batch.size);
+    for (std::int64_t c = 0; c < count; ++c) {
+        const std::int64_t begin = batch.size * c / count;
+        const std::int64_t rows = batch.size * (c + 1) / count - begin;
+        GraphChunk chunk;
+        chunk.graph = submission.graph;
+        chunk.offset = begin;
+        for (std::size_t i = 0; i < submission.inputs.size(); ++i) {
+            const auto& dim = batch.inputDims[i];
+            if (!dim) {
+                chunk.inputs.push_back(submission.inputs[i]);
+                continue;
+            }
+            auto part = sliceAlong(*submission.inputs[i], *dim, begin, rows);
+            if (!part)
+                return tl::unexpected(part.error());
+            chunk.graph.inputs[i].spec.shape[*dim] = rows;
+            chunk.inputs.push_back(std::make_shared<const core::Tensor>(std::move(*part)));
+        }
+        auto adapted = adaptShapeTargets(chunk.graph, submission.plan.order, batch.size, rows);
+        auto plan = adapted ? core::graph::validateGraph(chunk.graph, limits)
+                            : Expected<core::graph::GraphPlan>(tl::unexpected(adapted.error()));
+        if (!plan)
+            return makeError(plan.error().code, "rows " + std::to_string(begin) + ".." +
+                                                    std::to_string(begin + rows) +
+                                                    " of the batch: " + plan.error().message);
+        for (std::size_t o = 0; o < chunk.graph.outputs.size(); ++o) {
+            core::Shape expected = submission.plan.specs.at(submission.graph.outputs[o]).shape;
+            expected[static_cast<std::size_t>(batch.outputDims[o])] = rows;
+            if (plan->specs.at(chunk.graph.outputs[o]).shape != expected)
+                return makeError(ErrorCode::ShapeMismatch,
+                                 "the graph does not split along the marked batch dims: output " +
+                                     std::to_string(o) + " of a chunk of " + std::to_string(rows) +
+                                     " rows does not have " + std::to_string(rows) +
+                                     " rows along its batch dim");
+        }
+        chunk.plan = std::move(*plan);
+        chunk.json = core::graph::encodeGraph(chunk.graph);
+        chunk.tolerances = verify::outputTolerances(chunk.graph, chunk.plan);
+        result.push_back(std::move(chunk));
+    }
+    return result;
+}
+
+Expected<std::vector<core::Tensor>> mergeChunkOutputs(const GraphSubmission& submission,
+                                                      const std::vector<GraphChunk>& chunks,
+                                                      const std::vector<std::vector<core::Tensor>>& outputs) {
+    if (!submission.batch)
+        return outputs.at(0);
+    std::vector<core::Tensor> merged;
+    for (std::size_t o = 0; o < submission.graph.outputs.size(); ++o) {
+        const auto& spec = submission.plan.specs.at(submission.graph.outputs[o]);
+        auto whole = core::Tensor::allocate(spec.dtype, spec.shape);
+        if (!whole)
+            return tl::unexpected(whole.error());
+        for (std::size_t c = 0; c < chunks.size(); ++c) {
+            if (auto ok = placeAlong(*whole, outputs.at(c).at(o), submission.batch->outputDims[o],
+                                     chunks[c].offset);
+                !ok)
+                return tl::unexpected(ok.error());
+        }
+        merged.push_back(std::move(*whole));
+    }
+    return merged;
+}
+
+} // namespace goblin::labnode

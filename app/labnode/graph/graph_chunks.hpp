@@ -1,0 +1,34 @@
+// Turns a checked graph submission into tasks: one chunk for an unsplit graph, or one per batch
+// range when the researcher marked a batch split. Each chunk carries its own graph (input shapes of
+// its range), validated again, its tolerances for replica comparison and its input tensors; the
+// outputs of the chunks are merged back along the output batch dims. Pure; any thread.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "goblin/verify/output_agreement.hpp"
+#include "graph_submission.hpp"
+
+namespace goblin::labnode {
+
+struct GraphChunk {
+    core::graph::Graph graph;
+    core::graph::GraphPlan plan;
+    std::string json; // what volunteers receive
+    std::vector<net::TensorPtr> inputs;
+    std::vector<verify::OutputTolerance> tolerances;
+    std::int64_t offset = 0; // first batch row (0 when unsplit)
+};
+
+// `chunks` is used when the submission does not ask for a number; clamped to [1, batch size].
+Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submission,
+                                                  std::int64_t chunks,
+                                                  const core::graph::GraphLimits& limits);
+
+// The full outputs from every chunk's accepted outputs (chunks in order).
+Expected<std::vector<core::Tensor>> mergeChunkOutputs(const GraphSubmission& submission,
+                                                      const std::vector<GraphChunk>& chunks,
+                                                      const std::vector<std::vector<core::Tensor>>& outputs);
+
+} // namespace goblin::labnode

@@ -1,0 +1,36 @@
+// A researcher's submit_graph request, checked completely before anything is stored or leased:
+// the graph (decoded and validated against the catalog), its input tensors against the declared
+// specs, and the optional batch split (docs/protocol.md, "Graph jobs"). Pure; any thread.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "goblin/core/graph/graph.hpp"
+#include "goblin/net/message.hpp"
+
+namespace goblin::labnode {
+
+// Where the researcher allows the job to be split: marked inputs are cut along their dim into
+// chunks (one task each), unmarked ones go whole to every task, and each output is concatenated
+// along its dim. Marking asserts that rows of the batch are computed independently.
+struct BatchSplit {
+    std::vector<std::optional<int>> inputDims; // per graph input; nullopt = not split
+    std::vector<int> outputDims;               // per graph output
+    std::int64_t size = 0;                     // the batch size (equal for every marked input)
+    std::int64_t chunks = 0;                   // requested; 0 = the node decides
+};
+
+struct GraphSubmission {
+    core::graph::Graph graph;
+    core::graph::GraphPlan plan;
+    std::vector<net::TensorPtr> inputs; // graph.inputs order
+    std::optional<BatchSplit> batch;
+};
+
+inline constexpr std::int64_t kMaxGraphChunks = 4096;
+
+Expected<GraphSubmission> parseGraphSubmission(const net::Message& message,
+                                               const core::graph::GraphLimits& limits);
+
+} // namespace goblin::labnode

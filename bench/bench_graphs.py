@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Graph-job benchmark (issue 5), side by side in one run (not a test: it asserts nothing).
+
+For a captured transformer block and a small CNN forward pass on a batch it times, on this machine:
+  torch      PyTorch eager, the module called directly (all cores)
+  network    goblin.capture's graph through a real lab node and 2 headless volunteers (1 thread
+             each): upload, split along the batch, every task computed by both volunteers and
+             compared, the node's own recomputation of a sample (rate 0.1), merge and download
+and prints torch ÷ network, the node's verification time (comparisons + sampled recomputation)
+as a share of the network time and of the volunteers' compute, and the capture time.
+
+    .venv/bin/python bench/bench_graphs.py [--repeats 3] [--chunks 4]
+"""
+
+import argparse
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO / "python" / "tests"))
+
+import goblin  # noqa: E402
+from bench_matmul import Network, best_of  # noqa: E402
+from torch_programs import SmallCNN, TransformerBlock  # noqa: E402
+
+
+def programs():
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    block = TransformerBlock(dim=64, heads=4, hidden=256).eval()
+    cnn = SmallCNN(channels=3, size=32, classes=10).eval()
+    return [
+        ("transformer block (dim 64, 4 heads, len 64, batch 32)", block,
+         rng.standard_normal((32, 64, 64)).astype(np.float32)),
+        ("small CNN (3×32×32, batch 64)", cnn, rng.standard_normal((64, 3, 32, 32)).astype(np.float32)),
+    ]
+
+
+def replica_seconds(db, job_rows_before):
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+        rows = con.execute("SELECT compute_seconds FROM graph_results").fetchall()
+    return sum(r[0] or 0 for r in rows[job_rows_before:]), len(rows)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--chunks", type=int, default=4)
+    args = parser.parse_args()
+    network = Network(volunteers=2, threads=1, slots=1, node_args=["--graph-sample-rate", "0.1"])
+    try:
+        client = goblin.connect(network.url, token=network.token, timeout=300)
+        print("| program | torch s | network s | torch÷network | verify÷network | verify÷volunteer compute | replicas | capture s |")
+        print("|--|--:|--:|--:|--:|--:|--:|--:|")
+        rows_seen = 0
+        for name, module, x in programs():
+            started = time.perf_counter()
+            captured = goblin.capture(module, torch.from_numpy(x))
+            capture_seconds = time.perf_counter() - started
+            with torch.no_grad():
+                torch_seconds = best_of(args.repeats, lambda: module(torch.from_numpy(x)))
+                expected = module(torch.from_numpy(x)).numpy()
+            runs = []
+            for _ in range(args.repeats):
+                started = time.perf_counter()
+                [out] = client.run(captured, [x], batch=0, chunks=args.chunks, timeout=600)
+                seconds = time.perf_counter() - started
+                compute, rows = replica_seconds(network.db, rows_seen)
+                rows_seen = rows
+                runs.append((seconds, client.last_summary, compute))
+            error = float(np.max(np.abs(out - expected)) / max(1e-30, float(np.max(np.abs(expected)))))
+            seconds, summary, compute = min(runs, key=lambda r: r[0])
+            verify = summary["verification_seconds"]
+            print("| %s | %.4f | %.3f | %.3f | %.1f %% | %.1f %% | %d | %.1f |" % (
+                name, torch_seconds, seconds, torch_seconds / seconds, 100 * verify / seconds,
+                100 * verify / max(compute, 1e-9), summary["verdicts"]["accepted"], capture_seconds))
+            print("   max |network − torch| ÷ max|torch| = %.2e; node recomputed %d of %d tasks"
+                  % (error, summary["node_recomputed"], summary["tasks"]), file=sys.stderr)
+        client.close()
+    finally:
+        network.close()
+
+
+if __name__ == "__main__":
+    main()

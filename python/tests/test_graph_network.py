@@ -1,0 +1,209 @@
+"""Graph jobs end to end: a real lab node, real goblin-volunteer processes and dishonest Python
+volunteers. Every task is computed by two volunteers and compared; disagreements get a third
+opinion; the node's own CPU reference settles ties and recomputes a sample, which is what catches
+two volunteers that agree on the same wrong answer.
+"""
+
+import copy
+
+import numpy as np
+import pytest
+
+import goblin
+from goblin import graph as gg
+from goblin import reference
+
+pytestmark = pytest.mark.integration
+
+JOB_TIMEOUT = 120.0
+
+
+def mlp_graph(batch=64, features=32, hidden=16, seed=3):
+    """softmax(relu(x·W + b)) and its argmax: float and integer outputs, a hoisted constant."""
+    rng = np.random.default_rng(seed)
+    g = gg.Graph()
+    x = g.input("f32", [batch, features])
+    w = g.constant(rng.standard_normal((features, hidden)).astype(np.float32))  # 512: a tensor
+    b = g.constant(rng.standard_normal((hidden,)).astype(np.float32))  # inline JSON
+    h = g.relu(g.add(g.matmul(x, w), b))
+    g.output(g.softmax(h, dim=-1), g.argmax(h, dim=-1))
+    return g
+
+
+def inputs_for(batch=64, features=32, seed=5):
+    return [np.random.default_rng(seed).standard_normal((batch, features)).astype(np.float32)]
+
+
+def assert_matches_reference(g, inputs, outputs):
+    expected = reference.run(g, inputs)
+    assert len(outputs) == len(expected)
+    np.testing.assert_allclose(outputs[0], expected[0], rtol=2e-5, atol=1e-6)
+    assert outputs[0].dtype == np.float32
+    np.testing.assert_array_equal(outputs[1], expected[1])
+
+
+def graph_verdicts(cluster, volunteer=None):
+    sql = "SELECT volunteer_id, verdict, method FROM graph_results"
+    rows = cluster.query(sql)
+    return [r for r in rows if volunteer is None or r[0] == volunteer]
+
+
+def test_graph_job_on_two_volunteers(cluster):
+    token = cluster.add_researcher()
+    cluster.start_node(extra_args=["--graph-sample-rate", "0"])
+    cluster.start_volunteer(threads=1, slots=2)
+    cluster.start_volunteer(threads=1, slots=2)
+    client = cluster.connect(token)
+    g, inputs = mlp_graph(), inputs_for()
+    outputs = client.run(g, inputs, batch=0, chunks=4, timeout=JOB_TIMEOUT)
+    assert_matches_reference(g, inputs, outputs)
+    summary = client.last_summary
+    assert summary["kind"] == "graph" and summary["tasks"] == 4
+    assert summary["verdicts"] == {"accepted": 8, "rejected": 0}
+    assert summary["volunteers"] == 2
+    rows = graph_verdicts(cluster)
+    assert len(rows) == 8 and all(v == "accepted" and m == "replica-agreement" for _, v, m in rows)
+    # Each task was computed by two different volunteers.
+    per_task = cluster.query("SELECT task_id, count(DISTINCT volunteer_id) FROM graph_results "
+                             "GROUP BY task_id")
+    assert len(per_task) == 4 and all(count == 2 for _, count in per_task)
+
+
+def test_unsplit_graph_job_and_node_sample(cluster):
+    token = cluster.add_researcher()
+    cluster.start_node(extra_args=["--graph-sample-rate", "1"])
+    cluster.start_volunteer(threads=1, slots=1)
+    cluster.start_volunteer(threads=1, slots=1)
+    client = cluster.connect(token)
+    g, inputs = mlp_graph(batch=8), inputs_for(batch=8)
+    outputs = client.run(g, inputs, timeout=JOB_TIMEOUT)
+    assert_matches_reference(g, inputs, outputs)
+    summary = client.last_summary
+    assert summary["tasks"] == 1 and summary["node_recomputed"] == 1 and summary["node_caught"] == 0
+    assert summary["verdicts"] == {"accepted": 2, "rejected": 0}
+
+
+def wait_for_volunteers(cluster, count):
+    cluster.wait_until(lambda: sum("connected from" in line for line in list(cluster.node.lines)) >= count,
+                       60, "%d connected volunteers" % count)
+
+
+def test_dishonest_replica_is_outvoted(cluster):
+    token = cluster.add_researcher()
+    cluster.start_node(extra_args=["--graph-sample-rate", "0"])
+    _, dishonest_id = cluster.start_dishonest(corruption=1000.0)
+    cluster.start_volunteer(threads=1, slots=2)
+    cluster.start_volunteer(threads=1, slots=2)
+    wait_for_volunteers(cluster, 3)
+    client = cluster.connect(token)
+    g, inputs = mlp_graph(), inputs_for()
+    outputs = client.run(g, inputs, batch=0, chunks=6, timeout=JOB_TIMEOUT)
+    assert_matches_reference(g, inputs, outputs)
+    # The liar took part (round robin gives it work) and lost every time to the third opinion.
+    mine = graph_verdicts(cluster, dishonest_id)
+    assert mine and all(v == "rejected" and m == "replica-agreement" for _, v, m in mine), mine
+    summary = client.last_summary
+    assert summary["verdicts"] == {"accepted": 2 * 6, "rejected": len(mine)}
+    assert summary["node_tiebreaks"] == 0
+    assert cluster.query("SELECT rejected FROM volunteers WHERE id = ?", (dishonest_id,))[0][0] == len(mine)
+
+
+@pytest.mark.parametrize("mode", ["shape", "dtype"])
+def test_wrong_shape_or_dtype_is_rejected_at_the_gate(cluster, mode):
+    token = cluster.add_researcher()
+    cluster.start_node(extra_args=["--graph-sample-rate", "0"])
+    _, dishonest_id = cluster.start_dishonest(mode=mode)
+    client = cluster.connect(token)
+    g, inputs = mlp_graph(batch=4), inputs_for(batch=4)
+    job = client.submit_graph(g, inputs)
+    cluster.wait_until(lambda: graph_verdicts(cluster, dishonest_id), 60, "the gate's verdict")
+    cluster.start_volunteer(threads=1, slots=1)
+    cluster.start_volunteer(threads=1, slots=1)
+    outputs = client.fetch_outputs(job, timeout=JOB_TIMEOUT)
+    assert_matches_reference(g, inputs, outputs)
+    assert graph_verdicts(cluster, dishonest_id) == [(dishonest_id, "rejected", "shape-gate")]
+    assert client.last_summary["verdicts"]["rejected"] == 1
+
+
+def test_colluding_volunteers_are_caught_by_the_node_sample(cluster):
+    token = cluster.add_researcher()
+    cluster.start_node(extra_args=["--graph-sample-rate", "1"])
+    cluster.start_dishonest(corruption=7.0)
+    cluster.start_dishonest(corruption=7.0)
+    client = cluster.connect(token)
+    g, inputs = mlp_graph(), inputs_for()
+    outputs = client.run(g, inputs, batch=0, chunks=4, timeout=JOB_TIMEOUT)
+    # Both liars return the same wrong answer, so they agree; the node's recomputation of every
+    # task (rate 1) rejects both and delivers its own, right, outputs.
+    assert_matches_reference(g, inputs, outputs)
+    summary = client.last_summary
+    assert summary["node_recomputed"] == 4 and summary["node_caught"] == 4
+    assert summary["verdicts"] == {"accepted": 0, "rejected": 8}
+    assert {m for _, _, m in graph_verdicts(cluster)} == {"node-sample"}
+
+
+def test_sample_rate_is_the_rate_at_which_collusion_is_caught(cluster):
+    """With rate 0.5, about half of the colluders' tasks are caught; the others carry their wrong
+    answer into the result. That is the price of sampling, measured here."""
+    token = cluster.add_researcher()
+    cluster.start_node(extra_args=["--graph-sample-rate", "0.5"])
+    cluster.start_dishonest(corruption=7.0)
+    cluster.start_dishonest(corruption=7.0)
+    client = cluster.connect(token)
+    tasks = 40
+    g, inputs = mlp_graph(batch=tasks), inputs_for(batch=tasks)
+    outputs = client.run(g, inputs, batch=0, chunks=tasks, timeout=JOB_TIMEOUT)
+    caught = client.last_summary["node_caught"]
+    expected = reference.run(g, inputs)[0]
+    right_rows = int(sum(np.allclose(outputs[0][i], expected[i], rtol=2e-5, atol=1e-6)
+                         for i in range(tasks)))
+    print("sample rate 0.5: caught %d of %d colluding tasks" % (caught, tasks))
+    assert right_rows == caught  # every caught task carries the node's answer, no other does
+    assert 5 <= caught <= 35  # binomial(40, 0.5): outside this range with probability < 1e-5
+
+
+def test_graph_bad_input(cluster):
+    token = cluster.add_researcher()
+    cluster.start_node()
+    client = cluster.connect(token)
+    g, inputs = mlp_graph(batch=8), inputs_for(batch=8)
+    with pytest.raises(goblin.DTypeError):
+        client.run(g, [inputs[0].astype(np.float64)])
+    with pytest.raises(goblin.ShapeError):
+        client.run(g, [inputs[0][:4]])
+    with pytest.raises(goblin.InputError):
+        client.run(g, inputs + inputs)
+    unknown = copy.deepcopy(g.to_dict())
+    unknown["nodes"][0]["op"] = "fft"
+    with pytest.raises(goblin.GoblinError, match="fft"):
+        client.run(unknown, inputs)
+    cycle = copy.deepcopy(g.to_dict())
+    cycle["nodes"][0]["args"][0] = cycle["nodes"][-1]["id"]
+    with pytest.raises(goblin.GoblinError):
+        client.run(cycle, inputs)
+    # A batch split the graph does not allow: a sum over the batch cannot be cut into rows.
+    s = gg.Graph()
+    x = s.input("f32", [8, 4])
+    s.output(s.sum(x, dims=[0]))
+    with pytest.raises(goblin.GoblinError, match="batch"):
+        client.run(s, [np.ones((8, 4), np.float32)], batch=0)
+    # The connection is still good for a normal job afterwards (no volunteers: just accepted).
+    job = client.submit_graph(g, inputs)
+    assert job.startswith("g-")
+
+
+def test_integer_division_by_zero_fails_the_job_clearly(cluster):
+    token = cluster.add_researcher()
+    cluster.start_node()
+    cluster.start_volunteer(threads=1, slots=1)
+    cluster.start_volunteer(threads=1, slots=1)
+    client = cluster.connect(token)
+    g = gg.Graph()
+    a, b = g.input("i32", [4]), g.input("i32", [4])
+    g.output(g.floor_divide(a, b))
+    with pytest.raises(goblin.GoblinError) as raised:
+        client.run(g, [np.array([7, -7, 3, 1], np.int32), np.array([2, 2, 0, 1], np.int32)],
+                   timeout=JOB_TIMEOUT)
+    assert "invalid_input" in str(raised.value) or getattr(raised.value, "code", "") == "invalid_input"
+    # Honest volunteers reported it as a task error; none of them was marked.
+    assert all(v != "rejected" for _, v, _ in graph_verdicts(cluster))
