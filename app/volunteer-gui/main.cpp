@@ -126,6 +126,7 @@ int main(int argc, char** argv) {
         if (!devices)
             throw std::runtime_error(devices.error().message);
         settings.devices = std::move(devices->devices);
+        settings.graphDevice = devices->graphDevice;
         auto backend = std::move(devices->backend);
         volunteer::VolunteerEngine engine(io, settings, std::move(backend), logLine);
         asio::signal_set signals(io, SIGINT, SIGTERM);

@@ -207,3 +207,22 @@ def test_integer_division_by_zero_fails_the_job_clearly(cluster):
     assert "invalid_input" in str(raised.value) or getattr(raised.value, "code", "") == "invalid_input"
     # Honest volunteers reported it as a task error; none of them was marked.
     assert all(v != "rejected" for _, v, _ in graph_verdicts(cluster))
+
+
+def test_graph_job_on_cpu_and_opencl_volunteers(cluster):
+    """One volunteer on the CPU reference, one on its OpenCL device (PoCL in CI): every task gets
+    one opinion from each backend, and they agree."""
+    token = cluster.add_researcher()
+    cluster.start_node(extra_args=["--graph-sample-rate", "0"])
+    cluster.start_volunteer(threads=1, slots=1)
+    cluster.start_volunteer(threads=1, slots=1, extra_args=["--devices", "gpu0"])
+    wait_for_volunteers(cluster, 2)
+    client = cluster.connect(token)
+    g, inputs = mlp_graph(), inputs_for()
+    outputs = client.run(g, inputs, batch=0, chunks=3, timeout=JOB_TIMEOUT)
+    assert_matches_reference(g, inputs, outputs)
+    summary = client.last_summary
+    assert summary["backends"] == {"cpu-reference": 3, "opencl-graph": 3}, summary
+    assert summary["verdicts"] == {"accepted": 6, "rejected": 0}
+    # The shared math header and fixed reduction order make the two backends agree bit for bit.
+    assert summary["max_disagreement_ratio"] == 0

@@ -84,6 +84,8 @@ Expected<DeviceSetup> setUpDevices(const DeviceSetupOptions& options,
         }
     }
     setup.devices = describeDevices(cpu, device ? &device->device() : nullptr);
+    if (device)
+        setup.graphDevice = device->device().index;
     setup.backend = std::make_unique<BackendChooser>(std::move(device), std::move(cpuBackend), log);
     return setup;
 }

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <boost/json/array.hpp>
@@ -28,6 +29,7 @@ struct DeviceSetupOptions {
 struct DeviceSetup {
     std::unique_ptr<compute::Backend> backend;
     boost::json::array devices; // capabilities.devices of the hello
+    std::optional<int> graphDevice; // the OpenCL device opened, which also runs graph tasks
 };
 
 // InvalidInput for a malformed --devices; an OpenCL device that cannot be opened is logged and

@@ -9,9 +9,28 @@
 
 namespace goblin::volunteer {
 
-Expected<GraphTaskResult> runGraphTask(const boost::json::value& graphJson,
-                                       const std::vector<net::TensorPtr>& inputs,
-                                       const core::graph::GraphLimits& limits) {
+GraphExecutors::GraphExecutors(std::optional<int> device, std::function<void(const std::string&)> log)
+    : m_deviceIndex(device), m_log(std::move(log)) {}
+
+compute::OpenClGraphExecutor* GraphExecutors::device() {
+    if (!m_deviceIndex || m_deviceFailed)
+        return nullptr;
+    if (!m_device) {
+        auto created = compute::OpenClGraphExecutor::create(*m_deviceIndex);
+        if (!created) {
+            m_deviceFailed = true;
+            m_log("graph tasks run on the CPU: OpenCL device gpu" + std::to_string(*m_deviceIndex) +
+                  " cannot run them (" + created.error().message + ")");
+            return nullptr;
+        }
+        m_device.emplace(std::move(*created));
+    }
+    return &*m_device;
+}
+
+Expected<GraphTaskResult> GraphExecutors::run(const boost::json::value& graphJson,
+                                              const std::vector<net::TensorPtr>& inputs,
+                                              const core::graph::GraphLimits& limits) {
     if (!graphJson.is_object())
         return makeError(ErrorCode::InvalidMessage, "a graph task needs a 'graph' object");
     auto graph = core::graph::decodeGraph(boost::json::serialize(graphJson), limits);
@@ -31,12 +50,24 @@ Expected<GraphTaskResult> runGraphTask(const boost::json::value& graphJson,
         values.push_back(*inputs[i]);
     }
     const auto start = std::chrono::steady_clock::now();
+    auto seconds = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    if (compute::OpenClGraphExecutor* executor = device()) {
+        auto outputs = executor->run(*graph, *plan, values);
+        if (outputs)
+            return GraphTaskResult{std::move(*outputs), "opencl-graph", seconds()};
+        const ErrorCode code = outputs.error().code;
+        if (code == ErrorCode::InvalidInput || code == ErrorCode::UnsupportedDtype ||
+            code == ErrorCode::ShapeMismatch)
+            return tl::unexpected(outputs.error());
+        m_log("graph task on gpu" + std::to_string(*m_deviceIndex) + " failed (" +
+              outputs.error().message + "); computing it on the CPU");
+    }
     auto outputs = compute::reference::runGraph(*graph, *plan, values);
     if (!outputs)
         return tl::unexpected(outputs.error());
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return GraphTaskResult{std::move(*outputs), "cpu-reference", seconds};
+    return GraphTaskResult{std::move(*outputs), "cpu-reference", seconds()};
 }
 
 } // namespace goblin::volunteer

@@ -32,7 +32,11 @@ private:
 VolunteerEngine::VolunteerEngine(asio::io_context& io, EngineSettings settings,
                                  std::unique_ptr<compute::Backend> backend, LogSink log)
     : m_io(io), m_settings(std::move(settings)), m_backend(std::move(backend)), m_log(std::move(log)),
-      m_identityFile(m_settings.configDir), m_reconnectTimer(io), m_releaseTimer(io) {}
+      m_identityFile(m_settings.configDir), m_graphExecutors(m_settings.graphDevice,
+                                                         [this](const std::string& line) {
+                                                             asio::post(m_io, [this, line] { m_log(line); });
+                                                         }),
+      m_reconnectTimer(io), m_releaseTimer(io) {}
 
 VolunteerEngine::~VolunteerEngine() {
     m_gate.shutdown();
@@ -284,7 +288,7 @@ void VolunteerEngine::computeGraph(std::shared_ptr<net::WsConnection> connection
     if (m_gate.enterTask(stale) != GateVerdict::Go)
         return finish(0, 0, 0, 0);
     asio::post(m_io, [this, taskId] { m_running = TaskProgress{taskId, 0}; });
-    auto result = runGraphTask(graph, inputs, core::graph::GraphLimits{});
+    auto result = m_graphExecutors.run(graph, inputs, core::graph::GraphLimits{});
     if (!result) {
         connection->send(net::Message{json::object{{"type", "task_error"},
                                                    {"op", "graph"},

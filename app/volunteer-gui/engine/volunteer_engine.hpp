@@ -23,6 +23,7 @@
 #include "goblin/net/ws_url.hpp"
 #include "compute_gate.hpp"
 #include "engine_status.hpp"
+#include "graph_task.hpp"
 #include "sliced_matmul.hpp"
 #include "volunteer_identity.hpp"
 
@@ -35,7 +36,8 @@ struct EngineSettings {
     int threads = 0;
     int slots = 2;
     std::int64_t memoryBytes = 0;
-    boost::json::array devices; // capabilities.devices of the hello (device_choice.hpp)
+    boost::json::array devices; // capabilities.devices of the hello
+    std::optional<int> graphDevice; // OpenCL device index for graph tasks (else the CPU reference) (device_choice.hpp)
     net::Limits limits;
     // Compute thread: sets the process's BLAS thread count when the plan's count changes.
     std::function<void(int threads)> applyCpuThreads;
@@ -93,6 +95,7 @@ private:
     IdentityFile m_identityFile;
     ComputeGate m_gate;
     SliceTuning m_tuning; // compute thread only
+    GraphExecutors m_graphExecutors; // compute thread only
     boost::asio::thread_pool m_compute{1};
     boost::asio::steady_timer m_reconnectTimer;
     boost::asio::steady_timer m_releaseTimer;

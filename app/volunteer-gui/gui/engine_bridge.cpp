@@ -96,6 +96,7 @@ void EngineBridge::start(const BridgeConfig& config) {
                 break;
             }
             engine.settings.devices = std::move(setup->devices);
+            engine.settings.graphDevice = setup->graphDevice;
             engines->push_back(std::make_unique<VolunteerEngine>(
                 *io, engine.settings, std::move(setup->backend), nodeLog));
             engines->back()->setPlan(engine.plan);
