@@ -7,26 +7,16 @@
 #include <random>
 
 #include "goblin/compute/reference/graph_executor.hpp"
+#include "reference_op_helpers.hpp"
 
 using goblin::ErrorCode;
 using namespace goblin::core;
 using namespace goblin::core::ops;
 using goblin::compute::reference::runOp;
+using namespace reference_test;
 
 namespace {
 
-template <class T> Tensor make(DType dtype, Shape shape, std::vector<T> values) {
-    Tensor tensor = Tensor::allocate(dtype, std::move(shape)).value();
-    std::copy(values.begin(), values.end(), tensor.values<T>().begin());
-    return tensor;
-}
-
-template <class T> std::vector<T> run(OpCode op, std::vector<Tensor> args, Attributes attrs = {}) {
-    auto out = runOp(op, args, attrs);
-    if (!out)
-        qFatal("%s", out.error().message.c_str());
-    return {out->values<T>().begin(), out->values<T>().end()};
-}
 
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();

@@ -8,18 +8,14 @@
 #include <random>
 
 #include "goblin/compute/reference/graph_executor.hpp"
+#include "reference_op_helpers.hpp"
 
 using namespace goblin::core;
 using namespace goblin::core::ops;
 using goblin::compute::reference::runOp;
+using namespace reference_test;
 
 namespace {
-
-template <class T> Tensor make(DType dtype, Shape shape, std::vector<T> values) {
-    Tensor tensor = Tensor::allocate(dtype, std::move(shape)).value();
-    std::copy(values.begin(), values.end(), tensor.values<T>().begin());
-    return tensor;
-}
 
 template <class T> Tensor random(DType dtype, Shape shape, unsigned seed) {
     std::mt19937 rng(seed);
@@ -30,17 +26,6 @@ template <class T> Tensor random(DType dtype, Shape shape, unsigned seed) {
     return tensor;
 }
 
-Tensor runChecked(OpCode op, std::vector<Tensor> args, const Attributes& attrs) {
-    auto out = runOp(op, args, attrs);
-    if (!out)
-        qFatal("%s", out.error().message.c_str());
-    return *out;
-}
-
-template <class T> std::vector<T> run(OpCode op, std::vector<Tensor> args, const Attributes& attrs) {
-    const Tensor out = runChecked(op, std::move(args), attrs);
-    return {out.values<T>().begin(), out.values<T>().end()};
-}
 
 double dot(const Tensor& a, const Tensor& b) {
     double sum = 0;
