@@ -36,12 +36,15 @@ CREATE TABLE IF NOT EXISTS results(
 CREATE UNIQUE INDEX IF NOT EXISTS one_accepted_result ON results(task_id) WHERE verdict = 'accepted';
 -- Graph jobs (schema version 2): every task is computed by two volunteers and compared; each
 -- replica's verdict is recorded, with the method that decided it.
+-- request: the submit_graph fields {graph, batch}; inputs and outputs: JSON lists of stored
+-- tensors {digest, dtype, shape} (blobs), so a restarted node resumes running graph jobs.
 CREATE TABLE IF NOT EXISTS graph_jobs(
   id TEXT PRIMARY KEY, researcher_id INTEGER NOT NULL REFERENCES researchers(id),
-  tasks INTEGER NOT NULL, state TEXT NOT NULL, created_at REAL NOT NULL, finished_at REAL);
+  tasks INTEGER NOT NULL, request TEXT NOT NULL, inputs TEXT NOT NULL, state TEXT NOT NULL,
+  created_at REAL NOT NULL, finished_at REAL);
 CREATE TABLE IF NOT EXISTS graph_tasks(
   id INTEGER PRIMARY KEY, job_id TEXT NOT NULL REFERENCES graph_jobs(id), chunk INTEGER NOT NULL,
-  state TEXT NOT NULL DEFAULT 'queued');
+  state TEXT NOT NULL DEFAULT 'queued', outputs TEXT);
 CREATE TABLE IF NOT EXISTS graph_results(
   task_id INTEGER NOT NULL REFERENCES graph_tasks(id), attempt INTEGER NOT NULL,
   volunteer_id TEXT NOT NULL, backend TEXT, verdict TEXT NOT NULL, method TEXT NOT NULL,
@@ -202,9 +205,14 @@ Expected<void> NodeStore::setJobState(const std::string& id, const std::string& 
 }
 
 bool NodeStore::blobInUse(const std::string& digest, const std::string& exceptJob) {
-    auto query = m_db.prepare("SELECT 1 FROM jobs WHERE id != ? AND state != 'released' AND "
-                              "(a_blob = ? OR b_blob = ?) LIMIT 1");
-    query.bind(1, exceptJob).bind(2, digest).bind(3, digest);
+    // Blobs are content-addressed, so matmul inputs and graph inputs and outputs may share one.
+    auto query = m_db.prepare(
+        "SELECT 1 FROM jobs WHERE id != ?1 AND state != 'released' AND (a_blob = ?2 OR b_blob = ?2) "
+        "UNION ALL SELECT 1 FROM graph_jobs WHERE id != ?1 AND state != 'released' AND "
+        "instr(inputs, ?2) > 0 "
+        "UNION ALL SELECT 1 FROM graph_tasks t JOIN graph_jobs j ON j.id = t.job_id WHERE "
+        "j.id != ?1 AND j.state != 'released' AND instr(t.outputs, ?2) > 0 LIMIT 1");
+    query.bind(1, exceptJob).bind(2, digest);
     return query.step().value_or(true);
 }
 

@@ -23,6 +23,7 @@ from goblin import reference
 from goblin.wire import decode_tensor_frame, encode_tensor_frame
 
 MAX_TENSOR_BYTES = 1 << 30
+DELAY = 2.0
 
 
 def say(text: str) -> None:
@@ -47,7 +48,7 @@ def hello(ws) -> str:
     return welcome["volunteer"]
 
 
-MODES = ("add", "nan", "shape", "dtype")
+MODES = ("add", "nan", "shape", "dtype", "slow")  # slow: right answers, each after --delay s
 
 
 def corrupted_product(a: np.ndarray, b: np.ndarray, corruption: float,
@@ -101,6 +102,9 @@ def handle_task(ws, task, tensors, corruption: float, mode: str) -> None:
 
 def corrupted_outputs(outputs, corruption: float, mode: str):
     """Graph outputs with the first one made wrong the way corrupted_product makes a tile wrong."""
+    if mode == "slow":
+        time.sleep(DELAY)
+        return [np.asarray(o) for o in outputs]
     first = np.array(outputs[0])
     if mode == "shape":
         first = first[:-1] if first.ndim and first.shape[0] > 1 else np.zeros((7,), first.dtype)
@@ -130,7 +134,10 @@ def main() -> int:
                         help="added to one element of every returned tile (default 1000)")
     parser.add_argument("--mode", choices=MODES, default="add",
                         help="how every returned tile is wrong (default: add)")
+    parser.add_argument("--delay", type=float, default=2.0, help="seconds per graph task (slow)")
     args = parser.parse_args()
+    global DELAY
+    DELAY = args.delay
     with open_connection(args.node) as ws:
         say("dishonest volunteer %s" % hello(ws))
         try:

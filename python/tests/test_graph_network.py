@@ -5,6 +5,7 @@ two volunteers that agree on the same wrong answer.
 """
 
 import copy
+import re
 
 import numpy as np
 import pytest
@@ -67,6 +68,9 @@ def test_graph_job_on_two_volunteers(cluster):
     per_task = cluster.query("SELECT task_id, count(DISTINCT volunteer_id) FROM graph_results "
                              "GROUP BY task_id")
     assert len(per_task) == 4 and all(count == 2 for _, count in per_task)
+    # run() released the job: its input and output blobs are gone.
+    assert cluster.query("SELECT state FROM graph_jobs") == [("released",)]
+    assert not list((cluster.data_dir / "blobs").glob("*.bin"))
 
 
 def test_unsplit_graph_job_and_node_sample(cluster):
@@ -226,3 +230,42 @@ def test_graph_job_on_cpu_and_opencl_volunteers(cluster):
     assert summary["verdicts"] == {"accepted": 6, "rejected": 0}
     # The shared math header and fixed reduction order make the two backends agree bit for bit.
     assert summary["max_disagreement_ratio"] == 0
+
+
+def test_node_killed_mid_graph_job_resumes_without_losing_decided_tasks(cluster):
+    """kill -9 of the node while a graph job runs: on restart the decided tasks keep their outputs
+    and verdicts (nothing decided twice), the rest are computed again, and fetch gets the result."""
+    token = cluster.add_researcher()
+    cluster.start_node(extra_args=["--graph-sample-rate", "0"])
+    cluster.start_volunteer(threads=1, slots=4)
+    cluster.start_dishonest(mode="slow")  # honest, one task every 2 s: tasks finish one by one
+    wait_for_volunteers(cluster, 2)
+    client = cluster.connect(token)
+    g, inputs = mlp_graph(batch=40), inputs_for(batch=40)
+    job = client.submit_graph(g, inputs, batch=0, chunks=5)
+
+    def decided():
+        return cluster.query("SELECT count(*) FROM graph_tasks WHERE state = 'accepted'")[0][0]
+    cluster.wait_until(lambda: decided() >= 1, 60, "a decided graph task")
+    cluster.node.kill9()
+    before = cluster.query("SELECT task_id, attempt, volunteer_id, verdict FROM graph_results "
+                           "ORDER BY task_id, attempt")
+    decided_before = {row[0] for row in cluster.query(
+        "SELECT id FROM graph_tasks WHERE state = 'accepted'")}
+    assert 1 <= len(decided_before) < 5
+
+    cluster.start_node(port=cluster.port, extra_args=["--graph-sample-rate", "0"])
+    cluster.node.wait_for_line(re.compile(r"graph job %s resumed: %d of 5 task\(s\) already decided"
+                                          % (job, len(decided_before))), 30)
+    cluster.start_volunteer(threads=1, slots=2)
+    fresh = cluster.connect(token)
+    outputs = fresh.fetch_outputs(job, timeout=JOB_TIMEOUT)
+    assert_matches_reference(g, inputs, outputs)
+    after = cluster.query("SELECT task_id, attempt, volunteer_id, verdict FROM graph_results "
+                          "ORDER BY task_id, attempt")
+    # Verdicts from before the crash are all still there, unchanged; decided tasks got no new ones.
+    assert set(before) <= set(after)
+    assert not [row for row in after if row[0] in decided_before and row not in before]
+    assert cluster.query("SELECT count(*) FROM graph_tasks WHERE state = 'accepted'")[0][0] == 5
+    summary = fresh.last_summary
+    assert summary["verdicts"]["accepted"] == 10 and summary["tasks"] == 5

@@ -9,6 +9,7 @@
 
 #include "goblin/compute/reference/graph_executor.hpp"
 #include "goblin/net/json_fields.hpp"
+#include "graph_blobs.hpp"
 #include "graph_store.hpp"
 #include "secrets.hpp"
 
@@ -50,16 +51,92 @@ std::optional<std::string> malformed(const GraphChunk& chunk, const std::vector<
 
 } // namespace
 
-GraphJobs::GraphJobs(asio::io_context& core, asio::thread_pool& workers, Database& db,
-                     GraphJobSettings settings, Hooks hooks)
-    : m_core(core), m_workers(workers), m_db(db), m_settings(std::move(settings)),
+GraphJobs::GraphJobs(asio::io_context& core, asio::thread_pool& workers, NodeStore& store,
+                     const BlobStore& blobs, GraphJobSettings settings, Hooks hooks)
+    : m_core(core), m_workers(workers), m_store(store), m_db(store.database()), m_blobs(blobs),
+      m_settings(std::move(settings)),
       m_hooks(std::move(hooks)),
       m_random(m_settings.seed != 0 ? m_settings.seed : std::random_device{}()) {}
 
 void GraphJobs::start() {
-    if (const auto failed = failInterruptedGraphJobs(m_db, m_hooks.clock()); failed > 0)
-        m_hooks.log(std::to_string(failed) + " graph job(s) of a previous run marked failed "
-                                             "(graph jobs do not survive a restart)");
+    for (const GraphJobRow& row : unreleasedGraphJobs(m_db)) {
+        if (auto resumed = resumeJob(row); !resumed) {
+            m_hooks.log("graph job " + row.id + " cannot resume (" + resumed.error().message +
+                        "); marked failed");
+            (void)setGraphJobState(m_db, row.id, "failed", m_hooks.clock());
+        }
+    }
+}
+
+Expected<void> GraphJobs::resumeJob(const GraphJobRow& row) {
+    // The same checks and the same split as at submission: chunks are a pure function of the
+    // request, its inputs and the number of tasks recorded.
+    json::error_code requestError, inputsError;
+    json::value request = json::parse(row.request, requestError);
+    json::value stored = json::parse(row.inputs, inputsError);
+    if (requestError || inputsError || !request.is_object() || !stored.is_array())
+        return makeError(ErrorCode::Internal, "its stored request is malformed");
+    auto inputs = loadTensors(m_blobs, stored.get_array());
+    if (!inputs)
+        return tl::unexpected(inputs.error());
+    Message message{request.get_object(), {}};
+    for (core::Tensor& input : *inputs)
+        message.tensors.push_back(std::make_shared<const core::Tensor>(std::move(input)));
+    auto submission = parseGraphSubmission(message, m_settings.limits);
+    if (!submission)
+        return tl::unexpected(submission.error());
+    auto chunks = splitIntoChunks(*submission, row.tasks, m_settings.limits);
+    if (!chunks)
+        return tl::unexpected(chunks.error());
+    const auto tasks = graphTasksOf(m_db, row.id);
+    if (tasks.size() != chunks->size())
+        return makeError(ErrorCode::Internal, "its tasks do not match its chunks");
+    Job job;
+    job.id = row.id;
+    job.researcher = row.researcherId;
+    job.createdAt = row.createdAt;
+    job.inputDigests = storedDigests(stored.get_array());
+    job.submission = std::move(*submission);
+    job.chunks = std::move(*chunks);
+    Job& added = addJob(std::move(job), tasks);
+    m_hooks.log("graph job " + added.id + " resumed: " + std::to_string(added.done) + " of " +
+                std::to_string(added.taskIds.size()) + " task(s) already decided");
+    if (added.done == static_cast<std::int64_t>(added.taskIds.size()))
+        finishJob(added);
+    return {};
+}
+
+GraphJobs::Job& GraphJobs::addJob(Job job, const std::vector<GraphTaskRow>& tasks) {
+    for (const GraphChunk& chunk : job.chunks)
+        job.chunkGraphs.push_back(json::parse(chunk.json));
+    for (const GraphTaskRow& row : tasks) {
+        Task task;
+        task.id = row.id;
+        task.jobId = job.id;
+        task.chunk = static_cast<std::size_t>(row.chunk);
+        task.lastAttempt = row.lastAttempt; // attempt numbers never repeat
+        job.taskIds.push_back(row.id);
+        if (row.accepted) {
+            json::error_code ec;
+            json::value stored = json::parse(row.outputs, ec);
+            auto outputs = ec || !stored.is_array() ? Expected<std::vector<core::Tensor>>(
+                                                          makeError(ErrorCode::Internal, "bad outputs"))
+                                                    : loadTensors(m_blobs, stored.get_array());
+            if (outputs) {
+                task.decided = true;
+                task.outputs = std::move(*outputs);
+                ++job.done;
+            }
+        }
+        const bool queue = !task.decided;
+        auto [it, inserted] = m_tasks.emplace(task.id, std::move(task));
+        if (queue) { // two volunteer opinions
+            m_queue.push_back(it->first);
+            m_queue.push_back(it->first);
+        }
+    }
+    auto [it, inserted] = m_jobs.emplace(job.id, std::move(job));
+    return it->second;
 }
 
 void GraphJobs::replyError(std::uint64_t peer, std::int64_t requestId, const Error& error) {
@@ -72,73 +149,76 @@ void GraphJobs::replyError(std::uint64_t peer, std::int64_t requestId, const Err
 
 void GraphJobs::submit(std::uint64_t peer, std::int64_t researcher, std::int64_t requestId,
                        Message message) {
-    // Decoding, validating and slicing are O(size): a worker does them.
+    // Decoding, validating, slicing and storing the inputs are O(size): a worker does them.
     const auto volunteers = static_cast<std::int64_t>(m_hooks.volunteers().size());
     asio::post(m_workers, [this, peer, researcher, requestId, volunteers,
                            message = std::move(message)] {
-        auto submission = parseGraphSubmission(message, m_settings.limits);
-        Expected<std::vector<GraphChunk>> chunks = tl::unexpected(Error{});
-        if (submission)
-            chunks = splitIntoChunks(*submission, std::max<std::int64_t>(1, volunteers),
-                                     m_settings.limits);
-        asio::post(m_core, [this, peer, researcher, requestId, submission = std::move(submission),
-                            chunks = std::move(chunks)]() mutable {
+        auto intake = [&]() -> Expected<Intake> {
+            auto submission = parseGraphSubmission(message, m_settings.limits);
             if (!submission)
-                return replyError(peer, requestId, submission.error());
+                return tl::unexpected(submission.error());
+            auto chunks = splitIntoChunks(*submission, std::max<std::int64_t>(1, volunteers),
+                                          m_settings.limits);
             if (!chunks)
-                return replyError(peer, requestId, chunks.error());
-            createJob(peer, researcher, requestId, std::move(*submission), std::move(*chunks));
+                return tl::unexpected(chunks.error());
+            auto stored = storeTensors(m_blobs, valuesOf(submission->inputs));
+            if (!stored)
+                return makeError(ErrorCode::Internal, "storing the inputs: " + stored.error().message);
+            json::object request{{"graph", message.control.at("graph")}};
+            if (const auto* batch = message.control.if_contains("batch"))
+                request["batch"] = *batch;
+            return Intake{std::move(*submission), std::move(*chunks), json::serialize(request),
+                          json::serialize(*stored)};
+        }();
+        asio::post(m_core, [this, peer, researcher, requestId, intake = std::move(intake)]() mutable {
+            if (!intake)
+                return replyError(peer, requestId, intake.error());
+            createJob(peer, researcher, requestId, std::move(*intake));
         });
     });
 }
 
 void GraphJobs::createJob(std::uint64_t peer, std::int64_t researcher, std::int64_t requestId,
-                          GraphSubmission submission, std::vector<GraphChunk> chunks) {
-    Job job;
-    job.id = randomId("g-", m_random);
-    job.researcher = researcher;
-    job.createdAt = m_hooks.clock();
+                          Intake intake) {
+    GraphJobRow row{randomId("g-", m_random), researcher, "running",
+                    static_cast<std::int64_t>(intake.chunks.size()), std::move(intake.request),
+                    std::move(intake.inputs), m_hooks.clock()};
+    std::vector<GraphTaskRow> tasks;
     {
         Transaction transaction(m_db);
-        auto ok = insertGraphJob(m_db, job.id, researcher, static_cast<std::int64_t>(chunks.size()),
-                                 job.createdAt);
-        for (std::size_t c = 0; ok && c < chunks.size(); ++c) {
-            auto taskId = insertGraphTask(m_db, job.id, static_cast<std::int64_t>(c));
+        auto ok = insertGraphJob(m_db, row);
+        for (std::size_t c = 0; ok && c < intake.chunks.size(); ++c) {
+            auto taskId = insertGraphTask(m_db, row.id, static_cast<std::int64_t>(c));
             if (!taskId) {
                 ok = tl::unexpected(taskId.error());
                 break;
             }
-            job.taskIds.push_back(*taskId);
+            tasks.push_back(GraphTaskRow{*taskId, static_cast<std::int64_t>(c), false, {}, 0});
         }
         if (ok)
             ok = transaction.commit();
         if (!ok)
             return replyError(peer, requestId, Error{ErrorCode::Internal, ok.error().message});
     }
-    for (const GraphChunk& chunk : chunks)
-        job.chunkGraphs.push_back(json::parse(chunk.json));
-    job.submission = std::move(submission);
-    job.chunks = std::move(chunks);
+    Job job;
+    job.id = row.id;
+    job.researcher = researcher;
+    job.createdAt = row.createdAt;
+    json::error_code ec;
+    job.inputDigests = storedDigests(json::parse(row.inputs, ec).as_array());
+    job.submission = std::move(intake.submission);
+    job.chunks = std::move(intake.chunks);
     job.watchers.insert(peer);
-    for (std::size_t c = 0; c < job.taskIds.size(); ++c) {
-        Task task;
-        task.id = job.taskIds[c];
-        task.jobId = job.id;
-        task.chunk = c;
-        auto [it, inserted] = m_tasks.emplace(task.id, std::move(task));
-        // Two volunteer opinions per task from the start.
-        m_queue.push_back(it->first);
-        m_queue.push_back(it->first);
-    }
-    m_hooks.log("graph job " + job.id + " accepted: " + std::to_string(job.submission.graph.nodes.size()) +
-                " node(s), " + std::to_string(job.taskIds.size()) + " task(s), each computed twice");
+    Job& added = addJob(std::move(job), tasks);
+    m_hooks.log("graph job " + added.id + " accepted: " +
+                std::to_string(added.submission.graph.nodes.size()) + " node(s), " +
+                std::to_string(added.taskIds.size()) + " task(s), each computed twice");
     m_hooks.send(peer, Message{json::object{{"type", "job_accepted"},
                                             {"id", requestId},
-                                            {"job", job.id},
+                                            {"job", added.id},
                                             {"kind", "graph"},
-                                            {"tasks", static_cast<std::int64_t>(job.taskIds.size())}},
+                                            {"tasks", static_cast<std::int64_t>(added.taskIds.size())}},
                                {}});
-    m_jobs.emplace(job.id, std::move(job));
     m_hooks.wake();
 }
 
@@ -147,12 +227,10 @@ GraphJobs::Job* GraphJobs::ownedJob(std::uint64_t peer, std::int64_t researcher,
     auto it = m_jobs.find(jobId);
     if (it != m_jobs.end() && it->second.researcher == researcher)
         return &it->second;
-    // A job of an earlier run (failed at start-up) or another researcher's: say what is known.
+    // A failed or released job, or another researcher's: say only what this researcher may know.
     const auto row = graphJob(m_db, jobId);
     if (row && row->researcherId == researcher && row->state == "failed")
-        replyError(peer, requestId,
-                   Error{ErrorCode::Internal, "graph job " + jobId +
-                                                  " was interrupted by a lab node restart; submit it again"});
+        replyError(peer, requestId, Error{ErrorCode::Internal, "graph job " + jobId + " failed"});
     else
         replyError(peer, requestId, Error{ErrorCode::NotFound, "no job " + jobId});
     return nullptr;
@@ -184,11 +262,22 @@ void GraphJobs::release(std::uint64_t peer, std::int64_t researcher, std::int64_
     if (job->state == "running")
         return replyError(peer, requestId,
                           Error{ErrorCode::InvalidInput, "job " + jobId + " is still running"});
-    (void)setGraphJobState(m_db, jobId, "released", m_hooks.clock());
+    if (auto ok = setGraphJobState(m_db, jobId, "released", m_hooks.clock()); !ok)
+        return replyError(peer, requestId, ok.error());
+    std::vector<std::string> digests = job->inputDigests;
+    for (const GraphTaskRow& task : graphTasksOf(m_db, jobId)) {
+        json::error_code ec;
+        if (json::value stored = json::parse(task.outputs, ec); !ec && stored.is_array())
+            for (std::string& digest : storedDigests(stored.get_array()))
+                digests.push_back(std::move(digest));
+    }
+    for (const std::string& digest : digests)
+        if (!m_store.blobInUse(digest, jobId))
+            m_blobs.remove(digest);
     for (std::int64_t taskId : job->taskIds)
         m_tasks.erase(taskId);
     m_jobs.erase(jobId);
-    m_hooks.log("graph job " + jobId + " released");
+    m_hooks.log("graph job " + jobId + " released: its blobs are deleted");
     m_hooks.send(peer, Message{json::object{{"type", "released"}, {"id", requestId}, {"job", jobId}}, {}});
 }
 
@@ -337,7 +426,6 @@ void GraphJobs::onResult(const GraphVolunteer& volunteer, Message message) {
         GraphVerdictRecord record{task.id, *attempt, volunteer.volunteerId, replica.backend, false,
                                   "shape-gate", INFINITY, *wrong, replica.computeSeconds};
         (void)recordGraphVerdict(m_db, record, m_hooks.clock());
-        ++job.rejected;
         m_hooks.log("graph task " + std::to_string(task.id) + " from " + volunteer.volunteerId +
                     " REJECTED: " + *wrong);
         m_hooks.send(volunteer.peer, Message{json::object{{"type", "verdict"},
@@ -389,7 +477,6 @@ void GraphJobs::onJudged(std::int64_t taskId, std::size_t judgedCount, Judgement
         return queueOpinion(task);
     case Decision::NeedNodeReference:
         m_hooks.log("graph task " + std::to_string(task.id) + ": no two volunteers agree; the node computes it");
-        ++m_jobs.at(task.jobId).tiebreaks;
         return computeOnNode(task);
     case Decision::Decided:
         break;
@@ -398,7 +485,6 @@ void GraphJobs::onJudged(std::int64_t taskId, std::size_t judgedCount, Judgement
     std::bernoulli_distribution sample(std::clamp(m_settings.sampleRate, 0.0, 1.0));
     if (!nodeDecided && !task.sampled && sample(m_random)) {
         task.sampled = true;
-        ++m_jobs.at(task.jobId).sampled;
         return computeOnNode(task);
     }
     decide(task, judgement);
@@ -447,6 +533,11 @@ void GraphJobs::decide(Task& task, const Judgement& judgement) {
                                : task.sampled ? "node-sample"
                                               : "node-tiebreak";
     const double now = m_hooks.clock();
+    const std::vector<core::Tensor>& outputs = task.replicas[judgement.decisive].outputs;
+    // The outputs reach the disk before the verdicts commit: a restarted node finds them.
+    auto stored = storeTensors(m_blobs, outputs);
+    if (!stored)
+        return failJob(job, Error{ErrorCode::Internal, "storing outputs: " + stored.error().message});
     Transaction transaction(m_db);
     Expected<void> ok;
     for (std::size_t i = 0; ok && i < task.replicas.size(); ++i) {
@@ -461,7 +552,7 @@ void GraphJobs::decide(Task& task, const Judgement& judgement) {
                                 now);
     }
     if (ok)
-        ok = setGraphTaskAccepted(m_db, task.id);
+        ok = setGraphTaskAccepted(m_db, task.id, json::serialize(*stored));
     if (ok)
         ok = transaction.commit();
     if (!ok) {
@@ -472,35 +563,22 @@ void GraphJobs::decide(Task& task, const Judgement& judgement) {
     task.decided = true;
     task.leases.clear();
     std::erase(m_queue, task.id);
-    task.outputs = task.replicas[judgement.decisive].outputs;
-    bool caught = false;
+    task.outputs = outputs;
     for (std::size_t i = 0; i < task.replicas.size(); ++i) {
         const Replica& replica = task.replicas[i];
         if (replica.fromNode())
             continue;
         const ReplicaVerdict& verdict = judgement.verdicts[i];
-        if (verdict.accepted) {
-            ++job.accepted;
-            job.volunteers.insert(replica.volunteerId);
-            ++job.backends[replica.backend];
-            job.worstRatio = std::max(job.worstRatio, verdict.ratio);
-        } else {
-            ++job.rejected;
-            caught = caught || nodeDecided;
+        if (!verdict.accepted)
             m_hooks.log("graph task " + std::to_string(task.id) + " attempt " +
                         std::to_string(replica.attempt) + " from volunteer " + replica.volunteerId +
                         " REJECTED (" + method + "): " + verdict.reason);
-        }
         m_hooks.send(task.replicaPeers[i], Message{json::object{{"type", "verdict"},
                                                                 {"task", task.id},
                                                                 {"attempt", replica.attempt},
                                                                 {"verdict", verdict.accepted ? "accepted" : "rejected"}},
                                                    {}});
     }
-    if (nodeDecided && task.sampled && caught)
-        ++job.caught;
-    if (nodeDecided)
-        ++job.backends["node-reference"];
     ++job.done;
     sendProgress(job);
     if (job.done == static_cast<std::int64_t>(job.taskIds.size()))
@@ -546,10 +624,11 @@ void GraphJobs::finishJob(Job& job) {
     job.result = std::move(*merged);
     job.state = "done";
     (void)setGraphJobState(m_db, job.id, "done", m_hooks.clock());
-    m_hooks.log("graph job " + job.id + " done: " + std::to_string(job.accepted) +
-                " replica(s) accepted, " + std::to_string(job.rejected) + " rejected, " +
-                std::to_string(job.sampled) + " task(s) recomputed by the node (" +
-                std::to_string(job.caught) + " caught)");
+    const GraphSummaryCounts counts = graphSummaryCounts(m_db, job.id);
+    m_hooks.log("graph job " + job.id + " done: " + std::to_string(counts.accepted) +
+                " replica(s) accepted, " + std::to_string(counts.rejected) + " rejected, " +
+                std::to_string(counts.sampled) + " task(s) recomputed by the node (" +
+                std::to_string(counts.caught) + " caught)");
     for (std::uint64_t peer : job.watchers)
         deliver(peer, job, 0);
     job.watchers.clear();
@@ -564,18 +643,19 @@ void GraphJobs::finishJob(Job& job) {
 }
 
 void GraphJobs::deliver(std::uint64_t peer, const Job& job, std::int64_t requestId) {
+    const GraphSummaryCounts counts = graphSummaryCounts(m_db, job.id);
     json::object backends;
-    for (const auto& [name, count] : job.backends)
+    for (const auto& [name, count] : counts.backends)
         backends[name] = count;
     json::object summary{{"kind", "graph"},
                          {"tasks", static_cast<std::int64_t>(job.taskIds.size())},
-                         {"verdicts", json::object{{"accepted", job.accepted}, {"rejected", job.rejected}}},
-                         {"node_recomputed", job.sampled},
-                         {"node_caught", job.caught},
-                         {"node_tiebreaks", job.tiebreaks},
-                         {"volunteers", static_cast<std::int64_t>(job.volunteers.size())},
+                         {"verdicts", json::object{{"accepted", counts.accepted}, {"rejected", counts.rejected}}},
+                         {"node_recomputed", counts.sampled},
+                         {"node_caught", counts.caught},
+                         {"node_tiebreaks", counts.tiebreaks},
+                         {"volunteers", counts.volunteers},
                          {"backends", std::move(backends)},
-                         {"max_disagreement_ratio", job.worstRatio},
+                         {"max_disagreement_ratio", counts.worstRatio},
                          {"verification_seconds", job.verifySeconds},
                          {"seconds", m_hooks.clock() - job.createdAt}};
     std::vector<net::TensorPtr> tensors;

@@ -3,8 +3,8 @@
 // own CPU reference as the tiebreak and on a random sample, verdicts recorded, outputs merged and
 // delivered (docs/protocol.md, "Graph jobs"). Lives on the core thread like the Coordinator, which
 // owns it and hands it the graph-related messages; comparisons and node recomputations run on the
-// worker pool and post back. Graph jobs are kept in memory while they run (a restarted node marks
-// them failed).
+// worker pool and post back. Inputs and each task's accepted outputs are kept in the blob store
+// and recorded in the database, so a restarted node resumes graph jobs (start()).
 #pragma once
 
 #include <cstdint>
@@ -21,9 +21,11 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/json/value.hpp>
 
-#include "database.hpp"
+#include "blob_store.hpp"
+#include "node_store.hpp"
 #include "goblin/net/message.hpp"
 #include "graph_chunks.hpp"
+#include "graph_store.hpp"
 #include "replica_referee.hpp"
 
 namespace goblin::labnode {
@@ -52,9 +54,10 @@ public:
         std::function<void(const std::string&)> log;
     };
 
-    GraphJobs(boost::asio::io_context& core, boost::asio::thread_pool& workers, Database& db,
-              GraphJobSettings settings, Hooks hooks);
+    GraphJobs(boost::asio::io_context& core, boost::asio::thread_pool& workers, NodeStore& store,
+              const BlobStore& blobs, GraphJobSettings settings, Hooks hooks);
 
+    // Reloads unreleased graph jobs: decided tasks keep their outputs, the others are queued again.
     void start();
 
     static bool isGraphJobId(std::string_view jobId) { return jobId.starts_with("g-"); }
@@ -107,15 +110,19 @@ private:
         std::int64_t done = 0;
         std::set<std::uint64_t> watchers;
         std::vector<core::Tensor> result;
-        // summary
-        std::int64_t accepted = 0, rejected = 0, sampled = 0, caught = 0, tiebreaks = 0;
-        double verifySeconds = 0, worstRatio = 0;
-        std::map<std::string, std::int64_t> backends;
-        std::set<std::string> volunteers;
+        std::vector<std::string> inputDigests;
+        double verifySeconds = 0; // since this node started
     };
 
-    void createJob(std::uint64_t peer, std::int64_t researcher, std::int64_t requestId,
-                   GraphSubmission submission, std::vector<GraphChunk> chunks);
+    struct Intake {
+        GraphSubmission submission;
+        std::vector<GraphChunk> chunks;
+        std::string request;  // {"graph", "batch"} as submitted
+        std::string inputs;   // the stored input tensors
+    };
+    void createJob(std::uint64_t peer, std::int64_t researcher, std::int64_t requestId, Intake intake);
+    Expected<void> resumeJob(const GraphJobRow& row);
+    Job& addJob(Job job, const std::vector<GraphTaskRow>& tasks);
     void queueOpinion(Task& task);
     void judge(Task& task);
     void onJudged(std::int64_t taskId, std::size_t judgedCount, Judgement judgement, double seconds);
@@ -132,7 +139,9 @@ private:
 
     boost::asio::io_context& m_core;
     boost::asio::thread_pool& m_workers;
+    NodeStore& m_store;
     Database& m_db;
+    const BlobStore& m_blobs;
     GraphJobSettings m_settings;
     Hooks m_hooks;
     std::mt19937_64 m_random;

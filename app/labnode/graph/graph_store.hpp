@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "database.hpp"
 #include "goblin/core/error.hpp"
@@ -27,18 +29,38 @@ struct GraphJobRow {
     std::string id;
     std::int64_t researcherId = 0;
     std::string state;
+    std::int64_t tasks = 0;
+    std::string request; // {"graph": …, "batch": …}
+    std::string inputs;  // stored tensors (graph_blobs.hpp)
+    double createdAt = 0;
 };
 
-Expected<void> insertGraphJob(Database& db, const std::string& id, std::int64_t researcher,
-                              std::int64_t tasks, double now);
+struct GraphTaskRow {
+    std::int64_t id = 0;
+    std::int64_t chunk = 0;
+    bool accepted = false;
+    std::string outputs;          // stored tensors, when accepted
+    std::int64_t lastAttempt = 0; // the highest attempt with a recorded verdict
+};
+
+// Counts for a graph job's summary, from its recorded verdicts.
+struct GraphSummaryCounts {
+    std::int64_t accepted = 0, rejected = 0, volunteers = 0;
+    std::int64_t sampled = 0, caught = 0, tiebreaks = 0;
+    double worstRatio = 0;
+    std::vector<std::pair<std::string, std::int64_t>> backends;
+};
+
+Expected<void> insertGraphJob(Database& db, const GraphJobRow& job);
 Expected<std::int64_t> insertGraphTask(Database& db, const std::string& jobId, std::int64_t chunk);
 Expected<void> recordGraphVerdict(Database& db, const GraphVerdictRecord& verdict, double now);
-Expected<void> setGraphTaskAccepted(Database& db, std::int64_t taskId);
+Expected<void> setGraphTaskAccepted(Database& db, std::int64_t taskId, const std::string& outputs);
 Expected<void> setGraphJobState(Database& db, const std::string& id, const std::string& state,
                                 double now);
 std::optional<GraphJobRow> graphJob(Database& db, const std::string& id);
-// At start-up: graph jobs live in memory while they run, so those a stopped node was running
-// are marked failed. Returns how many.
-std::int64_t failInterruptedGraphJobs(Database& db, double now);
+// Jobs to load at start-up: running ones resume, done ones wait for their researcher.
+std::vector<GraphJobRow> unreleasedGraphJobs(Database& db);
+std::vector<GraphTaskRow> graphTasksOf(Database& db, const std::string& jobId);
+GraphSummaryCounts graphSummaryCounts(Database& db, const std::string& jobId);
 
 } // namespace goblin::labnode

@@ -1,0 +1,20 @@
+// Graph-job tensors in the blob store: inputs at submission and each task's accepted outputs, so
+// a restarted node resumes graph jobs. Stored as a JSON list of {"digest", "dtype", "shape"} in the
+// database. Any thread (the blob store is thread-safe).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <boost/json/array.hpp>
+
+#include "blob_store.hpp"
+#include "goblin/net/message.hpp"
+
+namespace goblin::labnode {
+
+Expected<boost::json::array> storeTensors(const BlobStore& blobs, const std::vector<core::Tensor>& tensors);
+Expected<std::vector<core::Tensor>> loadTensors(const BlobStore& blobs, const boost::json::array& stored);
+std::vector<std::string> storedDigests(const boost::json::array& stored);
+
+} // namespace goblin::labnode
