@@ -30,7 +30,8 @@ compute::OpenClGraphExecutor* GraphExecutors::device() {
 
 Expected<GraphTaskResult> GraphExecutors::run(const boost::json::value& graphJson,
                                               const std::vector<net::TensorPtr>& inputs,
-                                              const core::graph::GraphLimits& limits) {
+                                              const core::graph::GraphLimits& limits,
+                                              const compute::GraphRunHooks& hooks) {
     if (!graphJson.is_object())
         return makeError(ErrorCode::InvalidMessage, "a graph task needs a 'graph' object");
     auto graph = core::graph::decodeGraph(boost::json::serialize(graphJson), limits);
@@ -53,8 +54,17 @@ Expected<GraphTaskResult> GraphExecutors::run(const boost::json::value& graphJso
     auto seconds = [&] {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     };
+    bool stoppedByCaller = false;
+    compute::GraphRunHooks watched;
+    if (hooks.beforeNode)
+        watched.beforeNode = [&](std::size_t step, std::size_t steps) {
+            stoppedByCaller = stoppedByCaller || !hooks.beforeNode(step, steps);
+            return !stoppedByCaller;
+        };
     if (compute::OpenClGraphExecutor* executor = device()) {
-        auto outputs = executor->run(*graph, *plan, values);
+        auto outputs = executor->run(*graph, *plan, values, watched);
+        if (!outputs && stoppedByCaller)
+            return tl::unexpected(outputs.error());
         if (outputs)
             return GraphTaskResult{std::move(*outputs), "opencl-graph", seconds()};
         const ErrorCode code = outputs.error().code;
@@ -64,7 +74,7 @@ Expected<GraphTaskResult> GraphExecutors::run(const boost::json::value& graphJso
         m_log("graph task on gpu" + std::to_string(*m_deviceIndex) + " failed (" +
               outputs.error().message + "); computing it on the CPU");
     }
-    auto outputs = compute::reference::runGraph(*graph, *plan, values);
+    auto outputs = compute::reference::runGraph(*graph, *plan, values, watched);
     if (!outputs)
         return tl::unexpected(outputs.error());
     return GraphTaskResult{std::move(*outputs), "cpu-reference", seconds()};

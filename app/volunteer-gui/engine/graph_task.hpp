@@ -35,7 +35,8 @@ public:
     // task's answer; a device failure falls back to the CPU reference for this task.
     Expected<GraphTaskResult> run(const boost::json::value& graph,
                                   const std::vector<net::TensorPtr>& inputs,
-                                  const core::graph::GraphLimits& limits);
+                                  const core::graph::GraphLimits& limits,
+                                  const compute::GraphRunHooks& hooks = {});
 
 private:
     compute::OpenClGraphExecutor* device();

@@ -288,7 +288,29 @@ void VolunteerEngine::computeGraph(std::shared_ptr<net::WsConnection> connection
     if (m_gate.enterTask(stale) != GateVerdict::Go)
         return finish(0, 0, 0, 0);
     asio::post(m_io, [this, taskId] { m_running = TaskProgress{taskId, 0}; });
-    auto result = m_graphExecutors.run(graph, inputs, core::graph::GraphLimits{});
+    // Between nodes the task obeys the gate like a matmul between slices: it rests to keep the
+    // duty cycle, parks while paused (a pause holds within about one node), and gives up when stale.
+    bool stopped = false;
+    auto sliceStart = std::chrono::steady_clock::now();
+    compute::GraphRunHooks hooks;
+    hooks.beforeNode = [&](std::size_t step, std::size_t steps) {
+        const auto now = std::chrono::steady_clock::now();
+        if (stopped)
+            return false;
+        if (step > 0 && now - sliceStart < std::chrono::milliseconds(10))
+            return true;
+        if (m_gate.betweenSlices(now - sliceStart, stale) != GateVerdict::Go) {
+            stopped = true;
+            return false;
+        }
+        const double fraction = static_cast<double>(step) / static_cast<double>(steps);
+        asio::post(m_io, [this, taskId, fraction] { m_running = TaskProgress{taskId, fraction}; });
+        sliceStart = std::chrono::steady_clock::now();
+        return true;
+    };
+    auto result = m_graphExecutors.run(graph, inputs, core::graph::GraphLimits{}, hooks);
+    if (stopped) // shut down or stale mid-task: the node re-queues it
+        return finish(0, 0, 0, 0);
     if (!result) {
         connection->send(net::Message{json::object{{"type", "task_error"},
                                                    {"op", "graph"},

@@ -63,7 +63,7 @@ Expected<Tensor> runOp(OpCode op, std::span<const Tensor> args, const core::ops:
 }
 
 Expected<std::vector<Tensor>> runGraph(const core::graph::Graph& graph, const core::graph::GraphPlan& plan,
-                                       std::span<const Tensor> inputs) {
+                                       std::span<const Tensor> inputs, const GraphRunHooks& hooks) {
     if (inputs.size() != graph.inputs.size())
         return makeError(ErrorCode::InvalidInput, "graph takes " + std::to_string(graph.inputs.size()) +
                                                       " inputs, got " + std::to_string(inputs.size()));
@@ -77,8 +77,10 @@ Expected<std::vector<Tensor>> runGraph(const core::graph::Graph& graph, const co
     }
     for (const auto& constant : graph.constants)
         values[constant.id] = constant.value;
-    for (std::size_t index : plan.order) {
-        const auto& node = graph.nodes[index];
+    for (std::size_t step = 0; step < plan.order.size(); ++step) {
+        if (hooks.beforeNode && !hooks.beforeNode(step, plan.order.size()))
+            return makeError(ErrorCode::Internal, "stopped before node " + std::to_string(step));
+        const auto& node = graph.nodes[plan.order[step]];
         std::vector<Tensor> args;
         for (auto arg : node.args)
             args.push_back(values.at(arg));

@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "goblin/compute/graph_run_hooks.hpp"
 #include "goblin/compute/opencl_devices.hpp"
 #include "goblin/core/error.hpp"
 #include "goblin/core/graph/graph.hpp"
@@ -41,7 +42,8 @@ public:
     // use.
     [[nodiscard]] Expected<std::vector<core::Tensor>> run(const core::graph::Graph& graph,
                                                           const core::graph::GraphPlan& plan,
-                                                          std::span<const core::Tensor> inputs);
+                                                          std::span<const core::Tensor> inputs,
+                                                          const GraphRunHooks& hooks = {});
 
     // The ops that ran on the CPU reference (no kernel, or f64 on a device without fp64) in the
     // runs so far: each once, in op-code order.

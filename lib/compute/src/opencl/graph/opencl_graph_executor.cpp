@@ -176,7 +176,8 @@ std::size_t OpenClGraphExecutor::programBuilds() const {
 
 Expected<std::vector<Tensor>> OpenClGraphExecutor::run(const core::graph::Graph& graph,
                                                        const core::graph::GraphPlan& plan,
-                                                       std::span<const Tensor> inputs) {
+                                                       std::span<const Tensor> inputs,
+                                                       const GraphRunHooks& hooks) {
     opencl::GraphDevice& device = m_state->device;
     auto uploaded = uploadValues(device, graph, inputs);
     if (!uploaded)
@@ -191,6 +192,9 @@ Expected<std::vector<Tensor>> OpenClGraphExecutor::run(const core::graph::Graph&
         return tl::unexpected(cleared.error());
     const auto last = lastUses(graph, plan);
     for (std::size_t step = 0; step < plan.order.size(); ++step) {
+        // Kernels are queued per node and small, so stopping here holds within about one node.
+        if (hooks.beforeNode && !hooks.beforeNode(step, plan.order.size()))
+            return makeError(ErrorCode::Internal, "stopped before node " + std::to_string(step));
         const auto& node = graph.nodes[plan.order[step]];
         std::vector<DeviceValue> args;
         for (auto arg : node.args)

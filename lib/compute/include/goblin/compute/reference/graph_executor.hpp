@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "goblin/compute/graph_run_hooks.hpp"
 #include "goblin/core/error.hpp"
 #include "goblin/core/graph/graph.hpp"
 #include "goblin/core/ops/op_catalog.hpp"
@@ -22,6 +23,7 @@ Expected<core::Tensor> runOp(core::ops::OpCode op, std::span<const core::Tensor>
 // returns the outputs in graph.outputs order. Inputs must match their declared dtype and shape.
 Expected<std::vector<core::Tensor>> runGraph(const core::graph::Graph& graph,
                                              const core::graph::GraphPlan& plan,
-                                             std::span<const core::Tensor> inputs);
+                                             std::span<const core::Tensor> inputs,
+                                             const GraphRunHooks& hooks = {});
 
 } // namespace goblin::compute::reference

@@ -1,0 +1,108 @@
+// The volunteer's graph tasks: the graph is validated before anything runs, the inputs must match
+// it, and the executor stops between nodes for the gate, so a pause holds within about one node.
+#include <QtTest>
+
+#include <atomic>
+#include <future>
+
+#include <boost/json.hpp>
+
+#include "compute_gate.hpp"
+#include "goblin/core/graph/graph_json.hpp"
+#include "graph_task.hpp"
+
+using namespace goblin::volunteer;
+using namespace std::chrono_literals;
+namespace graph = goblin::core::graph;
+namespace ops = goblin::core::ops;
+using goblin::core::DType;
+using goblin::core::Tensor;
+
+namespace {
+
+constexpr std::int64_t kSide = 160;
+
+// x · w · w · … (steps matmuls with tanh between them): a long chain of small nodes.
+boost::json::value chainGraph(int steps) {
+    graph::Graph g;
+    g.inputs.push_back({0, {DType::F32, {kSide, kSide}}});
+    g.inputs.push_back({1, {DType::F32, {kSide, kSide}}});
+    graph::ValueId last = 0;
+    for (int i = 0; i < steps; ++i) {
+        const graph::ValueId product = 2 + 2 * i;
+        g.nodes.push_back({product, ops::OpCode::Matmul, {last, 1}, {}});
+        g.nodes.push_back({product + 1, ops::OpCode::Tanh, {product}, {}});
+        last = product + 1;
+    }
+    g.outputs = {last};
+    return boost::json::parse(graph::encodeGraph(g));
+}
+
+goblin::net::TensorPtr filled(float scale) {
+    Tensor t = Tensor::allocate(DType::F32, {kSide, kSide}).value();
+    auto values = t.values<float>();
+    for (std::size_t i = 0; i < values.size(); ++i)
+        values[i] = scale * static_cast<float>((i * 7919) % 97) / 97.0f - scale / 2;
+    return std::make_shared<const Tensor>(std::move(t));
+}
+
+} // namespace
+
+class TestGraphTask : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void refusesBadGraphsBeforeRunning();
+    void pauseHoldsBetweenNodes();
+};
+
+void TestGraphTask::refusesBadGraphsBeforeRunning() {
+    GraphExecutors executors(std::nullopt, [](const std::string&) {});
+    const std::vector<goblin::net::TensorPtr> inputs{filled(1), filled(0.1f)};
+    boost::json::value unknown = chainGraph(1);
+    unknown.as_object()["nodes"].as_array()[0].as_object()["op"] = "fft";
+    QVERIFY(!executors.run(unknown, inputs, {}).has_value());
+    QVERIFY(!executors.run(boost::json::value("graph"), inputs, {}).has_value());
+    auto wrongInputs = executors.run(chainGraph(1), {filled(1)}, {});
+    QVERIFY(!wrongInputs.has_value());
+    auto ok = executors.run(chainGraph(1), inputs, {});
+    QVERIFY2(ok.has_value(), ok ? "" : ok.error().message.c_str());
+    QCOMPARE(ok->backend, std::string("cpu-reference"));
+}
+
+void TestGraphTask::pauseHoldsBetweenNodes() {
+    GraphExecutors executors(std::nullopt, [](const std::string&) {});
+    const std::vector<goblin::net::TensorPtr> inputs{filled(1), filled(0.1f)};
+    const auto expected = executors.run(chainGraph(300), inputs, {}).value();
+
+    ComputeGate gate;
+    std::atomic<std::size_t> reached{0};
+    goblin::compute::GraphRunHooks hooks;
+    hooks.beforeNode = [&](std::size_t step, std::size_t) {
+        reached = step;
+        return gate.waitWhilePaused() == GateVerdict::Go;
+    };
+    auto running = std::async(std::launch::async, [&] {
+        return executors.run(chainGraph(300), inputs, {}, hooks);
+    });
+    QTRY_VERIFY_WITH_TIMEOUT(reached.load() > 10, 10000);
+    gate.setPlan(ComputePlan{false});
+    QThread::msleep(1000); // a pause holds within a second…
+    const std::size_t atPause = reached.load();
+    QVERIFY(atPause < 599);
+    QThread::msleep(300);
+    QCOMPARE(reached.load(), atPause); // …and holds
+    gate.setPlan(ComputePlan{});
+    const auto result = running.get();
+    QVERIFY(result.has_value());
+    QCOMPARE(reached.load(), std::size_t{599});
+    const auto& a = result->outputs[0];
+    QVERIFY(std::equal(a.bytes().begin(), a.bytes().end(), expected.outputs[0].bytes().begin()));
+
+    // A run whose hook says stop ends with an error and no output.
+    goblin::compute::GraphRunHooks stop;
+    stop.beforeNode = [](std::size_t step, std::size_t) { return step < 5; };
+    QVERIFY(!executors.run(chainGraph(300), inputs, {}, stop).has_value());
+}
+
+QTEST_GUILESS_MAIN(TestGraphTask)
+#include "test_graph_task.moc"
