@@ -4,10 +4,13 @@
 // failure.
 #include <QtTest/QtTest>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <limits>
+#include <mutex>
 #include <thread>
 
 #include "goblin/compute/eigen_cpu_backend.hpp"
@@ -20,7 +23,7 @@ using goblin::compute::CpuBackendOptions;
 using goblin::compute::EigenCpuBackend;
 using goblin::compute::OpenClBackend;
 using goblin::compute::OpenClBackendOptions;
-using goblin::compute::PauseToken;
+using goblin::compute::SliceHooks;
 using goblin::core::DType;
 using goblin::core::Tensor;
 using goblin::testing::productErrors;
@@ -49,6 +52,46 @@ template <class Predicate> bool waitFor(Predicate&& done, std::chrono::milliseco
     return true;
 }
 
+// A pause switch for the slice hooks: the test thread pauses and resumes; the compute thread counts
+// slices and blocks in the hook while paused.
+class SlicePause {
+public:
+    void pause() {
+        std::lock_guard lock(m_mutex);
+        m_paused = true;
+    }
+    void resume() {
+        {
+            std::lock_guard lock(m_mutex);
+            m_paused = false;
+        }
+        m_resumed.notify_all();
+    }
+    bool parked() const { return m_parked.load(); }
+    std::int64_t slicesDone() const { return m_slicesDone.load(); }
+    SliceHooks hooks() {
+        SliceHooks hooks;
+        hooks.betweenSlices = [this](double, double) {
+            m_slicesDone.fetch_add(1);
+            std::unique_lock lock(m_mutex);
+            if (!m_paused)
+                return true;
+            m_parked = true;
+            m_resumed.wait(lock, [this] { return !m_paused; });
+            m_parked = false;
+            return true;
+        };
+        return hooks;
+    }
+
+private:
+    std::mutex m_mutex;
+    std::condition_variable m_resumed;
+    bool m_paused = false; // guarded by m_mutex
+    std::atomic<bool> m_parked{false};
+    std::atomic<std::int64_t> m_slicesDone{0};
+};
+
 } // namespace
 
 class TestOpenClBackend : public QObject {
@@ -68,6 +111,7 @@ private Q_SLOTS:
     void unknownDeviceIsNotFound();
     void validatesLikeEigen();
     void pauseHonouredBetweenSlices();
+    void hooksStopAndReportProgress();
     void calibratedParametersStayCorrect_data();
     void calibratedParametersStayCorrect();
     void calibrationNeverKeepsWrongParameters();
@@ -279,9 +323,8 @@ void TestOpenClBackend::validatesLikeEigen() {
 }
 
 void TestOpenClBackend::pauseHonouredBetweenSlices() {
-    auto token = std::make_shared<PauseToken>();
+    SlicePause token;
     OpenClBackendOptions options;
-    options.pause = token;
     options.sliceSeconds = 1e-9; // smallest slices: 8 row blocks × 32 depth blocks
     options.assumedGflops = 1.0;
     auto backend = makeBackend(options);
@@ -290,20 +333,18 @@ void TestOpenClBackend::pauseHonouredBetweenSlices() {
     std::atomic<bool> finished{false};
     goblin::Expected<Tensor> product = tl::unexpected(goblin::Error{});
     std::thread worker([&] {
-        product = backend->matmul(a, b);
+        product = backend->matmul(a, b, token.hooks());
         finished = true;
     });
-    const bool started =
-        waitFor([&] { return token->slicesDone() >= 1; }, std::chrono::seconds(60));
-    token->pause();
+    const bool started = waitFor([&] { return token.slicesDone() >= 1; }, std::chrono::seconds(60));
+    token.pause();
     const auto pausedAt = Clock::now();
-    const bool parked =
-        started && waitFor([&] { return token->parked(); }, std::chrono::seconds(5));
+    const bool parked = started && waitFor([&] { return token.parked(); }, std::chrono::seconds(5));
     const auto reaction = Clock::now() - pausedAt;
-    const std::int64_t doneWhenParked = token->slicesDone();
+    const std::int64_t doneWhenParked = token.slicesDone();
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    const bool stayedPaused = token->slicesDone() == doneWhenParked && !finished;
-    token->resume();
+    const bool stayedPaused = token.slicesDone() == doneWhenParked && !finished;
+    token.resume();
     worker.join();
     QVERIFY2(started, "no slice finished within 60 s");
     QVERIFY2(parked, "the worker did not park within 5 s of the pause request");
@@ -313,9 +354,46 @@ void TestOpenClBackend::pauseHonouredBetweenSlices() {
     QVERIFY2(stayedPaused, "slices ran while paused");
     QVERIFY2(product.has_value(), product ? "" : product.error().describe().c_str());
     QCOMPARE(backend->lastSliceCount(), std::size_t{8 * 32});
-    QCOMPARE(token->slicesDone(), std::int64_t{8 * 32});
+    QCOMPARE(token.slicesDone(), std::int64_t{8 * 32});
     const auto errors = productErrors(a, b, *product);
     QVERIFY2(errors.worstRatio <= 1.0, qPrintable(QString::number(errors.worstRatio)));
+}
+
+void TestOpenClBackend::hooksStopAndReportProgress() {
+    OpenClBackendOptions options;
+    options.sliceSeconds = 1e-9; // smallest slices: 2 row blocks × 4 depth blocks
+    options.assumedGflops = 1.0;
+    auto backend = makeBackend(options);
+    const Tensor a = randomTensor(DType::F32, {128, 256}, 73);
+    const Tensor b = randomTensor(DType::F32, {256, 40}, 74);
+    QVERIFY(backend->slicesInternally(a, b));
+    std::vector<double> fractions;
+    double busy = 0;
+    SliceHooks hooks;
+    hooks.betweenSlices = [&](double busySeconds, double fraction) {
+        busy += busySeconds;
+        fractions.push_back(fraction);
+        return true;
+    };
+    auto product = backend->matmul(a, b, hooks);
+    QVERIFY2(product.has_value(), product ? "" : product.error().describe().c_str());
+    QCOMPARE(fractions.size(), backend->lastSliceCount());
+    QVERIFY(fractions.size() > 1);
+    for (std::size_t i = 1; i < fractions.size(); ++i)
+        QVERIFY(fractions[i] > fractions[i - 1]);
+    QCOMPARE(fractions.back(), 1.0);
+    QVERIFY(busy > 0);
+    // The same slices without hooks give the same bits.
+    auto plain = backend->matmul(a, b);
+    QVERIFY(plain.has_value());
+    QVERIFY(std::equal(plain->bytes().begin(), plain->bytes().end(), product->bytes().begin()));
+
+    int calls = 0;
+    hooks.betweenSlices = [&](double, double) { return ++calls < 3; };
+    auto stopped = backend->matmul(a, b, hooks);
+    QVERIFY(!stopped.has_value());
+    QCOMPARE(stopped.error().code, ErrorCode::Internal);
+    QCOMPARE(calls, 3);
 }
 
 namespace {

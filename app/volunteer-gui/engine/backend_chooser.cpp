@@ -11,11 +11,23 @@ BackendChooser::BackendChooser(std::unique_ptr<compute::Backend> device,
     assert(m_cpu && "BackendChooser needs a CPU backend");
 }
 
-Expected<core::Tensor> BackendChooser::matmul(const core::Tensor& a, const core::Tensor& b) {
+bool BackendChooser::slicesInternally(const core::Tensor& a, const core::Tensor& b) const {
+    return deviceActive() && m_device->slicesInternally(a, b) ? true : m_cpu->slicesInternally(a, b);
+}
+
+Expected<core::Tensor> BackendChooser::matmul(const core::Tensor& a, const core::Tensor& b,
+                                              const compute::SliceHooks& hooks) {
     if (deviceActive()) {
         m_current = m_device.get();
-        auto product = m_device->matmul(a, b);
-        if (product)
+        bool stoppedByCaller = false;
+        compute::SliceHooks watched;
+        if (hooks.betweenSlices)
+            watched.betweenSlices = [&](double busySeconds, double fraction) {
+                stoppedByCaller = stoppedByCaller || !hooks.betweenSlices(busySeconds, fraction);
+                return !stoppedByCaller;
+            };
+        auto product = m_device->matmul(a, b, watched);
+        if (product || stoppedByCaller)
             return product;
         switch (product.error().code) {
         case ErrorCode::UnsupportedDtype:
@@ -36,7 +48,7 @@ Expected<core::Tensor> BackendChooser::matmul(const core::Tensor& a, const core:
         }
     }
     m_current = m_cpu.get();
-    return m_cpu->matmul(a, b);
+    return m_cpu->matmul(a, b, hooks);
 }
 
 } // namespace goblin::volunteer

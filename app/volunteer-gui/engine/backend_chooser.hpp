@@ -1,6 +1,7 @@
 // A Backend that picks, per call, the volunteer's OpenCL device when it has one and the product
 // fits it, else the CPU. A runtime failure of the device fails that call (the engine reports the
-// task as task_error, never a wrong result) and sends every later call to the CPU.
+// task as task_error, never a wrong result) and sends every later call to the CPU. A stop asked
+// by the caller's SliceHooks is not a device failure.
 // matmul() runs on the engine's compute thread; name() is safe from any thread.
 #pragma once
 
@@ -23,7 +24,11 @@ public:
 
     // The backend that computed (or failed) the latest product; before any, the preferred one.
     std::string_view name() const override { return m_current.load()->name(); }
-    Expected<core::Tensor> matmul(const core::Tensor& a, const core::Tensor& b) override;
+    using compute::Backend::matmul;
+    Expected<core::Tensor> matmul(const core::Tensor& a, const core::Tensor& b,
+                                  const compute::SliceHooks& hooks) override;
+    // That of the backend this product goes to (the device while it works and takes it).
+    bool slicesInternally(const core::Tensor& a, const core::Tensor& b) const override;
     bool deviceActive() const { return m_device != nullptr && !m_deviceFailed.load(); }
 
 private:

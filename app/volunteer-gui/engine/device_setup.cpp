@@ -69,7 +69,6 @@ Expected<DeviceSetup> setUpDevices(const DeviceSetupOptions& options,
         compute::OpenClBackendOptions openclOptions;
         openclOptions.device = choice->gpus.front();
         openclOptions.sliceSeconds = options.sliceSeconds;
-        openclOptions.pause = options.pause;
         auto opened = compute::OpenClBackend::create(openclOptions);
         if (opened) {
             device = std::move(*opened);

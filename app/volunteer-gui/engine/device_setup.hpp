@@ -12,18 +12,16 @@
 #include <boost/json/array.hpp>
 
 #include "goblin/compute/backend.hpp"
-#include "goblin/compute/pause_token.hpp"
 
 namespace goblin::volunteer {
 
 struct DeviceSetupOptions {
-    std::string devices = "cpu";                // the --devices text
-    int cpuThreads = 0;                         // 0: all cores
-    std::int64_t memoryBytes = 0;               // what the CPU lends
-    std::filesystem::path cacheDir;             // OpenCL program caches go under <cacheDir>/opencl
-    std::filesystem::path configDir;            // where --calibrate stored CLBlast parameters
-    double sliceSeconds = 0.5;                  // longest GPU kernel
-    std::shared_ptr<compute::PauseToken> pause; // may be null
+    std::string devices = "cpu";     // the --devices text
+    int cpuThreads = 0;              // 0: all cores
+    std::int64_t memoryBytes = 0;    // what the CPU lends
+    std::filesystem::path cacheDir;  // OpenCL program caches go under <cacheDir>/opencl
+    std::filesystem::path configDir; // where --calibrate stored CLBlast parameters
+    double sliceSeconds = 0.5;       // longest GPU kernel
 };
 
 struct DeviceSetup {

@@ -25,12 +25,51 @@ void applyPlanThreads(ComputeGate& gate, SliceTuning& tuning, const SlicedRun& h
     }
 }
 
+// The whole tile in one call of a backend that slices it itself; between its slices the gate
+// rests, parks and cancels exactly as between our own row slices.
+std::optional<Expected<SlicedResult>> oneCall(compute::Backend& backend, ComputeGate& gate,
+                                              SliceTuning& tuning, const core::Tensor& a,
+                                              const core::Tensor& b, const SlicedRun& run) {
+    bool stopped = false;
+    bool calledBack = false;
+    std::chrono::duration<double> waited{0};
+    compute::SliceHooks hooks;
+    hooks.betweenSlices = [&](double busySeconds, double fraction) {
+        calledBack = true;
+        const std::chrono::duration<double> took(busySeconds);
+        const auto arrived = Clock::now();
+        if (run.progress)
+            run.progress(fraction);
+        stopped = run.cancelled && run.cancelled();
+        if (!stopped && fraction >= 1.0)
+            gate.rest(took); // the last slice rests too, as in the row loop
+        else if (!stopped)
+            stopped = gate.betweenSlices(took, run.cancelled) != GateVerdict::Go;
+        if (!stopped)
+            applyPlanThreads(gate, tuning, run);
+        waited += Clock::now() - arrived;
+        return !stopped;
+    };
+    const auto started = Clock::now();
+    auto product = backend.matmul(a, b, hooks);
+    if (stopped)
+        return std::nullopt;
+    if (!product)
+        return Expected<SlicedResult>(tl::unexpected(product.error()));
+    const std::chrono::duration<double> busy = Clock::now() - started - waited;
+    if (!calledBack) // trivial shapes, or a product the device refused and the CPU computed
+        gate.rest(busy);
+    return Expected<SlicedResult>(SlicedResult{std::move(*product), busy.count()});
+}
+
 } // namespace
 
 std::optional<Expected<SlicedResult>> slicedMatmul(compute::Backend& backend, ComputeGate& gate,
                                                    SliceTuning& tuning, const core::Tensor& a,
                                                    const core::Tensor& b, const SlicedRun& hooks) {
     applyPlanThreads(gate, tuning, hooks);
+    if (backend.slicesInternally(a, b))
+        return oneCall(backend, gate, tuning, a, b, hooks);
     const bool sliceable = a.shape().size() == 2 && b.shape().size() == 2 && a.shape()[0] > 1 &&
                            a.dtype() == b.dtype();
     if (!sliceable) {

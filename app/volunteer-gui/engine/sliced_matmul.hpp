@@ -1,6 +1,8 @@
-// Runs one matmul tile on a backend in row slices, short enough (about kSliceSeconds each) that a
-// pause takes effect within a fraction of a second and a CPU-time limit is a smooth duty cycle
-// rather than a 1-second on/off. Compute thread only; the gate is the one shared object.
+// Runs one matmul tile on a backend in slices, short enough that a pause takes effect within a
+// fraction of a second and a duty limit is a smooth cycle rather than a 1-second on/off. A backend
+// that slices internally (OpenCL) gets the tile in one call and the gate through its SliceHooks;
+// others (the CPU) get row slices of about kSliceSeconds each. Compute thread only; the gate is
+// the one shared object.
 #pragma once
 
 #include <functional>
@@ -34,8 +36,7 @@ struct SlicedResult {
 };
 
 // Empty when the gate shut down or the run was cancelled mid-tile (the result is abandoned); an
-// error when the backend
-// refused the inputs or failed.
+// error when the backend refused the inputs or failed.
 std::optional<Expected<SlicedResult>> slicedMatmul(compute::Backend& backend, ComputeGate& gate,
                                                    SliceTuning& tuning, const core::Tensor& a,
                                                    const core::Tensor& b, const SlicedRun& hooks);

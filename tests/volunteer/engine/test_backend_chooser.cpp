@@ -1,5 +1,6 @@
 // Tests of the volunteer's backend choice: device first, CPU for what the device refuses, and a
-// device failure fails one task then sends every later one to the CPU. Fake backends, no OpenCL.
+// device failure fails one task then sends every later one to the CPU; a stop the caller asks
+// through the slice hooks is not a device failure. Fake backends, no OpenCL.
 #include <QtTest/QtTest>
 
 #include <deque>
@@ -18,11 +19,17 @@ namespace {
 // Answers with a 1×1 tensor holding `marker`, or with the next scripted error.
 class FakeBackend final : public goblin::compute::Backend {
 public:
-    FakeBackend(std::string name, float marker, int* calls)
-        : m_name(std::move(name)), m_marker(marker), m_calls(calls) {}
+    FakeBackend(std::string name, float marker, int* calls, bool slices)
+        : m_name(std::move(name)), m_marker(marker), m_calls(calls), m_slices(slices) {}
     std::string_view name() const override { return m_name; }
-    Expected<Tensor> matmul(const Tensor&, const Tensor&) override {
+    bool slicesInternally(const Tensor&, const Tensor&) const override { return m_slices; }
+    using goblin::compute::Backend::matmul;
+    // A slicing fake calls the hooks once, half way, and stops when they say so.
+    Expected<Tensor> matmul(const Tensor&, const Tensor&,
+                            const goblin::compute::SliceHooks& hooks) override {
         ++*m_calls;
+        if (m_slices && hooks.betweenSlices && !hooks.betweenSlices(0.01, 0.5))
+            return tl::unexpected(Error{ErrorCode::Internal, "stopped after slice 1"});
         if (!errors.empty()) {
             Error error = errors.front();
             errors.pop_front();
@@ -38,6 +45,7 @@ private:
     std::string m_name;
     float m_marker;
     int* m_calls;
+    bool m_slices;
 };
 
 Tensor one() {
@@ -53,11 +61,11 @@ struct Rig {
     std::unique_ptr<BackendChooser> chooser;
 
     explicit Rig(bool withDevice) {
-        auto gpu = std::make_unique<FakeBackend>("opencl-clblast", 2.0f, &deviceCalls);
+        auto gpu = std::make_unique<FakeBackend>("opencl-clblast", 2.0f, &deviceCalls, true);
         device = gpu.get();
         chooser = std::make_unique<BackendChooser>(
             withDevice ? std::move(gpu) : nullptr,
-            std::make_unique<FakeBackend>("cpu-eigen", 1.0f, &cpuCalls),
+            std::make_unique<FakeBackend>("cpu-eigen", 1.0f, &cpuCalls, false),
             [this](const std::string& line) { logs.push_back(line); });
     }
     float run() {
@@ -77,6 +85,7 @@ private Q_SLOTS:
     void refusedTaskGoesToCpu();
     void badTaskIsNotRetried();
     void deviceFailureFailsTaskThenFallsBack();
+    void callerStopIsNoDeviceFailure();
 };
 
 void TestBackendChooser::cpuOnly() {
@@ -135,6 +144,23 @@ void TestBackendChooser::deviceFailureFailsTaskThenFallsBack() {
     QCOMPARE(rig.run(), 1.0f);
     QCOMPARE(rig.deviceCalls, 1);
     QCOMPARE(rig.chooser->name(), std::string_view("cpu-eigen"));
+}
+
+void TestBackendChooser::callerStopIsNoDeviceFailure() {
+    Rig rig(true);
+    QVERIFY(rig.chooser->slicesInternally(one(), one()));
+    goblin::compute::SliceHooks stop;
+    stop.betweenSlices = [](double, double) { return false; };
+    auto stopped = rig.chooser->matmul(one(), one(), stop);
+    QVERIFY(!stopped.has_value());
+    QCOMPARE(rig.cpuCalls, 0);
+    QVERIFY(rig.chooser->deviceActive());
+    QVERIFY(rig.logs.empty());
+    QCOMPARE(rig.run(), 2.0f);
+    // Once the device has failed, the CPU takes the calls and its slicing decides.
+    rig.device->errors = {Error{ErrorCode::Internal, "lost device"}};
+    QVERIFY(!rig.chooser->matmul(one(), one()).has_value());
+    QVERIFY(!rig.chooser->slicesInternally(one(), one()));
 }
 
 QTEST_APPLESS_MAIN(TestBackendChooser)

@@ -1,14 +1,18 @@
 // Sliced matmul through the compute gate: the same answer as one backend call, in many slices;
 // a pause parks the compute thread between slices and a resume finishes the tile; shutdown
-// abandons it; a duty limit rests between slices; backend errors pass through.
+// abandons it; a duty limit rests between slices; backend errors pass through. On an OpenCL
+// device (PoCL in CI; skipped without one unless GOBLIN_REQUIRE_OPENCL=1) a tile is one backend
+// call whose own slices pause and resume through the gate.
 #include <QScopeGuard>
 #include <QtTest>
 
+#include <algorithm>
 #include <atomic>
 #include <random>
 #include <thread>
 
 #include "goblin/compute/eigen_cpu_backend.hpp"
+#include "goblin/compute/opencl_backend.hpp"
 #include "sliced_matmul.hpp"
 
 using namespace goblin;
@@ -32,6 +36,35 @@ double maxDifference(const core::Tensor& x, const core::Tensor& y) {
     return worst;
 }
 
+core::Tensor randomF32(std::int64_t rows, std::int64_t cols, unsigned seed) {
+    auto tensor = core::Tensor::allocate(core::DType::F32, {rows, cols});
+    std::mt19937 random(seed);
+    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+    for (float& x : tensor->values<float>())
+        x = value(random);
+    return std::move(*tensor);
+}
+
+// Forwards to another backend, counting the calls.
+class CountingBackend final : public compute::Backend {
+public:
+    explicit CountingBackend(compute::Backend& inner) : m_inner(inner) {}
+    std::string_view name() const override { return m_inner.name(); }
+    using compute::Backend::matmul;
+    Expected<core::Tensor> matmul(const core::Tensor& a, const core::Tensor& b,
+                                  const compute::SliceHooks& hooks) override {
+        ++calls;
+        return m_inner.matmul(a, b, hooks);
+    }
+    bool slicesInternally(const core::Tensor& a, const core::Tensor& b) const override {
+        return m_inner.slicesInternally(a, b);
+    }
+    std::atomic<int> calls{0};
+
+private:
+    compute::Backend& m_inner;
+};
+
 } // namespace
 
 class TestSlicedMatmul : public QObject {
@@ -42,6 +75,7 @@ private Q_SLOTS:
     void shutdownAbandons();
     void errorsPassThrough();
     void appliesThreadChanges();
+    void deviceTileIsOneCallThatPauses();
 };
 
 void TestSlicedMatmul::matchesOneCall() {
@@ -147,6 +181,59 @@ void TestSlicedMatmul::appliesThreadChanges() {
     QVERIFY(
         slicedMatmul(backend, gate, tuning, randomMatrix(8, 8, 1), randomMatrix(8, 8, 2), hooks));
     QCOMPARE(applied, (QList<int>{2, 1}));
+}
+
+void TestSlicedMatmul::deviceTileIsOneCallThatPauses() {
+    auto devices = compute::listOpenClDevices();
+    QVERIFY(devices.has_value());
+    if (devices->empty()) {
+        if (qEnvironmentVariableIntValue("GOBLIN_REQUIRE_OPENCL") == 1)
+            QFAIL("no OpenCL device, but GOBLIN_REQUIRE_OPENCL=1 (install pocl-opencl-icd)");
+        QSKIP("no OpenCL device: the device tile is not tested here");
+    }
+    compute::OpenClBackendOptions options;
+    options.sliceSeconds = 1e-9; // smallest slices: 8 row blocks × 32 depth blocks
+    options.assumedGflops = 1.0;
+    auto opened = compute::OpenClBackend::create(options);
+    QVERIFY2(opened.has_value(), opened ? "" : opened.error().describe().c_str());
+    compute::OpenClBackend& device = **opened;
+    CountingBackend backend(device);
+    ComputeGate gate;
+    SliceTuning tuning;
+    const auto a = randomF32(512, 2048, 11), b = randomF32(2048, 96, 12);
+    std::atomic<int> slices{0};
+    SlicedRun hooks;
+    hooks.progress = [&](double) { ++slices; };
+    gate.setPlan({.run = true, .dutyPercent = 10}); // rests stretch the tile so the pause lands
+    std::optional<Expected<SlicedResult>> result;   // the worker's until `finished`
+    std::atomic<bool> finished{false};
+    std::thread worker([&] {
+        result = slicedMatmul(backend, gate, tuning, a, b, hooks);
+        finished = true;
+    });
+    const auto release = qScopeGuard([&] {
+        gate.shutdown();
+        worker.join();
+    });
+    QTRY_VERIFY_WITH_TIMEOUT(slices.load() >= 2, 60000);
+    gate.setPlan({.run = false});
+    QTRY_VERIFY_WITH_TIMEOUT(gate.parked(), 1000); // a pause holds within a second
+    const int atPause = slices.load();
+    QTest::qWait(300);
+    QCOMPARE(slices.load(), atPause);
+    QVERIFY(!finished);
+    gate.setPlan({});
+    QTRY_VERIFY_WITH_TIMEOUT(finished.load(), 60000);
+    QVERIFY(result && *result);
+    QCOMPARE(backend.calls.load(), 1);
+    QCOMPARE(slices.load(), 8 * 32);
+    QVERIFY((*result)->busySeconds > 0);
+    // The same slices unpaused give the same bits.
+    const auto unpaused = device.matmul(a, b);
+    QVERIFY(unpaused.has_value());
+    QCOMPARE((*result)->product.shape(), unpaused->shape());
+    QVERIFY(std::equal(unpaused->bytes().begin(), unpaused->bytes().end(),
+                       (*result)->product.bytes().begin()));
 }
 
 QTEST_APPLESS_MAIN(TestSlicedMatmul)

@@ -218,10 +218,12 @@ void TestVolunteerApp::gpuSwitchRestartsOnTheDevice() {
     enabled->setChecked(true);
     QCOMPARE(app.bridge().config().devices, QStringLiteral("cpu,gpu0"));
     QCOMPARE(store.value(QStringLiteral("gpus/1/enabled")).toBool(), true);
-    QTRY_VERIFY_WITH_TIMEOUT(!app.nodeStatuses().empty() &&
-                                 app.nodeStatuses()[0].engine.link == LinkState::Connected,
-                             60000);
-    QCOMPARE(app.nodeStatuses()[0].engine.backend, std::string("opencl-clblast"));
+    // Until the restart lands, a status of the engine it replaces (connected, on the CPU) may
+    // still arrive: wait for the restarted one.
+    QTRY_VERIFY2_WITH_TIMEOUT(!app.nodeStatuses().empty() &&
+                                  app.nodeStatuses()[0].engine.link == LinkState::Connected &&
+                                  app.nodeStatuses()[0].engine.backend == "opencl-clblast",
+                              qPrintable(eventLog(app)), 60000);
     page->findChild<QSpinBox*>(QStringLiteral("gpuLimit_gpu0"))->setValue(30);
     QCOMPARE(app.bridge().plan().dutyPercent, 30);
     QCOMPARE(app.bridge().config().devices, QStringLiteral("cpu,gpu0")); // no restart for a limit

@@ -49,7 +49,8 @@ EigenCpuBackend::EigenCpuBackend(const CpuBackendOptions& options)
     Eigen::setNbThreads(m_threads);
 }
 
-Expected<core::Tensor> EigenCpuBackend::matmul(const core::Tensor& a, const core::Tensor& b) {
+Expected<core::Tensor> EigenCpuBackend::matmul(const core::Tensor& a, const core::Tensor& b,
+                                               const SliceHooks& /*hooks*/) {
     if (auto valid = validateMatmul(a, b); !valid)
         return tl::unexpected(valid.error());
     auto c = core::Tensor::allocate(a.dtype(), {a.shape()[0], b.shape()[1]});

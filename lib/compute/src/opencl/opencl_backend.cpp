@@ -175,7 +175,18 @@ Expected<std::uint64_t> OpenClBackend::countNonFinite(const core::Tensor& values
     }
 }
 
-Expected<core::Tensor> OpenClBackend::matmul(const core::Tensor& a, const core::Tensor& b) {
+bool OpenClBackend::slicesInternally(const core::Tensor& a, const core::Tensor& b) const {
+    if (!validateMatmul(a, b))
+        return false;
+    const core::DType dtype = a.dtype();
+    if (dtype == core::DType::F64 && !m_state->info.fp64)
+        return false;
+    const std::int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
+    return m == 0 || n == 0 || k == 0 || checkGemmFits(m_state->limits, dtype, m, k, n).has_value();
+}
+
+Expected<core::Tensor> OpenClBackend::matmul(const core::Tensor& a, const core::Tensor& b,
+                                             const SliceHooks& hooks) {
     try {
         State& state = *m_state;
         if (auto valid = validateMatmul(a, b); !valid)
@@ -216,11 +227,11 @@ Expected<core::Tensor> OpenClBackend::matmul(const core::Tensor& a, const core::
         state.lastSlices = slices.size();
         const auto started = Clock::now();
         auto ran = cl_::runSlicedGemm(state.queue, dtype, *bufferA, *bufferB, *bufferC, m, k, n,
-                                      slices, state.options.pause.get());
+                                      slices, hooks);
         if (!ran)
             return tl::unexpected(ran.error());
         const double busy =
-            std::chrono::duration<double>(Clock::now() - started).count() - ran->pausedSeconds;
+            std::chrono::duration<double>(Clock::now() - started).count() - ran->hookSeconds;
         // Long products measure the device better than the start-up probe: follow them.
         if (busy >= 0.05)
             state.flopsPerSecond = 0.5 * state.flopsPerSecond +

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string>
 
 #include <clblast.h>
 
@@ -48,7 +49,8 @@ Expected<void> runGemmSlice(cl::CommandQueue& queue, core::DType dtype, const cl
 Expected<SlicedGemmStats> runSlicedGemm(cl::CommandQueue& queue, core::DType dtype,
                                         const cl::Buffer& a, const cl::Buffer& b, cl::Buffer& c,
                                         std::int64_t m, std::int64_t k, std::int64_t n,
-                                        const std::vector<GemmSlice>& slices, PauseToken* pause) {
+                                        const std::vector<GemmSlice>& slices,
+                                        const SliceHooks& hooks) {
     const std::size_t bytes =
         static_cast<std::size_t>(m) * static_cast<std::size_t>(n) * core::itemSize(dtype);
     // Every slice accumulates (beta = 1), so C starts at exact zeros.
@@ -58,17 +60,26 @@ Expected<SlicedGemmStats> runSlicedGemm(cl::CommandQueue& queue, core::DType dty
     if (filled != CL_SUCCESS)
         return tl::unexpected(clError(filled, "clEnqueueFillBuffer(C)"));
     SlicedGemmStats stats;
-    for (const GemmSlice& slice : slices) {
+    // Progress counts A's elements done (row × depth), so the last slice reports exactly 1.
+    const double total = static_cast<double>(m) * static_cast<double>(k);
+    std::int64_t done = 0;
+    for (std::size_t index = 0; index < slices.size(); ++index) {
+        const GemmSlice& slice = slices[index];
         const auto started = Clock::now();
         if (auto ran = runGemmSlice(queue, dtype, a, b, c, k, n, slice); !ran)
             return tl::unexpected(ran.error());
         const auto finished = Clock::now();
-        stats.longestSliceSeconds = std::max(
-            stats.longestSliceSeconds, std::chrono::duration<double>(finished - started).count());
-        if (pause) {
-            pause->checkpoint();
-            stats.pausedSeconds += std::chrono::duration<double>(Clock::now() - finished).count();
-        }
+        const double took = std::chrono::duration<double>(finished - started).count();
+        stats.longestSliceSeconds = std::max(stats.longestSliceSeconds, took);
+        done += slice.rows * slice.depth;
+        if (!hooks.betweenSlices)
+            continue;
+        const bool goOn = hooks.betweenSlices(took, static_cast<double>(done) / total);
+        stats.hookSeconds += std::chrono::duration<double>(Clock::now() - finished).count();
+        if (!goOn)
+            return makeError(ErrorCode::Internal, "stopped after GEMM slice " +
+                                                      std::to_string(index + 1) + " of " +
+                                                      std::to_string(slices.size()));
     }
     return stats;
 }

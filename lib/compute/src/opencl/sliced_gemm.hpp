@@ -1,5 +1,5 @@
 // Runs a row-major GEMM on device buffers through CLBlast, one slice per kernel, waiting for each
-// slice and honouring a PauseToken between slices. Used by the backend's compute thread only.
+// slice and calling the SliceHooks between slices. Used by the backend's compute thread only.
 #pragma once
 
 #include <cstdint>
@@ -7,7 +7,7 @@
 
 #include "cl_headers.hpp"
 #include "goblin/compute/gemm_slicing.hpp"
-#include "goblin/compute/pause_token.hpp"
+#include "goblin/compute/slice_hooks.hpp"
 #include "goblin/core/dtype.hpp"
 #include "goblin/core/error.hpp"
 
@@ -20,14 +20,15 @@ namespace goblin::compute::opencl {
                                           std::int64_t k, std::int64_t n, const GemmSlice& slice);
 
 struct SlicedGemmStats {
-    double pausedSeconds = 0.0; // time spent parked in the pause token
+    double hookSeconds = 0.0; // time spent in the hooks (resting, paused)
     double longestSliceSeconds = 0.0;
 };
 
-// C = A·B: zeroes C, then runs every slice in order. `pause` may be null.
+// C = A·B: zeroes C, then runs every slice in order, calling hooks.betweenSlices (when set) after
+// each; Internal error when it asks to stop.
 [[nodiscard]] Expected<SlicedGemmStats>
 runSlicedGemm(cl::CommandQueue& queue, core::DType dtype, const cl::Buffer& a, const cl::Buffer& b,
               cl::Buffer& c, std::int64_t m, std::int64_t k, std::int64_t n,
-              const std::vector<GemmSlice>& slices, PauseToken* pause);
+              const std::vector<GemmSlice>& slices, const SliceHooks& hooks);
 
 } // namespace goblin::compute::opencl

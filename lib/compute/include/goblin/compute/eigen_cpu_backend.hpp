@@ -16,7 +16,10 @@ class EigenCpuBackend final : public Backend {
 public:
     explicit EigenCpuBackend(const CpuBackendOptions& options);
     std::string_view name() const override { return "cpu-eigen"; }
-    Expected<core::Tensor> matmul(const core::Tensor& a, const core::Tensor& b) override;
+    using Backend::matmul;
+    // One call runs to the end: the hooks are not called.
+    Expected<core::Tensor> matmul(const core::Tensor& a, const core::Tensor& b,
+                                  const SliceHooks& hooks) override;
     int threads() const { return m_threads; }
 
 private:

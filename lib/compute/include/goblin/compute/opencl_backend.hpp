@@ -1,6 +1,6 @@
 // GPU backend: one OpenCL device, one context and command queue, GEMM through CLBlast dispatched
 // in time-budgeted slices, and our finite-scan kernel as a gate on every product. Created and used
-// by one compute thread; only the PauseToken is touched from other threads.
+// by one compute thread; a caller pauses it through the SliceHooks of each matmul.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,6 @@
 
 #include "goblin/compute/backend.hpp"
 #include "goblin/compute/opencl_devices.hpp"
-#include "goblin/compute/pause_token.hpp"
 
 namespace goblin::compute {
 
@@ -18,9 +17,8 @@ namespace goblin::compute {
 using GemmParameters = std::map<std::string, std::size_t>;
 
 struct OpenClBackendOptions {
-    int device = 0;                    // index into listOpenClDevices() ("gpu0" → 0)
-    double sliceSeconds = 0.5;         // budget for one kernel; the GEMM is cut to fit it
-    std::shared_ptr<PauseToken> pause; // checked between slices; may be null
+    int device = 0;            // index into listOpenClDevices() ("gpu0" → 0)
+    double sliceSeconds = 0.5; // budget for one kernel; the GEMM is cut to fit it
     // Caps the device's global memory and largest allocation (0: the device's own values).
     std::uint64_t memoryCapBytes = 0;
     // Rate used for slicing before anything is measured (0: measure a small GEMM at creation).
@@ -41,7 +39,12 @@ public:
     // f32 always, f64 where the device has fp64 (UnsupportedDtype otherwise). A product too large
     // for the device is refused with LimitExceeded before anything is allocated on it. A product
     // with NaN/Inf from finite inputs is a device fault (Internal), never returned as a result.
-    Expected<core::Tensor> matmul(const core::Tensor& a, const core::Tensor& b) override;
+    // `hooks` are called after every GEMM slice; a stop makes it an Internal error.
+    using Backend::matmul;
+    Expected<core::Tensor> matmul(const core::Tensor& a, const core::Tensor& b,
+                                  const SliceHooks& hooks) override;
+    // True for every product the device takes (false when it would refuse it: no fp64, too big).
+    bool slicesInternally(const core::Tensor& a, const core::Tensor& b) const override;
 
     const OpenClDeviceInfo& device() const;
     double sliceSeconds() const;
