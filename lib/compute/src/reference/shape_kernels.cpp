@@ -1,4 +1,5 @@
 // Reference kernels of cast, reshape, permute, expand and batched matmul.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -78,17 +79,23 @@ template <class T> void matmul(const Tensor& a, const Tensor& b, Tensor& out) {
         const T* pa = va.data() + batchA[p] * m * k;
         const T* pb = vb.data() + batchB[p] * k * n;
         T* pc = vc.data() + static_cast<std::int64_t>(p) * m * n;
-        for (std::int64_t i = 0; i < m; ++i)
-            for (std::int64_t j = 0; j < n; ++j) {
-                T acc{0};
-                for (std::int64_t l = 0; l < k; ++l) {
+        // Row by row, l outer and j inner: each C[i][j] still sums l = 0, 1, … k−1 in order from
+        // 0 (the same bits as the j-outer form the OpenCL kernel uses), but B is read along its
+        // rows and the j loop vectorises.
+        for (std::int64_t i = 0; i < m; ++i) {
+            T* row = pc + i * n;
+            std::fill(row, row + n, T{0});
+            for (std::int64_t l = 0; l < k; ++l) {
+                const T factor = pa[i * k + l];
+                const T* bRow = pb + l * n;
+                for (std::int64_t j = 0; j < n; ++j) {
                     if constexpr (kIsInt<T>)
-                        acc = wrapAdd(acc, wrapMul(pa[i * k + l], pb[l * n + j]));
+                        row[j] = wrapAdd(row[j], wrapMul(factor, bRow[j]));
                     else
-                        acc = acc + pa[i * k + l] * pb[l * n + j];
+                        row[j] = row[j] + factor * bRow[j];
                 }
-                pc[i * n + j] = acc;
             }
+        }
     }
 }
 
