@@ -39,7 +39,7 @@ GraphJobs::Hooks Coordinator::graphHooks() {
 }
 
 GraphVolunteer Coordinator::graphVolunteer(std::uint64_t id, const Peer& entry) const {
-    return GraphVolunteer{id, entry.volunteerId, entry.backend};
+    return GraphVolunteer{id, entry.volunteerId, entry.backend, entry.memoryBytes};
 }
 
 std::vector<GraphVolunteer> Coordinator::graphVolunteers() const {

@@ -269,3 +269,20 @@ def test_node_killed_mid_graph_job_resumes_without_losing_decided_tasks(cluster)
     assert cluster.query("SELECT count(*) FROM graph_tasks WHERE state = 'accepted'")[0][0] == 5
     summary = fresh.last_summary
     assert summary["verdicts"]["accepted"] == 10 and summary["tasks"] == 5
+
+
+def test_volunteer_lending_too_little_memory_gets_no_graph_task(cluster):
+    token = cluster.add_researcher()
+    cluster.start_node(extra_args=["--graph-sample-rate", "0"])
+    tiny = cluster.start_volunteer(threads=1, slots=2, extra_args=["--memory-mb", "1"])
+    tiny_id = tiny.wait_for_line(re.compile(r"connected to \S+ as (v-[0-9a-f]+)"), 30).group(1)
+    cluster.start_volunteer(threads=1, slots=2)
+    cluster.start_volunteer(threads=1, slots=2)
+    wait_for_volunteers(cluster, 3)
+    client = cluster.connect(token)
+    # Each of the 2 chunks holds a few MiB of values; the tiny volunteer lends 1 MiB.
+    g, inputs = mlp_graph(batch=4096, features=64, hidden=64), inputs_for(batch=4096, features=64)
+    outputs = client.run(g, inputs, batch=0, chunks=2, timeout=JOB_TIMEOUT)
+    assert_matches_reference(g, inputs, outputs)
+    assert tiny_id not in {volunteer for volunteer, _, _ in graph_verdicts(cluster)}
+    assert client.last_summary["verdicts"] == {"accepted": 4, "rejected": 0}

@@ -53,6 +53,13 @@ Expected<void> adaptShapeTargets(core::graph::Graph& graph, const std::vector<st
     return {};
 }
 
+std::int64_t peakBytesOf(const core::graph::GraphPlan& plan) {
+    std::int64_t total = 0;
+    for (const auto& [id, spec] : plan.specs)
+        total += static_cast<std::int64_t>(core::byteSize(spec.dtype, spec.shape).value_or(0));
+    return total;
+}
+
 } // namespace
 
 Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submission,
@@ -61,7 +68,8 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
     std::vector<GraphChunk> result;
     if (!submission.batch) {
         GraphChunk whole{submission.graph, submission.plan, core::graph::encodeGraph(submission.graph),
-                         submission.inputs, verify::outputTolerances(submission.graph, submission.plan), 0};
+                         submission.inputs, verify::outputTolerances(submission.graph, submission.plan), 0,
+                         peakBytesOf(submission.plan)};
         result.push_back(std::move(whole));
         return result;
     }
@@ -106,6 +114,7 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
         chunk.plan = std::move(*plan);
         chunk.json = core::graph::encodeGraph(chunk.graph);
         chunk.tolerances = verify::outputTolerances(chunk.graph, chunk.plan);
+        chunk.peakBytes = peakBytesOf(chunk.plan);
         result.push_back(std::move(chunk));
     }
     return result;

@@ -19,6 +19,9 @@ struct GraphChunk {
     std::vector<net::TensorPtr> inputs;
     std::vector<verify::OutputTolerance> tolerances;
     std::int64_t offset = 0; // first batch row (0 when unsplit)
+    // Memory a volunteer needs for it: every value of the graph at once (what the reference
+    // executor holds; an upper bound for the OpenCL executor, which frees values after last use).
+    std::int64_t peakBytes = 0;
 };
 
 // `chunks` is used when the submission does not ask for a number; clamped to [1, batch size].

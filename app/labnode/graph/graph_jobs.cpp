@@ -289,6 +289,12 @@ int GraphJobs::leasesOf(std::uint64_t peer) const {
     return count;
 }
 
+bool GraphJobs::fits(const Task& task, const GraphVolunteer& volunteer) const {
+    const Job& job = m_jobs.at(task.jobId);
+    return volunteer.memoryBytes <= 0 || task.chunk >= job.chunks.size() ||
+           job.chunks[task.chunk].peakBytes <= volunteer.memoryBytes;
+}
+
 std::optional<Message> GraphJobs::leaseFor(const GraphVolunteer& volunteer) {
     // Prefer a task none of whose opinions came from this backend: replicas on different
     // backends catch backend bugs as well as dishonesty.
@@ -296,7 +302,7 @@ std::optional<Message> GraphJobs::leaseFor(const GraphVolunteer& volunteer) {
     for (int pass = 0; pass < 2 && pick == m_queue.end(); ++pass) {
         for (auto it = m_queue.begin(); it != m_queue.end(); ++it) {
             const Task& task = m_tasks.at(*it);
-            if (task.involved.contains(volunteer.volunteerId))
+            if (task.involved.contains(volunteer.volunteerId) || !fits(task, volunteer))
                 continue;
             bool sameBackend = false;
             for (const auto& replica : task.replicas)
@@ -332,7 +338,7 @@ std::optional<Message> GraphJobs::leaseFor(const GraphVolunteer& volunteer) {
 void GraphJobs::queueOpinion(Task& task) {
     // Ask a volunteer that has not seen this task yet; with none connected, the node decides.
     for (const GraphVolunteer& volunteer : m_hooks.volunteers()) {
-        if (!task.involved.contains(volunteer.volunteerId)) {
+        if (!task.involved.contains(volunteer.volunteerId) && fits(task, volunteer)) {
             m_queue.push_back(task.id);
             return m_hooks.wake();
         }

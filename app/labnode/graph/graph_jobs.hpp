@@ -42,6 +42,7 @@ struct GraphVolunteer {
     std::uint64_t peer = 0;
     std::string volunteerId;
     std::string backend;
+    std::int64_t memoryBytes = 0; // what it lends (0: unknown, not limited)
 };
 
 class GraphJobs {
@@ -124,6 +125,8 @@ private:
     Expected<void> resumeJob(const GraphJobRow& row);
     Job& addJob(Job job, const std::vector<GraphTaskRow>& tasks);
     void queueOpinion(Task& task);
+    // Whether the volunteer lends enough memory for the task's chunk.
+    bool fits(const Task& task, const GraphVolunteer& volunteer) const;
     void judge(Task& task);
     void onJudged(std::int64_t taskId, std::size_t judgedCount, Judgement judgement, double seconds);
     void computeOnNode(Task& task);
