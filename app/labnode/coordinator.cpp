@@ -27,7 +27,8 @@ Coordinator::Coordinator(asio::io_context& core, asio::thread_pool& workers, Nod
     : m_core(core), m_workers(workers), m_store(store), m_blobs(blobs),
       m_settings(std::move(settings)), m_clock(std::move(clock)), m_log(std::move(log)),
       m_graphs(core, workers, store, blobs,
-               GraphJobSettings{{}, m_settings.leaseSeconds, m_settings.graphSampleRate, 0},
+               GraphJobSettings{{}, m_settings.leaseSeconds, m_settings.graphSampleRate,
+                                m_settings.maxGraphTaskBytes, 0},
                graphHooks()),
       m_leaseTimer(core), m_random(std::random_device{}()) {}
 

@@ -34,6 +34,7 @@ struct CoordinatorSettings {
     double leaseSeconds = 120.0;
     int verificationVectors = 2;
     double graphSampleRate = 0.1; // share of graph tasks the node recomputes itself
+    std::int64_t maxGraphTaskBytes = std::int64_t{4} << 30;
 };
 
 using Clock = std::function<double()>;        // seconds since the epoch

@@ -62,6 +62,9 @@ int serve(const po::variables_map& options) {
     CoordinatorSettings settings;
     settings.leaseSeconds = options["lease-seconds"].as<double>();
     settings.graphSampleRate = options["graph-sample-rate"].as<double>();
+    settings.maxGraphTaskBytes = options["max-graph-task-mb"].as<std::int64_t>() << 20;
+    if (settings.maxGraphTaskBytes <= 0)
+        throw std::invalid_argument("--max-graph-task-mb must be positive");
     if (!(settings.graphSampleRate >= 0.0 && settings.graphSampleRate <= 1.0))
         throw std::invalid_argument("--graph-sample-rate must be between 0 and 1");
     settings.limits.maxTensorBytes = options["max-tensor-mb"].as<std::size_t>() << 20;
@@ -155,7 +158,9 @@ int main(int argc, char** argv) {
         "lease-seconds", po::value<double>()->default_value(120.0), "lease deadline of a task")(
         "max-tensor-mb", po::value<std::size_t>()->default_value(1024), "largest tensor accepted, MiB")(
         "graph-sample-rate", po::value<double>()->default_value(0.1),
-        "share of graph tasks the node recomputes itself (0 to 1) to catch volunteers that agree on a wrong answer");
+        "share of graph tasks the node recomputes itself (0 to 1) to catch volunteers that agree on a wrong answer")(
+        "max-graph-task-mb", po::value<std::int64_t>()->default_value(4096),
+        "largest graph task (all its values at once), MiB");
     try {
         std::vector<std::string> args(argv + 1, argv + argc);
         if (args.empty() || args[0] == "--help" || args[0] == "-h") {

@@ -168,7 +168,7 @@ def test_sample_rate_is_the_rate_at_which_collusion_is_caught(cluster):
 
 def test_graph_bad_input(cluster):
     token = cluster.add_researcher()
-    cluster.start_node()
+    cluster.start_node(extra_args=["--max-graph-task-mb", "2"])
     client = cluster.connect(token)
     g, inputs = mlp_graph(batch=8), inputs_for(batch=8)
     with pytest.raises(goblin.DTypeError):
@@ -191,6 +191,12 @@ def test_graph_bad_input(cluster):
     s.output(s.sum(x, dims=[0]))
     with pytest.raises(goblin.GoblinError, match="batch"):
         client.run(s, [np.ones((8, 4), np.float32)], batch=0)
+    # A task over the node's size limit is refused with the way out in the message; split into
+    # enough chunks, the same graph is accepted.
+    big, big_inputs = mlp_graph(batch=8192, features=64, hidden=64), inputs_for(batch=8192, features=64)
+    with pytest.raises(goblin.LimitExceededError, match="split it"):
+        client.submit_graph(big, big_inputs, batch=0, chunks=1)
+    assert client.submit_graph(big, big_inputs, batch=0, chunks=8).startswith("g-")
     # The connection is still good for a normal job afterwards (no volunteers: just accepted).
     job = client.submit_graph(g, inputs)
     assert job.startswith("g-")

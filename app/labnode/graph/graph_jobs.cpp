@@ -161,6 +161,14 @@ void GraphJobs::submit(std::uint64_t peer, std::int64_t researcher, std::int64_t
                                           m_settings.limits);
             if (!chunks)
                 return tl::unexpected(chunks.error());
+            for (const GraphChunk& chunk : *chunks)
+                if (chunk.peakBytes > m_settings.maxTaskBytes)
+                    return makeError(ErrorCode::LimitExceeded,
+                                     "a task of this graph holds " +
+                                         std::to_string(chunk.peakBytes >> 20) +
+                                         " MiB of values at once; this node allows " +
+                                         std::to_string(m_settings.maxTaskBytes >> 20) +
+                                         " MiB (split it along a batch dim into more chunks)");
             auto stored = storeTensors(m_blobs, valuesOf(submission->inputs));
             if (!stored)
                 return makeError(ErrorCode::Internal, "storing the inputs: " + stored.error().message);

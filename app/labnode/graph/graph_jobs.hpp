@@ -34,6 +34,8 @@ struct GraphJobSettings {
     core::graph::GraphLimits limits;
     double leaseSeconds = 120.0;
     double sampleRate = 0.1; // share of decided tasks the node recomputes itself
+    // Largest task, counted as every value of its chunk at once: the node may recompute any task.
+    std::int64_t maxTaskBytes = std::int64_t{4} << 30;
     std::uint64_t seed = 0;  // 0: random
 };
 
