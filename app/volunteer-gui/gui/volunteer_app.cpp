@@ -1,5 +1,7 @@
 #include "volunteer_app.hpp"
 
+#include "gpu_settings.hpp"
+
 #include <QApplication>
 #include <QDate>
 #include <QSystemTrayIcon>
@@ -98,17 +100,15 @@ void VolunteerApp::listGpus() {
                                                 QString::fromStdString(devices.error().message));
         return;
     }
+    std::vector<ListedGpu> listed;
     for (const auto& device : *devices) {
         const QString id = QStringLiteral("gpu%1").arg(device.index);
         m_gpus.push_back(
             GpuDevice{id, QStringLiteral("%1 (%2)").arg(QString::fromStdString(device.name),
                                                         QString::fromStdString(device.type))});
-        auto& gpus = m_settings.throttle.gpus;
-        if (std::none_of(gpus.begin(), gpus.end(),
-                         [&](const GpuLimit& gpu) { return gpu.device == id.toStdString(); }))
-            gpus.push_back(
-                GpuLimit{id.toStdString(), false, 100}); // off until the volunteer opts in
+        listed.push_back(ListedGpu{id.toStdString(), device.name + " / " + device.vendor});
     }
+    m_settings.throttle.gpus = matchGpuSettings(m_settings.throttle.gpus, listed);
     m_window->settingsPage()->setGpuDevices(m_gpus);
 }
 

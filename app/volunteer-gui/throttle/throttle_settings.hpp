@@ -18,9 +18,12 @@ struct ScheduleRange {
 };
 
 struct GpuLimit {
-    std::string device; // the device's stable name, as the engine lists it
+    std::string device; // the device's id as the engine lists it now ("gpu0")
     bool enabled = true;
     int limitPercent = 100; // share of GPU time, 1-100
+    // What the device is ("<name> / <vendor>"), so the setting follows the device when the
+    // OpenCL platform lists devices in another order (empty in settings of older versions).
+    std::string identity;
     bool operator==(const GpuLimit&) const = default;
 };
 

@@ -179,7 +179,7 @@ void TestSettingsPage::corruptNodesAndGpusAreDroppedAndLogged() {
     QCOMPARE(nodes[1], (AttachedNode{QStringLiteral("ws://127.0.0.1:2"), 1}));
     const auto& gpus = loaded.settings.throttle.gpus;
     QCOMPARE(gpus.size(), std::size_t{1});
-    QCOMPARE(gpus[0], (GpuLimit{"gpu0", false, 1}));
+    QCOMPARE(gpus[0], (GpuLimit{"gpu0", false, 1, {}}));
     const QString warnings = loaded.warnings.join(QLatin1Char('\n'));
     for (const char* expected :
          {"nodes/size = 99 is outside 0-8; using 8", "nodes/1/share = 400 is outside 1-100",
@@ -196,7 +196,7 @@ void TestSettingsPage::nodesAndGpusRoundTrip() {
     VolunteerSettings settings;
     settings.nodes = {{QStringLiteral("ws://a.example.org:1"), 3},
                       {QStringLiteral("ws://b.example.org:2"), 1}};
-    settings.throttle.gpus = {{"gpu0", true, 40}, {"gpu1", false, 100}};
+    settings.throttle.gpus = {{"gpu0", true, 40, "pthread / PoCL"}, {"gpu1", false, 100, {}}};
     {
         QSettings store(iniPath(), QSettings::IniFormat);
         saveSettings(store, settings);

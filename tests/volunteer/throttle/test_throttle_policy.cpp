@@ -279,7 +279,7 @@ void TestThrottlePolicy::cpuAndGpuPlans() {
     ThrottleSettings settings;
     settings.cpuCores = 99;
     settings.cpuLimitPercent = 0;
-    settings.gpus = {{"gpu0", true, 40}, {"gpu1", false, 100}, {"gpu2", true, 250}};
+    settings.gpus = {{"gpu0", true, 40, {}}, {"gpu1", false, 100, {}}, {"gpu2", true, 250, {}}};
     auto out = decideThrottle(settings, UserPause::none(), idleFor(0), at(0), {});
     QCOMPARE(out.decision.cpuThreads, 8);
     QCOMPARE(out.decision.cpuDutyPercent, 1);
