@@ -195,12 +195,12 @@ class Cluster:
         self.processes.append(volunteer)
         return volunteer
 
-    def start_dishonest(self, corruption: float = 1000.0,
-                        mode: str = "add") -> "tuple[Process, str]":
+    def start_dishonest(self, corruption: float = 1000.0, mode: str = "add",
+                        catalog: int = 3) -> "tuple[Process, str]":
         """Starts tests/dishonest_volunteer.py; returns it and its volunteer id once registered."""
         name = self._next("dishonest")
         argv = [sys.executable, str(TESTS / "dishonest_volunteer.py"), "--node", self.url,
-                "--corruption", repr(corruption), "--mode", mode]
+                "--corruption", repr(corruption), "--mode", mode, "--catalog", str(catalog)]
         process = Process(name, argv, self.root / (name + ".log"))
         self.processes.append(process)
         match = process.wait_for_line(re.compile(r"^dishonest volunteer (v-\S+)$"), START_TIMEOUT)

@@ -37,11 +37,12 @@ def open_connection(url: str):
     return connect(url.rstrip("/") + "/v1/volunteer", **options)
 
 
-def hello(ws) -> str:
+def hello(ws, catalog: int = 3) -> str:
+    ops = ["matmul", "graph"] if catalog >= 3 else ["matmul"]
     ws.send(json.dumps({
-        "type": "hello", "id": 1, "protocol": 1, "catalog": 3, "identity": None,
+        "type": "hello", "id": 1, "protocol": 1, "catalog": catalog, "identity": None,
         "capabilities": {"backend": "cpu-numpy", "threads": 1, "memory_bytes": 1 << 30,
-                         "dtypes": ["f32", "f64"], "ops": ["matmul", "graph"], "slots": 1}}))
+                         "dtypes": ["f32", "f64"], "ops": ops, "slots": 1}}))
     welcome = json.loads(ws.recv(timeout=20))
     if welcome.get("type") != "welcome" or not str(welcome.get("volunteer", "")).startswith("v-"):
         raise SystemExit("unexpected answer to hello: %r" % welcome)
@@ -135,11 +136,12 @@ def main() -> int:
     parser.add_argument("--mode", choices=MODES, default="add",
                         help="how every returned tile is wrong (default: add)")
     parser.add_argument("--delay", type=float, default=2.0, help="seconds per graph task (slow)")
+    parser.add_argument("--catalog", type=int, default=3, help="catalog said in the hello (1: matmul only)")
     args = parser.parse_args()
     global DELAY
     DELAY = args.delay
     with open_connection(args.node) as ws:
-        say("dishonest volunteer %s" % hello(ws))
+        say("dishonest volunteer %s" % hello(ws, args.catalog))
         try:
             serve(ws, args.corruption, args.mode)
         except ConnectionClosed as exc:

@@ -5,6 +5,7 @@ two volunteers that agree on the same wrong answer.
 """
 
 import copy
+import json
 import re
 
 import numpy as np
@@ -292,3 +293,29 @@ def test_volunteer_lending_too_little_memory_gets_no_graph_task(cluster):
     assert_matches_reference(g, inputs, outputs)
     assert tiny_id not in {volunteer for volunteer, _, _ in graph_verdicts(cluster)}
     assert client.last_summary["verdicts"] == {"accepted": 4, "rejected": 0}
+
+
+def test_catalog_1_peers_get_no_graphs(cluster):
+    """A volunteer that says catalog 1 computes matmul tiles only; a researcher connection that
+    said catalog 1 may not submit graphs."""
+    token = cluster.add_researcher()
+    cluster.start_node(extra_args=["--graph-sample-rate", "0"])
+    old, old_id = cluster.start_dishonest(mode="slow", catalog=1)
+    cluster.start_volunteer(threads=1, slots=2)
+    cluster.start_volunteer(threads=1, slots=2)
+    wait_for_volunteers(cluster, 3)
+    client = cluster.connect(token)
+    g, inputs = mlp_graph(), inputs_for()
+    outputs = client.run(g, inputs, batch=0, chunks=6, timeout=JOB_TIMEOUT)
+    assert_matches_reference(g, inputs, outputs)
+    assert old_id not in {volunteer for volunteer, _, _ in graph_verdicts(cluster)}
+    assert "graph task" not in old.tail()
+
+    from test_integration import open_raw
+    ws = open_raw(cluster)
+    ws.send(json.dumps({"type": "hello", "id": 1, "protocol": 1, "catalog": 1, "token": token}))
+    assert json.loads(ws.recv(timeout=10))["type"] == "welcome"
+    ws.send(json.dumps({"type": "submit_graph", "id": 2, "graph": g.to_dict(), "tensors": 0}))
+    reply = json.loads(ws.recv(timeout=10))
+    assert reply["type"] == "error" and reply["id"] == 2 and reply["code"] == "version_mismatch", reply
+    ws.close()

@@ -211,6 +211,8 @@ def test_hello_without_token_or_with_wrong_version(shared_cluster):
              ({"type": "hello", "id": 1, "protocol": 99, "catalog": 1,
                "token": shared_cluster.token}, 4002, "version_mismatch"),
              ({"type": "hello", "id": 1, "protocol": 1, "catalog": 99,
+               "token": shared_cluster.token}, 4002, "version_mismatch"),
+             ({"type": "hello", "id": 1, "protocol": 1, "catalog": 0,
                "token": shared_cluster.token}, 4002, "version_mismatch")]
     for hello, code, prefix in cases:
         ws = open_raw(shared_cluster)
