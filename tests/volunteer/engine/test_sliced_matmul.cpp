@@ -65,6 +65,48 @@ private:
     compute::Backend& m_inner;
 };
 
+// Runs a tile at 10 % duty on a worker thread, pauses it after two slices, checks that the pause
+// holds within a second and for 300 ms more, resumes, and returns the result and the slice count.
+struct PausedRun {
+    std::optional<Expected<SlicedResult>> result;
+    int slices = 0;
+    int slicesAtPause = 0;
+};
+
+PausedRun runPausedMidTile(compute::Backend& backend, const core::Tensor& a, const core::Tensor& b,
+                           int timeoutMs) {
+    ComputeGate gate;
+    SliceTuning tuning;
+    std::atomic<int> slices{0};
+    SlicedRun hooks;
+    hooks.progress = [&](double) { ++slices; };
+    gate.setPlan({.run = true, .dutyPercent = 10}); // rests stretch the tile so the pause lands
+    PausedRun run;                                   // .result is the worker's until `finished`
+    std::atomic<bool> finished{false};
+    std::thread worker([&] {
+        run.result = slicedMatmul(backend, gate, tuning, a, b, hooks);
+        finished = true;
+    });
+    // Whatever happens below, the worker is released and joined before the locals go away.
+    const auto release = qScopeGuard([&] {
+        gate.shutdown();
+        worker.join();
+    });
+    [&] {
+        QTRY_VERIFY_WITH_TIMEOUT(slices.load() >= 2, timeoutMs);
+        gate.setPlan({.run = false});
+        QTRY_VERIFY_WITH_TIMEOUT(gate.parked(), 1000); // a pause holds within a second
+        run.slicesAtPause = slices.load();
+        QTest::qWait(300);
+        QCOMPARE(slices.load(), run.slicesAtPause);
+        QVERIFY(!finished);
+        gate.setPlan({});
+        QTRY_VERIFY_WITH_TIMEOUT(finished.load(), timeoutMs);
+    }();
+    run.slices = slices.load();
+    return run;
+}
+
 } // namespace
 
 class TestSlicedMatmul : public QObject {
@@ -103,36 +145,14 @@ void TestSlicedMatmul::matchesOneCall() {
 
 void TestSlicedMatmul::pauseParksBetweenSlices() {
     compute::EigenCpuBackend backend({1});
-    ComputeGate gate;
-    SliceTuning tuning;
     // About 1 GFLOP in 50 ms slices, each followed by a 450 ms rest (10 % duty).
     const auto a = randomMatrix(2000, 512, 3), b = randomMatrix(512, 512, 4);
-    std::atomic<int> slices{0};
-    SlicedRun hooks;
-    hooks.progress = [&](double) { ++slices; };
-    gate.setPlan({.run = true, .dutyPercent = 10});
-    std::optional<Expected<SlicedResult>> result; // the worker's until `finished`
-    std::atomic<bool> finished{false};
-    std::thread worker([&] {
-        result = slicedMatmul(backend, gate, tuning, a, b, hooks);
-        finished = true;
-    });
-    // Whatever happens below, the worker is released and joined before the locals go away.
-    const auto release = qScopeGuard([&] {
-        gate.shutdown();
-        worker.join();
-    });
-    QTRY_VERIFY_WITH_TIMEOUT(slices.load() >= 2, 10000);
-    gate.setPlan({.run = false});
-    QTRY_VERIFY_WITH_TIMEOUT(gate.parked(), 1000); // a pause holds within a second
-    const int atPause = slices.load();
-    QTest::qWait(300);
-    QCOMPARE(slices.load(), atPause);
-    QVERIFY(!finished);
-    gate.setPlan({});
-    QTRY_VERIFY_WITH_TIMEOUT(finished.load(), 20000);
+    const PausedRun run = runPausedMidTile(backend, a, b, 20000);
+    if (QTest::currentTestFailed())
+        return;
+    const auto& result = run.result;
     QVERIFY(result && *result);
-    QVERIFY(slices.load() > atPause);
+    QVERIFY(run.slices > run.slicesAtPause);
     QVERIFY(maxDifference((*result)->product, *backend.matmul(a, b)) < 1e-9);
 }
 
@@ -198,35 +218,14 @@ void TestSlicedMatmul::deviceTileIsOneCallThatPauses() {
     QVERIFY2(opened.has_value(), opened ? "" : opened.error().describe().c_str());
     compute::OpenClBackend& device = **opened;
     CountingBackend backend(device);
-    ComputeGate gate;
-    SliceTuning tuning;
     const auto a = randomF32(512, 2048, 11), b = randomF32(2048, 96, 12);
-    std::atomic<int> slices{0};
-    SlicedRun hooks;
-    hooks.progress = [&](double) { ++slices; };
-    gate.setPlan({.run = true, .dutyPercent = 10}); // rests stretch the tile so the pause lands
-    std::optional<Expected<SlicedResult>> result;   // the worker's until `finished`
-    std::atomic<bool> finished{false};
-    std::thread worker([&] {
-        result = slicedMatmul(backend, gate, tuning, a, b, hooks);
-        finished = true;
-    });
-    const auto release = qScopeGuard([&] {
-        gate.shutdown();
-        worker.join();
-    });
-    QTRY_VERIFY_WITH_TIMEOUT(slices.load() >= 2, 60000);
-    gate.setPlan({.run = false});
-    QTRY_VERIFY_WITH_TIMEOUT(gate.parked(), 1000); // a pause holds within a second
-    const int atPause = slices.load();
-    QTest::qWait(300);
-    QCOMPARE(slices.load(), atPause);
-    QVERIFY(!finished);
-    gate.setPlan({});
-    QTRY_VERIFY_WITH_TIMEOUT(finished.load(), 60000);
+    const PausedRun run = runPausedMidTile(backend, a, b, 60000);
+    if (QTest::currentTestFailed())
+        return;
+    const auto& result = run.result;
     QVERIFY(result && *result);
     QCOMPARE(backend.calls.load(), 1);
-    QCOMPARE(slices.load(), 8 * 32);
+    QCOMPARE(run.slices, 8 * 32);
     QVERIFY((*result)->busySeconds > 0);
     // The same slices unpaused give the same bits.
     const auto unpaused = device.matmul(a, b);
