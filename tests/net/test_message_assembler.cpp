@@ -1,6 +1,8 @@
 // Tests of MessageAssembler, the Sans-I/O layer: frames in, validated messages out.
 #include <QtTest/QtTest>
 
+#include <charconv>
+
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -10,6 +12,7 @@
 #include <boost/json.hpp>
 
 #include "goblin/core/tensor_frame.hpp"
+#include "goblin/core/precise_json.hpp"
 #include "goblin/net/message_assembler.hpp"
 
 using goblin::ErrorCode;
@@ -106,6 +109,7 @@ private Q_SLOTS:
     void acceptsMaximumTensorCount();
     void controlOverLimit();
     void authenticatedControlLimit();
+    void doublesKeepTheirBits();
     void tensorOverLimit();
     void truncatedTensorFrame();
     void corruptedTensorFrame();
@@ -304,6 +308,32 @@ void TestMessageAssembler::authenticatedControlLimit() {
     std::string over = R"({"type":"a","pad":")";
     over += std::string(250, 'x') + "\"}";
     QCOMPARE(textError(assembler, over), std::optional<ErrorCode>(ErrorCode::LimitExceeded));
+}
+
+// Boost.JSON 1.81's own parser reads some doubles one ulp off; control messages carry a graph's
+// constants and attributes, which must arrive bit for bit (and survive re-serialising).
+void TestMessageAssembler::doublesKeepTheirBits() {
+    const std::vector<double> values{-1.1677287743379883, 0.1, 1e-300, 2.2250738585072014e-308,
+                                     0.30000000000000004, 123456.78901234567};
+    std::string text = R"({"type":"a","values":[)";
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        char buffer[64];
+        const auto written = std::to_chars(buffer, buffer + sizeof buffer, values[i]);
+        if (i > 0)
+            text += ',';
+        text.append(buffer, written.ptr);
+    }
+    text += "]}";
+    MessageAssembler assembler{Limits{}};
+    auto result = assembler.onFrame(FrameKind::Text, textBytes(text));
+    QVERIFY(result.has_value() && result->has_value());
+    const auto& parsed = (*result)->control.at("values").as_array();
+    boost::system::error_code ec;
+    const auto again = goblin::core::parsePrecise(boost::json::serialize(parsed), ec).as_array();
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        QCOMPARE(parsed[i].as_double(), values[i]);
+        QCOMPARE(again[i].as_double(), values[i]);
+    }
 }
 
 void TestMessageAssembler::tensorOverLimit() {

@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 
 #include "goblin/compute/reference/graph_executor.hpp"
+#include "goblin/core/precise_json.hpp"
 #include "goblin/net/json_fields.hpp"
 #include "graph_blobs.hpp"
 #include "graph_store.hpp"
@@ -72,7 +73,7 @@ Expected<void> GraphJobs::resumeJob(const GraphJobRow& row) {
     // The same checks and the same split as at submission: chunks are a pure function of the
     // request, its inputs and the number of tasks recorded.
     json::error_code requestError, inputsError;
-    json::value request = json::parse(row.request, requestError);
+    json::value request = core::parsePrecise(row.request, requestError);
     json::value stored = json::parse(row.inputs, inputsError);
     if (requestError || inputsError || !request.is_object() || !stored.is_array())
         return makeError(ErrorCode::Internal, "its stored request is malformed");
@@ -107,8 +108,10 @@ Expected<void> GraphJobs::resumeJob(const GraphJobRow& row) {
 }
 
 GraphJobs::Job& GraphJobs::addJob(Job job, const std::vector<GraphTaskRow>& tasks) {
-    for (const GraphChunk& chunk : job.chunks)
-        job.chunkGraphs.push_back(json::parse(chunk.json));
+    for (const GraphChunk& chunk : job.chunks) {
+        json::error_code ec; // the graph's doubles keep their exact bits
+        job.chunkGraphs.push_back(core::parsePrecise(chunk.json, ec));
+    }
     for (const GraphTaskRow& row : tasks) {
         Task task;
         task.id = row.id;

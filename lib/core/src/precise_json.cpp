@@ -1,13 +1,13 @@
 // A boost::json::basic_parser handler that builds the same value as boost::json::parse, except
 // that doubles are re-read from their text with std::from_chars (correctly rounded).
-#include "precise_json.hpp"
+#include "goblin/core/precise_json.hpp"
 
 #include <boost/json/basic_parser_impl.hpp>
 
 #include <charconv>
 #include <string>
 
-namespace goblin::core::graph::detail {
+namespace goblin::core {
 namespace {
 
 namespace json = boost::json;
@@ -77,4 +77,4 @@ boost::json::value parsePrecise(std::string_view text, boost::system::error_code
     return parser.handler().st.release();
 }
 
-} // namespace goblin::core::graph::detail
+} // namespace goblin::core

@@ -4,6 +4,7 @@
 
 #include <boost/json/parse.hpp>
 
+#include "goblin/core/precise_json.hpp"
 #include "goblin/core/tensor_frame.hpp"
 
 namespace goblin::net {
@@ -36,7 +37,8 @@ Expected<std::optional<Message>> MessageAssembler::onControl(std::span<const std
         return makeError(ErrorCode::LimitExceeded, "control message over the size limit");
     boost::json::error_code ec;
     const std::string_view text(reinterpret_cast<const char*>(payload.data()), payload.size());
-    boost::json::value value = boost::json::parse(text, ec);
+    // Doubles correctly rounded: a graph's constants and attributes must keep their exact bits.
+    boost::json::value value = core::parsePrecise(text, ec);
     if (ec || !value.is_object())
         return makeError(ErrorCode::InvalidMessage, "control frame is not a JSON object");
     Message message{std::move(value.get_object()), {}};

@@ -3,7 +3,7 @@
 
 #include "goblin/core/graph/graph_json.hpp"
 #include "json_reading.hpp"
-#include "precise_json.hpp"
+#include "goblin/core/precise_json.hpp"
 
 namespace goblin::core::graph {
 namespace {
@@ -158,7 +158,7 @@ Expected<Graph> decodeGraph(std::string_view text, const GraphLimits& limits) {
     boost::system::error_code ec;
     json::parse_options options;
     options.max_depth = 8;
-    json::value root = detail::parsePrecise(text, ec, options);
+    json::value root = core::parsePrecise(text, ec, options);
     if (ec || !root.is_object())
         return malformed("graph JSON is not an object");
     const json::object& object = root.get_object();

@@ -7,7 +7,7 @@
 
 #include "goblin/core/graph/graph_json.hpp"
 #include "json_reading.hpp"
-#include "precise_json.hpp"
+#include "goblin/core/precise_json.hpp"
 
 namespace goblin::core::graph {
 namespace {
@@ -140,7 +140,7 @@ Expected<Tensor> decodeTensorJson(std::string_view text, std::size_t maxBytes) {
     if (text.size() > kMaxGraphJsonBytes)
         return makeError(ErrorCode::LimitExceeded, "tensor JSON is over the size limit");
     boost::system::error_code ec;
-    json::value value = detail::parsePrecise(text, ec);
+    json::value value = core::parsePrecise(text, ec);
     if (ec || !value.is_object())
         return malformed("tensor JSON is not an object");
     return detail::decodeTensorObject(value.get_object(), maxBytes);
