@@ -6,13 +6,17 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "goblin/core/ops/op_code.hpp"
+
 namespace goblin::net {
 
 inline constexpr int kProtocolVersion = 1;
 // Catalog versions a peer may speak: 1 is the matmul tile op alone, 3 adds op graphs (docs/ops.md).
 // A peer's hello states the highest catalog it runs; the node sends it only what that covers.
+// The highest is core's op-catalog version: one constant for the node, the volunteer and the
+// protocol doc's examples (tests/net/test_protocol_doc.cpp checks the doc).
 inline constexpr int kMatmulCatalogVersion = 1;
-inline constexpr int kCatalogVersion = 3;
+inline constexpr int kCatalogVersion = core::ops::kCatalogVersion;
 
 struct Limits {
     std::size_t maxControlBytes = 64 * 1024;

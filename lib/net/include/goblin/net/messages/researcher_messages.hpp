@@ -1,0 +1,140 @@
+// Typed messages between a researcher and the node (docs/protocol.md, "Researcher messages" and
+// "Graph jobs"): builders that write the exact wire fields, and parsers that validate every field
+// of a hostile control object. Pure functions on values; safe on any thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+#include "goblin/core/dtype.hpp"
+#include "goblin/core/error.hpp"
+#include "goblin/net/message.hpp"
+
+namespace goblin::net {
+
+// [rows, cols] on the wire.
+struct MatrixShape {
+    std::int64_t rows = 0;
+    std::int64_t cols = 0;
+    friend bool operator==(const MatrixShape&, const MatrixShape&) = default;
+};
+
+// → {"type":"submit_matmul","id"[, "tile":[rows,cols]]} + A, B. Parsing checks there are exactly
+// two tensors and that a tile has both sizes ≥ 1; shapes and dtypes are the node's to judge.
+struct SubmitMatmul {
+    std::int64_t id = 0;
+    std::optional<MatrixShape> tile; // absent or null: the node chooses
+    TensorPtr a;
+    TensorPtr b;
+};
+
+// → {"type":"submit_graph","id","graph":{…}[, "batch":{…}]} + the graph's inputs. The graph and
+// the batch stay JSON (core::graph decodes them); parsing checks that they are objects, with
+// InvalidInput as the node has always answered.
+struct SubmitGraph {
+    std::int64_t id = 0;
+    boost::json::object graph;
+    std::optional<boost::json::object> batch; // absent or null: no batch split
+    std::vector<TensorPtr> inputs;
+};
+
+// ← {"type":"job_accepted","id","job","tiles","tile":[r,c],"shape":[m,n],"dtype"}.
+struct MatmulJobAccepted {
+    std::int64_t id = 0;
+    std::string job;
+    std::int64_t tiles = 0;
+    MatrixShape tile;
+    MatrixShape shape; // of C
+    core::DType dtype = core::DType::F32;
+};
+
+// ← {"type":"job_accepted","id","job","kind":"graph","tasks"}.
+struct GraphJobAccepted {
+    std::int64_t id = 0;
+    std::string job;
+    std::int64_t tasks = 0;
+};
+
+// ← {"type":"progress","job","done","total"}.
+struct Progress {
+    std::string job;
+    std::int64_t done = 0;
+    std::int64_t total = 0;
+};
+
+// ← {"type":"job_status","id","job","state","done","total"}; state is running, done or failed.
+struct JobStatus {
+    std::int64_t id = 0;
+    std::string job;
+    std::string state;
+    std::int64_t done = 0;
+    std::int64_t total = 0;
+};
+
+// → {"type":"fetch","id","job"}.
+struct Fetch {
+    std::int64_t id = 0;
+    std::string job;
+};
+
+// → {"type":"release","id","job"}.
+struct Release {
+    std::int64_t id = 0;
+    std::string job;
+};
+
+// ← {"type":"released","id","job"}.
+struct Released {
+    std::int64_t id = 0;
+    std::string job;
+};
+
+// ← {"type":"job_done","id","job","summary":{…}} + the outputs (C, or one per graph output).
+// `id` is the fetch's id, or 0 when pushed to a watcher; it is always written. The summary's
+// keys differ by job kind (docs/protocol.md) and stay JSON.
+struct JobDone {
+    std::int64_t id = 0;
+    std::string job;
+    boost::json::object summary;
+    std::vector<TensorPtr> outputs;
+};
+
+// ← {"type":"job_failed","job","code","message"}.
+struct JobFailed {
+    std::string job;
+    Error error;
+};
+
+Message toMessage(const SubmitMatmul& submit);
+Message toMessage(const SubmitGraph& submit);
+Message toMessage(const MatmulJobAccepted& accepted);
+Message toMessage(const GraphJobAccepted& accepted);
+Message toMessage(const Progress& progress);
+Message toMessage(const JobStatus& status);
+Message toMessage(const Fetch& fetch);
+Message toMessage(const Release& release);
+Message toMessage(const Released& released);
+Message toMessage(const JobDone& done);
+Message toMessage(const JobFailed& failed);
+
+// Each parser checks "type" and every field; errors are InvalidMessage naming the field unless
+// the struct's comment says otherwise. A request's "id" is optional (0 when absent).
+[[nodiscard]] Expected<SubmitMatmul> parseSubmitMatmul(const Message& message);
+[[nodiscard]] Expected<SubmitGraph> parseSubmitGraph(const Message& message);
+// job_accepted of either kind: "kind":"graph" selects the graph form.
+[[nodiscard]] bool isGraphJobAccepted(const boost::json::object& control);
+[[nodiscard]] Expected<MatmulJobAccepted> parseMatmulJobAccepted(const boost::json::object& control);
+[[nodiscard]] Expected<GraphJobAccepted> parseGraphJobAccepted(const boost::json::object& control);
+[[nodiscard]] Expected<Progress> parseProgress(const boost::json::object& control);
+[[nodiscard]] Expected<JobStatus> parseJobStatus(const boost::json::object& control);
+[[nodiscard]] Expected<Fetch> parseFetch(const boost::json::object& control);
+[[nodiscard]] Expected<Release> parseRelease(const boost::json::object& control);
+[[nodiscard]] Expected<Released> parseReleased(const boost::json::object& control);
+[[nodiscard]] Expected<JobDone> parseJobDone(const Message& message);
+[[nodiscard]] Expected<JobFailed> parseJobFailed(const boost::json::object& control);
+
+} // namespace goblin::net

@@ -1,0 +1,100 @@
+// Typed messages between the node and a volunteer (docs/protocol.md, "Volunteer messages" and the
+// graph volunteer side): builders that write the exact wire fields, and parsers that validate
+// every field of a hostile control object. Pure functions on values; safe on any thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+#include "goblin/core/dtype.hpp"
+#include "goblin/core/error.hpp"
+#include "goblin/net/message.hpp"
+
+namespace goblin::net {
+
+// Which kind of task a task, result or task_error is about. On a task "op" is required; on a
+// result or task_error it is written only for graphs ("op":"graph") and absent means matmul.
+enum class TaskOp { Matmul, Graph };
+
+std::string_view wireName(TaskOp op); // "matmul", "graph"
+std::optional<TaskOp> taskOpFromWire(std::string_view name);
+
+// "task" and "attempt": every volunteer message names the lease it answers.
+struct TaskRef {
+    std::int64_t task = 0;
+    std::int64_t attempt = 0;
+    friend bool operator==(const TaskRef&, const TaskRef&) = default;
+};
+
+// ← {"type":"task","task","attempt","op":"matmul","dtype"} + A block, B block.
+struct MatmulTask {
+    TaskRef ref;
+    core::DType dtype = core::DType::F32;
+    TensorPtr a;
+    TensorPtr b;
+};
+
+// ← {"type":"task","op":"graph","task","attempt","graph":{…}} + the chunk's inputs. The graph
+// stays JSON: the volunteer decodes and validates it itself (it trusts no node).
+struct GraphTask {
+    TaskRef ref;
+    boost::json::object graph;
+    std::vector<TensorPtr> inputs;
+};
+
+// → {"type":"result"[, "op":"graph"],"task","attempt","backend","compute_seconds"} + outputs
+// (one C tile for matmul, one per graph output).
+struct TaskResult {
+    TaskOp op = TaskOp::Matmul;
+    TaskRef ref;
+    std::string backend;       // the backend that computed it; parsing caps nothing, the node does
+    double computeSeconds = 0; // "compute_seconds", ≥ 0
+    std::vector<TensorPtr> outputs;
+};
+
+// → {"type":"task_error"[, "op":"graph"],"task","attempt","code","message"}.
+struct TaskError {
+    TaskOp op = TaskOp::Matmul;
+    TaskRef ref;
+    Error error;
+};
+
+enum class Verdict { Accepted, Rejected, Stale };
+
+std::string_view wireName(Verdict verdict); // "accepted", "rejected", "stale"
+std::optional<Verdict> verdictFromWire(std::string_view name);
+
+// ← {"type":"verdict","task","attempt","verdict"}.
+struct TaskVerdict {
+    TaskRef ref;
+    Verdict verdict = Verdict::Stale;
+};
+
+Message toMessage(const MatmulTask& task);
+Message toMessage(const GraphTask& task);
+Message toMessage(const TaskResult& result);
+Message toMessage(const TaskError& error);
+Message toMessage(const TaskVerdict& verdict);
+
+// The lease a volunteer message names, alone (to answer even a task that fails to parse).
+[[nodiscard]] Expected<TaskRef> parseTaskRef(const boost::json::object& control);
+// The "op" of a task: missing or not a string is InvalidMessage; a string naming no op this
+// protocol knows is VersionMismatch.
+[[nodiscard]] Expected<TaskOp> parseTaskOp(const boost::json::object& control);
+// The optional "op" of a result or task_error (absent: matmul).
+[[nodiscard]] Expected<TaskOp> parseReplyOp(const boost::json::object& control);
+
+// Each parser checks "type" and every field; errors are InvalidMessage naming the field.
+// A matmul task has exactly two tensors, both of its dtype; a matmul result exactly one tensor.
+[[nodiscard]] Expected<MatmulTask> parseMatmulTask(const Message& message);
+[[nodiscard]] Expected<GraphTask> parseGraphTask(const Message& message);
+[[nodiscard]] Expected<TaskResult> parseTaskResult(const Message& message);
+[[nodiscard]] Expected<TaskError> parseTaskError(const boost::json::object& control);
+[[nodiscard]] Expected<TaskVerdict> parseTaskVerdict(const boost::json::object& control);
+
+} // namespace goblin::net
