@@ -8,7 +8,7 @@
 
 #include "frame_file.hpp"
 #include "goblin/compute/opencl_graph_executor.hpp"
-#include "goblin/compute/reference/graph_executor.hpp"
+#include "goblin/reference/graph_executor.hpp"
 #include "goblin/core/graph/graph_json.hpp"
 #include "goblin/core/ops/op_catalog.hpp"
 #include "runner_options.hpp"
@@ -33,7 +33,7 @@ Expected<std::vector<core::Tensor>> runOn(const Backend& backend, const core::gr
                                           const core::graph::GraphPlan& plan,
                                           std::span<const core::Tensor> inputs) {
     if (std::holds_alternative<CpuBackend>(backend))
-        return compute::reference::runGraph(graph, plan, inputs);
+        return reference::runGraph(graph, plan, inputs);
     auto executor =
         compute::OpenClGraphExecutor::create(std::get<OpenClBackend>(backend).deviceIndex);
     if (!executor)

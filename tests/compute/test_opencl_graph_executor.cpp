@@ -17,7 +17,7 @@
 #include <sstream>
 
 #include "goblin/compute/opencl_graph_executor.hpp"
-#include "goblin/compute/reference/graph_executor.hpp"
+#include "goblin/reference/graph_executor.hpp"
 #include "goblin/core/graph/graph_json.hpp"
 
 using goblin::ErrorCode;
@@ -528,7 +528,7 @@ bool checkEveryOp(OpenClGraphExecutor& executor, int& runs, QStringList& failure
                 for (std::size_t i = 0; i < specs.size() && single; ++i)
                     inputs.push_back(
                         randomTensor(specs[i].dtype, specs[i].shape, engine, division && i == 1));
-                auto want = single ? goblin::compute::reference::runGraph(single->graph,
+                auto want = single ? goblin::reference::runGraph(single->graph,
                                                                           single->plan, inputs)
                                    : tl::unexpected(goblin::Error{});
                 auto got = single ? executor.run(single->graph, single->plan, inputs)
@@ -648,7 +648,7 @@ private Q_SLOTS:
                     i < c.indexBound.size() && c.indexBound[i] > 0
                         ? indexTensor(c.specs[i], c.indexBound[i], engine)
                         : randomTensor(c.specs[i].dtype, c.specs[i].shape, engine, false));
-            auto want = goblin::compute::reference::runGraph(single->graph, single->plan, inputs);
+            auto want = goblin::reference::runGraph(single->graph, single->plan, inputs);
             auto got = executor().run(single->graph, single->plan, inputs);
             QVERIFY2(want.has_value(),
                      qPrintable(name + ": " +
@@ -681,7 +681,7 @@ private Q_SLOTS:
             const std::int64_t values[] = {0, 3, bad, 7, 1};
             std::copy(std::begin(values), std::end(values), index.values<std::int64_t>().begin());
             const std::vector<Tensor> inputs{x, index};
-            auto want = goblin::compute::reference::runGraph(single->graph, single->plan, inputs);
+            auto want = goblin::reference::runGraph(single->graph, single->plan, inputs);
             auto got = executor().run(single->graph, single->plan, inputs);
             QVERIFY(!want.has_value() && !got.has_value());
             QCOMPARE(got.error().code, ErrorCode::InvalidInput);
@@ -723,7 +723,7 @@ private Q_SLOTS:
                 b.values<std::int64_t>()[static_cast<std::size_t>(i)] = i == 2 ? 0 : i + 1;
             }
             const std::vector<Tensor> inputs{a, b};
-            auto want = goblin::compute::reference::runGraph(single->graph, single->plan, inputs);
+            auto want = goblin::reference::runGraph(single->graph, single->plan, inputs);
             auto got = executor().run(single->graph, single->plan, inputs);
             QVERIFY(!want.has_value() && !got.has_value());
             QCOMPARE(got.error().code, ErrorCode::InvalidInput);
@@ -765,7 +765,7 @@ private Q_SLOTS:
         std::mt19937_64 engine(7);
         const std::vector<Tensor> inputs{randomTensor(DType::F32, {8, 16}, engine, false),
                                          randomTensor(DType::F32, {16, 4}, engine, false)};
-        auto want = goblin::compute::reference::runGraph(g, *plan, inputs);
+        auto want = goblin::reference::runGraph(g, *plan, inputs);
         auto got = executor().run(g, *plan, inputs);
         QVERIFY(want.has_value() && got.has_value());
         // Programs are cached: running the graph again builds nothing.

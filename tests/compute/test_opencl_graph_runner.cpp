@@ -7,7 +7,7 @@
 #include <QTemporaryDir>
 
 #include "goblin/compute/opencl_devices.hpp"
-#include "goblin/compute/reference/graph_executor.hpp"
+#include "goblin/reference/graph_executor.hpp"
 #include "goblin/core/graph/graph_json.hpp"
 #include "goblin/core/tensor_frame.hpp"
 
@@ -82,7 +82,7 @@ class TestOpenClGraphRunner : public QObject {
     QByteArray expectedOutputs(const std::vector<Tensor>& inputs) {
         const auto g = divisionGraph();
         auto outputs =
-            goblin::compute::reference::runGraph(g, graph::validateGraph(g).value(), inputs);
+            goblin::reference::runGraph(g, graph::validateGraph(g).value(), inputs);
         return outputs ? frames(*outputs) : QByteArray();
     }
 

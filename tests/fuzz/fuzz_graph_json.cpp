@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "goblin/compute/reference/graph_executor.hpp"
+#include "goblin/reference/graph_executor.hpp"
 #include "goblin/core/graph/graph_json.hpp"
 
 namespace {
@@ -39,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto plan = graph::validateGraph(*decoded, limits);
     if (!plan || !decoded->inputs.empty() || !smallEnough(*plan))
         return 0;
-    auto outputs = goblin::compute::reference::runGraph(*decoded, *plan, {});
+    auto outputs = goblin::reference::runGraph(*decoded, *plan, {});
     if (outputs && outputs->size() != decoded->outputs.size())
         std::abort();
     return 0;

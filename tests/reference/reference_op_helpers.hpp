@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "goblin/compute/reference/graph_executor.hpp"
+#include "goblin/reference/graph_executor.hpp"
 
 namespace reference_test {
 
@@ -20,7 +20,7 @@ template <class T> Tensor make(DType dtype, Shape shape, std::vector<T> values) 
 }
 
 inline Tensor runChecked(OpCode op, std::vector<Tensor> args, const Attributes& attrs = {}) {
-    auto out = goblin::compute::reference::runOp(op, args, attrs);
+    auto out = goblin::reference::runOp(op, args, attrs);
     if (!out)
         qFatal("%s", out.error().message.c_str());
     return *out;
@@ -32,7 +32,7 @@ template <class T> std::vector<T> run(OpCode op, std::vector<Tensor> args, const
 }
 
 inline goblin::ErrorCode failure(OpCode op, std::vector<Tensor> args, const Attributes& attrs = {}) {
-    auto out = goblin::compute::reference::runOp(op, args, attrs);
+    auto out = goblin::reference::runOp(op, args, attrs);
     return out ? goblin::ErrorCode::Internal : out.error().code;
 }
 

@@ -13,7 +13,7 @@
 
 using namespace goblin::core;
 using namespace goblin::core::ops;
-namespace gm = goblin::compute::math;
+namespace gm = goblin::reference::math;
 
 namespace {
 

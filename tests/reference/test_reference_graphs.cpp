@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "goblin/compute/reference/graph_executor.hpp"
+#include "goblin/reference/graph_executor.hpp"
 #include "goblin/core/graph/graph_json.hpp"
 
 using namespace goblin::core;
@@ -70,7 +70,7 @@ private Q_SLOTS:
         std::vector<Tensor> inputs;
         for (const auto& input : vector.at("inputs").as_array())
             inputs.push_back(tensorOf(input));
-        auto outputs = goblin::compute::reference::runGraph(*decoded, *plan, inputs);
+        auto outputs = goblin::reference::runGraph(*decoded, *plan, inputs);
         if (const auto* error = vector.as_object().if_contains("error")) {
             QVERIFY(!outputs.has_value());
             QCOMPARE(goblin::wireName(outputs.error().code), std::string_view(error->as_string()));

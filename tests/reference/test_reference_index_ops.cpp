@@ -6,14 +6,14 @@
 #include <cstdint>
 #include <limits>
 
-#include "../../lib/compute/kernels/philox.h"
-#include "goblin/compute/reference/graph_executor.hpp"
+#include "philox.h"
+#include "goblin/reference/graph_executor.hpp"
 #include "reference_op_helpers.hpp"
 
 using goblin::ErrorCode;
 using namespace goblin::core;
 using namespace goblin::core::ops;
-using goblin::compute::reference::runOp;
+using goblin::reference::runOp;
 using namespace reference_test;
 
 namespace {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <random>
 
-#include "goblin/compute/reference/graph_executor.hpp"
+#include "goblin/reference/graph_executor.hpp"
 #include "goblin/core/graph/graph.hpp"
 #include "goblin/verify/output_agreement.hpp"
 
@@ -92,7 +92,7 @@ private:
         Case c{{}, {}, randomF32({kRows, kInner}, seed), randomF32({kInner, kCols}, seed + 1), {}};
         c.g = softmaxGraph(c.w);
         c.plan = graph::validateGraph(c.g).value();
-        c.reference = goblin::compute::reference::runGraph(c.g, c.plan, std::span(&c.x, 1)).value();
+        c.reference = goblin::reference::runGraph(c.g, c.plan, std::span(&c.x, 1)).value();
         return c;
     }
 };

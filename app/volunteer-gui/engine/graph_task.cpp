@@ -4,7 +4,7 @@
 
 #include <boost/json/serialize.hpp>
 
-#include "goblin/compute/reference/graph_executor.hpp"
+#include "goblin/reference/graph_executor.hpp"
 #include "goblin/core/graph/graph_json.hpp"
 
 namespace goblin::volunteer {
@@ -31,7 +31,7 @@ compute::OpenClGraphExecutor* GraphExecutors::device() {
 Expected<GraphTaskResult> GraphExecutors::run(const boost::json::value& graphJson,
                                               const std::vector<net::TensorPtr>& inputs,
                                               const core::graph::GraphLimits& limits,
-                                              const compute::GraphRunHooks& hooks) {
+                                              const reference::GraphRunHooks& hooks) {
     if (!graphJson.is_object())
         return makeError(ErrorCode::InvalidMessage, "a graph task needs a 'graph' object");
     auto graph = core::graph::decodeGraph(boost::json::serialize(graphJson), limits);
@@ -55,7 +55,7 @@ Expected<GraphTaskResult> GraphExecutors::run(const boost::json::value& graphJso
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     };
     bool stoppedByCaller = false;
-    compute::GraphRunHooks watched;
+    reference::GraphRunHooks watched;
     if (hooks.beforeNode)
         watched.beforeNode = [&](std::size_t step, std::size_t steps) {
             stoppedByCaller = stoppedByCaller || !hooks.beforeNode(step, steps);
@@ -74,7 +74,7 @@ Expected<GraphTaskResult> GraphExecutors::run(const boost::json::value& graphJso
         m_log("graph task on gpu" + std::to_string(*m_deviceIndex) + " failed (" +
               outputs.error().message + "); computing it on the CPU");
     }
-    auto outputs = compute::reference::runGraph(*graph, *plan, values, watched);
+    auto outputs = reference::runGraph(*graph, *plan, values, watched);
     if (!outputs)
         return tl::unexpected(outputs.error());
     return GraphTaskResult{std::move(*outputs), "cpu-reference", seconds()};

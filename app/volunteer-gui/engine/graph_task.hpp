@@ -36,7 +36,7 @@ public:
     Expected<GraphTaskResult> run(const boost::json::value& graph,
                                   const std::vector<net::TensorPtr>& inputs,
                                   const core::graph::GraphLimits& limits,
-                                  const compute::GraphRunHooks& hooks = {});
+                                  const reference::GraphRunHooks& hooks = {});
 
 private:
     compute::OpenClGraphExecutor* device();

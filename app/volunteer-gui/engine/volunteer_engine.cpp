@@ -292,7 +292,7 @@ void VolunteerEngine::computeGraph(std::shared_ptr<net::WsConnection> connection
     // duty cycle, parks while paused (a pause holds within about one node), and gives up when stale.
     bool stopped = false;
     auto sliceStart = std::chrono::steady_clock::now();
-    compute::GraphRunHooks hooks;
+    reference::GraphRunHooks hooks;
     hooks.beforeNode = [&](std::size_t step, std::size_t steps) {
         const auto now = std::chrono::steady_clock::now();
         if (stopped)

@@ -44,7 +44,7 @@ typedef uchar gm_bool;
 #include <climits>
 #include <cmath>
 #include <cstdint>
-namespace goblin::compute::math {
+namespace goblin::reference::math {
 // static: every translation unit keeps its own copy, compiled with its own flags (the reference's
 // -ffp-contract=off), never one picked by the linker from a unit built otherwise.
 #define GM_FN static inline
@@ -285,7 +285,7 @@ GM_DEFINE_PREDICATE(float, f32)
 #if !defined(GM_OPENCL) || defined(GM_FP64)
 // f64 transcendentals: range reduction and polynomials in plain double arithmetic (every constant
 // from kernels/make_math_tables.py), so the CPU and any fp64 OpenCL device compute the same bits.
-// Measured errors against a long-double reference: tests/compute/test_goblin_math.cpp.
+// Measured errors against a long-double reference: tests/reference/test_goblin_math.cpp.
 
 #define GM_LN2_HI 0.6931471803691238 // ln 2 to 32 bits: k·GM_LN2_HI is exact
 #define GM_LN2_LO 1.9082149292705877e-10
@@ -666,7 +666,7 @@ GM_DEFINE_FLOAT_TO_INT(double, f64, gm_i64, i64, GM_I64_MIN, GM_I64_MAX)
 #endif
 
 #ifndef GM_OPENCL
-} // namespace goblin::compute::math
+} // namespace goblin::reference::math
 #endif
 
 #endif // GOBLIN_MATH_H

@@ -2,9 +2,9 @@
 // gradients. Positions in the zero padding contribute nothing (they are skipped, not multiplied).
 // Accumulation orders are fixed: conv2d c, kh, kw; input grad o, kh, kw; weight grad n, oh, ow.
 #include "goblin/core/ops/op_geometry.hpp"
-#include "reference/kernels.hpp"
+#include "kernels.hpp"
 
-namespace goblin::compute::reference::detail {
+namespace goblin::reference::detail {
 namespace {
 
 using core::ops::Conv2dParams;
@@ -137,4 +137,4 @@ Expected<Tensor> runConvOp(OpCode op, Args args, const Attributes& attrs, const 
     return out;
 }
 
-} // namespace goblin::compute::reference::detail
+} // namespace goblin::reference::detail

@@ -2,10 +2,10 @@
 // per-element math is kernels/goblin_math.h, shared with the OpenCL kernels.
 #include <string>
 
-#include "reference/kernels.hpp"
-#include "reference/scalar_math.hpp"
+#include "kernels.hpp"
+#include "scalar_math.hpp"
 
-namespace goblin::compute::reference::detail {
+namespace goblin::reference::detail {
 namespace {
 
 template <class T> bool hasZero(const Tensor& tensor) {
@@ -102,4 +102,4 @@ Expected<Tensor> runElementwise(OpCode op, Args args, const Attributes& attrs,
     return out;
 }
 
-} // namespace goblin::compute::reference::detail
+} // namespace goblin::reference::detail

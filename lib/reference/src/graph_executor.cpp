@@ -1,12 +1,12 @@
 // runOp and runGraph: validation through the catalog, then dispatch to the family kernels.
-#include "goblin/compute/reference/graph_executor.hpp"
+#include "goblin/reference/graph_executor.hpp"
 
 #include <map>
 #include <string>
 
-#include "reference/kernels.hpp"
+#include "kernels.hpp"
 
-namespace goblin::compute::reference {
+namespace goblin::reference {
 
 using core::Tensor;
 using core::ops::OpCode;
@@ -96,4 +96,4 @@ Expected<std::vector<Tensor>> runGraph(const core::graph::Graph& graph, const co
     return outputs;
 }
 
-} // namespace goblin::compute::reference
+} // namespace goblin::reference

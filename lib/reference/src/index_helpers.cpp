@@ -1,9 +1,10 @@
-// Broadcast and reduction index tables for the reference kernels.
+// Broadcast and reduction index tables for the reference kernels (and, through
+// goblin/reference/index_tables.hpp, for the OpenCL launches that read the same tables).
 #include <algorithm>
 
-#include "reference/kernels.hpp"
+#include "kernels.hpp"
 
-namespace goblin::compute::reference::detail {
+namespace goblin::reference::detail {
 
 std::vector<std::int64_t> stridesOf(const Shape& shape) {
     std::vector<std::int64_t> strides(shape.size(), 1);
@@ -29,6 +30,13 @@ DimSplit splitAt(const Shape& shape, std::size_t dim) {
     split.size = shape.empty() ? 1 : shape[dim];
     return split;
 }
+
+} // namespace goblin::reference::detail
+
+namespace goblin::reference {
+
+using core::Shape;
+using detail::stridesOf;
 
 namespace {
 
@@ -73,4 +81,4 @@ ReductionIndex reductionIndex(const Shape& shape, std::span<const std::int64_t> 
     return {offsetsOver(shape, strides, kept), offsetsOver(shape, strides, reduced)};
 }
 
-} // namespace goblin::compute::reference::detail
+} // namespace goblin::reference

@@ -5,9 +5,9 @@
 #include <string>
 #include <type_traits>
 
-#include "reference/kernels.hpp"
+#include "kernels.hpp"
 
-namespace goblin::compute::reference::detail {
+namespace goblin::reference::detail {
 namespace {
 
 template <class T> constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
@@ -160,4 +160,4 @@ Expected<Tensor> runIndexOp(OpCode op, Args args, const Attributes& attrs, const
     return out;
 }
 
-} // namespace goblin::compute::reference::detail
+} // namespace goblin::reference::detail

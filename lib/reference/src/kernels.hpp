@@ -7,8 +7,9 @@
 
 #include "goblin/core/ops/op_catalog.hpp"
 #include "goblin/core/tensor.hpp"
+#include "goblin/reference/index_tables.hpp"
 
-namespace goblin::compute::reference::detail {
+namespace goblin::reference::detail {
 
 using core::Shape;
 using core::Tensor;
@@ -16,6 +17,9 @@ using core::ops::Attributes;
 using core::ops::OpCode;
 using core::ops::TensorSpec;
 using Args = std::span<const Tensor>;
+using reference::broadcastOffsets;
+using reference::ReductionIndex;
+using reference::reductionIndex;
 
 // Calls f(T{}) with the C++ element type of dtype.
 template <class F> decltype(auto) visitDType(core::DType dtype, F&& f) {
@@ -28,18 +32,6 @@ template <class F> decltype(auto) visitDType(core::DType dtype, F&& f) {
     }
     return f(bool{});
 }
-
-// For each element of `out` (C order), the offset of the element of a tensor of shape `in` that
-// NumPy broadcasting reads.
-std::vector<std::int64_t> broadcastOffsets(const Shape& in, const Shape& out);
-
-// Splits a shape into the kept positions (`bases`, C order of the kept dims) and the offsets of
-// one reduction (`members`, C order of the reduced dims, relative to a base).
-struct ReductionIndex {
-    std::vector<std::int64_t> bases;
-    std::vector<std::int64_t> members;
-};
-ReductionIndex reductionIndex(const Shape& shape, std::span<const std::int64_t> dims);
 
 // C-order strides (in elements) of a shape.
 std::vector<std::int64_t> stridesOf(const Shape& shape);
@@ -64,4 +56,4 @@ Expected<Tensor> runConvOp(OpCode op, Args args, const Attributes& attrs, const 
 Expected<Tensor> runPoolOp(OpCode op, Args args, const Attributes& attrs, const TensorSpec& out);
 Expected<Tensor> runRandomOp(OpCode op, Args args, const Attributes& attrs, const TensorSpec& out);
 
-} // namespace goblin::compute::reference::detail
+} // namespace goblin::reference::detail

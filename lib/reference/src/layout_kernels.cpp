@@ -3,9 +3,9 @@
 #include <limits>
 
 #include "goblin/core/ops/op_geometry.hpp"
-#include "reference/kernels.hpp"
+#include "kernels.hpp"
 
-namespace goblin::compute::reference::detail {
+namespace goblin::reference::detail {
 namespace {
 
 std::size_t dimAttr(const Attributes& attrs, std::size_t rank) {
@@ -111,4 +111,4 @@ Expected<Tensor> runLayoutOp(OpCode op, Args args, const Attributes& attrs, cons
     return out;
 }
 
-} // namespace goblin::compute::reference::detail
+} // namespace goblin::reference::detail

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <string>
 
-#include "reference/kernels.hpp"
+#include "kernels.hpp"
 
-namespace goblin::compute::reference::detail {
+namespace goblin::reference::detail {
 namespace {
 
 template <class T> struct RowMoments {
@@ -106,4 +106,4 @@ Expected<Tensor> runNormOp(OpCode op, Args args, const Attributes& attrs, const 
     return out;
 }
 
-} // namespace goblin::compute::reference::detail
+} // namespace goblin::reference::detail

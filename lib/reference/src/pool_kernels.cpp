@@ -4,9 +4,9 @@
 #include <cmath>
 
 #include "goblin/core/ops/op_geometry.hpp"
-#include "reference/kernels.hpp"
+#include "kernels.hpp"
 
-namespace goblin::compute::reference::detail {
+namespace goblin::reference::detail {
 namespace {
 
 using core::ops::Pool2dParams;
@@ -91,4 +91,4 @@ Expected<Tensor> runPoolOp(OpCode op, Args args, const Attributes& attrs, const 
     return out;
 }
 
-} // namespace goblin::compute::reference::detail
+} // namespace goblin::reference::detail

@@ -1,10 +1,10 @@
 // Reference kernel of dropout_mask: element i keeps when the first word of
 // Philox4x32-10(key = seed, counter = offset + i) divided by 2³² is ≥ p; kept elements are
 // 1/(1 − p) (computed in f64, rounded once to the dtype), the others 0.
-#include "../../kernels/philox.h"
-#include "reference/kernels.hpp"
+#include "philox.h"
+#include "kernels.hpp"
 
-namespace goblin::compute::reference::detail {
+namespace goblin::reference::detail {
 namespace {
 
 template <class T> void dropoutMask(std::uint64_t seed, std::uint64_t offset, double p, Tensor& out) {
@@ -33,4 +33,4 @@ Expected<Tensor> runRandomOp(OpCode, Args, const Attributes& attrs, const Tensor
     return out;
 }
 
-} // namespace goblin::compute::reference::detail
+} // namespace goblin::reference::detail

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <limits>
 
-#include "reference/kernels.hpp"
-#include "reference/scalar_math.hpp"
+#include "kernels.hpp"
+#include "scalar_math.hpp"
 
-namespace goblin::compute::reference::detail {
+namespace goblin::reference::detail {
 namespace {
 
 using core::ops::IntList;
@@ -155,4 +155,4 @@ Expected<Tensor> runReduction(OpCode op, Args args, const Attributes& attrs, con
     return out;
 }
 
-} // namespace goblin::compute::reference::detail
+} // namespace goblin::reference::detail

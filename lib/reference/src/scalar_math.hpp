@@ -9,9 +9,9 @@
 #include "goblin/core/ops/op_code.hpp"
 #include "goblin_math.h"
 
-namespace goblin::compute::reference::detail {
+namespace goblin::reference::detail {
 
-namespace gm = goblin::compute::math;
+namespace gm = goblin::reference::math;
 
 static_assert(GM_OP_ADD == static_cast<int>(core::ops::OpCode::Add) &&
                   GM_OP_REMAINDER == static_cast<int>(core::ops::OpCode::Remainder) &&
@@ -179,4 +179,4 @@ template <class T> bool predicateOp(core::ops::OpCode op, T a, T b) {
 
 } // namespace
 
-} // namespace goblin::compute::reference::detail
+} // namespace goblin::reference::detail

@@ -4,10 +4,10 @@
 #include <cstring>
 #include <limits>
 
-#include "reference/kernels.hpp"
-#include "reference/scalar_math.hpp"
+#include "kernels.hpp"
+#include "scalar_math.hpp"
 
-namespace goblin::compute::reference::detail {
+namespace goblin::reference::detail {
 namespace {
 
 // Float → integer: truncation toward zero; NaN → 0; out-of-range values saturate (PyTorch leaves
@@ -130,4 +130,4 @@ Expected<Tensor> runShapeOp(OpCode op, Args args, const Attributes& attrs, const
     return out;
 }
 
-} // namespace goblin::compute::reference::detail
+} // namespace goblin::reference::detail

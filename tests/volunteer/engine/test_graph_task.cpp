@@ -76,7 +76,7 @@ void TestGraphTask::pauseHoldsBetweenNodes() {
 
     ComputeGate gate;
     std::atomic<std::size_t> reached{0};
-    goblin::compute::GraphRunHooks hooks;
+    goblin::reference::GraphRunHooks hooks;
     hooks.beforeNode = [&](std::size_t step, std::size_t) {
         reached = step;
         return gate.waitWhilePaused() == GateVerdict::Go;
@@ -99,7 +99,7 @@ void TestGraphTask::pauseHoldsBetweenNodes() {
     QVERIFY(std::equal(a.bytes().begin(), a.bytes().end(), expected.outputs[0].bytes().begin()));
 
     // A run whose hook says stop ends with an error and no output.
-    goblin::compute::GraphRunHooks stop;
+    goblin::reference::GraphRunHooks stop;
     stop.beforeNode = [](std::size_t step, std::size_t) { return step < 5; };
     QVERIFY(!executors.run(chainGraph(300), inputs, {}, stop).has_value());
 }

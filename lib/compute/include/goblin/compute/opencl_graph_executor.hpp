@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "goblin/compute/graph_run_hooks.hpp"
+#include "goblin/reference/graph_run_hooks.hpp"
 #include "goblin/compute/opencl_devices.hpp"
 #include "goblin/core/error.hpp"
 #include "goblin/core/graph/graph.hpp"
@@ -43,7 +43,7 @@ public:
     [[nodiscard]] Expected<std::vector<core::Tensor>> run(const core::graph::Graph& graph,
                                                           const core::graph::GraphPlan& plan,
                                                           std::span<const core::Tensor> inputs,
-                                                          const GraphRunHooks& hooks = {});
+                                                          const reference::GraphRunHooks& hooks = {});
 
     // The ops that ran on the CPU reference (no kernel, or f64 on a device without fp64) in the
     // runs so far: each once, in op-code order.

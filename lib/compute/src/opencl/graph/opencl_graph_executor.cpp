@@ -7,7 +7,7 @@
 #include <map>
 #include <set>
 
-#include "goblin/compute/reference/graph_executor.hpp"
+#include "goblin/reference/graph_executor.hpp"
 #include "opencl/graph/kernel_launch.hpp"
 
 namespace goblin::compute {
@@ -177,7 +177,7 @@ std::size_t OpenClGraphExecutor::programBuilds() const {
 Expected<std::vector<Tensor>> OpenClGraphExecutor::run(const core::graph::Graph& graph,
                                                        const core::graph::GraphPlan& plan,
                                                        std::span<const Tensor> inputs,
-                                                       const GraphRunHooks& hooks) {
+                                                       const reference::GraphRunHooks& hooks) {
     opencl::GraphDevice& device = m_state->device;
     auto uploaded = uploadValues(device, graph, inputs);
     if (!uploaded)

@@ -1,8 +1,8 @@
 // Launches of the reduction kernels (kernels/reduce.cl). The host builds the same C-order index
-// tables as the CPU reference (reference::detail::reductionIndex), so one work-item per output
+// tables as the CPU reference (reference::reductionIndex), so one work-item per output
 // walks its elements in the reference's order.
+#include "goblin/reference/index_tables.hpp"
 #include "opencl/graph/kernel_launch.hpp"
-#include "reference/kernels.hpp"
 
 namespace goblin::compute::opencl {
 namespace {
@@ -56,7 +56,7 @@ Expected<DeviceValue> launchReduction(LaunchContext& launch, OpCode op, Args arg
                                       const core::ops::Attributes& attrs,
                                       const core::ops::TensorSpec& spec) {
     const DeviceValue& x = args[0];
-    const auto index = reference::detail::reductionIndex(
+    const auto index = reference::reductionIndex(
         x.spec.shape, reducedDims(op, attrs, x.spec.shape.size()));
     auto out = launch.device.allocate(spec);
     if (!out)

@@ -1,7 +1,7 @@
 // Launches of the shape kernels (kernels/shape.cl): cast, reshape (shares the buffer), permute and
 // expand (strided gathers), batched matmul (k summed in order, as the reference).
+#include "goblin/reference/index_tables.hpp"
 #include "opencl/graph/kernel_launch.hpp"
-#include "reference/kernels.hpp"
 
 namespace goblin::compute::opencl {
 namespace {
@@ -70,9 +70,9 @@ Expected<DeviceValue> matmul(LaunchContext& launch, const DeviceValue& a, const 
     const core::Shape& sb = b.spec.shape;
     const core::Shape batch(spec.shape.begin(), spec.shape.end() - 2);
     auto batchA = launch.device.constants(
-        reference::detail::broadcastOffsets(core::Shape(sa.begin(), sa.end() - 2), batch));
+        reference::broadcastOffsets(core::Shape(sa.begin(), sa.end() - 2), batch));
     auto batchB = launch.device.constants(
-        reference::detail::broadcastOffsets(core::Shape(sb.begin(), sb.end() - 2), batch));
+        reference::broadcastOffsets(core::Shape(sb.begin(), sb.end() - 2), batch));
     if (!batchA || !batchB)
         return tl::unexpected(batchA ? batchB.error() : batchA.error());
     auto out = launch.device.allocate(spec);

@@ -6,13 +6,13 @@
 #include <span>
 #include <vector>
 
-#include "goblin/compute/graph_run_hooks.hpp"
+#include "goblin/reference/graph_run_hooks.hpp"
 #include "goblin/core/error.hpp"
 #include "goblin/core/graph/graph.hpp"
 #include "goblin/core/ops/op_catalog.hpp"
 #include "goblin/core/tensor.hpp"
 
-namespace goblin::compute::reference {
+namespace goblin::reference {
 
 // One op on concrete tensors; validates with the catalog's inference first. Runtime failures
 // (integer division by zero) are InvalidInput errors.
@@ -26,4 +26,4 @@ Expected<std::vector<core::Tensor>> runGraph(const core::graph::Graph& graph,
                                              std::span<const core::Tensor> inputs,
                                              const GraphRunHooks& hooks = {});
 
-} // namespace goblin::compute::reference
+} // namespace goblin::reference

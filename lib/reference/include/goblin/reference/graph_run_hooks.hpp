@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <functional>
 
-namespace goblin::compute {
+namespace goblin::reference {
 
 struct GraphRunHooks {
     // Before node `step` of `steps` (plan order). Returning false stops the run; the executor then
@@ -14,4 +14,4 @@ struct GraphRunHooks {
     std::function<bool(std::size_t step, std::size_t steps)> beforeNode;
 };
 
-} // namespace goblin::compute
+} // namespace goblin::reference
