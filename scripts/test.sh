@@ -6,6 +6,10 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/install_deps.sh --test
 bash scripts/build.sh ci
+# The headless volunteer (-DGOBLIN_GUI=OFF, no Qt): only goblin-volunteer, for
+# python/tests/test_headless_build.py (which fails under CI=true when it is missing).
+cmake --preset nogui >/dev/null
+cmake --build --preset nogui -j "$(nproc)"
 export GOBLIN_BUILD_DIR="$root/build/ci"
 # Qt tests need a runtime dir that only we can read.
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"

@@ -1,5 +1,7 @@
 // goblin-volunteer: the composition root. Runs the engine headless (--headless) or hands over to
-// the Qt tray app (gui/run_gui.hpp), which drives the same engine.
+// the Qt tray app (gui/run_gui.hpp), which drives the same engine. A build configured with
+// -DGOBLIN_GUI=OFF has no desktop app and links no Qt (GOBLIN_WITH_GUI is 0): it always runs
+// headless.
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -16,8 +18,10 @@
 #include "device_setup.hpp"
 #include "goblin/compute/opencl_devices.hpp"
 #include "host_memory.hpp"
-#include "run_gui.hpp"
 #include "volunteer_engine.hpp"
+#if GOBLIN_WITH_GUI
+#include "run_gui.hpp"
+#endif
 
 namespace asio = boost::asio;
 namespace po = boost::program_options;
@@ -42,6 +46,10 @@ fs::path defaultConfigDir() {
         return fs::path(home) / ".config" / "goblin-volunteer";
     return fs::current_path() / ".goblin-volunteer";
 }
+
+constexpr bool kHasGui = GOBLIN_WITH_GUI != 0;
+constexpr const char* kNoGuiNote =
+    "this goblin-volunteer has no desktop app (built with -DGOBLIN_GUI=OFF); it always runs headless";
 
 } // namespace
 
@@ -68,8 +76,10 @@ int main(int argc, char** argv) {
         po::store(po::parse_command_line(argc, argv, options), args);
         po::notify(args);
         if (args.count("help")) {
-            std::cout << "usage: goblin-volunteer --headless --node ws://HOST:PORT [options]\n\n"
-                      << options;
+            std::cout << "usage: goblin-volunteer --headless --node ws://HOST:PORT [options]\n";
+            if (!kHasGui)
+                std::cout << "(" << kNoGuiNote << ")\n";
+            std::cout << '\n' << options;
             return 0;
         }
         const int threads = args["threads"].as<int>();
@@ -101,14 +111,21 @@ int main(int argc, char** argv) {
             return volunteer::calibrateDevices(
                 deviceOptions, std::clamp(args["calibrate-seconds"].as<double>(), 1.0, 3600.0),
                 logLine);
+#if GOBLIN_WITH_GUI
         if (!args.count("headless"))
             return volunteer::runGui(
                 argc, argv,
                 args.count("node") ? QString::fromStdString(args["node"].as<std::string>())
                                    : QString(),
                 QString::fromStdString(configDir.string()), args.count("minimized") > 0);
+#endif
+        // --minimized asks for the desktop app, which a GOBLIN_GUI=OFF build does not have.
+        if (!kHasGui && args.count("minimized"))
+            throw std::runtime_error(std::string("--minimized: ") + kNoGuiNote);
         if (!args.count("node"))
-            throw std::runtime_error("--node ws://HOST:PORT is required");
+            throw std::runtime_error(kHasGui ? "--node ws://HOST:PORT is required"
+                                             : std::string("--node ws://HOST:PORT is required (") +
+                                                   kNoGuiNote + ")");
 
         volunteer::EngineSettings settings;
         settings.nodeUrl = args["node"].as<std::string>();
