@@ -63,9 +63,9 @@ void ComputeGate::rest(std::chrono::duration<double> busy) {
         return;
     // busy / (busy + rest) = duty  →  rest = busy · (100 − duty) / duty
     const auto rest = busy * (100.0 - duty) / duty;
-    const auto until = std::chrono::steady_clock::now() +
-                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(rest);
-    m_changed.wait_until(lock, until, [this] { return m_shutdown || !m_plan.run; });
+    const auto until =
+        m_clock.now() + std::chrono::duration_cast<GateClock::TimePoint::duration>(rest);
+    m_clock.waitUntil(m_changed, lock, until, [this] { return m_shutdown || !m_plan.run; });
 }
 
 GateVerdict ComputeGate::waitWhilePaused(const AbandonCheck& abandoned) {

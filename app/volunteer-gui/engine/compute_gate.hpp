@@ -1,7 +1,8 @@
 // The switch between the engine's throttle plan and its compute thread: run or pause, hold new
 // tasks, CPU threads and duty %. Thread-safe: the io thread sets the plan; the compute thread waits
 // in enterTask() before a task and in betweenSlices() after each slice, where it rests to keep the
-// duty cycle and parks while paused. shutdown() releases every wait for good.
+// duty cycle and parks while paused. shutdown() releases every wait for good. Time comes from an
+// injected GateClock (the steady clock in production, a fake one in tests).
 #pragma once
 
 #include <chrono>
@@ -21,11 +22,37 @@ struct ComputePlan {
 
 enum class GateVerdict { Go, Shutdown, Abandon };
 
+// The gate's time source and its one timed wait. Called with the gate's lock held, on the thread
+// that waits.
+class GateClock {
+public:
+    using TimePoint = std::chrono::steady_clock::time_point;
+    virtual ~GateClock() = default;
+    virtual TimePoint now() = 0;
+    // Blocks on `changed` (its mutex held by `lock`) until `stop()` or the clock reaches `until`.
+    virtual void waitUntil(std::condition_variable& changed, std::unique_lock<std::mutex>& lock,
+                           TimePoint until, const std::function<bool()>& stop) = 0;
+};
+
+// std::chrono::steady_clock and condition_variable::wait_until. Stateless; any thread.
+class SteadyGateClock final : public GateClock {
+public:
+    TimePoint now() override { return std::chrono::steady_clock::now(); }
+    void waitUntil(std::condition_variable& changed, std::unique_lock<std::mutex>& lock,
+                   TimePoint until, const std::function<bool()>& stop) override {
+        changed.wait_until(lock, until, stop);
+    }
+};
+
 // Asked (under the gate's lock) whenever a waiter wakes: true drops the task being waited for.
 using AbandonCheck = std::function<bool()>;
 
 class ComputeGate {
 public:
+    ComputeGate() : ComputeGate(m_steadyClock) {}
+    // `clock` must outlive the gate.
+    explicit ComputeGate(GateClock& clock) : m_clock(clock) {}
+
     void setPlan(const ComputePlan& plan);
     ComputePlan plan() const;
     void shutdown();
@@ -48,6 +75,8 @@ public:
     bool parked() const;
 
 private:
+    SteadyGateClock m_steadyClock; // used unless a clock is injected
+    GateClock& m_clock;
     mutable std::mutex m_mutex;
     std::condition_variable m_changed;
     ComputePlan m_plan; // guarded by m_mutex

@@ -86,10 +86,11 @@ void TestGraphTask::pauseHoldsBetweenNodes() {
     });
     QTRY_VERIFY_WITH_TIMEOUT(reached.load() > 10, 10000);
     gate.setPlan(ComputePlan{false});
-    QThread::msleep(1000); // a pause holds within a second…
+    QTRY_VERIFY_WITH_TIMEOUT(gate.parked(), 10000); // a pause holds before the next node…
     const std::size_t atPause = reached.load();
     QVERIFY(atPause < 599);
-    QThread::msleep(300);
+    gate.wake(); // a re-check while paused keeps it parked
+    QVERIFY(gate.parked());
     QCOMPARE(reached.load(), atPause); // …and holds
     gate.setPlan(ComputePlan{});
     const auto result = running.get();

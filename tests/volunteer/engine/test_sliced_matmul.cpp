@@ -2,7 +2,8 @@
 // a pause parks the compute thread between slices and a resume finishes the tile; shutdown
 // abandons it; a duty limit rests between slices; backend errors pass through. On an OpenCL
 // device (PoCL in CI; skipped without one unless GOBLIN_REQUIRE_OPENCL=1) a tile is one backend
-// call whose own slices pause and resume through the gate.
+// call whose own slices pause and resume through the gate. Rests run on a fake clock, and every
+// wait below waits for an event (a slice, a park), never for wall time to pass.
 #include <QScopeGuard>
 #include <QtTest>
 
@@ -13,10 +14,13 @@
 
 #include "goblin/compute/eigen_cpu_backend.hpp"
 #include "goblin/compute/opencl_backend.hpp"
+#include "fake_gate_clock.hpp"
 #include "sliced_matmul.hpp"
 
 using namespace goblin;
 using namespace goblin::volunteer;
+using goblin::volunteer::testing::FakeGateClock;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -65,22 +69,26 @@ private:
     compute::Backend& m_inner;
 };
 
-// Runs a tile at 10 % duty on a worker thread, pauses it after two slices, checks that the pause
-// holds within a second and for 300 ms more, resumes, and returns the result and the slice count.
+// Runs a tile at 10 % duty on a worker thread, with its rests on a fake clock: the worker rests
+// after its first slice until the test moves the clock, and is paused while resting after its
+// second. Checks that it parks there (no slice after the pause) and stays parked however much time
+// passes, resumes, and returns the result and the slice counts. `timeoutMs` only bounds the waits
+// for the worker's events (a failure, never the measure of a pass).
 struct PausedRun {
     std::optional<Expected<SlicedResult>> result;
     int slices = 0;
     int slicesAtPause = 0;
 };
 
-PausedRun runPausedMidTile(compute::Backend& backend, const core::Tensor& a, const core::Tensor& b,
-                           int timeoutMs) {
-    ComputeGate gate;
-    SliceTuning tuning;
+PausedRun runPausedMidTile(compute::Backend& backend, SliceTuning tuning, const core::Tensor& a,
+                           const core::Tensor& b, int timeoutMs) {
+    FakeGateClock clock;
+    ComputeGate gate(clock);
+    clock.onAdvance([&] { gate.wake(); });
     std::atomic<int> slices{0};
     SlicedRun hooks;
     hooks.progress = [&](double) { ++slices; };
-    gate.setPlan({.run = true, .dutyPercent = 10}); // rests stretch the tile so the pause lands
+    gate.setPlan({.run = true, .dutyPercent = 10}); // the worker rests after every slice
     PausedRun run;                                   // .result is the worker's until `finished`
     std::atomic<bool> finished{false};
     std::thread worker([&] {
@@ -93,11 +101,17 @@ PausedRun runPausedMidTile(compute::Backend& backend, const core::Tensor& a, con
         worker.join();
     });
     [&] {
-        QTRY_VERIFY_WITH_TIMEOUT(slices.load() >= 2, timeoutMs);
-        gate.setPlan({.run = false});
-        QTRY_VERIFY_WITH_TIMEOUT(gate.parked(), 1000); // a pause holds within a second
+        clock.awaitSleep(1); // resting after slice 1, until the clock moves
+        QCOMPARE(slices.load(), 1);
+        clock.advance(1h);
+        clock.awaitSleep(2); // resting after slice 2
+        QCOMPARE(slices.load(), 2);
+        gate.setPlan({.run = false}); // the pause cuts the rest short and parks
+        QTRY_VERIFY_WITH_TIMEOUT(gate.parked(), timeoutMs);
         run.slicesAtPause = slices.load();
-        QTest::qWait(300);
+        QCOMPARE(run.slicesAtPause, 2);
+        clock.advance(24h); // however long it waits, a paused worker computes nothing
+        QVERIFY(gate.parked());
         QCOMPARE(slices.load(), run.slicesAtPause);
         QVERIFY(!finished);
         gate.setPlan({});
@@ -145,14 +159,15 @@ void TestSlicedMatmul::matchesOneCall() {
 
 void TestSlicedMatmul::pauseParksBetweenSlices() {
     compute::EigenCpuBackend backend({1});
-    // About 1 GFLOP in 50 ms slices, each followed by a 450 ms rest (10 % duty).
-    const auto a = randomMatrix(2000, 512, 3), b = randomMatrix(512, 512, 4);
-    const PausedRun run = runPausedMidTile(backend, a, b, 20000);
+    SliceTuning tuning;
+    tuning.sliceSeconds = 0; // one row per slice: 200 slices
+    const auto a = randomMatrix(200, 64, 3), b = randomMatrix(64, 48, 4);
+    const PausedRun run = runPausedMidTile(backend, tuning, a, b, 20000);
     if (QTest::currentTestFailed())
         return;
     const auto& result = run.result;
     QVERIFY(result && *result);
-    QVERIFY(run.slices > run.slicesAtPause);
+    QCOMPARE(run.slices, 200);
     QVERIFY(maxDifference((*result)->product, *backend.matmul(a, b)) < 1e-9);
 }
 
@@ -219,7 +234,7 @@ void TestSlicedMatmul::deviceTileIsOneCallThatPauses() {
     compute::OpenClBackend& device = **opened;
     CountingBackend backend(device);
     const auto a = randomF32(512, 2048, 11), b = randomF32(2048, 96, 12);
-    const PausedRun run = runPausedMidTile(backend, a, b, 60000);
+    const PausedRun run = runPausedMidTile(backend, SliceTuning{}, a, b, 60000);
     if (QTest::currentTestFailed())
         return;
     const auto& result = run.result;
