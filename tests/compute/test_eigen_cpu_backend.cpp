@@ -2,7 +2,9 @@
 #include <QtTest/QtTest>
 
 #include "goblin/compute/eigen_cpu_backend.hpp"
-#include "matmul_reference.hpp"
+#include "support/matmul_reference.hpp"
+#include "support/matmul_shapes.hpp"
+#include "support/random_tensors.hpp"
 
 using goblin::ErrorCode;
 using goblin::compute::CpuBackendOptions;
@@ -10,7 +12,6 @@ using goblin::compute::EigenCpuBackend;
 using goblin::core::DType;
 using goblin::core::Tensor;
 
-Q_DECLARE_METATYPE(goblin::core::DType)
 
 using goblin::testing::productErrors;
 using goblin::testing::randomTensor;
@@ -38,20 +39,14 @@ void TestEigenCpuBackend::nameAndThreads() {
 }
 
 void TestEigenCpuBackend::matchesReference_data() {
-    QTest::addColumn<DType>("dtype");
-    QTest::addColumn<qint64>("m");
-    QTest::addColumn<qint64>("k");
-    QTest::addColumn<qint64>("n");
-    for (DType dtype : {DType::F32, DType::F64}) {
-        const char* name = dtype == DType::F32 ? "f32" : "f64";
-        QTest::addRow("%s 1x1·1x1", name) << dtype << qint64{1} << qint64{1} << qint64{1};
-        QTest::addRow("%s 1xk·kx1", name) << dtype << qint64{1} << qint64{257} << qint64{1};
-        QTest::addRow("%s kx1·1xk", name) << dtype << qint64{33} << qint64{1} << qint64{31};
-        QTest::addRow("%s non-square", name) << dtype << qint64{37} << qint64{71} << qint64{13};
-        QTest::addRow("%s wide", name) << dtype << qint64{5} << qint64{19} << qint64{300};
-        // Large enough for Eigen to hand the product to OpenBLAS.
-        QTest::addRow("%s blas-sized", name) << dtype << qint64{150} << qint64{400} << qint64{170};
-    }
+    goblin::testing::addMatmulRows({
+        {"1x1·1x1", 1, 1, 1},
+        {"1xk·kx1", 1, 257, 1},
+        {"kx1·1xk", 33, 1, 31},
+        {"non-square", 37, 71, 13},
+        {"wide", 5, 19, 300},
+        {"blas-sized", 150, 400, 170}, // large enough for Eigen to hand the product to OpenBLAS
+    });
 }
 
 void TestEigenCpuBackend::matchesReference() {

@@ -16,7 +16,9 @@
 #include "goblin/compute/eigen_cpu_backend.hpp"
 #include "goblin/compute/gemm_calibration.hpp"
 #include "goblin/compute/opencl_backend.hpp"
-#include "matmul_reference.hpp"
+#include "support/matmul_reference.hpp"
+#include "support/matmul_shapes.hpp"
+#include "support/random_tensors.hpp"
 
 using goblin::ErrorCode;
 using goblin::compute::CpuBackendOptions;
@@ -29,7 +31,6 @@ using goblin::core::Tensor;
 using goblin::testing::productErrors;
 using goblin::testing::randomTensor;
 
-Q_DECLARE_METATYPE(goblin::core::DType)
 
 namespace {
 
@@ -159,21 +160,16 @@ void TestOpenClBackend::describesDevice() {
 }
 
 void TestOpenClBackend::matchesEigen_data() {
-    QTest::addColumn<DType>("dtype");
-    QTest::addColumn<qint64>("m");
-    QTest::addColumn<qint64>("k");
-    QTest::addColumn<qint64>("n");
-    for (DType dtype : {DType::F32, DType::F64}) {
-        const char* name = dtype == DType::F32 ? "f32" : "f64";
-        QTest::addRow("%s 1x1·1x1", name) << dtype << qint64{1} << qint64{1} << qint64{1};
-        QTest::addRow("%s 1xk·kx1", name) << dtype << qint64{1} << qint64{1000} << qint64{1};
-        QTest::addRow("%s kx1·1xk", name) << dtype << qint64{33} << qint64{1} << qint64{31};
-        QTest::addRow("%s primes", name) << dtype << qint64{37} << qint64{71} << qint64{13};
-        QTest::addRow("%s tile multiple", name) << dtype << qint64{64} << qint64{128} << qint64{64};
-        QTest::addRow("%s tile+1", name) << dtype << qint64{129} << qint64{257} << qint64{65};
-        QTest::addRow("%s wide", name) << dtype << qint64{5} << qint64{19} << qint64{300};
-        QTest::addRow("%s large", name) << dtype << qint64{300} << qint64{301} << qint64{259};
-    }
+    goblin::testing::addMatmulRows({
+        {"1x1·1x1", 1, 1, 1},
+        {"1xk·kx1", 1, 1000, 1},
+        {"kx1·1xk", 33, 1, 31},
+        {"primes", 37, 71, 13},
+        {"tile multiple", 64, 128, 64},
+        {"tile+1", 129, 257, 65},
+        {"wide", 5, 19, 300},
+        {"large", 300, 301, 259},
+    });
 }
 
 void TestOpenClBackend::matchesEigen() {
@@ -198,16 +194,10 @@ void TestOpenClBackend::matchesEigen() {
 }
 
 void TestOpenClBackend::slicedMatchesEigen_data() {
-    QTest::addColumn<DType>("dtype");
-    QTest::addColumn<qint64>("m");
-    QTest::addColumn<qint64>("k");
-    QTest::addColumn<qint64>("n");
-    for (DType dtype : {DType::F32, DType::F64}) {
-        const char* name = dtype == DType::F32 ? "f32" : "f64";
-        QTest::addRow("%s rows and k cut", name)
-            << dtype << qint64{200} << qint64{301} << qint64{97};
-        QTest::addRow("%s 1xk·kx1", name) << dtype << qint64{1} << qint64{4099} << qint64{1};
-    }
+    goblin::testing::addMatmulRows({
+        {"rows and k cut", 200, 301, 97},
+        {"1xk·kx1", 1, 4099, 1},
+    });
 }
 
 void TestOpenClBackend::slicedMatchesEigen() {

@@ -8,7 +8,7 @@
 
 #include "philox.h"
 #include "goblin/reference/graph_executor.hpp"
-#include "reference_op_helpers.hpp"
+#include "support/reference_op_helpers.hpp"
 
 using goblin::ErrorCode;
 using namespace goblin::core;

@@ -7,7 +7,7 @@
 #include <random>
 
 #include "goblin/reference/graph_executor.hpp"
-#include "reference_op_helpers.hpp"
+#include "support/reference_op_helpers.hpp"
 
 using goblin::ErrorCode;
 using namespace goblin::core;

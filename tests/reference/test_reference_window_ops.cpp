@@ -8,7 +8,7 @@
 #include <random>
 
 #include "goblin/reference/graph_executor.hpp"
-#include "reference_op_helpers.hpp"
+#include "support/reference_op_helpers.hpp"
 
 using namespace goblin::core;
 using namespace goblin::core::ops;

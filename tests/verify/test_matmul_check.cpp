@@ -8,6 +8,8 @@
 #include <random>
 
 #include "goblin/verify/matmul_check.hpp"
+#include "support/matmul_shapes.hpp"
+#include "support/random_tensors.hpp"
 
 using goblin::core::DType;
 using goblin::core::MatrixView;
@@ -21,25 +23,14 @@ using goblin::verify::MatmulCheckOptions;
 using goblin::verify::unitRoundoff;
 using goblin::verify::Verdict;
 
-Q_DECLARE_METATYPE(goblin::core::DType)
 
 namespace {
 
 constexpr double kF64Roundoff = 0x1p-53;
 
+// Magnitudes in [0.1, 2): cancellation makes |C| much smaller than |A||B|.
 Tensor randomMatrix(DType dtype, std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
-    Tensor tensor = Tensor::allocate(dtype, {rows, cols}).value();
-    std::mt19937_64 engine(seed);
-    // Mixed signs and magnitudes, never zero: cancellation makes |C| much smaller than |A||B|.
-    std::uniform_real_distribution<double> magnitude(0.1, 2.0);
-    for (std::int64_t i = 0; i < rows * cols; ++i) {
-        const double value = (engine() & 1u) != 0 ? -magnitude(engine) : magnitude(engine);
-        if (dtype == DType::F32)
-            tensor.values<float>()[static_cast<std::size_t>(i)] = static_cast<float>(value);
-        else
-            tensor.values<double>()[static_cast<std::size_t>(i)] = value;
-    }
-    return tensor;
+    return goblin::testing::randomTensor(dtype, {rows, cols}, seed, {0.1, 2.0});
 }
 
 // The honest product, rounded the way a volunteer would: accumulated in T by a plain loop.
@@ -129,19 +120,14 @@ void TestMatmulCheck::gammaValues() {
 }
 
 void TestMatmulCheck::honestProductsPass_data() {
-    QTest::addColumn<DType>("dtype");
-    QTest::addColumn<qint64>("m");
-    QTest::addColumn<qint64>("k");
-    QTest::addColumn<qint64>("n");
-    for (DType dtype : {DType::F32, DType::F64}) {
-        const char* name = dtype == DType::F32 ? "f32" : "f64";
-        QTest::addRow("%s 1x1·1x1", name) << dtype << qint64{1} << qint64{1} << qint64{1};
-        QTest::addRow("%s 1xk·kx1", name) << dtype << qint64{1} << qint64{300} << qint64{1};
-        QTest::addRow("%s kx1·1xk", name) << dtype << qint64{40} << qint64{1} << qint64{37};
-        QTest::addRow("%s non-square", name) << dtype << qint64{17} << qint64{33} << qint64{9};
-        QTest::addRow("%s square", name) << dtype << qint64{64} << qint64{64} << qint64{64};
-        QTest::addRow("%s large K", name) << dtype << qint64{64} << qint64{2048} << qint64{64};
-    }
+    goblin::testing::addMatmulRows({
+        {"1x1·1x1", 1, 1, 1},
+        {"1xk·kx1", 1, 300, 1},
+        {"kx1·1xk", 40, 1, 37},
+        {"non-square", 17, 33, 9},
+        {"square", 64, 64, 64},
+        {"large K", 64, 2048, 64},
+    });
 }
 
 void TestMatmulCheck::honestProductsPass() {

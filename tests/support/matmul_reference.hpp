@@ -1,29 +1,13 @@
-// Test helpers shared by the compute tests: random never-zero tensors and the worst error of a
-// product against a float64 reference, as a fraction of the sound bound γ_K·(|A||B|).
+// The matmul reference of the tests: the worst error of a product against a float64 triple loop,
+// as a fraction of the sound bound γ_K·(|A||B|). Any thread.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 
 #include "goblin/core/tensor.hpp"
 
 namespace goblin::testing {
-
-inline core::Tensor randomTensor(core::DType dtype, core::Shape shape, std::uint64_t seed) {
-    core::Tensor tensor = core::Tensor::allocate(dtype, std::move(shape)).value();
-    std::mt19937_64 engine(seed);
-    // Never zero: mixed signs, magnitudes in [0.25, 4).
-    std::uniform_real_distribution<double> magnitude(0.25, 4.0);
-    for (std::int64_t i = 0; i < tensor.elementCount(); ++i) {
-        const double value = (engine() & 1u) != 0 ? -magnitude(engine) : magnitude(engine);
-        if (dtype == core::DType::F32)
-            tensor.values<float>()[static_cast<std::size_t>(i)] = static_cast<float>(value);
-        else
-            tensor.values<double>()[static_cast<std::size_t>(i)] = value;
-    }
-    return tensor;
-}
 
 inline double elementAt(const core::Tensor& t, std::int64_t index) {
     const auto at = static_cast<std::size_t>(index);
