@@ -1,0 +1,224 @@
+#include "goblin/net/messages/volunteer_messages.hpp"
+
+#include <cmath>
+
+#include "goblin/net/json_fields.hpp"
+#include "goblin/net/messages/message_type.hpp"
+#include "wire_checks.hpp"
+
+namespace goblin::net {
+
+namespace json = boost::json;
+using detail::invalid;
+
+namespace {
+
+// The control object of a volunteer message: type, ["op"], task, attempt (the wire's key order).
+json::object leaseControl(MessageType type, std::optional<TaskOp> op, const TaskRef& ref) {
+    json::object control = detail::controlOf(type);
+    if (op)
+        control["op"] = wireName(*op);
+    control["task"] = ref.task;
+    control["attempt"] = ref.attempt;
+    return control;
+}
+
+// On a result or task_error "op" is written for graphs only.
+std::optional<TaskOp> replyOp(TaskOp op) {
+    return op == TaskOp::Graph ? std::optional(op) : std::nullopt;
+}
+
+Expected<TaskRef> parseTyped(const json::object& control, MessageType type) {
+    if (auto ok = detail::requireType(control, type); !ok)
+        return tl::unexpected(ok.error());
+    return parseTaskRef(control);
+}
+
+} // namespace
+
+std::string_view wireName(TaskOp op) { return op == TaskOp::Graph ? "graph" : "matmul"; }
+
+std::optional<TaskOp> taskOpFromWire(std::string_view name) {
+    if (name == "matmul")
+        return TaskOp::Matmul;
+    if (name == "graph")
+        return TaskOp::Graph;
+    return std::nullopt;
+}
+
+std::string_view wireName(Verdict verdict) {
+    switch (verdict) {
+    case Verdict::Accepted:
+        return "accepted";
+    case Verdict::Rejected:
+        return "rejected";
+    case Verdict::Stale:
+        return "stale";
+    }
+    return "stale";
+}
+
+std::optional<Verdict> verdictFromWire(std::string_view name) {
+    for (Verdict verdict : {Verdict::Accepted, Verdict::Rejected, Verdict::Stale})
+        if (wireName(verdict) == name)
+            return verdict;
+    return std::nullopt;
+}
+
+Message toMessage(const MatmulTask& task) {
+    // The wire's order for matmul tasks: type, task, attempt, op, dtype.
+    json::object control = leaseControl(MessageType::Task, std::nullopt, task.ref);
+    control["op"] = wireName(TaskOp::Matmul);
+    control["dtype"] = core::wireName(task.dtype);
+    return detail::withTensors(std::move(control), {task.a, task.b});
+}
+
+Message toMessage(const GraphTask& task) {
+    json::object control = leaseControl(MessageType::Task, TaskOp::Graph, task.ref);
+    control["graph"] = task.graph;
+    return detail::withTensors(std::move(control), task.inputs);
+}
+
+Message toMessage(const TaskResult& result) {
+    json::object control = leaseControl(MessageType::Result, replyOp(result.op), result.ref);
+    control["backend"] = result.backend;
+    control["compute_seconds"] = result.computeSeconds;
+    return detail::withTensors(std::move(control), result.outputs);
+}
+
+Message toMessage(const TaskError& error) {
+    json::object control = leaseControl(MessageType::TaskError, replyOp(error.op), error.ref);
+    control["code"] = wireName(error.error.code);
+    control["message"] = error.error.message;
+    return Message{std::move(control), {}};
+}
+
+Message toMessage(const TaskVerdict& verdict) {
+    json::object control = leaseControl(MessageType::Verdict, std::nullopt, verdict.ref);
+    control["verdict"] = wireName(verdict.verdict);
+    return Message{std::move(control), {}};
+}
+
+Expected<TaskRef> parseTaskRef(const json::object& control) {
+    auto task = requireIntIn(control, "task", 0, INT64_MAX);
+    if (!task)
+        return tl::unexpected(task.error());
+    auto attempt = requireIntIn(control, "attempt", 0, INT64_MAX);
+    if (!attempt)
+        return tl::unexpected(attempt.error());
+    return TaskRef{*task, *attempt};
+}
+
+Expected<TaskOp> parseTaskOp(const json::object& control) {
+    auto name = requireString(control, "op");
+    if (!name)
+        return tl::unexpected(name.error());
+    const auto op = taskOpFromWire(*name);
+    if (!op)
+        return makeError(ErrorCode::VersionMismatch,
+                         "op '" + name->substr(0, 64) + "' is not in this protocol's catalog");
+    return *op;
+}
+
+Expected<TaskOp> parseReplyOp(const json::object& control) {
+    if (!control.contains("op"))
+        return TaskOp::Matmul;
+    auto name = requireString(control, "op");
+    if (!name)
+        return tl::unexpected(name.error());
+    if (*name != "graph")
+        return invalid("field 'op' of a reply is \"graph\" or absent");
+    return TaskOp::Graph;
+}
+
+Expected<MatmulTask> parseMatmulTask(const Message& message) {
+    auto ref = parseTyped(message.control, MessageType::Task);
+    if (!ref)
+        return tl::unexpected(ref.error());
+    auto op = parseTaskOp(message.control);
+    if (!op)
+        return tl::unexpected(op.error());
+    if (*op != TaskOp::Matmul)
+        return invalid("not a matmul task");
+    auto dtypeName = requireString(message.control, "dtype");
+    if (!dtypeName)
+        return tl::unexpected(dtypeName.error());
+    const auto dtype = core::dtypeFromWireName(*dtypeName);
+    if (!dtype)
+        return invalid("field 'dtype' names no dtype");
+    if (auto ok = detail::checkTensorCount(message); !ok)
+        return tl::unexpected(ok.error());
+    if (message.tensors.size() != 2)
+        return invalid("a matmul task carries exactly 2 tensors (A block, B block)");
+    for (const TensorPtr& tensor : message.tensors)
+        if (tensor->dtype() != *dtype)
+            return invalid("a matmul task's tensors are not of its dtype " + *dtypeName);
+    return MatmulTask{*ref, *dtype, message.tensors[0], message.tensors[1]};
+}
+
+Expected<GraphTask> parseGraphTask(const Message& message) {
+    auto ref = parseTyped(message.control, MessageType::Task);
+    if (!ref)
+        return tl::unexpected(ref.error());
+    auto op = parseTaskOp(message.control);
+    if (!op)
+        return tl::unexpected(op.error());
+    if (*op != TaskOp::Graph)
+        return invalid("not a graph task");
+    const auto* graph = message.control.if_contains("graph");
+    if (!graph || !graph->is_object())
+        return invalid("a graph task needs a 'graph' object");
+    if (auto ok = detail::checkTensorCount(message); !ok)
+        return tl::unexpected(ok.error());
+    return GraphTask{*ref, graph->get_object(), message.tensors};
+}
+
+Expected<TaskResult> parseTaskResult(const Message& message) {
+    auto ref = parseTyped(message.control, MessageType::Result);
+    if (!ref)
+        return tl::unexpected(ref.error());
+    auto op = parseReplyOp(message.control);
+    if (!op)
+        return tl::unexpected(op.error());
+    auto backend = detail::requireName(message.control, "backend");
+    if (!backend)
+        return tl::unexpected(backend.error());
+    auto seconds = requireNumber(message.control, "compute_seconds");
+    if (!seconds)
+        return tl::unexpected(seconds.error());
+    if (!std::isfinite(*seconds) || *seconds < 0)
+        return invalid("field 'compute_seconds' must be a finite number >= 0");
+    if (auto ok = detail::checkTensorCount(message); !ok)
+        return tl::unexpected(ok.error());
+    if (*op == TaskOp::Matmul && message.tensors.size() != 1)
+        return invalid("result needs 'task', 'attempt' and exactly one tensor");
+    return TaskResult{*op, *ref, std::move(*backend), *seconds, message.tensors};
+}
+
+Expected<TaskError> parseTaskError(const json::object& control) {
+    auto ref = parseTyped(control, MessageType::TaskError);
+    if (!ref)
+        return tl::unexpected(ref.error());
+    auto op = parseReplyOp(control);
+    if (!op)
+        return tl::unexpected(op.error());
+    auto error = detail::requireError(control);
+    if (!error)
+        return tl::unexpected(error.error());
+    return TaskError{*op, *ref, std::move(*error)};
+}
+
+Expected<TaskVerdict> parseTaskVerdict(const json::object& control) {
+    auto ref = parseTyped(control, MessageType::Verdict);
+    if (!ref)
+        return tl::unexpected(ref.error());
+    auto name = requireString(control, "verdict");
+    if (!name)
+        return tl::unexpected(name.error());
+    const auto verdict = verdictFromWire(*name);
+    if (!verdict)
+        return invalid("field 'verdict' must be accepted, rejected or stale");
+    return TaskVerdict{*ref, *verdict};
+}
+
+} // namespace goblin::net

@@ -1,0 +1,216 @@
+// Tests of the typed researcher messages: exact wire form, round trip, and refusal of every
+// malformed field.
+#include <QtTest/QtTest>
+
+#include "goblin/net/messages/researcher_messages.hpp"
+#include "message_checks.hpp"
+
+using namespace goblin;
+using namespace goblin::net;
+using namespace goblin::net::testing;
+namespace json = boost::json;
+
+namespace {
+
+SubmitGraph sampleSubmitGraph() {
+    SubmitGraph submit;
+    submit.id = 2;
+    submit.graph = json::object{{"catalog", 3}, {"nodes", json::array{}}};
+    submit.batch = json::object{{"inputs", json::array{0}}, {"outputs", json::array{0}}, {"chunks", 4}};
+    submit.inputs = {smallTensor(core::DType::F32, {4, 2})};
+    return submit;
+}
+
+JobDone sampleJobDone() {
+    return JobDone{3, "j-77", json::object{{"tiles", 4}}, {smallTensor(core::DType::F64, {2, 2})}};
+}
+
+} // namespace
+
+class TestResearcherMessages : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void submitMatmulWireForm();
+    void submitMatmulFields();
+    void submitGraphRoundTrip();
+    void submitGraphFields();
+    void jobAcceptedBothKinds();
+    void jobAcceptedFields();
+    void progressAndStatus();
+    void progressAndStatusFields();
+    void jobRequests();
+    void jobDoneRoundTrip();
+    void jobDoneFields();
+    void jobFailedRoundTrip();
+};
+
+void TestResearcherMessages::submitMatmulWireForm() {
+    const auto a = smallTensor(core::DType::F32, {2, 3});
+    const auto b = smallTensor(core::DType::F32, {3, 4});
+    const Message message = toMessage(SubmitMatmul{2, MatrixShape{64, 32}, a, b});
+    QCOMPARE(wireText(message),
+             wireText(R"({"type":"submit_matmul","id":2,"tile":[64,32],"tensors":2})"));
+    QCOMPARE(message.tensors.size(), std::size_t{2});
+    auto parsed = parseSubmitMatmul(overTheWire(message));
+    QVERIFY(parsed);
+    QCOMPARE(parsed->tile.value_or(MatrixShape{}), (MatrixShape{64, 32}));
+    QCOMPARE(parsed->a, a);
+    QCOMPARE(parsed->b, b);
+    auto untiled = parseSubmitMatmul(overTheWire(toMessage(SubmitMatmul{2, std::nullopt, a, b})));
+    QVERIFY(untiled);
+    QVERIFY(!untiled->tile);
+}
+
+void TestResearcherMessages::submitMatmulFields() {
+    const auto a = smallTensor(core::DType::F32, {2, 3});
+    const Message valid = toMessage(SubmitMatmul{2, MatrixShape{1, 1}, a, a});
+    checkEveryField(valid, parseSubmitMatmul, {"id", "tile", "tensors"});
+    for (json::value bad : {json::value(json::array{0, 4}), json::value(json::array{4}),
+                            json::value(json::array{4, 1.5}), json::value(json::array{4, 4, 4})}) {
+        Message wrong = valid;
+        wrong.control["tile"] = bad;
+        QVERIFY(!parseSubmitMatmul(wrong));
+    }
+    Message nullTile = valid;
+    nullTile.control["tile"] = nullptr;
+    QVERIFY(parseSubmitMatmul(nullTile));
+    Message one = valid;
+    one.tensors.pop_back();
+    one.control.erase("tensors");
+    QVERIFY(!parseSubmitMatmul(one));
+    Message miscounted = valid;
+    miscounted.control["tensors"] = 3;
+    QVERIFY(!parseSubmitMatmul(miscounted));
+}
+
+void TestResearcherMessages::submitGraphRoundTrip() {
+    const SubmitGraph submit = sampleSubmitGraph();
+    const Message message = toMessage(submit);
+    QCOMPARE(wireText(message),
+             wireText(R"({"type":"submit_graph","id":2,"graph":{"catalog":3,"nodes":[]},
+                 "batch":{"inputs":[0],"outputs":[0],"chunks":4},"tensors":1})"));
+    auto parsed = parseSubmitGraph(overTheWire(message));
+    QVERIFY(parsed);
+    QCOMPARE(parsed->graph, submit.graph);
+    QCOMPARE(parsed->batch.value_or(json::object{}), *submit.batch);
+    QCOMPARE(parsed->inputs, submit.inputs);
+}
+
+void TestResearcherMessages::submitGraphFields() {
+    checkEveryField(toMessage(sampleSubmitGraph()), parseSubmitGraph, {"id", "batch", "tensors"});
+    // The node has always answered these with invalid_input.
+    Message wrong = toMessage(sampleSubmitGraph());
+    wrong.control["graph"] = json::array{};
+    QCOMPARE(parseSubmitGraph(wrong).error().code, ErrorCode::InvalidInput);
+}
+
+void TestResearcherMessages::jobAcceptedBothKinds() {
+    const Message matmul =
+        toMessage(MatmulJobAccepted{2, "j-1", 16, {1024, 1024}, {4096, 4096}, core::DType::F64});
+    QCOMPARE(wireText(matmul),
+             wireText(R"({"type":"job_accepted","id":2,"job":"j-1","tiles":16,"tile":[1024,1024],
+                 "shape":[4096,4096],"dtype":"f64"})"));
+    QVERIFY(!isGraphJobAccepted(matmul.control));
+    auto parsed = parseMatmulJobAccepted(overTheWire(matmul).control);
+    QVERIFY(parsed);
+    QCOMPARE(parsed->tiles, std::int64_t{16});
+    QCOMPARE(parsed->shape, (MatrixShape{4096, 4096}));
+    QCOMPARE(parsed->dtype, core::DType::F64);
+
+    const Message graph = toMessage(GraphJobAccepted{2, "g-1", 4});
+    QCOMPARE(wireText(graph),
+             wireText(R"({"type":"job_accepted","id":2,"job":"g-1","kind":"graph","tasks":4})"));
+    QVERIFY(isGraphJobAccepted(graph.control));
+    auto graphParsed = parseGraphJobAccepted(overTheWire(graph).control);
+    QVERIFY(graphParsed);
+    QCOMPARE(graphParsed->tasks, std::int64_t{4});
+    QVERIFY(!parseMatmulJobAccepted(graph.control));
+    QVERIFY(!parseGraphJobAccepted(matmul.control));
+}
+
+void TestResearcherMessages::jobAcceptedFields() {
+    const Message matmul =
+        toMessage(MatmulJobAccepted{2, "j-1", 16, {1024, 1024}, {4096, 4096}, core::DType::F32});
+    checkEveryField(matmul, onControl(parseMatmulJobAccepted), {"id"});
+    Message badDtype = matmul;
+    badDtype.control["dtype"] = "f16";
+    QVERIFY(!parseMatmulJobAccepted(badDtype.control));
+    checkEveryField(toMessage(GraphJobAccepted{2, "g-1", 4}), onControl(parseGraphJobAccepted), {"id"});
+}
+
+void TestResearcherMessages::progressAndStatus() {
+    const Message progress = toMessage(Progress{"j-1", 5, 16});
+    QCOMPARE(wireText(progress), wireText(R"({"type":"progress","job":"j-1","done":5,"total":16})"));
+    auto parsed = parseProgress(overTheWire(progress).control);
+    QVERIFY(parsed);
+    QCOMPARE(parsed->done, std::int64_t{5});
+    QCOMPARE(parsed->total, std::int64_t{16});
+
+    const Message status = toMessage(JobStatus{3, "j-1", "running", 5, 16});
+    QCOMPARE(wireText(status), wireText(R"({"type":"job_status","id":3,"job":"j-1",
+                                            "state":"running","done":5,"total":16})"));
+    auto statusParsed = parseJobStatus(overTheWire(status).control);
+    QVERIFY(statusParsed);
+    QCOMPARE(statusParsed->state, std::string("running"));
+}
+
+void TestResearcherMessages::progressAndStatusFields() {
+    checkEveryField(toMessage(Progress{"j-1", 5, 16}), onControl(parseProgress), {});
+    QVERIFY(!parseProgress(toMessage(Progress{"j-1", 17, 16}).control));
+    QVERIFY(!parseProgress(toMessage(Progress{"j-1", -1, 16}).control));
+    checkEveryField(toMessage(JobStatus{3, "j-1", "done", 16, 16}), onControl(parseJobStatus), {"id"});
+    QVERIFY(!parseJobStatus(toMessage(JobStatus{3, "j-1", "released", 16, 16}).control));
+    QVERIFY(parseJobStatus(toMessage(JobStatus{3, "j-1", "failed", 1, 16}).control));
+}
+
+void TestResearcherMessages::jobRequests() {
+    QCOMPARE(wireText(toMessage(Fetch{3, "j-1"})), wireText(R"({"type":"fetch","id":3,"job":"j-1"})"));
+    QCOMPARE(wireText(toMessage(Release{4, "j-1"})), wireText(R"({"type":"release","id":4,"job":"j-1"})"));
+    QCOMPARE(wireText(toMessage(Released{4, "j-1"})),
+             wireText(R"({"type":"released","id":4,"job":"j-1"})"));
+    QCOMPARE(parseFetch(toMessage(Fetch{3, "g-2"}).control)->job, std::string("g-2"));
+    QCOMPARE(parseRelease(toMessage(Release{4, "j-1"}).control)->id, std::int64_t{4});
+    QCOMPARE(parseReleased(toMessage(Released{4, "j-1"}).control)->job, std::string("j-1"));
+    checkEveryField(toMessage(Fetch{3, "j-1"}), onControl(parseFetch), {"id"});
+    checkEveryField(toMessage(Release{3, "j-1"}), onControl(parseRelease), {"id"});
+    checkEveryField(toMessage(Released{3, "j-1"}), onControl(parseReleased), {"id"});
+    // A fetch is not a release: the parsers check the type.
+    QVERIFY(!parseRelease(toMessage(Fetch{3, "j-1"}).control));
+    QVERIFY(!parseFetch(toMessage(Fetch{3, std::string(300, 'j')}).control));
+}
+
+void TestResearcherMessages::jobDoneRoundTrip() {
+    const JobDone done = sampleJobDone();
+    const Message message = toMessage(done);
+    QCOMPARE(wireText(message),
+             wireText(R"({"type":"job_done","id":3,"job":"j-77","summary":{"tiles":4},"tensors":1})"));
+    auto parsed = parseJobDone(overTheWire(message));
+    QVERIFY(parsed);
+    QCOMPARE(parsed->summary, done.summary);
+    QCOMPARE(parsed->outputs, done.outputs);
+    // Pushed to a watcher, the id is 0 and still written.
+    QCOMPARE(toMessage(JobDone{0, "j-1", {}, done.outputs}).control.at("id"), json::value(0));
+}
+
+void TestResearcherMessages::jobDoneFields() {
+    checkEveryField(toMessage(sampleJobDone()), parseJobDone, {"id", "tensors"});
+    Message empty = toMessage(sampleJobDone());
+    empty.tensors.clear();
+    empty.control.erase("tensors");
+    QVERIFY(!parseJobDone(empty));
+}
+
+void TestResearcherMessages::jobFailedRoundTrip() {
+    const Message message = toMessage(JobFailed{"g-1", Error{ErrorCode::InvalidInput, "index 9 out of range"}});
+    QCOMPARE(wireText(message), wireText(R"({"type":"job_failed","job":"g-1","code":"invalid_input",
+                                             "message":"index 9 out of range"})"));
+    auto parsed = parseJobFailed(overTheWire(message).control);
+    QVERIFY(parsed);
+    QCOMPARE(parsed->error.code, ErrorCode::InvalidInput);
+    QCOMPARE(parsed->error.message, std::string("index 9 out of range"));
+    checkEveryField(message, onControl(parseJobFailed), {});
+}
+
+QTEST_APPLESS_MAIN(TestResearcherMessages)
+#include "test_researcher_messages.moc"
