@@ -72,8 +72,7 @@ void TestHandshake::researcherHelloFields() {
 
 void TestHandshake::volunteerHelloRoundTrip() {
     const Message message = toMessage(sampleVolunteerHello());
-    QCOMPARE(wireText(message),
-             wireText(R"({"type":"hello","id":1,"protocol":1,"catalog":3,
+    QCOMPARE(wireText(message), wireText(R"({"type":"hello","id":1,"protocol":1,"catalog":3,
                  "identity":{"volunteer":"v-1234","secret":"s3cret"},
                  "capabilities":{"backend":"opencl-clblast","threads":2,"memory_bytes":4294967296,
                    "dtypes":["f32","f64"],"ops":["matmul","graph"],"slots":2,
@@ -116,12 +115,14 @@ void TestHandshake::volunteerIdentityErrors() {
 }
 
 void TestHandshake::capabilitiesFields() {
-    const json::object caps = toMessage(sampleVolunteerHello()).control.at("capabilities").as_object();
+    const json::object caps =
+        toMessage(sampleVolunteerHello()).control.at("capabilities").as_object();
     checkEveryField(Message{caps, {}}, onControl(parseCapabilities), {"threads", "devices"});
 }
 
 void TestHandshake::capabilitiesRanges() {
-    const json::object caps = toMessage(sampleVolunteerHello()).control.at("capabilities").as_object();
+    const json::object caps =
+        toMessage(sampleVolunteerHello()).control.at("capabilities").as_object();
     auto refused = [&](const char* key, json::value value) {
         json::object wrong = caps;
         wrong[key] = std::move(value);
@@ -172,8 +173,7 @@ void TestHandshake::welcomeRoundTrip() {
     welcome.secret = "new-secret";
     welcome.limits.maxTiles = 12;
     const Message message = toMessage(welcome);
-    QCOMPARE(wireText(message),
-             wireText(R"({"type":"welcome","id":1,"protocol":1,"catalog":3,
+    QCOMPARE(wireText(message), wireText(R"({"type":"welcome","id":1,"protocol":1,"catalog":3,
                  "limits":{"max_control_bytes":65536,"max_authenticated_control_bytes":4194304,
                    "max_tensors_per_message":64,"max_tensor_bytes":1073741824,"max_tiles":12},
                  "secret":"new-secret","volunteer":"v-9"})"));
@@ -211,9 +211,12 @@ void TestHandshake::welcomeFields() {
 }
 
 void TestHandshake::errorReplyRoundTrip() {
-    const Message message = toMessage(ErrorReply{2, Error{ErrorCode::ShapeMismatch, "inner sizes differ"}});
-    QCOMPARE(wireText(message),
-             wireText(R"({"type":"error","id":2,"code":"shape_mismatch","message":"inner sizes differ"})"));
+    const Message message =
+        toMessage(ErrorReply{2, Error{ErrorCode::ShapeMismatch, "inner sizes differ"}});
+    QCOMPARE(
+        wireText(message),
+        wireText(
+            R"({"type":"error","id":2,"code":"shape_mismatch","message":"inner sizes differ"})"));
     auto parsed = parseErrorReply(overTheWire(message).control);
     QVERIFY(parsed);
     QCOMPARE(parsed->id, std::int64_t{2});

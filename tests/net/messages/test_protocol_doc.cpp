@@ -96,22 +96,33 @@ Expected<Message> reparse(const Message& message, std::string& variant) {
         if (control.contains("capabilities"))
             return written(parseVolunteerHello(control));
         return written(parseResearcherHello(control));
-    case MessageType::Welcome: return written(parseWelcome(control));
-    case MessageType::Error: return written(parseErrorReply(control));
-    case MessageType::SubmitMatmul: return written(parseSubmitMatmul(message));
-    case MessageType::SubmitGraph: return written(parseSubmitGraph(message));
+    case MessageType::Welcome:
+        return written(parseWelcome(control));
+    case MessageType::Error:
+        return written(parseErrorReply(control));
+    case MessageType::SubmitMatmul:
+        return written(parseSubmitMatmul(message));
+    case MessageType::SubmitGraph:
+        return written(parseSubmitGraph(message));
     case MessageType::JobAccepted:
         variant += isGraphJobAccepted(control) ? " (graph)" : " (matmul)";
         if (isGraphJobAccepted(control))
             return written(parseGraphJobAccepted(control));
         return written(parseMatmulJobAccepted(control));
-    case MessageType::Progress: return written(parseProgress(control));
-    case MessageType::JobStatus: return written(parseJobStatus(control));
-    case MessageType::Fetch: return written(parseFetch(control));
-    case MessageType::Release: return written(parseRelease(control));
-    case MessageType::Released: return written(parseReleased(control));
-    case MessageType::JobDone: return written(parseJobDone(message));
-    case MessageType::JobFailed: return written(parseJobFailed(control));
+    case MessageType::Progress:
+        return written(parseProgress(control));
+    case MessageType::JobStatus:
+        return written(parseJobStatus(control));
+    case MessageType::Fetch:
+        return written(parseFetch(control));
+    case MessageType::Release:
+        return written(parseRelease(control));
+    case MessageType::Released:
+        return written(parseReleased(control));
+    case MessageType::JobDone:
+        return written(parseJobDone(message));
+    case MessageType::JobFailed:
+        return written(parseJobFailed(control));
     case MessageType::Task:
         variant += graph ? " (graph)" : " (matmul)";
         if (graph)
@@ -123,8 +134,10 @@ Expected<Message> reparse(const Message& message, std::string& variant) {
     case MessageType::TaskError:
         variant += graph ? " (graph)" : " (matmul)";
         return written(parseTaskError(control));
-    case MessageType::Verdict: return written(parseTaskVerdict(control));
-    case MessageType::Count: break;
+    case MessageType::Verdict:
+        return written(parseTaskVerdict(control));
+    case MessageType::Count:
+        break;
     }
     return makeError(ErrorCode::InvalidMessage, "no parser for '" + variant + "'");
 }
@@ -165,9 +178,11 @@ void TestProtocolDoc::everyExampleParsesAndWritesBack() {
         std::string variant;
         auto rebuilt = reparse(message, variant);
         const std::string text = json::serialize(example);
-        QVERIFY2(rebuilt, (variant + ": " + (rebuilt ? "" : rebuilt.error().message) + "\n" + text).c_str());
+        QVERIFY2(rebuilt,
+                 (variant + ": " + (rebuilt ? "" : rebuilt.error().message) + "\n" + text).c_str());
         QVERIFY2(rebuilt->control == example,
-                 ("written back differently:\n" + text + "\n" + json::serialize(rebuilt->control)).c_str());
+                 ("written back differently:\n" + text + "\n" + json::serialize(rebuilt->control))
+                     .c_str());
     }
 }
 
@@ -178,15 +193,31 @@ void TestProtocolDoc::everyMessageHasAnExample() {
         (void)reparse(Message{example, tensorsFor(example)}, variant);
         variants.insert(variant);
     }
-    const std::set<std::string> expected{
-        "hello (researcher)", "hello (volunteer)", "welcome",       "error",
-        "submit_matmul",      "submit_graph",      "job_accepted (matmul)", "job_accepted (graph)",
-        "progress",           "job_status",        "fetch",         "release",
-        "released",           "job_done",          "job_failed",    "task (matmul)",
-        "task (graph)",       "result (matmul)",   "result (graph)", "task_error (matmul)",
-        "task_error (graph)", "verdict"};
+    const std::set<std::string> expected{"hello (researcher)",
+                                         "hello (volunteer)",
+                                         "welcome",
+                                         "error",
+                                         "submit_matmul",
+                                         "submit_graph",
+                                         "job_accepted (matmul)",
+                                         "job_accepted (graph)",
+                                         "progress",
+                                         "job_status",
+                                         "fetch",
+                                         "release",
+                                         "released",
+                                         "job_done",
+                                         "job_failed",
+                                         "task (matmul)",
+                                         "task (graph)",
+                                         "result (matmul)",
+                                         "result (graph)",
+                                         "task_error (matmul)",
+                                         "task_error (graph)",
+                                         "verdict"};
     for (const std::string& variant : expected)
-        QVERIFY2(variants.contains(variant), ("docs/protocol.md has no example of " + variant).c_str());
+        QVERIFY2(variants.contains(variant),
+                 ("docs/protocol.md has no example of " + variant).c_str());
     for (std::size_t i = 0; i < kMessageTypeCount; ++i) {
         const std::string name(wireName(static_cast<MessageType>(i)));
         const bool shown = std::any_of(variants.begin(), variants.end(), [&](const std::string& v) {
@@ -205,7 +236,8 @@ void TestProtocolDoc::catalogsAreTheBuildsVersion() {
         for (const json::value& catalog : catalogs) {
             QVERIFY2(catalog.is_int64() && catalog.get_int64() == kCatalogVersion,
                      ("an example's catalog is not " + std::to_string(kCatalogVersion) + ": " +
-                      json::serialize(example)).c_str());
+                      json::serialize(example))
+                         .c_str());
             ++checked;
         }
     }
@@ -222,7 +254,8 @@ void TestProtocolDoc::exampleGraphsValidate() {
         QVERIFY2(decoded, decoded ? "" : decoded.error().message.c_str());
         auto plan = core::graph::validateGraph(*decoded);
         QVERIFY2(plan, plan ? "" : plan.error().message.c_str());
-        QCOMPARE(static_cast<std::int64_t>(decoded->inputs.size()), example.at("tensors").to_number<std::int64_t>());
+        QCOMPARE(static_cast<std::int64_t>(decoded->inputs.size()),
+                 example.at("tensors").to_number<std::int64_t>());
         ++graphs;
     }
     QCOMPARE(graphs, std::size_t{2});

@@ -16,7 +16,8 @@ SubmitGraph sampleSubmitGraph() {
     SubmitGraph submit;
     submit.id = 2;
     submit.graph = json::object{{"catalog", 3}, {"nodes", json::array{}}};
-    submit.batch = json::object{{"inputs", json::array{0}}, {"outputs", json::array{0}}, {"chunks", 4}};
+    submit.batch =
+        json::object{{"inputs", json::array{0}}, {"outputs", json::array{0}}, {"chunks", 4}};
     submit.inputs = {smallTensor(core::DType::F32, {4, 2})};
     return submit;
 }
@@ -136,12 +137,14 @@ void TestResearcherMessages::jobAcceptedFields() {
     Message badDtype = matmul;
     badDtype.control["dtype"] = "f16";
     QVERIFY(!parseMatmulJobAccepted(badDtype.control));
-    checkEveryField(toMessage(GraphJobAccepted{2, "g-1", 4}), onControl(parseGraphJobAccepted), {"id"});
+    checkEveryField(toMessage(GraphJobAccepted{2, "g-1", 4}), onControl(parseGraphJobAccepted),
+                    {"id"});
 }
 
 void TestResearcherMessages::progressAndStatus() {
     const Message progress = toMessage(Progress{"j-1", 5, 16});
-    QCOMPARE(wireText(progress), wireText(R"({"type":"progress","job":"j-1","done":5,"total":16})"));
+    QCOMPARE(wireText(progress),
+             wireText(R"({"type":"progress","job":"j-1","done":5,"total":16})"));
     auto parsed = parseProgress(overTheWire(progress).control);
     QVERIFY(parsed);
     QCOMPARE(parsed->done, std::int64_t{5});
@@ -159,14 +162,17 @@ void TestResearcherMessages::progressAndStatusFields() {
     checkEveryField(toMessage(Progress{"j-1", 5, 16}), onControl(parseProgress), {});
     QVERIFY(!parseProgress(toMessage(Progress{"j-1", 17, 16}).control));
     QVERIFY(!parseProgress(toMessage(Progress{"j-1", -1, 16}).control));
-    checkEveryField(toMessage(JobStatus{3, "j-1", "done", 16, 16}), onControl(parseJobStatus), {"id"});
+    checkEveryField(toMessage(JobStatus{3, "j-1", "done", 16, 16}), onControl(parseJobStatus),
+                    {"id"});
     QVERIFY(!parseJobStatus(toMessage(JobStatus{3, "j-1", "released", 16, 16}).control));
     QVERIFY(parseJobStatus(toMessage(JobStatus{3, "j-1", "failed", 1, 16}).control));
 }
 
 void TestResearcherMessages::jobRequests() {
-    QCOMPARE(wireText(toMessage(Fetch{3, "j-1"})), wireText(R"({"type":"fetch","id":3,"job":"j-1"})"));
-    QCOMPARE(wireText(toMessage(Release{4, "j-1"})), wireText(R"({"type":"release","id":4,"job":"j-1"})"));
+    QCOMPARE(wireText(toMessage(Fetch{3, "j-1"})),
+             wireText(R"({"type":"fetch","id":3,"job":"j-1"})"));
+    QCOMPARE(wireText(toMessage(Release{4, "j-1"})),
+             wireText(R"({"type":"release","id":4,"job":"j-1"})"));
     QCOMPARE(wireText(toMessage(Released{4, "j-1"})),
              wireText(R"({"type":"released","id":4,"job":"j-1"})"));
     QCOMPARE(parseFetch(toMessage(Fetch{3, "g-2"}).control)->job, std::string("g-2"));
@@ -183,8 +189,9 @@ void TestResearcherMessages::jobRequests() {
 void TestResearcherMessages::jobDoneRoundTrip() {
     const JobDone done = sampleJobDone();
     const Message message = toMessage(done);
-    QCOMPARE(wireText(message),
-             wireText(R"({"type":"job_done","id":3,"job":"j-77","summary":{"tiles":4},"tensors":1})"));
+    QCOMPARE(
+        wireText(message),
+        wireText(R"({"type":"job_done","id":3,"job":"j-77","summary":{"tiles":4},"tensors":1})"));
     auto parsed = parseJobDone(overTheWire(message));
     QVERIFY(parsed);
     QCOMPARE(parsed->summary, done.summary);
@@ -202,7 +209,8 @@ void TestResearcherMessages::jobDoneFields() {
 }
 
 void TestResearcherMessages::jobFailedRoundTrip() {
-    const Message message = toMessage(JobFailed{"g-1", Error{ErrorCode::InvalidInput, "index 9 out of range"}});
+    const Message message =
+        toMessage(JobFailed{"g-1", Error{ErrorCode::InvalidInput, "index 9 out of range"}});
     QCOMPARE(wireText(message), wireText(R"({"type":"job_failed","job":"g-1","code":"invalid_input",
                                              "message":"index 9 out of range"})"));
     auto parsed = parseJobFailed(overTheWire(message).control);

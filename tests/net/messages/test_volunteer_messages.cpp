@@ -14,7 +14,9 @@ namespace json = boost::json;
 namespace {
 
 MatmulTask sampleMatmulTask() {
-    return MatmulTask{{41, 1}, core::DType::F32, smallTensor(core::DType::F32, {2, 3}),
+    return MatmulTask{{41, 1},
+                      core::DType::F32,
+                      smallTensor(core::DType::F32, {2, 3}),
                       smallTensor(core::DType::F32, {3, 2})};
 }
 
@@ -139,7 +141,8 @@ void TestVolunteerMessages::resultWireForms() {
 void TestVolunteerMessages::resultFields() {
     checkEveryField(toMessage(sampleResult(TaskOp::Matmul)), parseTaskResult, {"tensors"});
     checkEveryField(toMessage(sampleResult(TaskOp::Graph)), parseTaskResult, {"op", "tensors"});
-    for (json::value bad : {json::value(-1.0), json::value(std::numeric_limits<double>::infinity())}) {
+    for (json::value bad :
+         {json::value(-1.0), json::value(std::numeric_limits<double>::infinity())}) {
         Message wrong = toMessage(sampleResult(TaskOp::Matmul));
         wrong.control["compute_seconds"] = bad;
         QVERIFY(!parseTaskResult(wrong));
@@ -161,8 +164,7 @@ void TestVolunteerMessages::taskErrorWireForms() {
              wireText(R"({"type":"task_error","task":41,"attempt":1,"code":"invalid_input",
                           "message":"division by zero"})"));
     const Message graph = toMessage(TaskError{TaskOp::Graph, {7, 2}, error});
-    QCOMPARE(wireText(graph),
-             wireText(R"({"type":"task_error","op":"graph","task":7,"attempt":2,
+    QCOMPARE(wireText(graph), wireText(R"({"type":"task_error","op":"graph","task":7,"attempt":2,
                           "code":"invalid_input","message":"division by zero"})"));
     auto parsed = parseTaskError(overTheWire(graph).control);
     QVERIFY(parsed);

@@ -22,12 +22,12 @@ Expected<std::vector<std::string>> requireNames(const json::object& object, std:
         return invalid("capabilities need 'dtypes' and 'ops' lists");
     const json::array& list = value->get_array();
     if (list.size() > kMaxListEntries)
-        return invalid("capabilities." + std::string(key) + " has more than " +
-                       std::to_string(kMaxListEntries) + " entries");
+        return invalid(detail::joined({"capabilities.", key, " has more than ",
+                                       std::to_string(kMaxListEntries), " entries"}));
     std::vector<std::string> names;
     for (const json::value& entry : list) {
         if (!entry.is_string() || entry.get_string().size() > 64)
-            return invalid("capabilities." + std::string(key) + " must hold short strings");
+            return invalid(detail::joined({"capabilities.", key, " must hold short strings"}));
         names.emplace_back(entry.get_string());
     }
     return names;
@@ -152,17 +152,15 @@ Message toMessage(const VolunteerHello& hello) {
     control["protocol"] = hello.protocol;
     control["catalog"] = hello.catalog;
     if (hello.identity)
-        control["identity"] =
-            json::object{{"volunteer", hello.identity->volunteerId}, {"secret", hello.identity->secret}};
+        control["identity"] = json::object{{"volunteer", hello.identity->volunteerId},
+                                           {"secret", hello.identity->secret}};
     else
         control["identity"] = nullptr;
-    control["capabilities"] = json::object{{"backend", caps.backend},
-                                           {"threads", caps.threads},
-                                           {"memory_bytes", caps.memoryBytes},
-                                           {"dtypes", namesJson(caps.dtypes)},
-                                           {"ops", namesJson(caps.ops)},
-                                           {"slots", caps.slots},
-                                           {"devices", caps.devices}};
+    control["capabilities"] =
+        json::object{{"backend", caps.backend},          {"threads", caps.threads},
+                     {"memory_bytes", caps.memoryBytes}, {"dtypes", namesJson(caps.dtypes)},
+                     {"ops", namesJson(caps.ops)},       {"slots", caps.slots},
+                     {"devices", caps.devices}};
     return Message{std::move(control), {}};
 }
 
@@ -265,13 +263,13 @@ Expected<Welcome> parseWelcome(const json::object& control) {
     if (!limits)
         return tl::unexpected(limits.error());
     Welcome welcome{fields->id, fields->protocol, fields->catalog, *limits, {}, {}};
-    for (auto [key, target] : {std::pair{"volunteer", &welcome.volunteerId},
-                               std::pair{"secret", &welcome.secret}}) {
+    for (auto [key, target] :
+         {std::pair{"volunteer", &welcome.volunteerId}, std::pair{"secret", &welcome.secret}}) {
         if (!control.contains(key))
             continue;
         auto value = detail::requireName(control, key);
         if (!value || value->empty())
-            return invalid("field '" + std::string(key) + "' must be a non-empty short string");
+            return invalid(detail::joined({"field '", key, "' must be a non-empty short string"}));
         *target = std::move(*value);
     }
     return welcome;

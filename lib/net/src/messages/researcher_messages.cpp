@@ -11,7 +11,9 @@ using detail::invalid;
 
 namespace {
 
-json::array shapeJson(const MatrixShape& shape) { return json::array{shape.rows, shape.cols}; }
+json::array shapeJson(const MatrixShape& shape) {
+    return json::array{shape.rows, shape.cols};
+}
 
 // [rows, cols], both integers ≥ `minimum`.
 Expected<MatrixShape> parseShape(const json::value& value, std::string_view key,
@@ -19,15 +21,15 @@ Expected<MatrixShape> parseShape(const json::value& value, std::string_view key,
     if (!value.is_array() || value.get_array().size() != 2 || !value.get_array()[0].is_int64() ||
         !value.get_array()[1].is_int64() || value.get_array()[0].get_int64() < minimum ||
         value.get_array()[1].get_int64() < minimum)
-        return invalid("'" + std::string(key) + "' must be [rows, cols] with both >= " +
-                       std::to_string(minimum));
+        return invalid(detail::joined(
+            {"'", key, "' must be [rows, cols] with both >= ", std::to_string(minimum)}));
     return MatrixShape{value.get_array()[0].get_int64(), value.get_array()[1].get_int64()};
 }
 
 Expected<MatrixShape> requireShape(const json::object& control, std::string_view key) {
     const auto* value = control.if_contains(key);
     if (!value)
-        return invalid("field '" + std::string(key) + "' is missing");
+        return invalid(detail::joined({"field '", key, "' is missing"}));
     return parseShape(*value, key, 0);
 }
 
@@ -126,7 +128,9 @@ Message toMessage(const JobStatus& status) {
     return Message{std::move(control), {}};
 }
 
-Message toMessage(const Fetch& fetch) { return jobRequestMessage(MessageType::Fetch, fetch.id, fetch.job); }
+Message toMessage(const Fetch& fetch) {
+    return jobRequestMessage(MessageType::Fetch, fetch.id, fetch.job);
+}
 
 Message toMessage(const Release& release) {
     return jobRequestMessage(MessageType::Release, release.id, release.job);

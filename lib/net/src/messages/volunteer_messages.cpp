@@ -36,7 +36,9 @@ Expected<TaskRef> parseTyped(const json::object& control, MessageType type) {
 
 } // namespace
 
-std::string_view wireName(TaskOp op) { return op == TaskOp::Graph ? "graph" : "matmul"; }
+std::string_view wireName(TaskOp op) {
+    return op == TaskOp::Graph ? "graph" : "matmul";
+}
 
 std::optional<TaskOp> taskOpFromWire(std::string_view name) {
     if (name == "matmul")
@@ -152,7 +154,8 @@ Expected<MatmulTask> parseMatmulTask(const Message& message) {
         return invalid("a matmul task carries exactly 2 tensors (A block, B block)");
     for (const TensorPtr& tensor : message.tensors)
         if (tensor->dtype() != *dtype)
-            return invalid("a matmul task's tensors are not of its dtype " + *dtypeName);
+            return invalid(
+                detail::joined({"a matmul task's tensors are not of its dtype ", *dtypeName}));
     return MatmulTask{*ref, *dtype, message.tensors[0], message.tensors[1]};
 }
 

@@ -8,6 +8,13 @@ tl::unexpected<Error> invalid(std::string message) {
     return makeError(ErrorCode::InvalidMessage, std::move(message));
 }
 
+std::string joined(std::initializer_list<std::string_view> pieces) {
+    std::string text;
+    for (std::string_view piece : pieces)
+        text.append(piece);
+    return text;
+}
+
 Expected<void> requireType(const boost::json::object& control, MessageType type) {
     const auto* value = control.if_contains("type");
     if (value && value->is_string() && value->get_string() == wireName(type))
@@ -15,14 +22,14 @@ Expected<void> requireType(const boost::json::object& control, MessageType type)
     std::string got = value && value->is_string() ? std::string(value->get_string()) : "no type";
     if (got.size() > 64)
         got = got.substr(0, 64) + "…";
-    return invalid("expected a '" + std::string(wireName(type)) + "' message, got '" + got + "'");
+    return invalid(joined({"expected a '", wireName(type), "' message, got '", got, "'"}));
 }
 
 Expected<std::string> requireName(const boost::json::object& control, std::string_view key) {
     auto value = requireString(control, key);
     if (value && value->size() > kMaxNameBytes)
-        return invalid("field '" + std::string(key) + "' is longer than " +
-                       std::to_string(kMaxNameBytes) + " bytes");
+        return invalid(
+            joined({"field '", key, "' is longer than ", std::to_string(kMaxNameBytes), " bytes"}));
     return value;
 }
 

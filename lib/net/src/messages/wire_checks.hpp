@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -17,6 +18,8 @@ namespace goblin::net::detail {
 inline constexpr std::size_t kMaxNameBytes = 256; // job ids, tokens, backends, secrets
 
 [[nodiscard]] tl::unexpected<Error> invalid(std::string message);
+// One message from pieces (GCC 12's -Wrestrict misfires on "literal" + std::string at -O3).
+std::string joined(std::initializer_list<std::string_view> pieces);
 // "type" must be the wire name of `type`.
 [[nodiscard]] Expected<void> requireType(const boost::json::object& control, MessageType type);
 // A string of at most kMaxNameBytes bytes.

@@ -34,13 +34,13 @@ struct VolunteerIdentity {
 
 // hello.capabilities of a volunteer. `devices` is informational and stays JSON.
 struct Capabilities {
-    std::string backend;               // 1–64 bytes
-    std::int64_t threads = 0;          // optional on the wire (0 when absent)
-    std::int64_t memoryBytes = 0;      // "memory_bytes", ≥ 0
-    std::vector<std::string> dtypes;   // at most 8 strings kept
-    std::vector<std::string> ops;      // e.g. "matmul", "graph"
-    std::int64_t slots = 1;            // 1–16
-    boost::json::array devices;        // optional; empty when absent
+    std::string backend;             // 1–64 bytes
+    std::int64_t threads = 0;        // optional on the wire (0 when absent)
+    std::int64_t memoryBytes = 0;    // "memory_bytes", ≥ 0
+    std::vector<std::string> dtypes; // at most 8 strings kept
+    std::vector<std::string> ops;    // e.g. "matmul", "graph"
+    std::int64_t slots = 1;          // 1–16
+    boost::json::array devices;      // optional; empty when absent
 
     bool runs(std::string_view op) const;
     bool takes(std::string_view dtype) const;

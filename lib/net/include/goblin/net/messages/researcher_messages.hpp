@@ -127,7 +127,8 @@ Message toMessage(const JobFailed& failed);
 [[nodiscard]] Expected<SubmitGraph> parseSubmitGraph(const Message& message);
 // job_accepted of either kind: "kind":"graph" selects the graph form.
 [[nodiscard]] bool isGraphJobAccepted(const boost::json::object& control);
-[[nodiscard]] Expected<MatmulJobAccepted> parseMatmulJobAccepted(const boost::json::object& control);
+[[nodiscard]] Expected<MatmulJobAccepted>
+parseMatmulJobAccepted(const boost::json::object& control);
 [[nodiscard]] Expected<GraphJobAccepted> parseGraphJobAccepted(const boost::json::object& control);
 [[nodiscard]] Expected<Progress> parseProgress(const boost::json::object& control);
 [[nodiscard]] Expected<JobStatus> parseJobStatus(const boost::json::object& control);
