@@ -192,8 +192,8 @@ void TestHandshake::welcomeRoundTrip() {
 
 void TestHandshake::welcomeFields() {
     Welcome welcome;
-    welcome.volunteerId = "v-9";
-    welcome.secret = "s";
+    welcome.volunteerId.emplace("v-9");
+    welcome.secret.emplace("secret-9");
     checkEveryField(toMessage(welcome), onControl(parseWelcome), {"id", "volunteer", "secret"});
     auto control = toMessage(welcome).control;
     for (const char* key : {"max_control_bytes", "max_authenticated_control_bytes",

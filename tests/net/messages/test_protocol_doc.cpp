@@ -87,7 +87,7 @@ Expected<Message> reparse(const Message& message, std::string& variant) {
     const auto type = messageTypeFromWire(message.type());
     variant = std::string(message.type());
     if (!type)
-        return makeError(ErrorCode::InvalidMessage, "unknown type '" + variant + "'");
+        return makeError(ErrorCode::InvalidMessage, std::string("unknown type '") + variant + "'");
     const json::object& control = message.control;
     const bool graph = control.contains("op") && control.at("op") == "graph";
     switch (*type) {
@@ -139,7 +139,7 @@ Expected<Message> reparse(const Message& message, std::string& variant) {
     case MessageType::Count:
         break;
     }
-    return makeError(ErrorCode::InvalidMessage, "no parser for '" + variant + "'");
+    return makeError(ErrorCode::InvalidMessage, std::string("no parser for '") + variant + "'");
 }
 
 } // namespace
@@ -166,7 +166,7 @@ void TestProtocolDoc::initTestCase() {
     for (const std::string& block : jsonBlocks(text.str())) {
         json::error_code ec;
         json::value value = json::parse(block, ec);
-        QVERIFY2(!ec && value.is_object(), ("not one JSON object:\n" + block).c_str());
+        QVERIFY2(!ec && value.is_object(), (std::string("not one JSON object:\n") + block).c_str());
         m_examples.push_back(value.as_object());
     }
     QVERIFY(m_examples.size() >= 20);
@@ -180,9 +180,9 @@ void TestProtocolDoc::everyExampleParsesAndWritesBack() {
         const std::string text = json::serialize(example);
         QVERIFY2(rebuilt,
                  (variant + ": " + (rebuilt ? "" : rebuilt.error().message) + "\n" + text).c_str());
-        QVERIFY2(rebuilt->control == example,
-                 ("written back differently:\n" + text + "\n" + json::serialize(rebuilt->control))
-                     .c_str());
+        QVERIFY2(rebuilt->control == example, (std::string("written back differently:\n") + text +
+                                               "\n" + json::serialize(rebuilt->control))
+                                                  .c_str());
     }
 }
 
@@ -217,13 +217,13 @@ void TestProtocolDoc::everyMessageHasAnExample() {
                                          "verdict"};
     for (const std::string& variant : expected)
         QVERIFY2(variants.contains(variant),
-                 ("docs/protocol.md has no example of " + variant).c_str());
+                 (std::string("docs/protocol.md has no example of ") + variant).c_str());
     for (std::size_t i = 0; i < kMessageTypeCount; ++i) {
         const std::string name(wireName(static_cast<MessageType>(i)));
         const bool shown = std::any_of(variants.begin(), variants.end(), [&](const std::string& v) {
             return v == name || v.starts_with(name + " (");
         });
-        QVERIFY2(shown, ("docs/protocol.md has no example of " + name).c_str());
+        QVERIFY2(shown, (std::string("docs/protocol.md has no example of ") + name).c_str());
     }
 }
 
@@ -235,8 +235,8 @@ void TestProtocolDoc::catalogsAreTheBuildsVersion() {
         collectCatalogs(example, catalogs);
         for (const json::value& catalog : catalogs) {
             QVERIFY2(catalog.is_int64() && catalog.get_int64() == kCatalogVersion,
-                     ("an example's catalog is not " + std::to_string(kCatalogVersion) + ": " +
-                      json::serialize(example))
+                     (std::string("an example's catalog is not ") +
+                      std::to_string(kCatalogVersion) + ": " + json::serialize(example))
                          .c_str());
             ++checked;
         }

@@ -187,7 +187,7 @@ void TestVolunteerMessages::verdictRoundTrip() {
     for (Verdict verdict : {Verdict::Accepted, Verdict::Rejected, Verdict::Stale}) {
         const Message message = toMessage(TaskVerdict{{41, 1}, verdict});
         QCOMPARE(wireText(message),
-                 wireText(R"({"type":"verdict","task":41,"attempt":1,"verdict":")" +
+                 wireText(std::string(R"({"type":"verdict","task":41,"attempt":1,"verdict":")") +
                           std::string(wireName(verdict)) + "\"}"));
         auto parsed = parseTaskVerdict(overTheWire(message).control);
         QVERIFY(parsed);
