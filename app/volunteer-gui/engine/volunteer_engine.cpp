@@ -5,7 +5,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/json.hpp>
 
-#include "goblin/net/json_fields.hpp"
+#include "goblin/net/messages/handshake.hpp"
+#include "goblin/net/messages/volunteer_messages.hpp"
 #include "goblin/net/ws_client.hpp"
 #include "graph_task.hpp"
 
@@ -154,23 +155,20 @@ void VolunteerEngine::onConnected(Expected<std::shared_ptr<net::WsConnection>> c
 void VolunteerEngine::sendHello() {
     const auto identity = m_identityFile.load(m_settings.nodeUrl);
     m_usedIdentity = identity.has_value();
-    json::value identityJson = nullptr;
+    net::VolunteerHello hello;
+    hello.protocol = m_settings.protocolVersion;
+    hello.catalog = net::kCatalogVersion;
     if (identity)
-        identityJson = json::object{{"volunteer", identity->volunteerId}, {"secret", identity->secret}};
-    json::object capabilities{{"backend", std::string(m_backend->name())},
-                              {"threads", m_settings.threads},
-                              {"memory_bytes", m_settings.memoryBytes},
-                              {"dtypes", json::array{"f32", "f64"}},
-                              {"ops", json::array{"matmul", "graph"}},
-                              {"slots", m_settings.slots},
-                              {"devices", m_settings.devices}};
-    m_connection->send(net::Message{json::object{{"type", "hello"},
-                                                 {"id", 1},
-                                                 {"protocol", m_settings.protocolVersion},
-                                                 {"catalog", net::kCatalogVersion},
-                                                 {"identity", std::move(identityJson)},
-                                                 {"capabilities", std::move(capabilities)}},
-                                    {}});
+        hello.identity = net::VolunteerIdentity{identity->volunteerId, identity->secret};
+    net::Capabilities& capabilities = hello.capabilities;
+    capabilities.backend = std::string(m_backend->name());
+    capabilities.threads = m_settings.threads;
+    capabilities.memoryBytes = m_settings.memoryBytes;
+    capabilities.dtypes = {"f32", "f64"};
+    capabilities.ops = {"matmul", "graph"};
+    capabilities.slots = m_settings.slots;
+    capabilities.devices = m_settings.devices;
+    m_connection->send(net::toMessage(hello));
 }
 
 void VolunteerEngine::onMessage(std::uint64_t generation, net::Message message) {
@@ -182,72 +180,79 @@ void VolunteerEngine::onMessage(std::uint64_t generation, net::Message message) 
     if (type == "task")
         return onTask(std::move(message));
     if (type == "verdict") {
-        const std::string verdict = net::requireString(message.control, "verdict").value_or("");
-        if (verdict == "accepted")
+        // A verdict that does not parse counts as stale, as one the node gives up on would.
+        const auto verdict = net::parseTaskVerdict(message.control);
+        const net::Verdict decided = verdict ? verdict->verdict : net::Verdict::Stale;
+        if (decided == net::Verdict::Accepted)
             ++m_counters.accepted;
-        else if (verdict == "rejected")
+        else if (decided == net::Verdict::Rejected)
             ++m_counters.rejected;
         else
             ++m_counters.stale;
-        if (verdict != "accepted")
-            m_log("task " + std::to_string(net::requireInt(message.control, "task").value_or(0)) +
-                  ": verdict " + verdict);
+        if (!verdict)
+            m_log("malformed verdict from the node: " + verdict.error().message);
+        else if (decided != net::Verdict::Accepted)
+            m_log("task " + std::to_string(verdict->ref.task) + ": verdict " +
+                  std::string(net::wireName(decided)));
         return;
     }
     m_log("ignoring unexpected message '" + std::string(type) + "' from the node");
 }
 
-void VolunteerEngine::onWelcome(const json::object& welcome) {
-    auto volunteerId = net::requireString(welcome, "volunteer");
-    if (!volunteerId) {
-        m_log("the node's welcome has no volunteer id; reconnecting");
-        m_connection->close(volunteerId.error());
+void VolunteerEngine::onWelcome(const json::object& control) {
+    auto welcome = net::parseWelcome(control);
+    if (welcome && !welcome->volunteerId)
+        welcome = makeError(ErrorCode::InvalidMessage, "field 'volunteer' is missing");
+    if (!welcome) {
+        m_log("the node's welcome is malformed (" + welcome.error().message + "); reconnecting");
+        m_connection->close(welcome.error());
         return;
     }
-    if (auto secret = net::requireString(welcome, "secret")) {
-        if (auto ok = m_identityFile.save(m_settings.nodeUrl, {*volunteerId, *secret}); !ok)
+    const std::string& volunteerId = *welcome->volunteerId;
+    if (const auto& secret = welcome->secret) {
+        if (auto ok = m_identityFile.save(m_settings.nodeUrl, {volunteerId, *secret}); !ok)
             m_log("could not save the volunteer identity: " + ok.error().message);
-        m_log("registered with the lab node as " + *volunteerId + " (identity saved in " +
+        m_log("registered with the lab node as " + volunteerId + " (identity saved in " +
               m_identityFile.path().string() + ")");
     }
     m_backoff = std::chrono::milliseconds(250);
-    m_volunteerId = *volunteerId;
+    m_volunteerId = volunteerId;
     setLink(LinkState::Connected, {});
     m_lastError.clear();
-    m_log("connected to " + m_settings.nodeUrl + " as " + *volunteerId + " (" +
+    m_log("connected to " + m_settings.nodeUrl + " as " + volunteerId + " (" +
           std::string(m_backend->name()) + ", " + std::to_string(m_settings.slots) + " slot(s))");
 }
 
 void VolunteerEngine::onTask(net::Message message) {
-    auto taskId = net::requireInt(message.control, "task");
-    auto attempt = net::requireInt(message.control, "attempt");
-    auto op = net::requireString(message.control, "op");
-    if (!taskId || !attempt || !op) {
+    const auto ref = net::parseTaskRef(message.control);
+    const auto op = net::parseTaskOp(message.control);
+    // Without a lease to answer (or an op at all) there is nobody to tell: ignore it.
+    if (!ref || (!op && op.error().code != ErrorCode::VersionMismatch)) {
         m_log("malformed task from the node; ignoring it");
         return;
     }
     auto connection = m_connection;
-    auto report = [connection, taskId = *taskId, attempt = *attempt](const Error& error) {
-        connection->send(net::Message{json::object{{"type", "task_error"},
-                                                   {"task", taskId},
-                                                   {"attempt", attempt},
-                                                   {"code", std::string(wireName(error.code))},
-                                                   {"message", error.message}},
-                                      {}});
-    };
-    if (*op == "graph")
-        return onGraphTask(*taskId, *attempt, std::move(message));
-    // Only catalog ops run here; anything else is refused, never interpreted.
-    if (*op != "matmul" || message.tensors.size() != 2) {
+    auto report = [this, connection, ref = *ref](net::TaskOp taskOp, const Error& error) {
         ++m_counters.failed;
-        return report(Error{ErrorCode::VersionMismatch, "this volunteer runs catalog ops matmul and graph only"});
+        connection->send(net::toMessage(net::TaskError{taskOp, ref, error}));
+    };
+    // Only catalog ops run here; anything else is refused, never interpreted.
+    if (!op)
+        return report(net::TaskOp::Matmul, Error{ErrorCode::VersionMismatch,
+                                                 "this volunteer runs catalog ops matmul and graph only"});
+    if (*op == net::TaskOp::Graph) {
+        auto task = net::parseGraphTask(message);
+        if (!task)
+            return report(net::TaskOp::Graph, task.error());
+        return onGraphTask(std::move(*task));
     }
+    auto task = net::parseMatmulTask(message);
+    if (!task)
+        return report(net::TaskOp::Matmul, task.error());
     ++m_tasksOpen;
-    m_counters.bytesReceived += static_cast<std::int64_t>(message.tensors[0]->byteSize() +
-                                                          message.tensors[1]->byteSize());
-    asio::post(m_compute, [this, connection, generation = m_generation, taskId = *taskId,
-                           attempt = *attempt, a = message.tensors[0], b = message.tensors[1]] {
-        compute(connection, generation, taskId, attempt, a, b);
+    m_counters.bytesReceived += static_cast<std::int64_t>(task->a->byteSize() + task->b->byteSize());
+    asio::post(m_compute, [this, connection, generation = m_generation, task = std::move(*task)] {
+        compute(connection, generation, task.ref.task, task.ref.attempt, task.a, task.b);
     });
 }
 
@@ -264,15 +269,14 @@ void VolunteerEngine::finishTask(std::int64_t computed, std::int64_t failed, dou
     });
 }
 
-void VolunteerEngine::onGraphTask(std::int64_t taskId, std::int64_t attempt, net::Message message) {
+void VolunteerEngine::onGraphTask(net::GraphTask task) {
     ++m_tasksOpen;
-    for (const auto& tensor : message.tensors)
+    for (const auto& tensor : task.inputs)
         m_counters.bytesReceived += static_cast<std::int64_t>(tensor->byteSize());
-    const json::value* graph = message.control.if_contains("graph");
-    asio::post(m_compute, [this, connection = m_connection, generation = m_generation, taskId,
-                           attempt, graph = graph ? *graph : json::value(),
-                           inputs = std::move(message.tensors)] {
-        computeGraph(connection, generation, taskId, attempt, graph, inputs);
+    asio::post(m_compute, [this, connection = m_connection, generation = m_generation,
+                           task = std::move(task)] {
+        computeGraph(connection, generation, task.ref.task, task.ref.attempt,
+                     json::value(task.graph), task.inputs);
     });
 }
 
@@ -312,13 +316,8 @@ void VolunteerEngine::computeGraph(std::shared_ptr<net::WsConnection> connection
     if (stopped) // shut down or stale mid-task: the node re-queues it
         return finish(0, 0, 0, 0);
     if (!result) {
-        connection->send(net::Message{json::object{{"type", "task_error"},
-                                                   {"op", "graph"},
-                                                   {"task", taskId},
-                                                   {"attempt", attempt},
-                                                   {"code", std::string(wireName(result.error().code))},
-                                                   {"message", result.error().message}},
-                                      {}});
+        connection->send(
+            net::toMessage(net::TaskError{net::TaskOp::Graph, {taskId, attempt}, result.error()}));
         return finish(0, 1, 0, 0);
     }
     std::vector<net::TensorPtr> outputs;
@@ -327,13 +326,9 @@ void VolunteerEngine::computeGraph(std::shared_ptr<net::WsConnection> connection
         bytes += static_cast<std::int64_t>(output.byteSize());
         outputs.push_back(std::make_shared<const core::Tensor>(std::move(output)));
     }
-    connection->send(net::Message{json::object{{"type", "result"},
-                                               {"op", "graph"},
-                                               {"task", taskId},
-                                               {"attempt", attempt},
-                                               {"backend", result->backend},
-                                               {"compute_seconds", result->seconds}},
-                                  std::move(outputs)});
+    connection->send(net::toMessage(net::TaskResult{net::TaskOp::Graph, {taskId, attempt},
+                                                    result->backend, result->seconds,
+                                                    std::move(outputs)}));
     finish(1, 0, result->seconds, bytes);
 }
 
@@ -360,24 +355,15 @@ void VolunteerEngine::compute(std::shared_ptr<net::WsConnection> connection,
     if (!outcome) // shut down or stale mid-task: the node re-queues it
         return finish(0, 0, 0, 0);
     if (!*outcome) {
-        const Error& error = outcome->error();
-        connection->send(net::Message{json::object{{"type", "task_error"},
-                                                   {"task", taskId},
-                                                   {"attempt", attempt},
-                                                   {"code", std::string(wireName(error.code))},
-                                                   {"message", error.message}},
-                                      {}});
+        connection->send(
+            net::toMessage(net::TaskError{net::TaskOp::Matmul, {taskId, attempt}, outcome->error()}));
         return finish(0, 1, 0, 0);
     }
     SlicedResult& result = **outcome;
     const auto bytes = static_cast<std::int64_t>(result.product.byteSize());
-    connection->send(net::Message{
-        json::object{{"type", "result"},
-                     {"task", taskId},
-                     {"attempt", attempt},
-                     {"backend", std::string(m_backend->name())},
-                     {"compute_seconds", result.busySeconds}},
-        {std::make_shared<const core::Tensor>(std::move(result.product))}});
+    connection->send(net::toMessage(
+        net::TaskResult{net::TaskOp::Matmul, {taskId, attempt}, std::string(m_backend->name()),
+                        result.busySeconds, {std::make_shared<const core::Tensor>(std::move(result.product))}}));
     finish(1, 0, result.busySeconds, bytes);
 }
 

@@ -19,6 +19,7 @@
 
 #include "goblin/compute/backend.hpp"
 #include "goblin/net/limits.hpp"
+#include "goblin/net/messages/volunteer_messages.hpp"
 #include "goblin/net/ws_connection.hpp"
 #include "goblin/net/ws_url.hpp"
 #include "compute_gate.hpp"
@@ -76,7 +77,7 @@ private:
     void onWelcome(const boost::json::object& welcome);
     void onTask(net::Message message);
     void finishTask(std::int64_t computed, std::int64_t failed, double seconds, std::int64_t bytesSent);
-    void onGraphTask(std::int64_t taskId, std::int64_t attempt, net::Message message);
+    void onGraphTask(net::GraphTask task);
     void computeGraph(std::shared_ptr<net::WsConnection> connection, std::uint64_t generation,
                       std::int64_t taskId, std::int64_t attempt, const boost::json::value& graph,
                       const std::vector<net::TensorPtr>& inputs);
