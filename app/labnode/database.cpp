@@ -114,9 +114,10 @@ Expected<void> Database::execute(std::string_view sql) {
     return {};
 }
 
-Transaction::Transaction(Database& db) : m_db(db) {
-    if (auto ok = m_db.execute("BEGIN IMMEDIATE"); !ok)
-        throw std::runtime_error(ok.error().message);
+Expected<Transaction> Transaction::begin(Database& db) {
+    if (auto ok = db.execute("BEGIN IMMEDIATE"); !ok)
+        return tl::unexpected(ok.error());
+    return Transaction(db);
 }
 
 Transaction::~Transaction() {

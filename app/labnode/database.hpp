@@ -84,15 +84,22 @@ private:
     std::unordered_map<std::string, std::unique_ptr<Statement>> m_statements;
 };
 
+// BEGIN IMMEDIATE … COMMIT; rolls back in its destructor unless committed. A failing BEGIN is an
+// error the caller handles (a busy or broken database), never an exception.
 class Transaction {
 public:
-    explicit Transaction(Database& db);
+    [[nodiscard]] static Expected<Transaction> begin(Database& db);
     ~Transaction();
+    Transaction(Transaction&& other) noexcept : m_db(other.m_db), m_done(other.m_done) {
+        other.m_done = true;
+    }
     Transaction(const Transaction&) = delete;
     Transaction& operator=(const Transaction&) = delete;
-    Expected<void> commit();
+    Transaction& operator=(Transaction&&) = delete;
+    [[nodiscard]] Expected<void> commit();
 
 private:
+    explicit Transaction(Database& db) : m_db(db) {}
     Database& m_db;
     bool m_done = false;
 };

@@ -75,7 +75,7 @@ int serve(const po::variables_map& options) {
     asio::thread_pool workers(std::max(2u, std::thread::hardware_concurrency()));
     auto coreWork = asio::make_work_guard(core);
 
-    Coordinator coordinator(core, workers, store, blobs, settings, wallClock, logLine);
+    Coordinator coordinator(NodeContext{core, workers, store, blobs, wallClock, logLine}, settings);
     std::atomic<std::uint64_t> nextPeer{1};
     auto server = std::make_shared<net::WsServer>(
         network, settings.limits, std::vector<std::string>{"/v1/volunteer", "/v1/researcher"},
@@ -83,7 +83,7 @@ int serve(const po::variables_map& options) {
             const std::uint64_t peer = nextPeer++;
             const PeerRole role = path == "/v1/volunteer" ? PeerRole::Volunteer : PeerRole::Researcher;
             asio::post(core, [&coordinator, peer, connection, role] {
-                coordinator.onConnected(peer, connection, role);
+                coordinator.onConnected(peer, std::make_shared<WsPeerLink>(connection), role);
             });
             return std::make_shared<NodeConnection>(core, coordinator, peer);
         });

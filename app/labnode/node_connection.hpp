@@ -2,7 +2,6 @@
 // tagged with the connection's peer id. Called on the connection's strand.
 #pragma once
 
-#include <atomic>
 #include <memory>
 
 #include <boost/asio/io_context.hpp>

@@ -50,6 +50,23 @@ CREATE TABLE IF NOT EXISTS graph_results(
   volunteer_id TEXT NOT NULL, backend TEXT, verdict TEXT NOT NULL, method TEXT NOT NULL,
   disagreement_ratio REAL, reason TEXT, compute_seconds REAL, created_at REAL NOT NULL,
   PRIMARY KEY(task_id, attempt));
+-- Leases of every job kind (schema version 3; `leases` above is version 1's, for matmul tasks):
+-- an attempt number is leased once, so replays and restarts never reuse one.
+CREATE TABLE IF NOT EXISTS task_leases(
+  kind TEXT NOT NULL, task_id INTEGER NOT NULL, attempt INTEGER NOT NULL,
+  volunteer_id TEXT NOT NULL, leased_at REAL NOT NULL, deadline REAL NOT NULL,
+  PRIMARY KEY(kind, task_id, attempt));
+)sql";
+
+// Version 2 → 3: matmul leases move to task_leases; graph attempts already used (known from their
+// verdicts) are kept there too.
+constexpr const char* kMigrateTo3 = R"sql(
+INSERT OR IGNORE INTO task_leases(kind, task_id, attempt, volunteer_id, leased_at, deadline)
+  SELECT 'matmul', task_id, attempt, volunteer_id, leased_at, deadline FROM leases;
+INSERT OR IGNORE INTO task_leases(kind, task_id, attempt, volunteer_id, leased_at, deadline)
+  SELECT 'graph', task_id, attempt, volunteer_id, created_at, created_at FROM graph_results;
+DELETE FROM leases;
+UPDATE schema_version SET version = 3;
 )sql";
 
 } // namespace
@@ -59,23 +76,29 @@ NodeStore::NodeStore(const std::string& path) : m_db(path) { migrate(); }
 void NodeStore::migrate() {
     if (auto ok = m_db.execute(kSchema); !ok)
         throw std::runtime_error(ok.error().message);
-    auto query = m_db.prepare("SELECT version FROM schema_version");
-    auto row = query.step();
-    if (!row)
-        throw std::runtime_error(row.error().message);
-    if (!*row) {
+    std::optional<std::int64_t> version;
+    {
+        auto query = m_db.prepare("SELECT version FROM schema_version");
+        auto row = query.step();
+        if (!row)
+            throw std::runtime_error(row.error().message);
+        if (*row)
+            version = query.columnInt(0);
+    }
+    if (!version) {
         auto insert = m_db.prepare("INSERT INTO schema_version(version) VALUES(?)");
         if (auto ok = insert.bind(1, std::int64_t{kSchemaVersion}).run(); !ok)
             throw std::runtime_error(ok.error().message);
         return;
     }
-    if (query.columnInt(0) == 1) { // version 1 lacked the graph tables, created above
-        if (auto ok = m_db.execute("UPDATE schema_version SET version = 2"); !ok)
+    // Version 1 lacked the graph tables and version 2 the task_leases table, created above.
+    if (*version == 1 || *version == 2) {
+        if (auto ok = m_db.execute(std::string("BEGIN;") + kMigrateTo3 + "COMMIT;"); !ok)
             throw std::runtime_error(ok.error().message);
         return;
     }
-    if (query.columnInt(0) != kSchemaVersion)
-        throw std::runtime_error("database schema version " + std::to_string(query.columnInt(0)) +
+    if (*version != kSchemaVersion)
+        throw std::runtime_error("database schema version " + std::to_string(*version) +
                                  " is not the version this node knows (" +
                                  std::to_string(kSchemaVersion) + ")");
 }
@@ -186,8 +209,10 @@ std::optional<JobRecord> NodeStore::job(const std::string& id) {
 }
 
 std::vector<TileRecord> NodeStore::tilesOf(const std::string& jobId) {
-    auto query = m_db.prepare("SELECT id, row0, col0, rows, cols, state, attempt FROM tasks "
-                              "WHERE job_id = ? ORDER BY id");
+    auto query = m_db.prepare(
+        "SELECT t.id, t.row0, t.col0, t.rows, t.cols, t.state, coalesce((SELECT max(l.attempt) FROM "
+        "task_leases l WHERE l.kind = 'matmul' AND l.task_id = t.id), 0) FROM tasks t "
+        "WHERE t.job_id = ? ORDER BY t.id");
     query.bind(1, jobId);
     std::vector<TileRecord> tiles;
     while (query.step().value_or(false)) {
@@ -214,45 +239,6 @@ bool NodeStore::blobInUse(const std::string& digest, const std::string& exceptJo
         "j.id != ?1 AND j.state != 'released' AND instr(t.outputs, ?2) > 0 LIMIT 1");
     query.bind(1, exceptJob).bind(2, digest);
     return query.step().value_or(true);
-}
-
-Expected<void> NodeStore::recordLease(std::int64_t taskId, std::int64_t attempt,
-                                      const std::string& volunteerId, double now, double deadline) {
-    auto lease = m_db.prepare("INSERT INTO leases(task_id, attempt, volunteer_id, leased_at, deadline) "
-                              "VALUES(?,?,?,?,?)");
-    if (auto ok = lease.bind(1, taskId).bind(2, attempt).bind(3, volunteerId).bind(4, now)
-                      .bind(5, deadline).run();
-        !ok)
-        return ok;
-    auto task = m_db.prepare("UPDATE tasks SET attempt = ? WHERE id = ?");
-    return task.bind(1, attempt).bind(2, taskId).run();
-}
-
-Expected<void> NodeStore::recordResult(const ResultRecord& result, double now) {
-    auto insert = m_db.prepare(
-        "INSERT INTO results(task_id, attempt, volunteer_id, backend, verdict, method, error_ratio, "
-        "residual, bound, reason, verify_seconds, compute_seconds, created_at) "
-        "VALUES(?,?,?,?,?,'freivalds-f64',?,?,?,?,?,?,?)");
-    insert.bind(1, result.taskId).bind(2, result.attempt).bind(3, result.volunteerId);
-    insert.bind(4, result.backend).bind(5, std::string(result.accepted ? "accepted" : "rejected"));
-    insert.bind(6, result.errorRatio).bind(7, result.residual).bind(8, result.bound);
-    insert.bind(9, result.reason).bind(10, result.verifySeconds).bind(11, result.computeSeconds);
-    insert.bind(12, now);
-    if (auto ok = insert.run(); !ok)
-        return ok;
-    const char* counter = result.accepted ? "UPDATE volunteers SET accepted = accepted + 1 WHERE id = ?"
-                                          : "UPDATE volunteers SET rejected = rejected + 1 WHERE id = ?";
-    if (auto ok = m_db.prepare(counter).bind(1, result.volunteerId).run(); !ok)
-        return ok;
-    if (!result.accepted)
-        return {};
-    auto task = m_db.prepare("UPDATE tasks SET state = 'accepted' WHERE id = ? AND state != 'accepted'");
-    if (auto ok = task.bind(1, result.taskId).run(); !ok)
-        return ok;
-    if (m_db.changes() != 1)
-        return makeError(ErrorCode::Internal, "task " + std::to_string(result.taskId) +
-                                                  " was already accepted");
-    return {};
 }
 
 JobSummaryCounts NodeStore::summaryCounts(const std::string& jobId) {

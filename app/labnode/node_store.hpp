@@ -13,7 +13,7 @@
 
 namespace goblin::labnode {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 struct VolunteerRecord {
     std::string id;
@@ -37,17 +37,6 @@ struct JobRecord {
     std::string aBlob, bBlob;
     std::string state; // running | done | failed | released
     double createdAt = 0, finishedAt = 0;
-};
-
-struct ResultRecord {
-    std::int64_t taskId = 0;
-    std::int64_t attempt = 0;
-    std::string volunteerId;
-    std::string backend;
-    bool accepted = false;
-    double errorRatio = 0, residual = 0, bound = 0;
-    std::string reason;
-    double verifySeconds = 0, computeSeconds = 0;
 };
 
 struct JobSummaryCounts {
@@ -77,9 +66,6 @@ public:
     // True when another job that is not released still uses the blob.
     bool blobInUse(const std::string& digest, const std::string& exceptJob);
 
-    Expected<void> recordLease(std::int64_t taskId, std::int64_t attempt,
-                               const std::string& volunteerId, double now, double deadline);
-    Expected<void> recordResult(const ResultRecord& result, double now);
     JobSummaryCounts summaryCounts(const std::string& jobId);
 
 private:

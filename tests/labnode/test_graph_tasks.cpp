@@ -7,7 +7,7 @@
 
 #include <boost/json.hpp>
 
-#include "goblin/compute/reference/graph_executor.hpp"
+#include "goblin/reference/graph_executor.hpp"
 #include "goblin/core/graph/graph_json.hpp"
 #include "graph/graph_chunks.hpp"
 #include "graph/replica_referee.hpp"
@@ -131,7 +131,7 @@ void TestGraphTasks::chunksAdaptStaticShapesAndMergeBack() {
         QCOMPARE(chunk.offset, rows);
         rows += chunk.graph.inputs[0].spec.shape[0];
         std::vector<Tensor> inputs{*chunk.inputs[0]};
-        outputs.push_back(goblin::compute::reference::runGraph(chunk.graph, chunk.plan, inputs).value());
+        outputs.push_back(goblin::reference::runGraph(chunk.graph, chunk.plan, inputs).value());
         QCOMPARE(chunk.tolerances.size(), std::size_t{2});
         // x, both reshapes, relu and the row sums: every value of the chunk at once.
         const std::int64_t rowsHere = chunk.graph.inputs[0].spec.shape[0];
@@ -140,7 +140,7 @@ void TestGraphTasks::chunksAdaptStaticShapesAndMergeBack() {
     QCOMPARE(rows, std::int64_t{7});
     const auto merged = lab::mergeChunkOutputs(*parsed, *chunks, outputs).value();
     std::vector<Tensor> whole{x};
-    const auto expected = goblin::compute::reference::runGraph(parsed->graph, parsed->plan, whole).value();
+    const auto expected = goblin::reference::runGraph(parsed->graph, parsed->plan, whole).value();
     for (std::size_t o = 0; o < 2; ++o) {
         QCOMPARE(merged[o].shape(), expected[o].shape());
         QVERIFY(std::equal(merged[o].bytes().begin(), merged[o].bytes().end(), expected[o].bytes().begin()));
@@ -164,7 +164,7 @@ void TestGraphTasks::refereeDecisions() {
     const auto plan = graph::validateGraph(g).value();
     const auto tolerances = goblin::verify::outputTolerances(g, plan);
     std::vector<Tensor> inputs{iota({2, 3, 4})};
-    const auto right = goblin::compute::reference::runGraph(g, plan, inputs).value();
+    const auto right = goblin::reference::runGraph(g, plan, inputs).value();
     std::vector<Tensor> wrong{copyOf(right[0]), copyOf(right[1])};
     wrong[0].values<float>()[3] += 1.0f;
     auto replica = [](std::string who, const std::vector<Tensor>& outputs) {

@@ -1,12 +1,14 @@
-// Tests of JobBook: the queue, leases with injected deadlines, re-queueing and completion.
+// Tests of JobBook: the tile queue, task states, re-queueing and completion (lease holders and
+// deadlines are the Scheduler's: test_lease_table, test_scheduler).
 #include <QtTest/QtTest>
 
 #include <algorithm>
+#include <set>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "job_book.hpp"
+#include "matmul/job_book.hpp"
 
 using goblin::labnode::JobBook;
 using goblin::labnode::RunningJob;
@@ -48,10 +50,6 @@ std::vector<std::int64_t> drain(JobBook& book, const std::string& volunteer) {
 
 using Ids = std::vector<std::int64_t>;
 
-Ids sorted(Ids ids) {
-    std::sort(ids.begin(), ids.end());
-    return ids;
-}
 
 } // namespace
 
@@ -65,7 +63,7 @@ private Q_SLOTS:
     void leaseAndExpiry();
     void requeueGoesToTheFront();
     void requeueIsIdempotent();
-    void leasesOfPeer();
+    void takeSkipsOtherDtypes();
     void acceptCompletesJobOnLastTile();
     void acceptedTasksStayOutOfTheQueue();
     void reloadedJobCountsAcceptedTiles();
@@ -113,26 +111,28 @@ void TestJobBook::leaseAndExpiry() {
     const auto first = book.takeNextFor("v");
     const auto second = book.takeNextFor("v");
     QVERIFY(first && second);
-    book.lease(*first, 7, 1, 100.0);
-    book.lease(*second, 8, 3, 150.0);
+    book.markLeased(*first, 1);
+    book.markLeased(*second, 3);
     QCOMPARE(book.task(*first)->state, TaskState::Leased);
     QCOMPARE(book.task(*first)->attempt, std::int64_t{1});
-    QCOMPARE(book.task(*first)->leasedTo, std::uint64_t{7});
     QCOMPARE(book.task(*second)->attempt, std::int64_t{3});
-
-    QCOMPARE(book.expiredLeases(0.0), Ids{});
-    QCOMPARE(book.expiredLeases(99.999), Ids{});
-    QCOMPARE(book.expiredLeases(100.0), (Ids{*first}));
-    QCOMPARE(sorted(book.expiredLeases(1e9)), sorted(Ids{*first, *second}));
-    // A queued task never expires, however late it is.
     QVERIFY(book.task(3)->state == TaskState::Queued);
 
     book.requeue(*first);
-    QCOMPARE(book.expiredLeases(1e9), (Ids{*second}));
     QVERIFY(book.task(*first)->state == TaskState::Queued);
-    QCOMPARE(book.task(*first)->leasedTo, std::uint64_t{0});
+    QVERIFY(book.task(*second)->state == TaskState::Leased);
     // The attempt number of the lost lease is kept, so the next lease can use attempt + 1.
     QCOMPARE(book.task(*first)->attempt, std::int64_t{1});
+}
+
+void TestJobBook::takeSkipsOtherDtypes() {
+    JobBook book;
+    addJob(book, "j-1", 1, 2); // f32 (the record's default)
+    const std::set<std::string> onlyF64{"f64"};
+    const std::set<std::string> both{"f32", "f64"};
+    QCOMPARE(book.takeNextFor("v", &onlyF64), std::optional<std::int64_t>());
+    QCOMPARE(book.takeNextFor("v", &both), std::optional<std::int64_t>(1));
+    QCOMPARE(book.takeNextFor("v"), std::optional<std::int64_t>(2));
 }
 
 void TestJobBook::requeueGoesToTheFront() {
@@ -140,9 +140,9 @@ void TestJobBook::requeueGoesToTheFront() {
     addJob(book, "j-1", 1, 4);
     const auto taken = book.takeNextFor("v");
     QCOMPARE(taken, std::optional<std::int64_t>(1));
-    book.lease(1, 5, 1, 10.0);
+    book.markLeased(1, 1);
     QCOMPARE(book.takeNextFor("v"), std::optional<std::int64_t>(2));
-    book.lease(2, 5, 1, 10.0);
+    book.markLeased(2, 1);
     book.requeue(2);
     book.requeue(1);
     QCOMPARE(drain(book, "w"), (Ids{1, 2, 3, 4}));
@@ -152,7 +152,7 @@ void TestJobBook::requeueIsIdempotent() {
     JobBook book;
     addJob(book, "j-1", 1, 2);
     QCOMPARE(book.takeNextFor("v"), std::optional<std::int64_t>(1));
-    book.lease(1, 5, 1, 10.0);
+    book.markLeased(1, 1);
     book.requeue(1);
     book.requeue(1);  // already queued: no second copy
     book.requeue(2);  // queued all along
@@ -160,32 +160,12 @@ void TestJobBook::requeueIsIdempotent() {
     QCOMPARE(drain(book, "v"), (Ids{1, 2}));
 }
 
-void TestJobBook::leasesOfPeer() {
-    JobBook book;
-    addJob(book, "j-1", 1, 5);
-    for (std::int64_t id = 1; id <= 4; ++id) {
-        QCOMPARE(book.takeNextFor("v"), std::optional<std::int64_t>(id));
-        book.lease(id, id % 2 == 0 ? 2 : 1, 1, 60.0);
-    }
-    QCOMPARE(sorted(book.leasesOf(1)), (Ids{1, 3}));
-    QCOMPARE(sorted(book.leasesOf(2)), (Ids{2, 4}));
-    QCOMPARE(book.leasesOf(3), Ids{});
-    book.requeue(3);
-    QCOMPARE(book.leasesOf(1), (Ids{1}));
-    QVERIFY(!book.accept(1));
-    QCOMPARE(book.leasesOf(1), Ids{});
-    // A task in verification is no longer a lease of anyone.
-    book.task(2)->state = TaskState::Verifying;
-    QCOMPARE(book.leasesOf(2), (Ids{4}));
-    QCOMPARE(book.expiredLeases(1e9), (Ids{4}));
-}
-
 void TestJobBook::acceptCompletesJobOnLastTile() {
     JobBook book;
     addJob(book, "j-1", 1, 3);
     addJob(book, "j-2", 10, 2);
     for (std::int64_t id : drain(book, "v"))
-        book.lease(id, 1, 1, 60.0);
+        book.markLeased(id, 1);
     QVERIFY(!book.accept(2));
     QVERIFY(!book.accept(10));
     QVERIFY(!book.accept(1));
@@ -195,18 +175,16 @@ void TestJobBook::acceptCompletesJobOnLastTile() {
     QVERIFY2(book.accept(3), "the last tile of j-1 completes j-1");
     QCOMPARE(book.job("j-1")->acceptedTiles, std::int64_t{3});
     QCOMPARE(book.task(3)->state, TaskState::Accepted);
-    QCOMPARE(book.task(3)->leasedTo, std::uint64_t{0});
 }
 
 void TestJobBook::acceptedTasksStayOutOfTheQueue() {
     JobBook book;
     addJob(book, "j-1", 1, 2);
     QCOMPARE(book.takeNextFor("v"), std::optional<std::int64_t>(1));
-    book.lease(1, 1, 1, 5.0);
+    book.markLeased(1, 1);
     QVERIFY(!book.accept(1));
     book.requeue(1); // a late requeue of an accepted task changes nothing
     QCOMPARE(book.task(1)->state, TaskState::Accepted);
-    QCOMPARE(book.expiredLeases(1e9), Ids{});
     QCOMPARE(drain(book, "v"), (Ids{2}));
 }
 
@@ -216,8 +194,8 @@ void TestJobBook::reloadedJobCountsAcceptedTiles() {
     QCOMPARE(book.job("j-1")->totalTiles, std::int64_t{4});
     QCOMPARE(book.job("j-1")->acceptedTiles, std::int64_t{2});
     QCOMPARE(drain(book, "v"), (Ids{2, 4}));
-    book.lease(2, 1, 1, 1.0);
-    book.lease(4, 1, 1, 1.0);
+    book.markLeased(2, 1);
+    book.markLeased(4, 1);
     QVERIFY(!book.accept(4));
     QVERIFY(book.accept(2));
 }
@@ -227,12 +205,11 @@ void TestJobBook::removeJobDropsItsTasks() {
     addJob(book, "j-1", 1, 3);
     addJob(book, "j-2", 10, 2);
     QCOMPARE(book.takeNextFor("v"), std::optional<std::int64_t>(1));
-    book.lease(1, 1, 1, 5.0);
+    book.markLeased(1, 1);
     book.removeJob("j-1");
     QVERIFY(book.job("j-1") == nullptr);
     QVERIFY(book.task(1) == nullptr);
     QVERIFY(book.task(2) == nullptr);
-    QCOMPARE(book.expiredLeases(1e9), Ids{});
     QCOMPARE(drain(book, "v"), (Ids{10, 11}));
     QVERIFY(book.job("j-2") != nullptr);
 }

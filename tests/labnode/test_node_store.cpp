@@ -7,13 +7,16 @@
 #include <cstdint>
 #include <string>
 
+#include "lease_store.hpp"
 #include "node_store.hpp"
+#include "verdict_store.hpp"
 
 using goblin::core::DType;
 using goblin::labnode::JobRecord;
 using goblin::labnode::kSchemaVersion;
 using goblin::labnode::NodeStore;
-using goblin::labnode::ResultRecord;
+using goblin::labnode::LeaseRecord;
+using goblin::labnode::VerdictRecord;
 using goblin::labnode::TileRecord;
 using goblin::labnode::Transaction;
 
@@ -50,21 +53,33 @@ JobRecord sampleJob(const std::string& id, std::int64_t researcher) {
     return job;
 }
 
-ResultRecord result(std::int64_t task, std::int64_t attempt, const std::string& volunteer,
-                    bool accepted, double ratio) {
-    ResultRecord record;
-    record.taskId = task;
+VerdictRecord result(std::int64_t task, std::int64_t attempt, const std::string& volunteer,
+                     bool accepted, double ratio) {
+    VerdictRecord record;
+    record.kind = "matmul";
+    record.method = "freivalds-f64";
+    record.task = task;
     record.attempt = attempt;
     record.volunteerId = volunteer;
     record.backend = volunteer == "v-2" ? "opencl" : "cpu-eigen";
     record.accepted = accepted;
-    record.errorRatio = ratio;
+    record.ratio = ratio;
     record.residual = ratio * 1e-9;
     record.bound = 1e-9;
     record.reason = accepted ? "" : "residual over bound";
     record.verifySeconds = 0.25;
     record.computeSeconds = 1.5;
     return record;
+}
+
+goblin::Expected<void> recordLease(NodeStore& store, std::int64_t task, std::int64_t attempt,
+                                   const std::string& volunteer, double now, double deadline) {
+    return goblin::labnode::recordLease(store.database(),
+                                        LeaseRecord{"matmul", task, attempt, volunteer, now, deadline});
+}
+
+goblin::Expected<void> recordResult(NodeStore& store, const VerdictRecord& verdict, double now) {
+    return goblin::labnode::recordVerdict(store.database(), verdict, now);
 }
 
 } // namespace
@@ -255,15 +270,15 @@ void TestNodeStore::recordLeaseUpdatesAttempt() {
     NodeStore store(path());
     const auto ids = seedJob(store);
     QCOMPARE(ids.size(), std::size_t{4});
-    QVERIFY(store.recordLease(ids[1], 1, "v-1", 50.0, 170.0).has_value());
+    QVERIFY(recordLease(store, ids[1], 1, "v-1", 50.0, 170.0).has_value());
     QCOMPARE(store.tilesOf("j-1")[1].attempt, std::int64_t{1});
     QCOMPARE(store.tilesOf("j-1")[0].attempt, std::int64_t{0});
-    QVERIFY(store.recordLease(ids[1], 2, "v-2", 180.0, 300.0).has_value());
+    QVERIFY(recordLease(store, ids[1], 2, "v-2", 180.0, 300.0).has_value());
     QCOMPARE(store.tilesOf("j-1")[1].attempt, std::int64_t{2});
     // An attempt number is never leased twice.
-    QVERIFY(!store.recordLease(ids[1], 2, "v-1", 190.0, 310.0).has_value());
-    QCOMPARE(queryInt(store, "SELECT count(*) FROM leases"), std::int64_t{2});
-    QCOMPARE(queryText(store, "SELECT volunteer_id FROM leases WHERE attempt = 2"),
+    QVERIFY(!recordLease(store, ids[1], 2, "v-1", 190.0, 310.0).has_value());
+    QCOMPARE(queryInt(store, "SELECT count(*) FROM task_leases"), std::int64_t{2});
+    QCOMPARE(queryText(store, "SELECT volunteer_id FROM task_leases WHERE attempt = 2"),
              std::string("v-2"));
 }
 
@@ -271,9 +286,9 @@ void TestNodeStore::acceptedResultMarksTask() {
     NodeStore store(path());
     const auto ids = seedJob(store);
     QCOMPARE(ids.size(), std::size_t{4});
-    QVERIFY(store.recordResult(result(ids[0], 1, "v-1", false, 7.0), 60.0).has_value());
+    QVERIFY(recordResult(store, result(ids[0], 1, "v-1", false, 7.0), 60.0).has_value());
     QVERIFY(!store.tilesOf("j-1")[0].accepted);
-    QVERIFY(store.recordResult(result(ids[0], 2, "v-2", true, 0.25), 61.0).has_value());
+    QVERIFY(recordResult(store, result(ids[0], 2, "v-2", true, 0.25), 61.0).has_value());
     QVERIFY(store.tilesOf("j-1")[0].accepted);
     QVERIFY(!store.tilesOf("j-1")[1].accepted);
     QCOMPARE(queryInt(store, "SELECT rejected FROM volunteers WHERE id = 'v-1'"), std::int64_t{1});
@@ -288,15 +303,16 @@ void TestNodeStore::secondAcceptedResultFails() {
     NodeStore store(path());
     const auto ids = seedJob(store);
     QCOMPARE(ids.size(), std::size_t{4});
-    QVERIFY(store.recordResult(result(ids[2], 1, "v-1", true, 0.1), 60.0).has_value());
+    QVERIFY(recordResult(store, result(ids[2], 1, "v-1", true, 0.1), 60.0).has_value());
     {
         // As the coordinator does it: inside a transaction that is dropped on failure.
-        Transaction transaction(store.database());
-        auto second = store.recordResult(result(ids[2], 2, "v-2", true, 0.2), 61.0);
+        auto transaction = Transaction::begin(store.database());
+        QVERIFY(transaction.has_value());
+        auto second = recordResult(store, result(ids[2], 2, "v-2", true, 0.2), 61.0);
         QVERIFY2(!second.has_value(), "a second accepted result for one task was recorded");
     }
     // Outside a transaction as well.
-    QVERIFY(!store.recordResult(result(ids[2], 3, "v-2", true, 0.3), 62.0).has_value());
+    QVERIFY(!recordResult(store, result(ids[2], 3, "v-2", true, 0.3), 62.0).has_value());
     const std::string task = std::to_string(ids[2]);
     QCOMPARE(
         queryInt(store,
@@ -308,7 +324,7 @@ void TestNodeStore::secondAcceptedResultFails() {
     QCOMPARE(queryInt(store, "SELECT accepted FROM volunteers WHERE id = 'v-2'"), std::int64_t{0});
     QCOMPARE(queryInt(store, "SELECT accepted FROM volunteers WHERE id = 'v-1'"), std::int64_t{1});
     // A rejected result for an accepted task is still recorded (a late, wrong answer).
-    QVERIFY(store.recordResult(result(ids[2], 4, "v-2", false, 9.0), 63.0).has_value());
+    QVERIFY(recordResult(store, result(ids[2], 4, "v-2", false, 9.0), 63.0).has_value());
     QVERIFY(store.tilesOf("j-1")[2].accepted);
 }
 
@@ -316,10 +332,10 @@ void TestNodeStore::summaryCounts() {
     NodeStore store(path());
     const auto ids = seedJob(store);
     QCOMPARE(ids.size(), std::size_t{4});
-    QVERIFY(store.recordResult(result(ids[0], 1, "v-1", true, 0.125), 60.0).has_value());
-    QVERIFY(store.recordResult(result(ids[1], 1, "v-1", false, 12.0), 61.0).has_value());
-    QVERIFY(store.recordResult(result(ids[1], 2, "v-2", true, 0.5), 62.0).has_value());
-    QVERIFY(store.recordResult(result(ids[2], 1, "v-1", true, 0.25), 63.0).has_value());
+    QVERIFY(recordResult(store, result(ids[0], 1, "v-1", true, 0.125), 60.0).has_value());
+    QVERIFY(recordResult(store, result(ids[1], 1, "v-1", false, 12.0), 61.0).has_value());
+    QVERIFY(recordResult(store, result(ids[1], 2, "v-2", true, 0.5), 62.0).has_value());
+    QVERIFY(recordResult(store, result(ids[2], 1, "v-1", true, 0.25), 63.0).has_value());
     const auto counts = store.summaryCounts("j-1");
     QCOMPARE(counts.accepted, std::int64_t{3});
     QCOMPARE(counts.rejected, std::int64_t{1});
@@ -343,14 +359,16 @@ void TestNodeStore::summaryCounts() {
 void TestNodeStore::transactionRollsBack() {
     NodeStore store(path());
     {
-        Transaction transaction(store.database());
+        auto transaction = Transaction::begin(store.database());
+        QVERIFY(transaction.has_value());
         QVERIFY(store.addVolunteer("v-gone", "h", 1.0).has_value());
     }
     QVERIFY(!store.volunteer("v-gone").has_value());
     {
-        Transaction transaction(store.database());
+        auto transaction = Transaction::begin(store.database());
+        QVERIFY(transaction.has_value());
         QVERIFY(store.addVolunteer("v-kept", "h", 1.0).has_value());
-        QVERIFY(transaction.commit().has_value());
+        QVERIFY(transaction->commit().has_value());
     }
     NodeStore reopened(path());
     QVERIFY(reopened.volunteer("v-kept").has_value());

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tile_planner.hpp"
+#include "matmul/tile_planner.hpp"
 
 using goblin::ErrorCode;
 using goblin::core::DType;

@@ -20,22 +20,6 @@ Expected<std::int64_t> insertGraphTask(Database& db, const std::string& jobId, s
     return insert.columnInt(0);
 }
 
-Expected<void> recordGraphVerdict(Database& db, const GraphVerdictRecord& verdict, double now) {
-    auto insert = db.prepare(
-        "INSERT INTO graph_results(task_id, attempt, volunteer_id, backend, verdict, method, "
-        "disagreement_ratio, reason, compute_seconds, created_at) VALUES(?,?,?,?,?,?,?,?,?,?)");
-    insert.bind(1, verdict.taskId).bind(2, verdict.attempt).bind(3, verdict.volunteerId);
-    insert.bind(4, verdict.backend).bind(5, std::string(verdict.accepted ? "accepted" : "rejected"));
-    insert.bind(6, verdict.method).bind(7, verdict.ratio).bind(8, verdict.reason);
-    insert.bind(9, verdict.computeSeconds).bind(10, now);
-    if (auto ok = insert.run(); !ok)
-        return ok;
-    const char* counter = verdict.accepted
-                              ? "UPDATE volunteers SET accepted = accepted + 1 WHERE id = ?"
-                              : "UPDATE volunteers SET rejected = rejected + 1 WHERE id = ?";
-    return db.prepare(counter).bind(1, verdict.volunteerId).run();
-}
-
 Expected<void> setGraphTaskAccepted(Database& db, std::int64_t taskId, const std::string& outputs) {
     auto update = db.prepare("UPDATE graph_tasks SET state = 'accepted', outputs = ? "
                              "WHERE id = ? AND state != 'accepted'");
@@ -87,7 +71,9 @@ std::vector<GraphJobRow> unreleasedGraphJobs(Database& db) {
 std::vector<GraphTaskRow> graphTasksOf(Database& db, const std::string& jobId) {
     auto query = db.prepare(
         "SELECT t.id, t.chunk, t.state = 'accepted', coalesce(t.outputs, ''), "
-        "coalesce((SELECT max(attempt) FROM graph_results r WHERE r.task_id = t.id), 0) "
+        "max(coalesce((SELECT max(attempt) FROM graph_results r WHERE r.task_id = t.id), 0), "
+        "coalesce((SELECT max(attempt) FROM task_leases l WHERE l.kind = 'graph' AND "
+        "l.task_id = t.id), 0)) "
         "FROM graph_tasks t WHERE t.job_id = ? ORDER BY t.chunk");
     query.bind(1, jobId);
     std::vector<GraphTaskRow> tasks;

@@ -13,18 +13,6 @@
 
 namespace goblin::labnode {
 
-struct GraphVerdictRecord {
-    std::int64_t taskId = 0;
-    std::int64_t attempt = 0;
-    std::string volunteerId;
-    std::string backend;
-    bool accepted = false;
-    std::string method; // replica-agreement | node-sample | node-tiebreak
-    double ratio = 0;   // worst |Δ|/bound against the decision (0: bit for bit)
-    std::string reason;
-    double computeSeconds = 0;
-};
-
 struct GraphJobRow {
     std::string id;
     std::int64_t researcherId = 0;
@@ -40,7 +28,7 @@ struct GraphTaskRow {
     std::int64_t chunk = 0;
     bool accepted = false;
     std::string outputs;          // stored tensors, when accepted
-    std::int64_t lastAttempt = 0; // the highest attempt with a recorded verdict
+    std::int64_t lastAttempt = 0; // the highest attempt leased or with a recorded verdict
 };
 
 // Counts for a graph job's summary, from its recorded verdicts.
@@ -53,7 +41,6 @@ struct GraphSummaryCounts {
 
 Expected<void> insertGraphJob(Database& db, const GraphJobRow& job);
 Expected<std::int64_t> insertGraphTask(Database& db, const std::string& jobId, std::int64_t chunk);
-Expected<void> recordGraphVerdict(Database& db, const GraphVerdictRecord& verdict, double now);
 Expected<void> setGraphTaskAccepted(Database& db, std::int64_t taskId, const std::string& outputs);
 Expected<void> setGraphJobState(Database& db, const std::string& id, const std::string& state,
                                 double now);

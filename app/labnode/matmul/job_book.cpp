@@ -45,10 +45,14 @@ TileTask* JobBook::task(std::int64_t taskId) {
     return it == m_tasks.end() ? nullptr : &it->second;
 }
 
-std::optional<std::int64_t> JobBook::takeNextFor(const std::string& volunteerId) {
+std::optional<std::int64_t> JobBook::takeNextFor(const std::string& volunteerId,
+                                                 const std::set<std::string>* dtypes) {
     for (auto it = m_queue.begin(); it != m_queue.end(); ++it) {
         const TileTask& candidate = m_tasks.at(*it);
         if (candidate.refusedBy.contains(volunteerId))
+            continue;
+        if (dtypes &&
+            !dtypes->contains(std::string(core::wireName(m_jobs.at(candidate.jobId).record.dtype))))
             continue;
         const std::int64_t id = *it;
         m_queue.erase(it);
@@ -57,12 +61,10 @@ std::optional<std::int64_t> JobBook::takeNextFor(const std::string& volunteerId)
     return std::nullopt;
 }
 
-void JobBook::lease(std::int64_t taskId, std::uint64_t peer, std::int64_t attempt, double deadline) {
+void JobBook::markLeased(std::int64_t taskId, std::int64_t attempt) {
     TileTask& leased = m_tasks.at(taskId);
     leased.state = TaskState::Leased;
-    leased.leasedTo = peer;
     leased.attempt = attempt;
-    leased.deadline = deadline;
 }
 
 void JobBook::requeue(std::int64_t taskId) {
@@ -70,7 +72,6 @@ void JobBook::requeue(std::int64_t taskId) {
     if (!found || found->state == TaskState::Accepted || found->state == TaskState::Queued)
         return;
     found->state = TaskState::Queued;
-    found->leasedTo = 0;
     m_queue.push_front(taskId);
 }
 
@@ -83,28 +84,9 @@ bool JobBook::accept(std::int64_t taskId) {
     TileTask& accepted = m_tasks.at(taskId);
     assert(accepted.state != TaskState::Accepted && "a task is accepted once");
     accepted.state = TaskState::Accepted;
-    accepted.leasedTo = 0;
     RunningJob& owner = m_jobs.at(accepted.jobId);
     ++owner.acceptedTiles;
     return owner.acceptedTiles == owner.totalTiles;
-}
-
-std::vector<std::int64_t> JobBook::leasesOf(std::uint64_t peer) const {
-    std::vector<std::int64_t> ids;
-    for (const auto& [id, candidate] : m_tasks) {
-        if (candidate.state == TaskState::Leased && candidate.leasedTo == peer)
-            ids.push_back(id);
-    }
-    return ids;
-}
-
-std::vector<std::int64_t> JobBook::expiredLeases(double now) const {
-    std::vector<std::int64_t> ids;
-    for (const auto& [id, candidate] : m_tasks) {
-        if (candidate.state == TaskState::Leased && candidate.deadline <= now)
-            ids.push_back(id);
-    }
-    return ids;
 }
 
 } // namespace goblin::labnode

@@ -1,6 +1,6 @@
-// The scheduler's in-memory view of running jobs and their tile tasks: the queue, leases with
-// deadlines, re-queueing, and completion counts. No I/O; the Coordinator mirrors every transition
-// into the NodeStore. Owned by the node's core thread only.
+// The matmul kind's in-memory view of running jobs and their tile tasks: the queue, task states,
+// re-queueing and completion counts. Leases themselves (holder, deadline) are the Scheduler's.
+// No I/O; MatmulJobs mirrors every transition into the NodeStore. Core thread only.
 #pragma once
 
 #include <cstdint>
@@ -27,8 +27,6 @@ struct TileTask {
     std::int64_t row0 = 0, col0 = 0, rows = 0, cols = 0;
     TaskState state = TaskState::Queued;
     std::int64_t attempt = 0;       // of the current or last lease
-    std::uint64_t leasedTo = 0;     // peer id while leased
-    double deadline = 0;
     std::set<std::string> refusedBy; // volunteers whose result for it was rejected
 };
 
@@ -53,17 +51,16 @@ public:
     TileTask* task(std::int64_t taskId);
     bool hasQueued() const { return !m_queue.empty(); }
 
-    // Takes the first queued task this volunteer may compute off the queue.
-    std::optional<std::int64_t> takeNextFor(const std::string& volunteerId);
-    void lease(std::int64_t taskId, std::uint64_t peer, std::int64_t attempt, double deadline);
+    // Takes the first queued task this volunteer may compute off the queue (not refused by it,
+    // and of a dtype it computes when `dtypes` is given).
+    std::optional<std::int64_t> takeNextFor(const std::string& volunteerId,
+                                            const std::set<std::string>* dtypes = nullptr);
+    void markLeased(std::int64_t taskId, std::int64_t attempt);
     // Back to the front of the queue (a lost lease, a rejected result, a failed verification).
     void requeue(std::int64_t taskId);
     void refuse(std::int64_t taskId, const std::string& volunteerId);
     // Marks accepted; returns true when that completed the task's job.
     bool accept(std::int64_t taskId);
-
-    std::vector<std::int64_t> leasesOf(std::uint64_t peer) const;
-    std::vector<std::int64_t> expiredLeases(double now) const;
 
 private:
     std::map<std::string, RunningJob> m_jobs;

@@ -43,7 +43,9 @@ Expected<LoadedJob> createJob(NodeStore& store, const BlobStore& blobs, JobRecor
         return loaded;
     const JobRecord& job = loaded->job.record;
     loaded->tasks.reserve(plan.tiles.size());
-    Transaction transaction(store.database());
+    auto transaction = Transaction::begin(store.database());
+    if (!transaction)
+        return tl::unexpected(transaction.error());
     if (auto ok = store.insertJob(job); !ok)
         return tl::unexpected(ok.error());
     for (const TileRect& rect : plan.tiles) {
@@ -53,7 +55,7 @@ Expected<LoadedJob> createJob(NodeStore& store, const BlobStore& blobs, JobRecor
             return tl::unexpected(taskId.error());
         loaded->tasks.push_back(taskOf(job.id, *taskId, rect));
     }
-    if (auto ok = transaction.commit(); !ok)
+    if (auto ok = transaction->commit(); !ok)
         return tl::unexpected(ok.error());
     return loaded;
 }

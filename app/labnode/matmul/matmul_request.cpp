@@ -51,14 +51,6 @@ Expected<std::string> storeFiniteInput(const char* name, const core::Tensor& inp
 
 json::array shapeJson(std::int64_t rows, std::int64_t cols) { return json::array{rows, cols}; }
 
-json::object limitsJson(const net::Limits& limits) {
-    return json::object{{"max_control_bytes", limits.maxControlBytes},
-                        {"max_authenticated_control_bytes", limits.maxAuthenticatedControlBytes},
-                        {"max_tensors_per_message", limits.maxTensorsPerMessage},
-                        {"max_tensor_bytes", limits.maxTensorBytes},
-                        {"max_tiles", limits.maxTiles}};
-}
-
 json::object summaryJson(const JobRecord& job, const JobSummaryCounts& counts, double now) {
     json::object backends;
     for (const auto& [backend, count] : counts.backends)

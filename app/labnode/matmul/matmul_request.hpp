@@ -31,7 +31,6 @@ Expected<std::string> storeFiniteInput(const char* name, const core::Tensor& inp
                                        const BlobStore& blobs);
 
 boost::json::array shapeJson(std::int64_t rows, std::int64_t cols);
-boost::json::object limitsJson(const net::Limits& limits);
 // The summary that travels with job_done (docs/protocol.md).
 boost::json::object summaryJson(const JobRecord& job, const JobSummaryCounts& counts, double now);
 

@@ -5,7 +5,7 @@
 namespace goblin::labnode {
 
 void verifyAndMerge(const TileCheck& check, const core::Tensor& tile, const BlobStore& blobs,
-                    ResultRecord& result) {
+                    VerdictRecord& result) {
     const auto started = std::chrono::steady_clock::now();
     verify::MatmulCheckReport report;
     if (tile.shape().size() != 2)
@@ -16,7 +16,7 @@ void verifyAndMerge(const TileCheck& check, const core::Tensor& tile, const Blob
     result.verifySeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     result.accepted = report.verdict == verify::Verdict::Accepted;
-    result.errorRatio = report.maxErrorRatio;
+    result.ratio = report.maxErrorRatio;
     result.residual = report.residual;
     result.bound = report.bound;
     result.reason = report.reason;

@@ -12,6 +12,7 @@
 #include "goblin/verify/matmul_check.hpp"
 #include "job_book.hpp"
 #include "node_store.hpp"
+#include "verdict.hpp"
 
 namespace goblin::labnode {
 
@@ -28,9 +29,9 @@ struct TileCheck {
 // mappings are kept alive) and where the tile goes in the result.
 TileCheck makeTileCheck(const RunningJob& job, const TileTask& task);
 
-// Fills the verdict fields of `result` (accepted, error ratio, residual, bound, reason, time).
+// Fills the verdict fields of `verdict` (accepted, error ratio, residual, bound, reason, time).
 void verifyAndMerge(const TileCheck& check, const core::Tensor& tile, const BlobStore& blobs,
-                    ResultRecord& result);
+                    VerdictRecord& verdict);
 
 // Tiles this small are checked on the core thread: a thread hop would cost more than the check.
 bool isTinyTile(const TileCheck& check);

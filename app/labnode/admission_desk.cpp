@@ -1,0 +1,101 @@
+#include "admission_desk.hpp"
+
+#include <boost/json/object.hpp>
+
+#include "goblin/net/json_fields.hpp"
+#include "secrets.hpp"
+#include "volunteer_admission.hpp"
+
+namespace goblin::labnode {
+
+namespace json = boost::json;
+
+namespace {
+
+json::object limitsJson(const net::Limits& limits) {
+    return json::object{{"max_control_bytes", limits.maxControlBytes},
+                        {"max_authenticated_control_bytes", limits.maxAuthenticatedControlBytes},
+                        {"max_tensors_per_message", limits.maxTensorsPerMessage},
+                        {"max_tensor_bytes", limits.maxTensorBytes},
+                        {"max_tiles", limits.maxTiles}};
+}
+
+} // namespace
+
+AdmissionDesk::AdmissionDesk(NodeContext& context, PeerRegistry& peers, net::Limits limits)
+    : m_context(context), m_peers(peers), m_limits(limits), m_random(std::random_device{}()) {}
+
+bool AdmissionDesk::onHello(Peer& peer, const net::Message& message) {
+    const json::object& hello = message.control;
+    if (message.type() != "hello") {
+        m_peers.close(peer.id, Error{ErrorCode::InvalidMessage, "the first message must be hello"});
+        return false;
+    }
+    auto protocol = net::requireInt(hello, "protocol");
+    auto catalog = net::requireInt(hello, "catalog");
+    if (!protocol || !catalog || *protocol != net::kProtocolVersion ||
+        *catalog < net::kMatmulCatalogVersion || *catalog > net::kCatalogVersion) {
+        m_peers.close(peer.id, Error{ErrorCode::VersionMismatch,
+                                     "this node speaks protocol " + std::to_string(net::kProtocolVersion) +
+                                         " with catalogs " + std::to_string(net::kMatmulCatalogVersion) +
+                                         " to " + std::to_string(net::kCatalogVersion)});
+        return false;
+    }
+    peer.catalog = static_cast<int>(*catalog);
+    json::object welcome{{"type", "welcome"},
+                         {"id", net::requestId(hello)},
+                         {"protocol", net::kProtocolVersion},
+                         {"catalog", net::kCatalogVersion},
+                         {"limits", limitsJson(m_limits)}};
+    auto admitted = peer.role == PeerRole::Researcher ? admitResearcher(peer, hello)
+                                                      : admitVolunteer(peer, hello, welcome);
+    if (!admitted) {
+        m_peers.close(peer.id, admitted.error());
+        return false;
+    }
+    peer.ready = true;
+    peer.link->allowTensors(); // before the welcome leaves: both go through its strand
+    peer.link->send(net::Message{std::move(welcome), {}});
+    if (peer.role == PeerRole::Volunteer)
+        m_context.log("volunteer " + peer.volunteer.volunteerId + " connected from " +
+                      peer.link->address() + " (" + peer.volunteer.backend + ", " +
+                      std::to_string(peer.volunteer.slots) + " slot(s))");
+    return true;
+}
+
+Expected<void> AdmissionDesk::admitResearcher(Peer& peer, const json::object& hello) {
+    auto token = net::requireString(hello, "token");
+    if (!token || token->empty())
+        return makeError(ErrorCode::Unauthenticated, "an access token is required");
+    auto researcher = m_context.store.researcherByTokenHash(hashSecret(*token));
+    if (!researcher)
+        return makeError(ErrorCode::Unauthenticated, "invalid access token");
+    peer.researcherId = *researcher;
+    return {};
+}
+
+Expected<void> AdmissionDesk::admitVolunteer(Peer& peer, const json::object& hello,
+                                             json::object& welcome) {
+    auto capabilities = parseCapabilities(hello);
+    if (!capabilities)
+        return tl::unexpected(capabilities.error());
+    auto admission = labnode::admitVolunteer(hello, m_context.store, m_random, m_context.clock());
+    if (!admission)
+        return tl::unexpected(admission.error());
+    VolunteerInfo& info = peer.volunteer;
+    info.volunteerId = admission->volunteerId;
+    info.backend = capabilities->backend;
+    info.slots = capabilities->slots;
+    info.memoryBytes = capabilities->memoryBytes;
+    info.dtypes = std::move(capabilities->dtypes);
+    info.graphs = capabilities->graphs && peer.catalog >= net::kCatalogVersion;
+    if (admission->newSecret) {
+        welcome["secret"] = *admission->newSecret;
+        m_context.log("volunteer " + info.volunteerId + " registered");
+    }
+    welcome["volunteer"] = info.volunteerId;
+    (void)m_context.store.touchVolunteer(info.volunteerId, info.backend, m_context.clock());
+    return {};
+}
+
+} // namespace goblin::labnode

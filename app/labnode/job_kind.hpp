@@ -1,0 +1,85 @@
+// The interface every kind of job implements (matmul, graph; training next): intake of a
+// submission, fetch and release, recovery after a restart, and its side of scheduling — which task
+// a volunteer may take next, the task frame, what to do with a result or a lost lease. The
+// scheduler, the researcher desk and the verdict path are shared by every kind. A kind whose job is
+// made of rounds simply offers the next round's tasks once the earlier ones are decided (and wakes
+// the scheduler). Implementations live on the core thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "goblin/core/error.hpp"
+#include "goblin/net/message.hpp"
+#include "peer_registry.hpp"
+
+namespace goblin::labnode {
+
+// A researcher's request as a kind sees it: who asked, which researcher, which request id.
+struct ResearcherRequest {
+    std::uint64_t peer = 0;
+    std::int64_t researcherId = 0;
+    std::int64_t requestId = 0;
+};
+
+// One lease: (task, attempt) of a kind, held by one volunteer connection until a deadline.
+struct Lease {
+    std::string_view kind; // the kind's taskOp()
+    std::int64_t task = 0;
+    std::int64_t attempt = 0;
+    std::uint64_t peer = 0;
+    std::string volunteerId;
+    std::string backend; // the volunteer's advertised backend
+    double deadline = 0;
+};
+
+enum class LeaseLoss { Expired, Disconnected, TaskError, NotSent, Withdrawn };
+
+// Builds a task frame. Runs on a worker when `heavy` (copies of tile inputs), else inline.
+struct TaskFrame {
+    std::function<Expected<net::Message>()> build;
+    bool heavy = false;
+};
+
+// A task a kind hands to the scheduler for one volunteer: the task and its new attempt number.
+struct TaskClaim {
+    std::int64_t task = 0;
+    std::int64_t attempt = 0;
+};
+
+class JobKind {
+public:
+    virtual ~JobKind() = default;
+
+    // The `op` of this kind's task, result and task_error frames ("matmul", "graph").
+    virtual std::string_view taskOp() const = 0;
+    // The researcher message that submits a job of this kind ("submit_matmul").
+    virtual std::string_view submitType() const = 0;
+    // The oldest catalog a researcher connection must speak to submit this kind.
+    virtual int minimumCatalog() const = 0;
+    virtual bool ownsJob(std::string_view jobId) const = 0;
+
+    // Start-up, on core: reload this kind's unfinished jobs from the store.
+    virtual void recover() = 0;
+
+    // Researcher desk.
+    virtual void submit(const ResearcherRequest& request, net::Message message) = 0;
+    virtual void fetch(const ResearcherRequest& request, const std::string& jobId) = 0;
+    virtual void release(const ResearcherRequest& request, const std::string& jobId) = 0;
+
+    // Scheduler.
+    virtual bool hasQueued() const = 0;
+    // Takes the next task this volunteer may compute off the kind's queue, with a fresh attempt.
+    virtual std::optional<TaskClaim> claimTaskFor(const Peer& volunteer) = 0;
+    // The frame for a claimed task whose lease is durable.
+    virtual TaskFrame taskFrame(const Lease& lease) = 0;
+    // The result of a lease the scheduler found current (and has ended).
+    virtual void onResult(const Lease& lease, net::Message message) = 0;
+    // A lease ended without a result.
+    virtual void onLeaseLost(const Lease& lease, LeaseLoss why, const std::string& detail) = 0;
+};
+
+} // namespace goblin::labnode

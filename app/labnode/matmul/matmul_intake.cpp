@@ -1,0 +1,89 @@
+#include "matmul_intake.hpp"
+
+#include <mutex>
+
+#include <boost/asio/post.hpp>
+
+#include "matmul_request.hpp"
+#include "secrets.hpp"
+#include "tile_planner.hpp"
+
+namespace goblin::labnode {
+
+namespace asio = boost::asio;
+
+MatmulIntake::MatmulIntake(NodeContext& context, PeerRegistry& peers, ResearcherDesk& desk,
+                           MatmulSettings settings, Created created)
+    : m_context(context), m_peers(peers), m_desk(desk), m_settings(settings),
+      m_created(std::move(created)), m_random(std::random_device{}()) {}
+
+std::shared_ptr<ColumnProbeCache> MatmulIntake::newProbes() {
+    return std::make_shared<ColumnProbeCache>(m_random(), m_settings.verificationVectors);
+}
+
+void MatmulIntake::submit(const ResearcherRequest& request, net::Message message) {
+    if (auto ok = validateMatmulInputs(message); !ok)
+        return m_desk.replyError(request.peer, request.requestId, ok.error());
+    auto tile = requestedTile(message.control);
+    if (!tile)
+        return m_desk.replyError(request.peer, request.requestId, tile.error());
+    // Finite checks and blob writes are O(size): A and B are taken in on two workers at once, and
+    // whichever finishes second hands the job to the core thread.
+    struct Intake {
+        std::mutex mutex;
+        int pending = 2;
+        Expected<std::string> digests[2];
+    };
+    auto intake = std::make_shared<Intake>();
+    const double received = m_context.clock();
+    for (int index = 0; index < 2; ++index) {
+        asio::post(m_context.workers, [this, request, received, intake, index,
+                                       a = message.tensors[0], b = message.tensors[1], tile = *tile] {
+            auto digest = storeFiniteInput(index == 0 ? "A" : "B", *(index == 0 ? a : b), m_context.blobs);
+            {
+                std::lock_guard lock(intake->mutex);
+                intake->digests[index] = std::move(digest);
+                if (--intake->pending > 0)
+                    return;
+            }
+            for (const auto& outcome : intake->digests) {
+                if (!outcome) {
+                    asio::post(m_context.core, [this, request, error = outcome.error()] {
+                        m_desk.replyError(request.peer, request.requestId, error);
+                    });
+                    return;
+                }
+            }
+            m_context.log("intake: inputs checked and stored in " +
+                          std::to_string(m_context.clock() - received) + " s");
+            asio::post(m_context.core, [=, this] {
+                createJob(request, a, b, *intake->digests[0], *intake->digests[1], tile);
+            });
+        });
+    }
+}
+
+void MatmulIntake::createJob(const ResearcherRequest& request, net::TensorPtr a, net::TensorPtr b,
+                             std::string aBlob, std::string bBlob, TileRequest tile) {
+    PlanningInput input;
+    input.m = a->shape()[0];
+    input.k = a->shape()[1];
+    input.n = b->shape()[1];
+    input.dtype = a->dtype();
+    input.volunteers = m_peers.readyVolunteerCount(&input.smallestVolunteerMemory);
+    input.requestedTile = tile;
+    input.maxTiles = m_settings.limits.maxTiles;
+    input.maxTensorBytes = static_cast<std::int64_t>(m_settings.limits.maxTensorBytes);
+    auto plan = planTiles(input);
+    if (!plan)
+        return m_desk.replyError(request.peer, request.requestId, plan.error());
+    JobRecord record{randomId("j-", m_random), request.researcherId, input.dtype, input.m, input.k,
+                     input.n, plan->tileRows, plan->tileCols, std::move(aBlob), std::move(bBlob),
+                     "running", m_context.clock(), 0};
+    auto loaded = labnode::createJob(m_context.store, m_context.blobs, std::move(record), *plan, newProbes());
+    if (!loaded)
+        return m_desk.replyError(request.peer, request.requestId, loaded.error());
+    m_created(request, std::move(*loaded), *plan);
+}
+
+} // namespace goblin::labnode

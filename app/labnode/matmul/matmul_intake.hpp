@@ -1,0 +1,48 @@
+// Intake of submit_matmul: shape and dtype rules, then A and B checked for NaN/Inf and stored as
+// blobs on two workers at once, then (back on core) the tiles are planned for the volunteers
+// connected now and the job and its tasks are written in one transaction. Errors are answered to
+// the researcher; a created job is handed to `created`. Core thread, with work on the pool.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <random>
+
+#include "goblin/net/limits.hpp"
+#include "job_kind.hpp"
+#include "job_loader.hpp"
+#include "matmul_request.hpp"
+#include "node_context.hpp"
+#include "researcher_desk.hpp"
+
+namespace goblin::labnode {
+
+struct MatmulSettings {
+    net::Limits limits;
+    int verificationVectors = 2;
+};
+
+class MatmulIntake {
+public:
+    using Created = std::function<void(const ResearcherRequest&, LoadedJob, const TilePlan&)>;
+
+    MatmulIntake(NodeContext& context, PeerRegistry& peers, ResearcherDesk& desk,
+                 MatmulSettings settings, Created created);
+
+    void submit(const ResearcherRequest& request, net::Message message);
+    // A fresh probe cache for a job's verification (new random vectors each job).
+    std::shared_ptr<ColumnProbeCache> newProbes();
+
+private:
+    void createJob(const ResearcherRequest& request, net::TensorPtr a, net::TensorPtr b,
+                   std::string aBlob, std::string bBlob, TileRequest tile);
+
+    NodeContext& m_context;
+    PeerRegistry& m_peers;
+    ResearcherDesk& m_desk;
+    MatmulSettings m_settings;
+    Created m_created;
+    std::mt19937_64 m_random;
+};
+
+} // namespace goblin::labnode

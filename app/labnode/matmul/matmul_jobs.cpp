@@ -1,0 +1,254 @@
+#include "matmul_jobs.hpp"
+
+#include <boost/asio/post.hpp>
+#include <boost/json/object.hpp>
+
+#include "goblin/net/json_fields.hpp"
+#include "matmul_delivery.hpp"
+#include "matmul_request.hpp"
+#include "task_message.hpp"
+#include "tile_verifier.hpp"
+
+namespace goblin::labnode {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+MatmulJobs::MatmulJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk& desk,
+                       Scheduler& scheduler, VerdictPath& verdicts, MatmulSettings settings)
+    : m_context(context), m_peers(peers), m_desk(desk), m_scheduler(scheduler), m_verdicts(verdicts),
+      m_intake(context, peers, desk, settings,
+               [this](const ResearcherRequest& request, LoadedJob loaded, const TilePlan& plan) {
+                   onCreated(request, std::move(loaded), plan);
+               }) {}
+
+void MatmulJobs::recover() {
+    for (JobRecord& record : m_context.store.jobsInState("running")) {
+        const std::string jobId = record.id;
+        auto loaded = reloadJob(m_context.store, m_context.blobs, std::move(record), m_intake.newProbes());
+        if (!loaded) {
+            m_context.log("job " + jobId + " cannot resume (" + loaded.error().message + "); marked failed");
+            (void)m_context.store.setJobState(jobId, "failed", m_context.clock());
+            continue;
+        }
+        const auto total = static_cast<std::int64_t>(loaded->tasks.size());
+        m_context.log("job " + jobId + " resumed: " + std::to_string(loaded->acceptedTiles) + " of " +
+                      std::to_string(total) + " tile(s) already accepted");
+        m_book.addJob(std::move(loaded->job), std::move(loaded->tasks));
+        if (loaded->acceptedTiles == total)
+            finishJob(jobId);
+    }
+}
+
+void MatmulJobs::submit(const ResearcherRequest& request, net::Message message) {
+    m_intake.submit(request, std::move(message));
+}
+
+void MatmulJobs::onCreated(const ResearcherRequest& request, LoadedJob loaded, const TilePlan& plan) {
+    const JobRecord& record = loaded.job.record;
+    const std::string jobId = record.id;
+    m_context.log("job " + jobId + " accepted: matmul " + std::to_string(record.m) + "x" +
+                  std::to_string(record.k) + " · " + std::to_string(record.k) + "x" +
+                  std::to_string(record.n) + " " + std::string(core::wireName(record.dtype)) + " in " +
+                  std::to_string(plan.tiles.size()) + " tile(s) of " + std::to_string(plan.tileRows) +
+                  "x" + std::to_string(plan.tileCols));
+    json::object accepted{{"type", "job_accepted"},
+                          {"id", request.requestId},
+                          {"job", jobId},
+                          {"tiles", plan.tiles.size()},
+                          {"tile", shapeJson(plan.tileRows, plan.tileCols)},
+                          {"shape", shapeJson(record.m, record.n)},
+                          {"dtype", std::string(core::wireName(record.dtype))}};
+    m_book.addJob(std::move(loaded.job), std::move(loaded.tasks));
+    m_desk.watch(jobId, request.peer);
+    m_peers.send(request.peer, net::Message{std::move(accepted), {}});
+    m_scheduler.wake();
+}
+
+Expected<JobRecord> MatmulJobs::ownedJob(const ResearcherRequest& request, const std::string& jobId) {
+    auto record = m_context.store.job(jobId);
+    // Another researcher's job is "not found" too: job ids reveal nothing.
+    if (!record || record->researcherId != request.researcherId || record->state == "released")
+        return makeError(ErrorCode::NotFound, "no job " + jobId);
+    return *record;
+}
+
+void MatmulJobs::fetch(const ResearcherRequest& request, const std::string& jobId) {
+    auto record = ownedJob(request, jobId);
+    if (!record)
+        return m_desk.replyError(request.peer, request.requestId, record.error());
+    std::int64_t done = 0;
+    std::int64_t total = 0;
+    if (const RunningJob* running = m_book.job(jobId)) {
+        done = running->acceptedTiles;
+        total = running->totalTiles;
+    }
+    m_peers.send(request.peer, net::Message{json::object{{"type", "job_status"},
+                                                         {"id", request.requestId},
+                                                         {"job", jobId},
+                                                         {"state", record->state},
+                                                         {"done", done},
+                                                         {"total", total}},
+                                            {}});
+    if (record->state == "running")
+        m_desk.watch(jobId, request.peer);
+    else if (record->state == "done")
+        deliver(request.peer, *record, request.requestId);
+}
+
+void MatmulJobs::release(const ResearcherRequest& request, const std::string& jobId) {
+    auto record = ownedJob(request, jobId);
+    if (!record)
+        return m_desk.replyError(request.peer, request.requestId, record.error());
+    if (record->state == "running")
+        return m_desk.replyError(request.peer, request.requestId,
+                                 Error{ErrorCode::InvalidInput, "job " + jobId + " is still running"});
+    if (auto ok = m_context.store.setJobState(jobId, "released", m_context.clock()); !ok)
+        return m_desk.replyError(request.peer, request.requestId, ok.error());
+    for (const std::string& digest : {record->aBlob, record->bBlob})
+        if (!m_context.store.blobInUse(digest, jobId))
+            m_context.blobs.remove(digest);
+    m_context.blobs.removeResult(jobId);
+    m_desk.unwatch(jobId, request.peer);
+    m_context.log("job " + jobId + " released: its blobs are deleted");
+    m_peers.send(request.peer,
+                 net::Message{json::object{{"type", "released"}, {"id", request.requestId}, {"job", jobId}}, {}});
+}
+
+std::optional<TaskClaim> MatmulJobs::claimTaskFor(const Peer& volunteer) {
+    auto taskId = m_book.takeNextFor(volunteer.volunteer.volunteerId, &volunteer.volunteer.dtypes);
+    if (!taskId)
+        return std::nullopt;
+    TileTask* task = m_book.task(*taskId);
+    const std::int64_t attempt = task->attempt + 1;
+    m_book.markLeased(*taskId, attempt);
+    return TaskClaim{*taskId, attempt};
+}
+
+TaskFrame MatmulJobs::taskFrame(const Lease& lease) {
+    const TileTask& task = *m_book.task(lease.task);
+    const RunningJob& job = *m_book.job(task.jobId);
+    const bool heavy = !isTinyTile(makeTileCheck(job, task));
+    TileTask geometry;
+    geometry.id = task.id;
+    geometry.row0 = task.row0;
+    geometry.col0 = task.col0;
+    geometry.rows = task.rows;
+    geometry.cols = task.cols;
+    return TaskFrame{[job, geometry, attempt = lease.attempt] { return taskMessage(job, geometry, attempt); },
+                     heavy};
+}
+
+void MatmulJobs::onResult(const Lease& lease, net::Message message) {
+    TileTask* task = m_book.task(lease.task);
+    if (!task || task->state != TaskState::Leased)
+        return m_verdicts.sendStale(lease.peer, lease.task, lease.attempt);
+    if (message.tensors.size() != 1) {
+        m_book.requeue(lease.task);
+        return m_peers.close(lease.peer, Error{ErrorCode::InvalidMessage,
+                                               "result needs 'task', 'attempt' and exactly one tensor"});
+    }
+    task->state = TaskState::Verifying;
+    VerdictRecord verdict;
+    verdict.kind = std::string(taskOp());
+    verdict.task = lease.task;
+    verdict.attempt = lease.attempt;
+    verdict.volunteerId = lease.volunteerId;
+    verdict.backend = net::requireString(message.control, "backend").value_or(lease.backend).substr(0, 64);
+    verdict.computeSeconds = net::requireNumber(message.control, "compute_seconds").value_or(0.0);
+    verdict.method = "freivalds-f64";
+    TileCheck check = makeTileCheck(*m_book.job(task->jobId), *task);
+    const net::TensorPtr tile = message.tensors[0];
+    if (isTinyTile(check)) {
+        verifyAndMerge(check, *tile, m_context.blobs, verdict);
+        return onVerified(lease.peer, std::move(verdict));
+    }
+    asio::post(m_context.workers, [this, peer = lease.peer, check = std::move(check), tile, verdict]() mutable {
+        verifyAndMerge(check, *tile, m_context.blobs, verdict);
+        asio::post(m_context.core, [this, peer, verdict = std::move(verdict)]() mutable {
+            onVerified(peer, std::move(verdict));
+        });
+    });
+}
+
+void MatmulJobs::onVerified(std::uint64_t peer, VerdictRecord verdict) {
+    // Verdicts that arrive together commit together: one transaction per burst, not per tile.
+    VerdictBatch batch;
+    batch.committed = [this, verdict] { applyVerdict(verdict); };
+    batch.failed = [this, verdict](const Error& error) {
+        m_context.log("could not record the verdict of task " + std::to_string(verdict.task) + " (" +
+                      error.message + "); it goes back to the queue");
+        m_book.requeue(verdict.task);
+        m_scheduler.wake();
+    };
+    batch.verdicts.push_back({peer, std::move(verdict)});
+    m_verdicts.enqueue(std::move(batch));
+}
+
+void MatmulJobs::applyVerdict(const VerdictRecord& verdict) {
+    const TileTask* task = m_book.task(verdict.task);
+    if (!task)
+        return;
+    const std::string jobId = task->jobId;
+    if (!verdict.accepted) {
+        m_context.log("task " + std::to_string(verdict.task) + " attempt " +
+                      std::to_string(verdict.attempt) + " from volunteer " + verdict.volunteerId +
+                      " REJECTED: " + verdict.reason + " (error/bound " + std::to_string(verdict.ratio) +
+                      "); queued for another volunteer");
+        m_book.refuse(verdict.task, verdict.volunteerId);
+        m_book.requeue(verdict.task);
+        return m_scheduler.wake();
+    }
+    const bool complete = m_book.accept(verdict.task);
+    if (const RunningJob* job = m_book.job(jobId))
+        m_desk.reportProgress(jobId, job->acceptedTiles, job->totalTiles, ProgressPace::Throttled);
+    if (complete)
+        finishJob(jobId);
+}
+
+void MatmulJobs::onLeaseLost(const Lease& lease, LeaseLoss why, const std::string& detail) {
+    if (!m_book.task(lease.task))
+        return;
+    switch (why) {
+    case LeaseLoss::Expired:
+        m_context.log("task " + std::to_string(lease.task) + " attempt " + std::to_string(lease.attempt) +
+                      ": lease expired; back in the queue");
+        break;
+    case LeaseLoss::TaskError:
+        m_context.log("volunteer " + lease.volunteerId + " could not compute task " +
+                      std::to_string(lease.task) + ": " + detail);
+        m_book.refuse(lease.task, lease.volunteerId);
+        break;
+    case LeaseLoss::NotSent:
+    case LeaseLoss::Withdrawn:
+        m_context.log("task " + std::to_string(lease.task) + ": " + detail);
+        break;
+    case LeaseLoss::Disconnected:
+        break;
+    }
+    m_book.requeue(lease.task);
+}
+
+void MatmulJobs::finishJob(const std::string& jobId) {
+    if (auto ok = m_context.store.setJobState(jobId, "done", m_context.clock()); !ok) {
+        m_context.log("job " + jobId + ": could not mark it done: " + ok.error().message);
+        return;
+    }
+    auto record = m_context.store.job(jobId);
+    m_book.removeJob(jobId);
+    const auto counts = m_context.store.summaryCounts(jobId);
+    m_context.log("job " + jobId + " done: " + std::to_string(counts.accepted) + " tile(s) accepted, " +
+                  std::to_string(counts.rejected) + " rejected, " + std::to_string(counts.volunteers) +
+                  " volunteer(s)");
+    m_desk.deliverToWatchers(jobId, [&](std::uint64_t peer) {
+        if (record)
+            deliver(peer, *record, 0);
+    });
+}
+
+void MatmulJobs::deliver(std::uint64_t peer, const JobRecord& job, std::int64_t requestId) {
+    if (const Peer* target = m_peers.find(peer))
+        deliverMatmulResult(m_context, target->link, job, requestId);
+}
+
+} // namespace goblin::labnode

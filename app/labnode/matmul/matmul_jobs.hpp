@@ -1,0 +1,60 @@
+// The matmul job kind: a product split into tiles, each leased to one volunteer, verified at the
+// node (Freivalds in float64 against a sound bound) and merged into the job's result file before
+// its verdict commits; a rejected tile goes to another volunteer. Intake is MatmulIntake, delivery
+// matmul_delivery. Core thread; verification runs on the worker pool (inline for tiny tiles).
+#pragma once
+
+#include <string>
+
+#include "job_book.hpp"
+#include "job_kind.hpp"
+#include "matmul_intake.hpp"
+#include "node_context.hpp"
+#include "researcher_desk.hpp"
+#include "scheduler.hpp"
+#include "verdict_path.hpp"
+
+namespace goblin::labnode {
+
+class MatmulJobs final : public JobKind {
+public:
+    MatmulJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk& desk, Scheduler& scheduler,
+               VerdictPath& verdicts, MatmulSettings settings);
+
+    std::string_view taskOp() const override { return "matmul"; }
+    std::string_view submitType() const override { return "submit_matmul"; }
+    int minimumCatalog() const override { return net::kMatmulCatalogVersion; }
+    bool ownsJob(std::string_view jobId) const override { return jobId.starts_with("j-"); }
+
+    void recover() override;
+    void submit(const ResearcherRequest& request, net::Message message) override;
+    void fetch(const ResearcherRequest& request, const std::string& jobId) override;
+    void release(const ResearcherRequest& request, const std::string& jobId) override;
+
+    bool hasQueued() const override { return m_book.hasQueued(); }
+    std::optional<TaskClaim> claimTaskFor(const Peer& volunteer) override;
+    TaskFrame taskFrame(const Lease& lease) override;
+    void onResult(const Lease& lease, net::Message message) override;
+    void onLeaseLost(const Lease& lease, LeaseLoss why, const std::string& detail) override;
+
+    const JobBook& book() const { return m_book; }
+
+private:
+    void onCreated(const ResearcherRequest& request, LoadedJob loaded, const TilePlan& plan);
+    // The job a fetch or release names, when it belongs to this researcher and is not released.
+    Expected<JobRecord> ownedJob(const ResearcherRequest& request, const std::string& jobId);
+    void onVerified(std::uint64_t peer, VerdictRecord verdict);
+    void applyVerdict(const VerdictRecord& verdict);
+    void finishJob(const std::string& jobId);
+    void deliver(std::uint64_t peer, const JobRecord& job, std::int64_t requestId);
+
+    NodeContext& m_context;
+    PeerRegistry& m_peers;
+    ResearcherDesk& m_desk;
+    Scheduler& m_scheduler;
+    VerdictPath& m_verdicts;
+    MatmulIntake m_intake;
+    JobBook m_book;
+};
+
+} // namespace goblin::labnode

@@ -1,0 +1,29 @@
+// What every role of the lab node is built with: the core thread's io_context, the worker pool,
+// the durable store, the blob store, the clock and the log. Plain references; the composition root
+// (main.cpp, or a test) owns the objects. Roles that take it live on the core thread.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include "blob_store.hpp"
+#include "node_store.hpp"
+
+namespace goblin::labnode {
+
+using Clock = std::function<double()>; // seconds since the epoch
+using LogSink = std::function<void(const std::string&)>;
+
+struct NodeContext {
+    boost::asio::io_context& core;
+    boost::asio::thread_pool& workers;
+    NodeStore& store;
+    BlobStore& blobs;
+    Clock clock;
+    LogSink log;
+};
+
+} // namespace goblin::labnode

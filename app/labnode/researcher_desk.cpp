@@ -1,0 +1,95 @@
+#include "researcher_desk.hpp"
+
+#include <boost/json/object.hpp>
+
+#include "goblin/net/json_fields.hpp"
+
+namespace goblin::labnode {
+
+namespace json = boost::json;
+
+void ResearcherDesk::addKind(JobKind& kind) { m_kinds.push_back(&kind); }
+
+JobKind* ResearcherDesk::kindOfJob(std::string_view jobId) {
+    for (JobKind* kind : m_kinds)
+        if (kind->ownsJob(jobId))
+            return kind;
+    return nullptr;
+}
+
+void ResearcherDesk::onMessage(const Peer& researcher, net::Message message) {
+    const std::string type(message.type());
+    const ResearcherRequest request{researcher.id, researcher.researcherId,
+                                    net::requestId(message.control)};
+    for (JobKind* kind : m_kinds) {
+        if (type != kind->submitType())
+            continue;
+        if (researcher.catalog < kind->minimumCatalog())
+            return replyError(researcher.id, request.requestId,
+                              Error{ErrorCode::VersionMismatch,
+                                    std::string(kind->taskOp()) + " jobs need catalog " +
+                                        std::to_string(kind->minimumCatalog()) +
+                                        "; this connection said catalog " +
+                                        std::to_string(researcher.catalog)});
+        return kind->submit(request, std::move(message));
+    }
+    if (type != "fetch" && type != "release")
+        return m_peers.close(researcher.id, Error{ErrorCode::InvalidMessage,
+                                                  "unexpected message type '" + type + "'"});
+    auto jobId = net::requireString(message.control, "job");
+    if (!jobId)
+        return replyError(researcher.id, request.requestId, jobId.error());
+    JobKind* kind = kindOfJob(*jobId);
+    if (!kind) // job ids reveal nothing: an unknown one is just not found
+        return replyError(researcher.id, request.requestId,
+                          Error{ErrorCode::NotFound, "no job " + *jobId});
+    if (type == "fetch")
+        return kind->fetch(request, *jobId);
+    kind->release(request, *jobId);
+}
+
+void ResearcherDesk::replyError(std::uint64_t peer, std::int64_t requestId, const Error& error) {
+    m_peers.send(peer, net::Message{json::object{{"type", "error"},
+                                                 {"id", requestId},
+                                                 {"code", std::string(wireName(error.code))},
+                                                 {"message", error.message}},
+                                    {}});
+}
+
+void ResearcherDesk::reportProgress(const std::string& jobId, std::int64_t done, std::int64_t total,
+                                    ProgressPace pace) {
+    if (pace == ProgressPace::Throttled && done < total) {
+        const double now = m_context.clock();
+        double& last = m_lastProgress[jobId];
+        if (now - last < 0.1)
+            return;
+        last = now;
+    }
+    if (done >= total)
+        m_lastProgress.erase(jobId);
+    for (std::uint64_t peer : m_peers.watchers(jobId))
+        m_peers.send(peer, net::Message{json::object{{"type", "progress"},
+                                                     {"job", jobId},
+                                                     {"done", done},
+                                                     {"total", total}},
+                                        {}});
+}
+
+void ResearcherDesk::deliverToWatchers(const std::string& jobId,
+                                       const std::function<void(std::uint64_t)>& deliver) {
+    m_lastProgress.erase(jobId);
+    for (std::uint64_t peer : m_peers.takeWatchers(jobId))
+        deliver(peer);
+}
+
+void ResearcherDesk::reportFailure(const std::string& jobId, const Error& error) {
+    m_lastProgress.erase(jobId);
+    for (std::uint64_t peer : m_peers.takeWatchers(jobId))
+        m_peers.send(peer, net::Message{json::object{{"type", "job_failed"},
+                                                     {"job", jobId},
+                                                     {"code", std::string(wireName(error.code))},
+                                                     {"message", error.message}},
+                                        {}});
+}
+
+} // namespace goblin::labnode

@@ -1,0 +1,46 @@
+// The researcher desk: routes submit_*, fetch and release to the job kind they concern, and is
+// how every kind talks back to researchers — errors, progress (throttled or not), the finished
+// job's delivery to whoever watches it, and failures. Core thread only.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "job_kind.hpp"
+#include "node_context.hpp"
+#include "peer_registry.hpp"
+
+namespace goblin::labnode {
+
+enum class ProgressPace { Throttled, EveryStep };
+
+class ResearcherDesk {
+public:
+    ResearcherDesk(NodeContext& context, PeerRegistry& peers) : m_context(context), m_peers(peers) {}
+
+    void addKind(JobKind& kind);
+    // A message from a researcher whose hello was accepted.
+    void onMessage(const Peer& researcher, net::Message message);
+
+    void replyError(std::uint64_t peer, std::int64_t requestId, const Error& error);
+    void watch(const std::string& jobId, std::uint64_t peer) { m_peers.watch(jobId, peer); }
+    void unwatch(const std::string& jobId, std::uint64_t peer) { m_peers.unwatch(jobId, peer); }
+    void reportProgress(const std::string& jobId, std::int64_t done, std::int64_t total,
+                        ProgressPace pace);
+    // The job finished: `deliver` is called once for each connection that watched it.
+    void deliverToWatchers(const std::string& jobId, const std::function<void(std::uint64_t)>& deliver);
+    void reportFailure(const std::string& jobId, const Error& error);
+
+private:
+    JobKind* kindOfJob(std::string_view jobId);
+
+    NodeContext& m_context;
+    PeerRegistry& m_peers;
+    std::vector<JobKind*> m_kinds;
+    std::unordered_map<std::string, double> m_lastProgress;
+};
+
+} // namespace goblin::labnode

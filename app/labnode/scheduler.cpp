@@ -1,0 +1,200 @@
+#include "scheduler.hpp"
+
+#include <cassert>
+
+#include <boost/asio/post.hpp>
+
+#include "goblin/net/json_fields.hpp"
+#include "lease_store.hpp"
+
+namespace goblin::labnode {
+
+namespace asio = boost::asio;
+
+Scheduler::Scheduler(NodeContext& context, PeerRegistry& peers, VerdictPath& verdicts,
+                     SchedulerSettings settings)
+    : m_context(context), m_peers(peers), m_verdicts(verdicts), m_settings(settings),
+      m_leaseTimer(context.core) {}
+
+void Scheduler::addKind(JobKind& kind) { m_kinds.push_back(&kind); }
+
+void Scheduler::start() { scheduleLeaseTimer(); }
+
+void Scheduler::stop() {
+    m_stopped = true;
+    m_leaseTimer.cancel();
+}
+
+JobKind& Scheduler::kindOf(std::string_view op) {
+    assert(!m_kinds.empty() && "a scheduler without job kinds");
+    for (JobKind* kind : m_kinds)
+        if (kind->taskOp() == op)
+            return *kind;
+    return *m_kinds.front();
+}
+
+bool Scheduler::anyQueued() const {
+    for (const JobKind* kind : m_kinds)
+        if (kind->hasQueued())
+            return true;
+    return false;
+}
+
+void Scheduler::wake() {
+    if (m_pumpPosted || m_stopped)
+        return;
+    m_pumpPosted = true;
+    asio::post(m_context.core, [this] {
+        m_pumpPosted = false;
+        pump();
+    });
+}
+
+void Scheduler::pump() {
+    if (m_stopped || !anyQueued())
+        return;
+    struct Assignment {
+        JobKind* kind;
+        Lease lease;
+    };
+    std::vector<Assignment> assignments;
+    const double now = m_context.clock();
+    const double deadline = now + m_settings.leaseSeconds;
+    std::unordered_map<std::uint64_t, int> claimed;
+    bool progress = true;
+    // Round-robin one task per volunteer per pass so every volunteer gets work.
+    while (progress && anyQueued()) {
+        progress = false;
+        for (const Peer* volunteer : m_peers.volunteers()) {
+            if (m_leases.countHeldBy(volunteer->id) + claimed[volunteer->id] >= volunteer->volunteer.slots)
+                continue;
+            for (JobKind* kind : m_kinds) {
+                auto claim = kind->claimTaskFor(*volunteer);
+                if (!claim)
+                    continue;
+                assignments.push_back({kind, Lease{kind->taskOp(), claim->task, claim->attempt,
+                                                   volunteer->id, volunteer->volunteer.volunteerId,
+                                                   volunteer->volunteer.backend, deadline}});
+                ++claimed[volunteer->id];
+                progress = true;
+                break;
+            }
+        }
+    }
+    if (assignments.empty())
+        return;
+    // Leases are durable before any task leaves, so attempt numbers never repeat.
+    auto recorded = [&]() -> Expected<void> {
+        auto transaction = Transaction::begin(m_context.store.database());
+        if (!transaction)
+            return tl::unexpected(transaction.error());
+        for (const Assignment& assignment : assignments) {
+            const Lease& lease = assignment.lease;
+            if (auto ok = recordLease(m_context.store.database(),
+                                      LeaseRecord{std::string(lease.kind), lease.task, lease.attempt,
+                                                  lease.volunteerId, now, lease.deadline});
+                !ok)
+                return ok;
+        }
+        return transaction->commit();
+    }();
+    if (!recorded) {
+        m_context.log("could not record leases (" + recorded.error().message +
+                      "); the tasks stay queued");
+        for (const Assignment& assignment : assignments)
+            assignment.kind->onLeaseLost(assignment.lease, LeaseLoss::NotSent, recorded.error().message);
+        return;
+    }
+    for (const Assignment& assignment : assignments) {
+        m_leases.add(assignment.lease);
+        sendTask(*assignment.kind, assignment.lease);
+    }
+}
+
+void Scheduler::sendTask(JobKind& kind, const Lease& lease) {
+    TaskFrame frame = kind.taskFrame(lease);
+    const Peer* holder = m_peers.find(lease.peer);
+    if (!holder)
+        return; // it left; onPeerClosed ends the lease
+    if (!frame.heavy) {
+        auto message = frame.build();
+        if (!message) {
+            m_leases.take(lease.kind, lease.task, lease.attempt, lease.peer);
+            return kind.onLeaseLost(lease, LeaseLoss::NotSent, message.error().message);
+        }
+        return holder->link->send(std::move(*message));
+    }
+    // Copying a tile's inputs is O(size): a worker builds the frame and sends it.
+    asio::post(m_context.workers, [this, &kind, lease, link = holder->link, build = std::move(frame.build)] {
+        auto message = build();
+        if (message)
+            return link->send(std::move(*message));
+        asio::post(m_context.core, [this, &kind, lease, error = message.error()] {
+            if (m_leases.take(lease.kind, lease.task, lease.attempt, lease.peer))
+                kind.onLeaseLost(lease, LeaseLoss::NotSent, error.message);
+            wake();
+        });
+    });
+}
+
+void Scheduler::onResult(std::uint64_t peer, net::Message message) {
+    auto task = net::requireInt(message.control, "task");
+    auto attempt = net::requireInt(message.control, "attempt");
+    if (!task || !attempt)
+        return m_peers.close(peer, Error{ErrorCode::InvalidMessage,
+                                         "result needs 'task' and 'attempt'"});
+    JobKind& kind = kindOf(net::requireString(message.control, "op").value_or(""));
+    auto lease = m_leases.take(kind.taskOp(), *task, *attempt, peer);
+    if (!lease) {
+        m_verdicts.sendStale(peer, *task, *attempt);
+        return wake();
+    }
+    kind.onResult(*lease, std::move(message));
+    wake();
+}
+
+void Scheduler::onTaskError(std::uint64_t peer, const boost::json::object& report) {
+    auto task = net::requireInt(report, "task");
+    auto attempt = net::requireInt(report, "attempt");
+    if (!task || !attempt)
+        return m_peers.close(peer, Error{ErrorCode::InvalidMessage,
+                                         "task_error needs 'task' and 'attempt'"});
+    JobKind& kind = kindOf(net::requireString(report, "op").value_or(""));
+    if (auto lease = m_leases.take(kind.taskOp(), *task, *attempt, peer))
+        kind.onLeaseLost(*lease, LeaseLoss::TaskError, net::requireString(report, "message").value_or("?"));
+    wake();
+}
+
+void Scheduler::onPeerClosed(const Peer& peer, const Error& reason) {
+    const auto held = m_leases.takeHeldBy(peer.id);
+    if (peer.role == PeerRole::Volunteer && peer.ready)
+        m_context.log("volunteer " + peer.volunteer.volunteerId + " disconnected (" +
+                      reason.describe() + "); " + std::to_string(held.size()) +
+                      " task(s) back in the queue");
+    for (const Lease& lease : held)
+        kindOf(lease.kind).onLeaseLost(lease, LeaseLoss::Disconnected, reason.describe());
+    wake();
+}
+
+void Scheduler::withdraw(std::string_view kind, std::int64_t task) {
+    if (!m_leases.takeOfTask(kind, task).empty())
+        wake();
+}
+
+void Scheduler::expireLeases() {
+    for (const Lease& lease : m_leases.takeExpired(m_context.clock()))
+        kindOf(lease.kind).onLeaseLost(lease, LeaseLoss::Expired, "lease expired");
+    pump();
+}
+
+void Scheduler::scheduleLeaseTimer() {
+    m_leaseTimer.expires_after(std::chrono::seconds(1));
+    m_leaseTimer.async_wait([this](boost::system::error_code ec) {
+        if (ec || m_stopped)
+            return;
+        expireLeases();
+        scheduleLeaseTimer();
+    });
+}
+
+} // namespace goblin::labnode

@@ -1,0 +1,48 @@
+// The one place verdicts are committed: a batch of verdict records (and whatever the job kind must
+// write with them, e.g. a graph task's outputs) goes into one transaction; only after it commits
+// are the volunteers told and the kind's follow-up run. `enqueue` groups the batches that arrive in
+// one burst into one transaction (tiles); `commitNow` commits at once (graph decisions). Core
+// thread only.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "node_context.hpp"
+#include "peer_registry.hpp"
+#include "verdict.hpp"
+
+namespace goblin::labnode {
+
+struct VerdictBatch {
+    struct Entry {
+        std::uint64_t peer = 0; // the connection to tell (0: nobody, e.g. it left)
+        VerdictRecord record;
+    };
+    std::vector<Entry> verdicts;
+    std::function<Expected<void>(Database&)> alsoWrite; // in the same transaction
+    std::function<void()> committed;                    // after the volunteers were told
+    std::function<void(const Error&)> failed;           // nothing was written
+};
+
+class VerdictPath {
+public:
+    VerdictPath(NodeContext& context, PeerRegistry& peers) : m_context(context), m_peers(peers) {}
+
+    void enqueue(VerdictBatch batch);
+    void commitNow(VerdictBatch batch);
+    void sendStale(std::uint64_t peer, std::int64_t task, std::int64_t attempt);
+
+private:
+    void flush();
+    void commit(std::vector<VerdictBatch> batches);
+
+    NodeContext& m_context;
+    PeerRegistry& m_peers;
+    std::vector<VerdictBatch> m_pending;
+    bool m_flushPosted = false;
+};
+
+} // namespace goblin::labnode

@@ -1,0 +1,160 @@
+// What the lab node's role tests share: a fake peer link that records what it was sent, and a
+// harness with a core io_context polled by the test, a real worker pool, a SQLite database (in
+// memory unless a path is given), a blob store in a temporary folder, an injected clock and the
+// log lines. Waiting is by events with a generous deadline, never by elapsed time.
+#pragma once
+
+#include <QTemporaryDir>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/json.hpp>
+
+#include "blob_store.hpp"
+#include "node_context.hpp"
+#include "node_store.hpp"
+#include "peer_link.hpp"
+
+namespace goblin::labnode::testing {
+
+class FakePeerLink final : public PeerLink {
+public:
+    void send(net::Message message) override {
+        std::lock_guard lock(m_mutex);
+        m_sent.push_back(std::move(message));
+    }
+    void close(const Error& reason) override {
+        std::lock_guard lock(m_mutex);
+        m_closed = reason;
+    }
+    void allowTensors() override { m_tensorsAllowed = true; }
+    std::string address() const override { return "127.0.0.1:5555"; }
+
+    std::vector<net::Message> sent() const {
+        std::lock_guard lock(m_mutex);
+        return m_sent;
+    }
+    // The messages of one type, in the order sent.
+    std::vector<net::Message> sentOfType(std::string_view type) const {
+        std::vector<net::Message> found;
+        for (const net::Message& message : sent())
+            if (message.type() == type)
+                found.push_back(message);
+        return found;
+    }
+    std::size_t count(std::string_view type) const { return sentOfType(type).size(); }
+    std::optional<Error> closed() const {
+        std::lock_guard lock(m_mutex);
+        return m_closed;
+    }
+    bool tensorsAllowed() const { return m_tensorsAllowed; }
+    void clear() {
+        std::lock_guard lock(m_mutex);
+        m_sent.clear();
+    }
+
+private:
+    mutable std::mutex m_mutex;
+    std::vector<net::Message> m_sent;
+    std::optional<Error> m_closed;
+    bool m_tensorsAllowed = false;
+};
+
+class NodeHarness {
+public:
+    explicit NodeHarness(const std::string& dbPath = ":memory:", const std::string& blobDir = {})
+        : store(dbPath), blobs(blobDir.empty() ? m_dir.path().toStdString() : blobDir) {}
+
+    NodeContext context() {
+        return NodeContext{core, workers, store, blobs, [this] { return now; },
+                           [this](const std::string& line) {
+                               std::lock_guard lock(m_logMutex);
+                               m_logs.push_back(line);
+                           }};
+    }
+
+    // Runs the core thread's handlers until `done` holds (workers run meanwhile). False after a
+    // generous deadline: the caller's QVERIFY then fails with its own message.
+    bool waitUntil(const std::function<bool()>& done) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (!done()) {
+            if (std::chrono::steady_clock::now() > deadline)
+                return false;
+            core.restart();
+            if (core.poll() == 0)
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        return true;
+    }
+    // Runs what is ready on the core thread now.
+    void poll() {
+        core.restart();
+        core.poll();
+    }
+
+    bool logged(std::string_view fragment) const {
+        std::lock_guard lock(m_logMutex);
+        for (const std::string& line : m_logs)
+            if (line.find(fragment) != std::string::npos)
+                return true;
+        return false;
+    }
+
+    QTemporaryDir m_dir;
+    boost::asio::io_context core;
+    NodeStore store;
+    BlobStore blobs;
+    double now = 1000.0;
+    boost::asio::thread_pool workers{2}; // joined first when the harness goes
+
+private:
+    mutable std::mutex m_logMutex;
+    std::vector<std::string> m_logs;
+};
+
+inline std::int64_t queryInt(NodeStore& store, const std::string& sql) {
+    auto query = store.database().prepare(sql);
+    if (!query.step().value_or(false))
+        return -1;
+    return query.columnInt(0);
+}
+
+inline net::Message control(boost::json::object fields) { return net::Message{std::move(fields), {}}; }
+
+} // namespace goblin::labnode::testing
+
+namespace goblin::labnode::testing {
+
+inline net::Message researcherHello(const std::string& token, int catalog = 3) {
+    return control({{"type", "hello"}, {"id", 1}, {"protocol", 1}, {"catalog", catalog}, {"token", token}});
+}
+
+// A first-contact volunteer hello (identity null) that runs matmul, and graphs when asked.
+inline net::Message volunteerHello(int slots, bool graphs, const std::string& backend = "cpu-eigen") {
+    boost::json::array ops{"matmul"};
+    if (graphs)
+        ops.push_back("graph");
+    return control({{"type", "hello"},
+                    {"id", 1},
+                    {"protocol", 1},
+                    {"catalog", 3},
+                    {"identity", nullptr},
+                    {"capabilities",
+                     {{"backend", backend},
+                      {"threads", 1},
+                      {"memory_bytes", 1 << 30},
+                      {"dtypes", {"f32", "f64"}},
+                      {"ops", std::move(ops)},
+                      {"slots", slots}}}});
+}
+
+} // namespace goblin::labnode::testing

@@ -1,0 +1,209 @@
+// Tests of the graph job kind through the Coordinator with fake peers on a real SQLite file: two
+// volunteers that agree decide each task bit for bit, a liar is outvoted by a third opinion, a
+// wrong shape is rejected at the gate, and a restarted node resumes the job with decided tasks
+// kept and attempt numbers that never repeat.
+#include <QtTest/QtTest>
+
+#include <set>
+
+#include "fake_cluster.hpp"
+#include "support/random_tensors.hpp"
+
+using namespace goblin;
+using namespace goblin::labnode;
+using namespace goblin::labnode::testing;
+
+namespace {
+
+constexpr std::int64_t kRows = 8, kCols = 3;
+
+// relu(x) over an [rows, 3] f32 input, split along dim 0 into two tasks.
+net::Message submitRelu(const core::Tensor& x) {
+    boost::json::object graph{
+        {"catalog", 3},
+        {"inputs", {{{"id", 0}, {"dtype", "f32"}, {"shape", {kRows, kCols}}}}},
+        {"constants", boost::json::array{}},
+        {"nodes", {{{"id", 1}, {"op", "relu"}, {"args", {0}}, {"attrs", boost::json::object{}}}}},
+        {"outputs", {1}}};
+    return net::Message{boost::json::object{{"type", "submit_graph"},
+                                            {"id", 6},
+                                            {"graph", std::move(graph)},
+                                            {"batch", {{"inputs", {0}}, {"outputs", {0}}, {"chunks", 2}}},
+                                            {"tensors", 1}},
+                        {std::make_shared<const core::Tensor>(x)}};
+}
+
+core::Tensor relu(const core::Tensor& x, float corruption = 0) {
+    core::Tensor y = core::Tensor::allocate(core::DType::F32, x.shape()).value();
+    for (std::size_t i = 0; i < y.values<float>().size(); ++i)
+        y.values<float>()[i] = std::max(x.values<float>()[i], 0.0f);
+    y.values<float>()[0] += corruption;
+    return y;
+}
+
+net::Message honest(const net::Message& task) {
+    return resultFor(task, {std::make_shared<const core::Tensor>(relu(*task.tensors.at(0)))});
+}
+net::Message lying(const net::Message& task) {
+    return resultFor(task, {std::make_shared<const core::Tensor>(relu(*task.tensors.at(0), 0.5f))}, "opencl-graph");
+}
+net::Message misshapen(const net::Message& task) {
+    return resultFor(task, {std::make_shared<const core::Tensor>(
+                               core::Tensor::allocate(core::DType::F32, {1, 1}).value())});
+}
+
+bool outputIsRelu(const FakePeerLink& researcher, const core::Tensor& x) {
+    const auto done = researcher.sentOfType("job_done");
+    if (done.size() != 1 || done[0].tensors.size() != 1)
+        return false;
+    const core::Tensor expected = relu(x);
+    const auto got = done[0].tensors[0]->values<float>();
+    return std::equal(got.begin(), got.end(), expected.values<float>().begin(), expected.values<float>().end());
+}
+
+CoordinatorSettings settings() {
+    CoordinatorSettings chosen;
+    chosen.graphSampleRate = 0.0; // decisions by the volunteers alone, unless they disagree
+    return chosen;
+}
+
+std::string jobIdOf(const FakePeerLink& researcher) {
+    return std::string(researcher.sentOfType("job_accepted").at(0).control.at("job").as_string());
+}
+
+} // namespace
+
+class TestGraphJobs : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void agreeingVolunteersDecideEachTask();
+    void liarIsOutvotedByAThirdOpinion();
+    void wrongShapeIsRejectedAtTheGate();
+    void restartKeepsDecidedTasksAndAttempts();
+};
+
+void TestGraphJobs::agreeingVolunteersDecideEachTask() {
+    NodeHarness node;
+    FakeCluster cluster(node, settings());
+    auto researcher = cluster.connectResearcher();
+    auto& one = cluster.connectVolunteer(2, true);
+    auto& two = cluster.connectVolunteer(2, true, "opencl-graph");
+    const core::Tensor x = goblin::testing::randomTensor(core::DType::F32, {kRows, kCols}, 3);
+    cluster.fromResearcher(submitRelu(x));
+    QVERIFY(node.waitUntil([&] {
+        cluster.answer(one, honest);
+        cluster.answer(two, honest);
+        return researcher->count("job_done") == 1;
+    }));
+    QVERIFY(outputIsRelu(*researcher, x));
+    QCOMPARE(researcher->sentOfType("job_accepted").at(0).control.at("tasks").to_number<std::int64_t>(), std::int64_t{2});
+    const auto summary = researcher->sentOfType("job_done")[0].control.at("summary").as_object();
+    QCOMPARE(summary.at("verdicts").at("accepted").to_number<std::int64_t>(), std::int64_t{4});
+    QCOMPARE(summary.at("verdicts").at("rejected").to_number<std::int64_t>(), std::int64_t{0});
+    QCOMPARE(one.link->count("task"), std::size_t{2}); // each computed every chunk once
+    QCOMPARE(two.link->count("task"), std::size_t{2});
+    QCOMPARE(one.verdicts(), (std::vector<std::string>{"accepted", "accepted"}));
+    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM task_leases WHERE kind = 'graph'"), std::int64_t{4});
+    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM graph_results WHERE method = 'replica-agreement'"),
+             std::int64_t{4});
+    QCOMPARE(researcher->count("progress"), std::size_t{2});
+}
+
+void TestGraphJobs::liarIsOutvotedByAThirdOpinion() {
+    NodeHarness node;
+    FakeCluster cluster(node, settings());
+    auto researcher = cluster.connectResearcher();
+    auto& liar = cluster.connectVolunteer(2, true, "opencl-graph");
+    auto& first = cluster.connectVolunteer(2, true);
+    const core::Tensor x = goblin::testing::randomTensor(core::DType::F32, {kRows, kCols}, 4);
+    cluster.fromResearcher(submitRelu(x));
+    QVERIFY(node.waitUntil([&] { return liar.link->count("task") == 2 && first.link->count("task") == 2; }));
+    cluster.answer(liar, lying);
+    cluster.answer(first, honest);
+    // They disagree: a third volunteer is asked once it connects.
+    QVERIFY(node.waitUntil([&] { return node.logged("the volunteers disagree"); }));
+    auto& third = cluster.connectVolunteer(2, true);
+    QVERIFY(node.waitUntil([&] {
+        cluster.answer(third, honest);
+        return researcher->count("job_done") == 1;
+    }));
+    QVERIFY(outputIsRelu(*researcher, x));
+    QCOMPARE(liar.verdicts(), (std::vector<std::string>{"rejected", "rejected"}));
+    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM graph_results WHERE verdict = 'rejected' AND "
+                                  "volunteer_id = '" + liar.id() + "'"),
+             std::int64_t{2});
+}
+
+void TestGraphJobs::wrongShapeIsRejectedAtTheGate() {
+    NodeHarness node;
+    FakeCluster cluster(node, settings());
+    auto researcher = cluster.connectResearcher();
+    auto& bad = cluster.connectVolunteer(2, true, "opencl-graph");
+    auto& good = cluster.connectVolunteer(2, true);
+    auto& other = cluster.connectVolunteer(2, true);
+    const core::Tensor x = goblin::testing::randomTensor(core::DType::F32, {kRows, kCols}, 5);
+    cluster.fromResearcher(submitRelu(x));
+    QVERIFY(node.waitUntil([&] {
+        cluster.answer(bad, misshapen);
+        cluster.answer(good, honest);
+        cluster.answer(other, honest);
+        return researcher->count("job_done") == 1;
+    }));
+    QVERIFY(outputIsRelu(*researcher, x));
+    QVERIFY(!bad.verdicts().empty());
+    for (const std::string& verdict : bad.verdicts())
+        QCOMPARE(verdict, std::string("rejected"));
+    QVERIFY(queryInt(node.store, "SELECT count(*) FROM graph_results WHERE method = 'shape-gate'") >= 1);
+}
+
+void TestGraphJobs::restartKeepsDecidedTasksAndAttempts() {
+    QTemporaryDir dir;
+    const std::string db = dir.filePath("node.db").toStdString();
+    const std::string blobs = dir.filePath("blobs").toStdString();
+    const core::Tensor x = goblin::testing::randomTensor(core::DType::F32, {kRows, kCols}, 6);
+    std::string job;
+    std::int64_t decidedTask = 0;
+    std::int64_t highestAttempt = 0;
+    {
+        NodeHarness node(db, blobs);
+        FakeCluster cluster(node, settings());
+        auto researcher = cluster.connectResearcher();
+        auto& one = cluster.connectVolunteer(2, true);
+        auto& two = cluster.connectVolunteer(2, true, "opencl-graph");
+        cluster.fromResearcher(submitRelu(x));
+        QVERIFY(node.waitUntil([&] { return one.link->count("task") == 2 && two.link->count("task") == 2; }));
+        job = jobIdOf(*researcher);
+        // Both answer the first chunk only; the node dies with the second chunk's leases out.
+        const auto task = one.link->sentOfType("task")[0];
+        decidedTask = task.control.at("task").to_number<std::int64_t>();
+        for (auto* volunteer : {&one, &two})
+            for (const auto& frame : volunteer->link->sentOfType("task"))
+                if (frame.control.at("task").to_number<std::int64_t>() == decidedTask)
+                    cluster.coordinator.onMessage(volunteer->peer, honest(frame));
+        QVERIFY(node.waitUntil([&] { return researcher->count("progress") == 1; }));
+        highestAttempt = queryInt(node.store, "SELECT max(attempt) FROM task_leases WHERE kind = 'graph'");
+    }
+    NodeHarness node(db, blobs);
+    FakeCluster cluster(node, settings());
+    QVERIFY(node.logged("graph job " + job + " resumed: 1 of 2 task(s) already decided"));
+    auto researcher = cluster.connectResearcher();
+    auto& one = cluster.connectVolunteer(2, true);
+    auto& two = cluster.connectVolunteer(2, true, "opencl-graph");
+    cluster.fromResearcher(control({{"type", "fetch"}, {"id", 3}, {"job", job}}));
+    QVERIFY(node.waitUntil([&] {
+        cluster.answer(one, honest);
+        cluster.answer(two, honest);
+        return researcher->count("job_done") == 1;
+    }));
+    QVERIFY(outputIsRelu(*researcher, x));
+    for (auto* volunteer : {&one, &two}) {
+        const auto tasks = volunteer->link->sentOfType("task");
+        QCOMPARE(tasks.size(), std::size_t{1});
+        QVERIFY2(tasks[0].control.at("task").to_number<std::int64_t>() != decidedTask, "a decided task was computed again");
+        QVERIFY2(tasks[0].control.at("attempt").to_number<std::int64_t>() > highestAttempt, "an attempt number was reused");
+    }
+}
+
+QTEST_APPLESS_MAIN(TestGraphJobs)
+#include "test_graph_jobs.moc"
