@@ -3,24 +3,13 @@
 #include <boost/json/object.hpp>
 
 #include "goblin/net/json_fields.hpp"
+#include "goblin/net/messages/handshake.hpp"
 #include "secrets.hpp"
 #include "volunteer_admission.hpp"
 
 namespace goblin::labnode {
 
 namespace json = boost::json;
-
-namespace {
-
-json::object limitsJson(const net::Limits& limits) {
-    return json::object{{"max_control_bytes", limits.maxControlBytes},
-                        {"max_authenticated_control_bytes", limits.maxAuthenticatedControlBytes},
-                        {"max_tensors_per_message", limits.maxTensorsPerMessage},
-                        {"max_tensor_bytes", limits.maxTensorBytes},
-                        {"max_tiles", limits.maxTiles}};
-}
-
-} // namespace
 
 AdmissionDesk::AdmissionDesk(NodeContext& context, PeerRegistry& peers, net::Limits limits)
     : m_context(context), m_peers(peers), m_limits(limits), m_random(std::random_device{}()) {}
@@ -42,11 +31,9 @@ bool AdmissionDesk::onHello(Peer& peer, const net::Message& message) {
         return false;
     }
     peer.catalog = static_cast<int>(*catalog);
-    json::object welcome{{"type", "welcome"},
-                         {"id", net::requestId(hello)},
-                         {"protocol", net::kProtocolVersion},
-                         {"catalog", net::kCatalogVersion},
-                         {"limits", limitsJson(m_limits)}};
+    net::Welcome welcome;
+    welcome.id = net::requestId(hello);
+    welcome.limits = m_limits;
     auto admitted = peer.role == PeerRole::Researcher ? admitResearcher(peer, hello)
                                                       : admitVolunteer(peer, hello, welcome);
     if (!admitted) {
@@ -55,7 +42,7 @@ bool AdmissionDesk::onHello(Peer& peer, const net::Message& message) {
     }
     peer.ready = true;
     peer.link->allowTensors(); // before the welcome leaves: both go through its strand
-    peer.link->send(net::Message{std::move(welcome), {}});
+    peer.link->send(net::toMessage(welcome));
     if (peer.role == PeerRole::Volunteer)
         m_context.log("volunteer " + peer.volunteer.volunteerId + " connected from " +
                       peer.link->address() + " (" + peer.volunteer.backend + ", " +
@@ -75,7 +62,7 @@ Expected<void> AdmissionDesk::admitResearcher(Peer& peer, const json::object& he
 }
 
 Expected<void> AdmissionDesk::admitVolunteer(Peer& peer, const json::object& hello,
-                                             json::object& welcome) {
+                                             net::Welcome& welcome) {
     auto capabilities = parseCapabilities(hello);
     if (!capabilities)
         return tl::unexpected(capabilities.error());
@@ -90,10 +77,10 @@ Expected<void> AdmissionDesk::admitVolunteer(Peer& peer, const json::object& hel
     info.dtypes = std::move(capabilities->dtypes);
     info.graphs = capabilities->graphs && peer.catalog >= net::kCatalogVersion;
     if (admission->newSecret) {
-        welcome["secret"] = *admission->newSecret;
+        welcome.secret = *admission->newSecret;
         m_context.log("volunteer " + info.volunteerId + " registered");
     }
-    welcome["volunteer"] = info.volunteerId;
+    welcome.volunteerId = info.volunteerId;
     (void)m_context.store.touchVolunteer(info.volunteerId, info.backend, m_context.clock());
     return {};
 }

@@ -7,6 +7,7 @@
 
 #include "goblin/net/limits.hpp"
 #include "goblin/net/message.hpp"
+#include "goblin/net/messages/handshake.hpp"
 #include "node_context.hpp"
 #include "peer_registry.hpp"
 
@@ -22,8 +23,7 @@ public:
 
 private:
     Expected<void> admitResearcher(Peer& peer, const boost::json::object& hello);
-    Expected<void> admitVolunteer(Peer& peer, const boost::json::object& hello,
-                                  boost::json::object& welcome);
+    Expected<void> admitVolunteer(Peer& peer, const boost::json::object& hello, net::Welcome& welcome);
 
     NodeContext& m_context;
     PeerRegistry& m_peers;

@@ -1,12 +1,10 @@
 #include "researcher_desk.hpp"
 
-#include <boost/json/object.hpp>
-
 #include "goblin/net/json_fields.hpp"
+#include "goblin/net/messages/handshake.hpp"
+#include "goblin/net/messages/researcher_messages.hpp"
 
 namespace goblin::labnode {
-
-namespace json = boost::json;
 
 void ResearcherDesk::addKind(JobKind& kind) { m_kinds.push_back(&kind); }
 
@@ -49,11 +47,7 @@ void ResearcherDesk::onMessage(const Peer& researcher, net::Message message) {
 }
 
 void ResearcherDesk::replyError(std::uint64_t peer, std::int64_t requestId, const Error& error) {
-    m_peers.send(peer, net::Message{json::object{{"type", "error"},
-                                                 {"id", requestId},
-                                                 {"code", std::string(wireName(error.code))},
-                                                 {"message", error.message}},
-                                    {}});
+    m_peers.send(peer, net::toMessage(net::ErrorReply{requestId, error}));
 }
 
 void ResearcherDesk::reportProgress(const std::string& jobId, std::int64_t done, std::int64_t total,
@@ -68,11 +62,7 @@ void ResearcherDesk::reportProgress(const std::string& jobId, std::int64_t done,
     if (done >= total)
         m_lastProgress.erase(jobId);
     for (std::uint64_t peer : m_peers.watchers(jobId))
-        m_peers.send(peer, net::Message{json::object{{"type", "progress"},
-                                                     {"job", jobId},
-                                                     {"done", done},
-                                                     {"total", total}},
-                                        {}});
+        m_peers.send(peer, net::toMessage(net::Progress{jobId, done, total}));
 }
 
 void ResearcherDesk::deliverToWatchers(const std::string& jobId,
@@ -85,11 +75,7 @@ void ResearcherDesk::deliverToWatchers(const std::string& jobId,
 void ResearcherDesk::reportFailure(const std::string& jobId, const Error& error) {
     m_lastProgress.erase(jobId);
     for (std::uint64_t peer : m_peers.takeWatchers(jobId))
-        m_peers.send(peer, net::Message{json::object{{"type", "job_failed"},
-                                                     {"job", jobId},
-                                                     {"code", std::string(wireName(error.code))},
-                                                     {"message", error.message}},
-                                        {}});
+        m_peers.send(peer, net::toMessage(net::JobFailed{jobId, error}));
 }
 
 } // namespace goblin::labnode

@@ -5,11 +5,23 @@
 #include <boost/asio/post.hpp>
 
 #include "goblin/net/json_fields.hpp"
+#include "goblin/net/messages/volunteer_messages.hpp"
 #include "lease_store.hpp"
 
 namespace goblin::labnode {
 
 namespace asio = boost::asio;
+
+namespace {
+
+// The kind a result or task_error names: its "op" ("graph"; absent means matmul, the first kind).
+// Volunteers older than the typed messages wrote "op":"matmul": any op no kind has is the first.
+std::string_view replyOp(const boost::json::object& control) {
+    const auto* op = control.if_contains("op");
+    return op && op->is_string() ? std::string_view(op->get_string()) : std::string_view();
+}
+
+} // namespace
 
 Scheduler::Scheduler(NodeContext& context, PeerRegistry& peers, VerdictPath& verdicts,
                      SchedulerSettings settings)
@@ -138,15 +150,13 @@ void Scheduler::sendTask(JobKind& kind, const Lease& lease) {
 }
 
 void Scheduler::onResult(std::uint64_t peer, net::Message message) {
-    auto task = net::requireInt(message.control, "task");
-    auto attempt = net::requireInt(message.control, "attempt");
-    if (!task || !attempt)
-        return m_peers.close(peer, Error{ErrorCode::InvalidMessage,
-                                         "result needs 'task' and 'attempt'"});
-    JobKind& kind = kindOf(net::requireString(message.control, "op").value_or(""));
-    auto lease = m_leases.take(kind.taskOp(), *task, *attempt, peer);
+    auto ref = net::parseTaskRef(message.control);
+    if (!ref)
+        return m_peers.close(peer, ref.error());
+    JobKind& kind = kindOf(replyOp(message.control));
+    auto lease = m_leases.take(kind.taskOp(), ref->task, ref->attempt, peer);
     if (!lease) {
-        m_verdicts.sendStale(peer, *task, *attempt);
+        m_verdicts.sendStale(peer, ref->task, ref->attempt);
         return wake();
     }
     kind.onResult(*lease, std::move(message));
@@ -154,13 +164,11 @@ void Scheduler::onResult(std::uint64_t peer, net::Message message) {
 }
 
 void Scheduler::onTaskError(std::uint64_t peer, const boost::json::object& report) {
-    auto task = net::requireInt(report, "task");
-    auto attempt = net::requireInt(report, "attempt");
-    if (!task || !attempt)
-        return m_peers.close(peer, Error{ErrorCode::InvalidMessage,
-                                         "task_error needs 'task' and 'attempt'"});
-    JobKind& kind = kindOf(net::requireString(report, "op").value_or(""));
-    if (auto lease = m_leases.take(kind.taskOp(), *task, *attempt, peer))
+    auto ref = net::parseTaskRef(report);
+    if (!ref)
+        return m_peers.close(peer, ref.error());
+    JobKind& kind = kindOf(replyOp(report));
+    if (auto lease = m_leases.take(kind.taskOp(), ref->task, ref->attempt, peer))
         kind.onLeaseLost(*lease, LeaseLoss::TaskError, net::requireString(report, "message").value_or("?"));
     wake();
 }

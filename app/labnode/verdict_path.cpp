@@ -1,21 +1,17 @@
 #include "verdict_path.hpp"
 
 #include <boost/asio/post.hpp>
-#include <boost/json/object.hpp>
+#include "goblin/net/messages/volunteer_messages.hpp"
 
 #include "verdict_store.hpp"
 
 namespace goblin::labnode {
 
 net::Message verdictMessage(std::int64_t task, std::int64_t attempt, VerdictWord verdict) {
-    const char* word = verdict == VerdictWord::Accepted   ? "accepted"
-                       : verdict == VerdictWord::Rejected ? "rejected"
-                                                          : "stale";
-    return net::Message{boost::json::object{{"type", "verdict"},
-                                            {"task", task},
-                                            {"attempt", attempt},
-                                            {"verdict", word}},
-                        {}};
+    const net::Verdict word = verdict == VerdictWord::Accepted   ? net::Verdict::Accepted
+                              : verdict == VerdictWord::Rejected ? net::Verdict::Rejected
+                                                                 : net::Verdict::Stale;
+    return net::toMessage(net::TaskVerdict{net::TaskRef{task, attempt}, word});
 }
 
 void VerdictPath::enqueue(VerdictBatch batch) {

@@ -110,7 +110,7 @@ void TestMatmulJobs::honestJobIsMergedAndDelivered() {
     // Task frames carry only the computation.
     const auto frame = one.link->sentOfType("task").at(0).control;
     for (const auto& [key, value] : frame)
-        QVERIFY2((std::set<std::string>{"type", "task", "attempt", "op", "dtype"}.contains(std::string(key))),
+        QVERIFY2((std::set<std::string>{"type", "task", "attempt", "op", "dtype", "tensors"}.contains(std::string(key))),
                  "a task frame carries more than the computation");
 }
 

@@ -21,13 +21,6 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-std::vector<core::Tensor> valuesOf(const std::vector<net::TensorPtr>& tensors) {
-    std::vector<core::Tensor> values;
-    for (const auto& tensor : tensors)
-        values.push_back(*tensor); // shares the storage
-    return values;
-}
-
 } // namespace
 
 GraphDecisions::GraphDecisions(NodeContext& context, GraphBook& book, Scheduler& scheduler,

@@ -2,6 +2,7 @@
 
 #include <boost/json/object.hpp>
 
+#include "goblin/net/messages/researcher_messages.hpp"
 #include "graph_store.hpp"
 
 namespace goblin::labnode {
@@ -27,12 +28,7 @@ net::Message graphDoneMessage(Database& db, const FinishedGraph& job, std::int64
     std::vector<net::TensorPtr> tensors;
     for (const core::Tensor& output : job.outputs)
         tensors.push_back(std::make_shared<const core::Tensor>(output));
-    return net::Message{json::object{{"type", "job_done"},
-                                     {"id", requestId},
-                                     {"job", job.id},
-                                     {"summary", std::move(summary)},
-                                     {"tensors", static_cast<std::int64_t>(tensors.size())}},
-                        std::move(tensors)};
+    return net::toMessage(net::JobDone{requestId, job.id, std::move(summary), std::move(tensors)});
 }
 
 } // namespace goblin::labnode

@@ -11,17 +11,6 @@ namespace goblin::labnode {
 
 namespace json = boost::json;
 
-namespace {
-
-std::vector<core::Tensor> valuesOf(const std::vector<net::TensorPtr>& tensors) {
-    std::vector<core::Tensor> values;
-    for (const auto& tensor : tensors)
-        values.push_back(*tensor); // shares the storage
-    return values;
-}
-
-} // namespace
-
 Expected<GraphIntake> takeInGraph(const net::Message& message, std::int64_t volunteers,
                                   const GraphIntakeSettings& settings, const BlobStore& blobs) {
     auto submission = parseGraphSubmission(message, settings.limits);

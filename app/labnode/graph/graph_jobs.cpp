@@ -7,6 +7,8 @@
 
 #include "goblin/core/precise_json.hpp"
 #include "goblin/net/json_fields.hpp"
+#include "goblin/net/messages/researcher_messages.hpp"
+#include "goblin/net/messages/volunteer_messages.hpp"
 #include "graph_blobs.hpp"
 #include "graph_delivery.hpp"
 #include "secrets.hpp"
@@ -18,13 +20,6 @@ namespace json = boost::json;
 using net::Message;
 
 namespace {
-
-std::vector<core::Tensor> valuesOf(const std::vector<net::TensorPtr>& tensors) {
-    std::vector<core::Tensor> values;
-    for (const auto& tensor : tensors)
-        values.push_back(*tensor); // shares the storage
-    return values;
-}
 
 // Cheap gates before any comparison: a replica with the wrong count, dtype or shape is wrong.
 std::optional<std::string> malformed(const GraphChunk& chunk, const std::vector<net::TensorPtr>& outputs) {
@@ -125,12 +120,8 @@ void GraphJobs::createJob(const ResearcherRequest& request, GraphIntake intake) 
     m_context.log("graph job " + added.id + " accepted: " +
                   std::to_string(added.submission.graph.nodes.size()) + " node(s), " +
                   std::to_string(added.taskIds.size()) + " task(s), each computed twice");
-    m_peers.send(request.peer, Message{json::object{{"type", "job_accepted"},
-                                                    {"id", request.requestId},
-                                                    {"job", added.id},
-                                                    {"kind", "graph"},
-                                                    {"tasks", static_cast<std::int64_t>(added.taskIds.size())}},
-                                       {}});
+    m_peers.send(request.peer, net::toMessage(net::GraphJobAccepted{
+                                   request.requestId, added.id, static_cast<std::int64_t>(added.taskIds.size())}));
     m_scheduler.wake();
 }
 
@@ -151,13 +142,9 @@ void GraphJobs::fetch(const ResearcherRequest& request, const std::string& jobId
     GraphJob* job = ownedJob(request, jobId);
     if (!job)
         return;
-    m_peers.send(request.peer, Message{json::object{{"type", "job_status"},
-                                                    {"id", request.requestId},
-                                                    {"job", jobId},
-                                                    {"state", job->state},
-                                                    {"done", job->done},
-                                                    {"total", static_cast<std::int64_t>(job->taskIds.size())}},
-                                       {}});
+    m_peers.send(request.peer,
+                 net::toMessage(net::JobStatus{request.requestId, jobId, job->state, job->done,
+                                               static_cast<std::int64_t>(job->taskIds.size())}));
     if (job->state == "running")
         m_desk.watch(jobId, request.peer);
     else if (job->state == "done")
@@ -187,8 +174,7 @@ void GraphJobs::release(const ResearcherRequest& request, const std::string& job
     m_book.remove(jobId);
     m_desk.unwatch(jobId, request.peer);
     m_context.log("graph job " + jobId + " released: its blobs are deleted");
-    m_peers.send(request.peer,
-                 Message{json::object{{"type", "released"}, {"id", request.requestId}, {"job", jobId}}, {}});
+    m_peers.send(request.peer, net::toMessage(net::Released{request.requestId, jobId}));
 }
 
 std::optional<TaskClaim> GraphJobs::claimTaskFor(const Peer& peer) {
@@ -212,13 +198,8 @@ TaskFrame GraphJobs::taskFrame(const Lease& lease) {
     const GraphJob& job = m_book.jobOf(task);
     const GraphChunk& chunk = job.chunks[task.chunk];
     // Only the computation: no job name, researcher or description reaches a volunteer.
-    Message frame{json::object{{"type", "task"},
-                               {"op", "graph"},
-                               {"task", task.id},
-                               {"attempt", lease.attempt},
-                               {"graph", job.chunkGraphs[task.chunk]},
-                               {"tensors", static_cast<std::int64_t>(chunk.inputs.size())}},
-                  chunk.inputs};
+    Message frame = net::toMessage(net::GraphTask{net::TaskRef{task.id, lease.attempt},
+                                                  job.chunkGraphs[task.chunk].as_object(), chunk.inputs});
     return TaskFrame{[frame = std::move(frame)]() -> Expected<Message> { return frame; }, false};
 }
 

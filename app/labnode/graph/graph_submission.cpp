@@ -123,4 +123,12 @@ Expected<GraphSubmission> parseGraphSubmission(const net::Message& message,
     return submission;
 }
 
+std::vector<core::Tensor> valuesOf(const std::vector<net::TensorPtr>& tensors) {
+    std::vector<core::Tensor> values;
+    values.reserve(tensors.size());
+    for (const auto& tensor : tensors)
+        values.push_back(*tensor); // shares the storage
+    return values;
+}
+
 } // namespace goblin::labnode

@@ -30,6 +30,9 @@ struct GraphSubmission {
 
 inline constexpr std::int64_t kMaxGraphChunks = 4096;
 
+// The values of received tensors, sharing their storage.
+std::vector<core::Tensor> valuesOf(const std::vector<net::TensorPtr>& tensors);
+
 Expected<GraphSubmission> parseGraphSubmission(const net::Message& message,
                                                const core::graph::GraphLimits& limits);
 

@@ -3,6 +3,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/json/object.hpp>
 
+#include "goblin/net/messages/researcher_messages.hpp"
 #include "matmul_request.hpp"
 
 namespace goblin::labnode {
@@ -16,18 +17,12 @@ void deliverMatmulResult(NodeContext& context, std::shared_ptr<PeerLink> link, c
                                         summary = std::move(summary)] {
         auto product = blobs.readResult(job.id, job.dtype, {job.m, job.n});
         if (!product) {
-            link->send(net::Message{json::object{{"type", "job_failed"},
-                                                 {"job", job.id},
-                                                 {"code", "internal"},
-                                                 {"message", product.error().message}},
-                                    {}});
+            link->send(net::toMessage(
+                net::JobFailed{job.id, Error{ErrorCode::Internal, product.error().message}}));
             return;
         }
-        link->send(net::Message{json::object{{"type", "job_done"},
-                                             {"id", requestId},
-                                             {"job", job.id},
-                                             {"summary", summary}},
-                                {std::make_shared<const core::Tensor>(std::move(*product))}});
+        link->send(net::toMessage(
+            net::JobDone{requestId, job.id, summary, {std::make_shared<const core::Tensor>(std::move(*product))}}));
     });
 }
 

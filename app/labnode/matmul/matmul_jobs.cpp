@@ -1,9 +1,9 @@
 #include "matmul_jobs.hpp"
 
 #include <boost/asio/post.hpp>
-#include <boost/json/object.hpp>
 
 #include "goblin/net/json_fields.hpp"
+#include "goblin/net/messages/researcher_messages.hpp"
 #include "matmul_delivery.hpp"
 #include "matmul_request.hpp"
 #include "task_message.hpp"
@@ -12,7 +12,6 @@
 namespace goblin::labnode {
 
 namespace asio = boost::asio;
-namespace json = boost::json;
 
 MatmulJobs::MatmulJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk& desk,
                        Scheduler& scheduler, VerdictPath& verdicts, MatmulSettings settings)
@@ -52,16 +51,15 @@ void MatmulJobs::onCreated(const ResearcherRequest& request, LoadedJob loaded, c
                   std::to_string(record.n) + " " + std::string(core::wireName(record.dtype)) + " in " +
                   std::to_string(plan.tiles.size()) + " tile(s) of " + std::to_string(plan.tileRows) +
                   "x" + std::to_string(plan.tileCols));
-    json::object accepted{{"type", "job_accepted"},
-                          {"id", request.requestId},
-                          {"job", jobId},
-                          {"tiles", plan.tiles.size()},
-                          {"tile", shapeJson(plan.tileRows, plan.tileCols)},
-                          {"shape", shapeJson(record.m, record.n)},
-                          {"dtype", std::string(core::wireName(record.dtype))}};
+    const net::MatmulJobAccepted accepted{request.requestId,
+                                          jobId,
+                                          static_cast<std::int64_t>(plan.tiles.size()),
+                                          {plan.tileRows, plan.tileCols},
+                                          {record.m, record.n},
+                                          record.dtype};
     m_book.addJob(std::move(loaded.job), std::move(loaded.tasks));
     m_desk.watch(jobId, request.peer);
-    m_peers.send(request.peer, net::Message{std::move(accepted), {}});
+    m_peers.send(request.peer, net::toMessage(accepted));
     m_scheduler.wake();
 }
 
@@ -83,13 +81,8 @@ void MatmulJobs::fetch(const ResearcherRequest& request, const std::string& jobI
         done = running->acceptedTiles;
         total = running->totalTiles;
     }
-    m_peers.send(request.peer, net::Message{json::object{{"type", "job_status"},
-                                                         {"id", request.requestId},
-                                                         {"job", jobId},
-                                                         {"state", record->state},
-                                                         {"done", done},
-                                                         {"total", total}},
-                                            {}});
+    m_peers.send(request.peer,
+                 net::toMessage(net::JobStatus{request.requestId, jobId, record->state, done, total}));
     if (record->state == "running")
         m_desk.watch(jobId, request.peer);
     else if (record->state == "done")
@@ -111,8 +104,7 @@ void MatmulJobs::release(const ResearcherRequest& request, const std::string& jo
     m_context.blobs.removeResult(jobId);
     m_desk.unwatch(jobId, request.peer);
     m_context.log("job " + jobId + " released: its blobs are deleted");
-    m_peers.send(request.peer,
-                 net::Message{json::object{{"type", "released"}, {"id", request.requestId}, {"job", jobId}}, {}});
+    m_peers.send(request.peer, net::toMessage(net::Released{request.requestId, jobId}));
 }
 
 std::optional<TaskClaim> MatmulJobs::claimTaskFor(const Peer& volunteer) {

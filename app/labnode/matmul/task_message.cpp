@@ -1,6 +1,6 @@
 #include "task_message.hpp"
 
-#include <boost/json/object.hpp>
+#include "goblin/net/messages/volunteer_messages.hpp"
 
 namespace goblin::labnode {
 
@@ -12,13 +12,9 @@ Expected<net::Message> taskMessage(const RunningJob& job, const TileTask& task, 
     auto bColumns = core::copyToTensor(core::subView(job.bView(), 0, record.k, task.col0, task.cols));
     if (!bColumns)
         return tl::unexpected(bColumns.error());
-    return net::Message{boost::json::object{{"type", "task"},
-                                            {"task", task.id},
-                                            {"attempt", attempt},
-                                            {"op", "matmul"},
-                                            {"dtype", std::string(core::wireName(record.dtype))}},
-                        {std::make_shared<const core::Tensor>(std::move(*aRows)),
-                         std::make_shared<const core::Tensor>(std::move(*bColumns))}};
+    return net::toMessage(net::MatmulTask{net::TaskRef{task.id, attempt}, record.dtype,
+                                          std::make_shared<const core::Tensor>(std::move(*aRows)),
+                                          std::make_shared<const core::Tensor>(std::move(*bColumns))});
 }
 
 } // namespace goblin::labnode
