@@ -227,9 +227,9 @@ Expected<CalibrationResult> calibrateGemm(OpenClBackend& backend, core::DType dt
         if (elapsed > options.timeLimitSeconds)
             break;
         ++result.tried;
-        auto seconds = backend.setGemmParameters(dtype, candidate).and_then([&] {
-            return backend.timeGemm(dtype, options.size, 1);
-        });
+        const auto set = backend.setGemmParameters(dtype, candidate);
+        const Expected<double> seconds =
+            set ? backend.timeGemm(dtype, options.size, 1) : Expected<double>(tl::unexpected(set.error()));
         char line[160];
         if (!seconds) {
             ++result.failed;

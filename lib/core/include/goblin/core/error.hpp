@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <tl/expected.hpp>
 
@@ -38,7 +39,17 @@ struct Error {
     [[nodiscard]] std::string describe() const;
 };
 
-template <class T> using Expected = tl::expected<T, Error>;
+// A value or an Error. [[nodiscard]] on the type: every function returning one makes its caller
+// look at it (or say `(void)` where ignoring it is the point).
+template <class T> class [[nodiscard]] Expected : public tl::expected<T, Error> {
+public:
+    using Base = tl::expected<T, Error>;
+    using Base::Base;
+    using Base::operator=;
+    Expected() = default;
+    Expected(const Base& other) : Base(other) {}
+    Expected(Base&& other) : Base(std::move(other)) {}
+};
 
 [[nodiscard]] inline tl::unexpected<Error> makeError(ErrorCode code, std::string message) {
     return tl::unexpected<Error>(Error{code, std::move(message)});
