@@ -3,7 +3,8 @@
 # Uses sudo when not root. Idempotent and quiet when everything is already there.
 # Usage: scripts/install_deps.sh [--bench|--test]
 #   --bench adds what bench/ compares against (Dask, PyTorch); --test adds the tests' references
-#   (PyTorch: the op suite and goblin.capture compare with it; the goblin package does not need it).
+#   (PyTorch: the op suite and goblin.capture compare with it; the goblin package does not need it)
+#   and clang-format-14 for the format check.
 set -euo pipefail
 
 packages=(
@@ -19,7 +20,7 @@ if [ "${1:-}" = "--bench" ]; then
   packages+=(python3-distributed iproute2 python3-torch)
 fi
 if [ "${1:-}" = "--test" ]; then
-  packages+=(python3-torch)
+  packages+=(python3-torch clang-format-14)
 fi
 
 missing=()

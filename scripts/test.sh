@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds (preset ci), then runs every test:
-# the C++ unit tests through ctest and the Python client + integration tests through pytest.
+# the format check, the C++ unit tests through ctest and the Python client + integration tests
+# through pytest.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/install_deps.sh --test
+# Rules a machine checks: the format here, the layers in every build (cmake/check_layers.cmake).
+bash scripts/check_format.sh
 bash scripts/build.sh ci
 # The headless volunteer (-DGOBLIN_GUI=OFF, no Qt): only goblin-volunteer, for
 # python/tests/test_headless_build.py (which fails under CI=true when it is missing).
