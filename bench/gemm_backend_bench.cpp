@@ -14,7 +14,8 @@ using namespace goblin;
 namespace {
 
 template <class T> core::Tensor randomMatrix(std::int64_t n, std::mt19937_64& random) {
-    auto tensor = core::Tensor::allocate(sizeof(T) == 4 ? core::DType::F32 : core::DType::F64, {n, n});
+    auto tensor =
+        core::Tensor::allocate(sizeof(T) == 4 ? core::DType::F32 : core::DType::F64, {n, n});
     std::normal_distribution<double> normal;
     for (T& value : tensor->values<T>())
         value = static_cast<T>(normal(random));

@@ -8,9 +8,9 @@
 
 #include "frame_file.hpp"
 #include "goblin/compute/opencl_graph_executor.hpp"
-#include "goblin/reference/graph_executor.hpp"
 #include "goblin/core/graph/graph_json.hpp"
 #include "goblin/core/ops/op_catalog.hpp"
+#include "goblin/reference/graph_executor.hpp"
 #include "runner_options.hpp"
 
 using namespace goblin;

@@ -24,10 +24,11 @@ bool AdmissionDesk::onHello(Peer& peer, const net::Message& message) {
     auto catalog = net::requireInt(hello, "catalog");
     if (!protocol || !catalog || *protocol != net::kProtocolVersion ||
         *catalog < net::kMatmulCatalogVersion || *catalog > net::kCatalogVersion) {
-        m_peers.close(peer.id, Error{ErrorCode::VersionMismatch,
-                                     "this node speaks protocol " + std::to_string(net::kProtocolVersion) +
-                                         " with catalogs " + std::to_string(net::kMatmulCatalogVersion) +
-                                         " to " + std::to_string(net::kCatalogVersion)});
+        m_peers.close(peer.id,
+                      Error{ErrorCode::VersionMismatch,
+                            "this node speaks protocol " + std::to_string(net::kProtocolVersion) +
+                                " with catalogs " + std::to_string(net::kMatmulCatalogVersion) +
+                                " to " + std::to_string(net::kCatalogVersion)});
         return false;
     }
     peer.catalog = static_cast<int>(*catalog);

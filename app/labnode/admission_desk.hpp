@@ -23,7 +23,8 @@ public:
 
 private:
     Expected<void> admitResearcher(Peer& peer, const boost::json::object& hello);
-    Expected<void> admitVolunteer(Peer& peer, const boost::json::object& hello, net::Welcome& welcome);
+    Expected<void> admitVolunteer(Peer& peer, const boost::json::object& hello,
+                                  net::Welcome& welcome);
 
     NodeContext& m_context;
     PeerRegistry& m_peers;

@@ -105,7 +105,8 @@ Expected<std::string> BlobStore::put(const core::Tensor& tensor) const {
     const fs::path temporary = target.string() + ".tmp" + std::to_string(::getpid()) + "-" +
                                std::to_string(sequence.fetch_add(1));
     {
-        FileDescriptor file{::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)};
+        FileDescriptor file{
+            ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)};
         if (file.fd < 0)
             return ioError("cannot create " + temporary.string());
         if (!writeAll(file.fd, tensor.bytes().data(), tensor.byteSize(), 0))
@@ -152,8 +153,8 @@ Expected<void> BlobStore::writeTile(const std::string& jobId, const core::Tensor
     const auto rowBytes = static_cast<std::size_t>(cols * item);
     for (std::int64_t i = 0; i < rows; ++i) {
         const off_t offset = static_cast<off_t>(((row0 + i) * rowLength + col0) * item);
-        if (!writeAll(file.fd, tile.bytes().data() + static_cast<std::size_t>(i) * rowBytes, rowBytes,
-                      offset))
+        if (!writeAll(file.fd, tile.bytes().data() + static_cast<std::size_t>(i) * rowBytes,
+                      rowBytes, offset))
             return ioError("cannot write tile into result file for " + jobId);
     }
     return {};

@@ -1,6 +1,7 @@
 // The node's data directory: content-addressed input blobs (raw element bytes, named by SHA-256),
 // mapped read-only for tiling and verification, and one result file per job that accepted tiles are
-// written into in place. Methods are safe on any thread; each file is written by one thread at a time.
+// written into in place. Methods are safe on any thread; each file is written by one thread at a
+// time.
 #pragma once
 
 #include <cstddef>

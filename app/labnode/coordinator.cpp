@@ -57,7 +57,8 @@ void Coordinator::onMessage(std::uint64_t id, net::Message message) {
         return m_scheduler.onResult(id, std::move(message));
     if (type == "task_error")
         return m_scheduler.onTaskError(id, message.control);
-    m_peers.close(id, Error{ErrorCode::InvalidMessage, "unexpected message type '" + std::string(type) + "'"});
+    m_peers.close(id, Error{ErrorCode::InvalidMessage,
+                            "unexpected message type '" + std::string(type) + "'"});
 }
 
 } // namespace goblin::labnode

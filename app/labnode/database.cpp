@@ -15,7 +15,9 @@ Statement::Statement(sqlite3* db, std::string_view sql) : m_db(db) {
         throw std::runtime_error(databaseError(db, "prepare " + std::string(sql)).message);
 }
 
-Statement::~Statement() { sqlite3_finalize(m_statement); }
+Statement::~Statement() {
+    sqlite3_finalize(m_statement);
+}
 
 Statement& Statement::bind(int index, std::int64_t value) {
     sqlite3_bind_int64(m_statement, index, value);
@@ -64,8 +66,12 @@ void Statement::reset() {
     sqlite3_clear_bindings(m_statement);
 }
 
-std::int64_t Statement::columnInt(int index) const { return sqlite3_column_int64(m_statement, index); }
-double Statement::columnDouble(int index) const { return sqlite3_column_double(m_statement, index); }
+std::int64_t Statement::columnInt(int index) const {
+    return sqlite3_column_int64(m_statement, index);
+}
+double Statement::columnDouble(int index) const {
+    return sqlite3_column_double(m_statement, index);
+}
 bool Statement::columnIsNull(int index) const {
     return sqlite3_column_type(m_statement, index) == SQLITE_NULL;
 }
@@ -83,8 +89,8 @@ Database::Database(const std::string& path) {
         throw std::runtime_error(message);
     }
     sqlite3_busy_timeout(m_db, 5000);
-    for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL",
-                               "PRAGMA foreign_keys=ON"}) {
+    for (const char* pragma :
+         {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"}) {
         if (auto ok = execute(pragma); !ok)
             throw std::runtime_error(ok.error().message);
     }

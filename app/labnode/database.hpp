@@ -1,5 +1,5 @@
-// Thin RAII over SQLite: a connection, prepared statements, and a transaction that rolls back in its
-// destructor unless committed. Owned by the node's store thread only.
+// Thin RAII over SQLite: a connection, prepared statements, and a transaction that rolls back in
+// its destructor unless committed. Owned by the node's store thread only.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +17,8 @@ namespace goblin::labnode {
 
 class Statement {
 public:
-    Statement(sqlite3* db, std::string_view sql); // throws std::runtime_error on a bad statement (a bug)
+    Statement(sqlite3* db,
+              std::string_view sql); // throws std::runtime_error on a bad statement (a bug)
     ~Statement();
     Statement(const Statement&) = delete;
     Statement& operator=(const Statement&) = delete;

@@ -19,8 +19,8 @@ Lease LeaseTable::erase(std::map<Key, Lease>::iterator it) {
     return lease;
 }
 
-std::optional<Lease> LeaseTable::take(std::string_view kind, std::int64_t task, std::int64_t attempt,
-                                      std::uint64_t peer) {
+std::optional<Lease> LeaseTable::take(std::string_view kind, std::int64_t task,
+                                      std::int64_t attempt, std::uint64_t peer) {
     auto it = m_leases.find(Key{std::string(kind), task, attempt});
     if (it == m_leases.end() || it->second.peer != peer)
         return std::nullopt;
@@ -51,8 +51,10 @@ std::vector<Lease> LeaseTable::takeHeldBy(std::uint64_t peer) {
 
 std::vector<Lease> LeaseTable::takeOfTask(std::string_view kind, std::int64_t task) {
     std::vector<Lease> leases;
-    auto it = m_leases.lower_bound(Key{std::string(kind), task, std::numeric_limits<std::int64_t>::min()});
-    while (it != m_leases.end() && std::get<0>(it->first) == kind && std::get<1>(it->first) == task) {
+    auto it = m_leases.lower_bound(
+        Key{std::string(kind), task, std::numeric_limits<std::int64_t>::min()});
+    while (it != m_leases.end() && std::get<0>(it->first) == kind &&
+           std::get<1>(it->first) == task) {
         auto next = std::next(it);
         leases.push_back(erase(it));
         it = next;
@@ -62,8 +64,10 @@ std::vector<Lease> LeaseTable::takeOfTask(std::string_view kind, std::int64_t ta
 
 std::vector<Lease> LeaseTable::ofTask(std::string_view kind, std::int64_t task) const {
     std::vector<Lease> leases;
-    auto it = m_leases.lower_bound(Key{std::string(kind), task, std::numeric_limits<std::int64_t>::min()});
-    for (; it != m_leases.end() && std::get<0>(it->first) == kind && std::get<1>(it->first) == task; ++it)
+    auto it = m_leases.lower_bound(
+        Key{std::string(kind), task, std::numeric_limits<std::int64_t>::min()});
+    for (; it != m_leases.end() && std::get<0>(it->first) == kind && std::get<1>(it->first) == task;
+         ++it)
         leases.push_back(it->second);
     return leases;
 }

@@ -38,7 +38,8 @@ void logLine(const std::string& line) {
 }
 
 double wallClock() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
 }
 
 std::pair<std::string, unsigned short> splitHostPort(const std::string& listen) {
@@ -53,9 +54,9 @@ std::pair<std::string, unsigned short> splitHostPort(const std::string& listen) 
 
 int serve(const po::variables_map& options) {
     const std::string dbPath = options["db"].as<std::string>();
-    std::filesystem::path dataDir = options.count("data-dir")
-                                        ? std::filesystem::path(options["data-dir"].as<std::string>())
-                                        : std::filesystem::absolute(dbPath).parent_path() / "goblin-data";
+    std::filesystem::path dataDir =
+        options.count("data-dir") ? std::filesystem::path(options["data-dir"].as<std::string>())
+                                  : std::filesystem::absolute(dbPath).parent_path() / "goblin-data";
     NodeStore store(dbPath);
     BlobStore blobs(dataDir);
 
@@ -81,7 +82,8 @@ int serve(const po::variables_map& options) {
         network, settings.limits, std::vector<std::string>{"/v1/volunteer", "/v1/researcher"},
         [&](const std::shared_ptr<net::WsConnection>& connection, const std::string& path) {
             const std::uint64_t peer = nextPeer++;
-            const PeerRole role = path == "/v1/volunteer" ? PeerRole::Volunteer : PeerRole::Researcher;
+            const PeerRole role =
+                path == "/v1/volunteer" ? PeerRole::Volunteer : PeerRole::Researcher;
             asio::post(core, [&coordinator, peer, connection, role] {
                 coordinator.onConnected(peer, std::make_shared<WsPeerLink>(connection), role);
             });
@@ -153,14 +155,16 @@ int main(int argc, char** argv) {
         "db", po::value<std::string>(), "SQLite database file (created when missing)")(
         "listen", po::value<std::string>()->default_value("127.0.0.1:7000"),
         "HOST:PORT to serve on (port 0 picks a free port)")(
-        "data-dir", po::value<std::string>(), "blob folder (default: goblin-data beside the database)")(
+        "data-dir", po::value<std::string>(),
+        "blob folder (default: goblin-data beside the database)")(
         "threads", po::value<int>()->default_value(2), "network threads")(
-        "lease-seconds", po::value<double>()->default_value(120.0), "lease deadline of a task")(
-        "max-tensor-mb", po::value<std::size_t>()->default_value(1024), "largest tensor accepted, MiB")(
+        "lease-seconds", po::value<double>()->default_value(120.0),
+        "lease deadline of a task")("max-tensor-mb", po::value<std::size_t>()->default_value(1024),
+                                    "largest tensor accepted, MiB")(
         "graph-sample-rate", po::value<double>()->default_value(0.1),
-        "share of graph tasks the node recomputes itself (0 to 1) to catch volunteers that agree on a wrong answer")(
-        "max-graph-task-mb", po::value<std::int64_t>()->default_value(4096),
-        "largest graph task (all its values at once), MiB");
+        "share of graph tasks the node recomputes itself (0 to 1) to catch volunteers that agree "
+        "on a wrong answer")("max-graph-task-mb", po::value<std::int64_t>()->default_value(4096),
+                             "largest graph task (all its values at once), MiB");
     try {
         std::vector<std::string> args(argv + 1, argv + argc);
         if (args.empty() || args[0] == "--help" || args[0] == "-h") {

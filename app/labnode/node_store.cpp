@@ -71,7 +71,9 @@ UPDATE schema_version SET version = 3;
 
 } // namespace
 
-NodeStore::NodeStore(const std::string& path) : m_db(path) { migrate(); }
+NodeStore::NodeStore(const std::string& path) : m_db(path) {
+    migrate();
+}
 
 void NodeStore::migrate() {
     if (auto ok = m_db.execute(kSchema); !ok)
@@ -126,8 +128,8 @@ std::optional<std::int64_t> NodeStore::researcherByTokenHash(const std::string& 
 
 Expected<void> NodeStore::addVolunteer(const std::string& id, const std::string& secretHash,
                                        double now) {
-    auto insert =
-        m_db.prepare("INSERT INTO volunteers(id, secret_hash, created_at, last_seen) VALUES(?,?,?,?)");
+    auto insert = m_db.prepare(
+        "INSERT INTO volunteers(id, secret_hash, created_at, last_seen) VALUES(?,?,?,?)");
     return insert.bind(1, id).bind(2, secretHash).bind(3, now).bind(4, now).run();
 }
 
@@ -150,16 +152,22 @@ Expected<void> NodeStore::insertJob(const JobRecord& job) {
     auto insert = m_db.prepare(
         "INSERT INTO jobs(id, researcher_id, kind, dtype, m, k, n, tile_rows, tile_cols, a_blob, "
         "b_blob, state, created_at) VALUES(?, ?, 'matmul', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    insert.bind(1, job.id).bind(2, job.researcherId).bind(3, std::string(core::wireName(job.dtype)));
+    insert.bind(1, job.id)
+        .bind(2, job.researcherId)
+        .bind(3, std::string(core::wireName(job.dtype)));
     insert.bind(4, job.m).bind(5, job.k).bind(6, job.n).bind(7, job.tileRows).bind(8, job.tileCols);
     insert.bind(9, job.aBlob).bind(10, job.bBlob).bind(11, job.state).bind(12, job.createdAt);
     return insert.run();
 }
 
 Expected<std::int64_t> NodeStore::insertTask(const std::string& jobId, const TileRecord& tile) {
-    auto insert =
-        m_db.prepare("INSERT INTO tasks(job_id, row0, col0, rows, cols) VALUES(?,?,?,?,?) RETURNING id");
-    insert.bind(1, jobId).bind(2, tile.row0).bind(3, tile.col0).bind(4, tile.rows).bind(5, tile.cols);
+    auto insert = m_db.prepare(
+        "INSERT INTO tasks(job_id, row0, col0, rows, cols) VALUES(?,?,?,?,?) RETURNING id");
+    insert.bind(1, jobId)
+        .bind(2, tile.row0)
+        .bind(3, tile.col0)
+        .bind(4, tile.rows)
+        .bind(5, tile.cols);
     auto row = insert.step();
     if (!row)
         return tl::unexpected(row.error());
@@ -186,8 +194,9 @@ JobRecord readJob(const ScopedStatement& query) {
     return job;
 }
 
-constexpr const char* kJobColumns = "SELECT id, researcher_id, dtype, m, k, n, tile_rows, tile_cols, "
-                                    "a_blob, b_blob, state, created_at, finished_at FROM jobs ";
+constexpr const char* kJobColumns =
+    "SELECT id, researcher_id, dtype, m, k, n, tile_rows, tile_cols, "
+    "a_blob, b_blob, state, created_at, finished_at FROM jobs ";
 
 } // namespace
 
@@ -209,10 +218,11 @@ std::optional<JobRecord> NodeStore::job(const std::string& id) {
 }
 
 std::vector<TileRecord> NodeStore::tilesOf(const std::string& jobId) {
-    auto query = m_db.prepare(
-        "SELECT t.id, t.row0, t.col0, t.rows, t.cols, t.state, coalesce((SELECT max(l.attempt) FROM "
-        "task_leases l WHERE l.kind = 'matmul' AND l.task_id = t.id), 0) FROM tasks t "
-        "WHERE t.job_id = ? ORDER BY t.id");
+    auto query =
+        m_db.prepare("SELECT t.id, t.row0, t.col0, t.rows, t.cols, t.state, coalesce((SELECT "
+                     "max(l.attempt) FROM "
+                     "task_leases l WHERE l.kind = 'matmul' AND l.task_id = t.id), 0) FROM tasks t "
+                     "WHERE t.job_id = ? ORDER BY t.id");
     query.bind(1, jobId);
     std::vector<TileRecord> tiles;
     while (query.step().value_or(false)) {
@@ -232,7 +242,8 @@ Expected<void> NodeStore::setJobState(const std::string& id, const std::string& 
 bool NodeStore::blobInUse(const std::string& digest, const std::string& exceptJob) {
     // Blobs are content-addressed, so matmul inputs and graph inputs and outputs may share one.
     auto query = m_db.prepare(
-        "SELECT 1 FROM jobs WHERE id != ?1 AND state != 'released' AND (a_blob = ?2 OR b_blob = ?2) "
+        "SELECT 1 FROM jobs WHERE id != ?1 AND state != 'released' AND (a_blob = ?2 OR b_blob = "
+        "?2) "
         "UNION ALL SELECT 1 FROM graph_jobs WHERE id != ?1 AND state != 'released' AND "
         "instr(inputs, ?2) > 0 "
         "UNION ALL SELECT 1 FROM graph_tasks t JOIN graph_jobs j ON j.id = t.job_id WHERE "

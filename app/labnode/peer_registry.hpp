@@ -24,7 +24,7 @@ struct VolunteerInfo {
     int slots = 1;
     std::int64_t memoryBytes = 0; // what it lends (0: unknown, not limited)
     std::set<std::string> dtypes;
-    bool graphs = false;          // runs graph tasks (catalog ≥ 3 and op "graph")
+    bool graphs = false; // runs graph tasks (catalog ≥ 3 and op "graph")
 };
 
 struct Peer {

@@ -6,7 +6,9 @@
 
 namespace goblin::labnode {
 
-void ResearcherDesk::addKind(JobKind& kind) { m_kinds.push_back(&kind); }
+void ResearcherDesk::addKind(JobKind& kind) {
+    m_kinds.push_back(&kind);
+}
 
 JobKind* ResearcherDesk::kindOfJob(std::string_view jobId) {
     for (JobKind* kind : m_kinds)

@@ -19,7 +19,8 @@ enum class ProgressPace { Throttled, EveryStep };
 
 class ResearcherDesk {
 public:
-    ResearcherDesk(NodeContext& context, PeerRegistry& peers) : m_context(context), m_peers(peers) {}
+    ResearcherDesk(NodeContext& context, PeerRegistry& peers)
+        : m_context(context), m_peers(peers) {}
 
     void addKind(JobKind& kind);
     // A message from a researcher whose hello was accepted.
@@ -31,7 +32,8 @@ public:
     void reportProgress(const std::string& jobId, std::int64_t done, std::int64_t total,
                         ProgressPace pace);
     // The job finished: `deliver` is called once for each connection that watched it.
-    void deliverToWatchers(const std::string& jobId, const std::function<void(std::uint64_t)>& deliver);
+    void deliverToWatchers(const std::string& jobId,
+                           const std::function<void(std::uint64_t)>& deliver);
     void reportFailure(const std::string& jobId, const Error& error);
 
 private:

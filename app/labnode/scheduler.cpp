@@ -28,9 +28,13 @@ Scheduler::Scheduler(NodeContext& context, PeerRegistry& peers, VerdictPath& ver
     : m_context(context), m_peers(peers), m_verdicts(verdicts), m_settings(settings),
       m_leaseTimer(context.core) {}
 
-void Scheduler::addKind(JobKind& kind) { m_kinds.push_back(&kind); }
+void Scheduler::addKind(JobKind& kind) {
+    m_kinds.push_back(&kind);
+}
 
-void Scheduler::start() { scheduleLeaseTimer(); }
+void Scheduler::start() {
+    scheduleLeaseTimer();
+}
 
 void Scheduler::stop() {
     m_stopped = true;
@@ -78,7 +82,8 @@ void Scheduler::pump() {
     while (progress && anyQueued()) {
         progress = false;
         for (const Peer* volunteer : m_peers.volunteers()) {
-            if (m_leases.countHeldBy(volunteer->id) + claimed[volunteer->id] >= volunteer->volunteer.slots)
+            if (m_leases.countHeldBy(volunteer->id) + claimed[volunteer->id] >=
+                volunteer->volunteer.slots)
                 continue;
             for (JobKind* kind : m_kinds) {
                 auto claim = kind->claimTaskFor(*volunteer);
@@ -102,9 +107,10 @@ void Scheduler::pump() {
             return tl::unexpected(transaction.error());
         for (const Assignment& assignment : assignments) {
             const Lease& lease = assignment.lease;
-            if (auto ok = recordLease(m_context.store.database(),
-                                      LeaseRecord{std::string(lease.kind), lease.task, lease.attempt,
-                                                  lease.volunteerId, now, lease.deadline});
+            if (auto ok =
+                    recordLease(m_context.store.database(),
+                                LeaseRecord{std::string(lease.kind), lease.task, lease.attempt,
+                                            lease.volunteerId, now, lease.deadline});
                 !ok)
                 return ok;
         }
@@ -114,7 +120,8 @@ void Scheduler::pump() {
         m_context.log("could not record leases (" + recorded.error().message +
                       "); the tasks stay queued");
         for (const Assignment& assignment : assignments)
-            assignment.kind->onLeaseLost(assignment.lease, LeaseLoss::NotSent, recorded.error().message);
+            assignment.kind->onLeaseLost(assignment.lease, LeaseLoss::NotSent,
+                                         recorded.error().message);
         return;
     }
     for (const Assignment& assignment : assignments) {
@@ -137,16 +144,17 @@ void Scheduler::sendTask(JobKind& kind, const Lease& lease) {
         return holder->link->send(std::move(*message));
     }
     // Copying a tile's inputs is O(size): a worker builds the frame and sends it.
-    asio::post(m_context.workers, [this, &kind, lease, link = holder->link, build = std::move(frame.build)] {
-        auto message = build();
-        if (message)
-            return link->send(std::move(*message));
-        asio::post(m_context.core, [this, &kind, lease, error = message.error()] {
-            if (m_leases.take(lease.kind, lease.task, lease.attempt, lease.peer))
-                kind.onLeaseLost(lease, LeaseLoss::NotSent, error.message);
-            wake();
-        });
-    });
+    asio::post(m_context.workers,
+               [this, &kind, lease, link = holder->link, build = std::move(frame.build)] {
+                   auto message = build();
+                   if (message)
+                       return link->send(std::move(*message));
+                   asio::post(m_context.core, [this, &kind, lease, error = message.error()] {
+                       if (m_leases.take(lease.kind, lease.task, lease.attempt, lease.peer))
+                           kind.onLeaseLost(lease, LeaseLoss::NotSent, error.message);
+                       wake();
+                   });
+               });
 }
 
 void Scheduler::onResult(std::uint64_t peer, net::Message message) {
@@ -169,7 +177,8 @@ void Scheduler::onTaskError(std::uint64_t peer, const boost::json::object& repor
         return m_peers.close(peer, ref.error());
     JobKind& kind = kindOf(replyOp(report));
     if (auto lease = m_leases.take(kind.taskOp(), ref->task, ref->attempt, peer))
-        kind.onLeaseLost(*lease, LeaseLoss::TaskError, net::requireString(report, "message").value_or("?"));
+        kind.onLeaseLost(*lease, LeaseLoss::TaskError,
+                         net::requireString(report, "message").value_or("?"));
     wake();
 }
 

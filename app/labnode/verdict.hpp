@@ -19,7 +19,7 @@ struct VerdictRecord {
     bool accepted = false;
     // freivalds-f64 | replica-agreement | node-sample | node-tiebreak | shape-gate
     std::string method;
-    double ratio = 0;    // measured error ÷ its threshold (graphs: worst |Δ|/bound; 0: bit for bit)
+    double ratio = 0; // measured error ÷ its threshold (graphs: worst |Δ|/bound; 0: bit for bit)
     double residual = 0; // matmul: the Freivalds residual and its bound
     double bound = 0;
     std::string reason;

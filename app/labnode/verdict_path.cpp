@@ -1,7 +1,7 @@
 #include "verdict_path.hpp"
 
-#include <boost/asio/post.hpp>
 #include "goblin/net/messages/volunteer_messages.hpp"
+#include <boost/asio/post.hpp>
 
 #include "verdict_store.hpp"
 
@@ -66,9 +66,10 @@ void VerdictPath::commit(std::vector<VerdictBatch> batches) {
     for (VerdictBatch& batch : batches) {
         for (const VerdictBatch::Entry& entry : batch.verdicts)
             if (entry.peer != 0)
-                m_peers.send(entry.peer, verdictMessage(entry.record.task, entry.record.attempt,
-                                                        entry.record.accepted ? VerdictWord::Accepted
-                                                                              : VerdictWord::Rejected));
+                m_peers.send(entry.peer,
+                             verdictMessage(entry.record.task, entry.record.attempt,
+                                            entry.record.accepted ? VerdictWord::Accepted
+                                                                  : VerdictWord::Rejected));
         if (batch.committed)
             batch.committed();
     }

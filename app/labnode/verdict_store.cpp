@@ -6,12 +6,14 @@ namespace goblin::labnode {
 namespace {
 
 Expected<void> insertTileVerdict(Database& db, const VerdictRecord& verdict, double now) {
-    auto insert = db.prepare(
-        "INSERT INTO results(task_id, attempt, volunteer_id, backend, verdict, method, error_ratio, "
-        "residual, bound, reason, verify_seconds, compute_seconds, created_at) "
-        "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    auto insert =
+        db.prepare("INSERT INTO results(task_id, attempt, volunteer_id, backend, verdict, method, "
+                   "error_ratio, "
+                   "residual, bound, reason, verify_seconds, compute_seconds, created_at) "
+                   "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)");
     insert.bind(1, verdict.task).bind(2, verdict.attempt).bind(3, verdict.volunteerId);
-    insert.bind(4, verdict.backend).bind(5, std::string(verdict.accepted ? "accepted" : "rejected"));
+    insert.bind(4, verdict.backend)
+        .bind(5, std::string(verdict.accepted ? "accepted" : "rejected"));
     insert.bind(6, verdict.method).bind(7, verdict.ratio).bind(8, verdict.residual);
     insert.bind(9, verdict.bound).bind(10, verdict.reason).bind(11, verdict.verifySeconds);
     insert.bind(12, verdict.computeSeconds).bind(13, now);
@@ -19,7 +21,8 @@ Expected<void> insertTileVerdict(Database& db, const VerdictRecord& verdict, dou
         return ok;
     if (!verdict.accepted)
         return {};
-    auto task = db.prepare("UPDATE tasks SET state = 'accepted' WHERE id = ? AND state != 'accepted'");
+    auto task =
+        db.prepare("UPDATE tasks SET state = 'accepted' WHERE id = ? AND state != 'accepted'");
     if (auto ok = task.bind(1, verdict.task).run(); !ok)
         return ok;
     if (db.changes() != 1)
@@ -33,7 +36,8 @@ Expected<void> insertGraphVerdict(Database& db, const VerdictRecord& verdict, do
         "INSERT INTO graph_results(task_id, attempt, volunteer_id, backend, verdict, method, "
         "disagreement_ratio, reason, compute_seconds, created_at) VALUES(?,?,?,?,?,?,?,?,?,?)");
     insert.bind(1, verdict.task).bind(2, verdict.attempt).bind(3, verdict.volunteerId);
-    insert.bind(4, verdict.backend).bind(5, std::string(verdict.accepted ? "accepted" : "rejected"));
+    insert.bind(4, verdict.backend)
+        .bind(5, std::string(verdict.accepted ? "accepted" : "rejected"));
     insert.bind(6, verdict.method).bind(7, verdict.ratio).bind(8, verdict.reason);
     return insert.bind(9, verdict.computeSeconds).bind(10, now).run();
 }

@@ -39,8 +39,8 @@ Expected<VolunteerCapabilities> parseCapabilities(const json::object& hello) {
         return makeError(ErrorCode::InvalidMessage, "capabilities need 'dtypes' and 'ops' lists");
     if (!listsOp(ops->get_array(), "matmul"))
         return makeError(ErrorCode::VersionMismatch, "the volunteer does not run 'matmul'");
-    VolunteerCapabilities parsed{*backend, static_cast<int>(*slots), *memory, {},
-                                 listsOp(ops->get_array(), "graph")};
+    VolunteerCapabilities parsed{
+        *backend, static_cast<int>(*slots), *memory, {}, listsOp(ops->get_array(), "graph")};
     for (const auto& dtype : dtypes->get_array()) {
         if (dtype.is_string() && parsed.dtypes.size() < 8)
             parsed.dtypes.insert(std::string(dtype.get_string()));
@@ -53,7 +53,8 @@ Expected<Admission> admitVolunteer(const json::object& hello, NodeStore& store,
     const auto* identity = hello.if_contains("identity");
     if (!identity || identity->is_null()) {
         Admission admission{randomId("v-", random), newSecret()};
-        if (auto ok = store.addVolunteer(admission.volunteerId, hashSecret(*admission.newSecret), now);
+        if (auto ok =
+                store.addVolunteer(admission.volunteerId, hashSecret(*admission.newSecret), now);
             !ok)
             return tl::unexpected(ok.error());
         return admission;

@@ -48,8 +48,8 @@ fs::path defaultConfigDir() {
 }
 
 constexpr bool kHasGui = GOBLIN_WITH_GUI != 0;
-constexpr const char* kNoGuiNote =
-    "this goblin-volunteer has no desktop app (built with -DGOBLIN_GUI=OFF); it always runs headless";
+constexpr const char* kNoGuiNote = "this goblin-volunteer has no desktop app (built with "
+                                   "-DGOBLIN_GUI=OFF); it always runs headless";
 
 } // namespace
 
@@ -57,11 +57,12 @@ int main(int argc, char** argv) {
     po::options_description options("goblin-volunteer options");
     options.add_options()("help,h", "show this help")("headless", "run without a window")(
         "minimized", "desktop app: start in the tray, window hidden")(
-        "node", po::value<std::string>(), "lab node address, ws://HOST:PORT")(
-        "threads", po::value<int>()->default_value(0), "CPU threads to compute with (0: all cores)")(
-        "slots", po::value<int>()->default_value(2), "tasks in flight at once (1-16)")(
-        "memory-mb", po::value<std::int64_t>()->default_value(0),
-        "memory to lend, MiB (0: half of what is available)")(
+        "node", po::value<std::string>(),
+        "lab node address, ws://HOST:PORT")("threads", po::value<int>()->default_value(0),
+                                            "CPU threads to compute with (0: all cores)")(
+        "slots", po::value<int>()->default_value(2),
+        "tasks in flight at once (1-16)")("memory-mb", po::value<std::int64_t>()->default_value(0),
+                                          "memory to lend, MiB (0: half of what is available)")(
         "config-dir", po::value<std::string>(), "where the identity is kept")(
         "devices", po::value<std::string>()->default_value("cpu"),
         "what computes: cpu, gpu0, gpu1, … comma-separated (the CPU also takes what a GPU cannot)")(
@@ -161,8 +162,8 @@ int main(int argc, char** argv) {
         io.run();
         const auto& counters = engine.counters();
         logLine("stopped: " + std::to_string(counters.computed) + " task(s) computed, " +
-                std::to_string(counters.accepted) + " accepted, " + std::to_string(counters.rejected) +
-                " rejected");
+                std::to_string(counters.accepted) + " accepted, " +
+                std::to_string(counters.rejected) + " rejected");
         return engine.exitState() == volunteer::EngineExit::Refused ? 3 : 0;
     } catch (const std::exception& error) {
         std::cerr << "goblin-volunteer: " << error.what() << std::endl;

@@ -12,7 +12,6 @@ using goblin::compute::EigenCpuBackend;
 using goblin::core::DType;
 using goblin::core::Tensor;
 
-
 using goblin::testing::productErrors;
 using goblin::testing::randomTensor;
 

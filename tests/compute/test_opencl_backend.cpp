@@ -31,7 +31,6 @@ using goblin::core::Tensor;
 using goblin::testing::productErrors;
 using goblin::testing::randomTensor;
 
-
 namespace {
 
 using Clock = std::chrono::steady_clock;

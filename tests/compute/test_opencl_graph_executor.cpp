@@ -17,8 +17,8 @@
 #include <sstream>
 
 #include "goblin/compute/opencl_graph_executor.hpp"
-#include "goblin/reference/graph_executor.hpp"
 #include "goblin/core/graph/graph_json.hpp"
+#include "goblin/reference/graph_executor.hpp"
 
 using goblin::ErrorCode;
 using goblin::compute::OpenClGraphExecutor;
@@ -528,9 +528,9 @@ bool checkEveryOp(OpenClGraphExecutor& executor, int& runs, QStringList& failure
                 for (std::size_t i = 0; i < specs.size() && single; ++i)
                     inputs.push_back(
                         randomTensor(specs[i].dtype, specs[i].shape, engine, division && i == 1));
-                auto want = single ? goblin::reference::runGraph(single->graph,
-                                                                          single->plan, inputs)
-                                   : tl::unexpected(goblin::Error{});
+                auto want = single
+                                ? goblin::reference::runGraph(single->graph, single->plan, inputs)
+                                : tl::unexpected(goblin::Error{});
                 auto got = single ? executor.run(single->graph, single->plan, inputs)
                                   : tl::unexpected(goblin::Error{});
                 if (!single || !want || !got) {

@@ -7,9 +7,9 @@
 #include <QTemporaryDir>
 
 #include "goblin/compute/opencl_devices.hpp"
-#include "goblin/reference/graph_executor.hpp"
 #include "goblin/core/graph/graph_json.hpp"
 #include "goblin/core/tensor_frame.hpp"
+#include "goblin/reference/graph_executor.hpp"
 
 using namespace goblin::core;
 
@@ -81,8 +81,7 @@ class TestOpenClGraphRunner : public QObject {
 
     QByteArray expectedOutputs(const std::vector<Tensor>& inputs) {
         const auto g = divisionGraph();
-        auto outputs =
-            goblin::reference::runGraph(g, graph::validateGraph(g).value(), inputs);
+        auto outputs = goblin::reference::runGraph(g, graph::validateGraph(g).value(), inputs);
         return outputs ? frames(*outputs) : QByteArray();
     }
 

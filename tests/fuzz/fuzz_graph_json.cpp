@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "goblin/reference/graph_executor.hpp"
 #include "goblin/core/graph/graph_json.hpp"
+#include "goblin/reference/graph_executor.hpp"
 
 namespace {
 

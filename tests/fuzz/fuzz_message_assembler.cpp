@@ -13,8 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     goblin::net::MessageAssembler assembler(limits);
     std::size_t offset = 0;
     while (offset + 3 <= size) {
-        const auto kind = (data[offset] & 1) ? goblin::net::FrameKind::Binary
-                                             : goblin::net::FrameKind::Text;
+        const auto kind =
+            (data[offset] & 1) ? goblin::net::FrameKind::Binary : goblin::net::FrameKind::Text;
         std::size_t length = (std::size_t{data[offset + 1]} << 8) | data[offset + 2];
         offset += 3;
         length = length > size - offset ? size - offset : length;

@@ -17,9 +17,12 @@ struct FakeVolunteer {
 
     std::vector<net::Message> unanswered() const {
         auto tasks = link->sentOfType("task");
-        return {tasks.begin() + static_cast<std::ptrdiff_t>(std::min(answered, tasks.size())), tasks.end()};
+        return {tasks.begin() + static_cast<std::ptrdiff_t>(std::min(answered, tasks.size())),
+                tasks.end()};
     }
-    std::string id() const { return std::string(link->sentOfType("welcome").at(0).control.at("volunteer").as_string()); }
+    std::string id() const {
+        return std::string(link->sentOfType("welcome").at(0).control.at("volunteer").as_string());
+    }
     std::vector<std::string> verdicts() const {
         std::vector<std::string> words;
         for (const auto& verdict : link->sentOfType("verdict"))
@@ -33,7 +36,8 @@ class FakeCluster {
     std::uint64_t m_nextPeer = 1;
 
 public:
-    FakeCluster(NodeHarness& node, CoordinatorSettings settings) : m_node(node), coordinator(node.context(), settings) {
+    FakeCluster(NodeHarness& node, CoordinatorSettings settings)
+        : m_node(node), coordinator(node.context(), settings) {
         coordinator.start();
     }
 
@@ -51,7 +55,8 @@ public:
         return link;
     }
 
-    FakeVolunteer& connectVolunteer(int slots, bool graphs, const std::string& backend = "cpu-eigen") {
+    FakeVolunteer& connectVolunteer(int slots, bool graphs,
+                                    const std::string& backend = "cpu-eigen") {
         FakeVolunteer volunteer;
         volunteer.peer = m_nextPeer++;
         volunteer.link = std::make_shared<FakePeerLink>();
@@ -65,7 +70,9 @@ public:
         volunteers.erase(peer);
     }
 
-    void fromResearcher(net::Message message) { coordinator.onMessage(researcherPeer, std::move(message)); }
+    void fromResearcher(net::Message message) {
+        coordinator.onMessage(researcherPeer, std::move(message));
+    }
 
     // Answers every unanswered task frame of `volunteer` with `answer(task) -> result message`.
     template <class Answer> void answer(FakeVolunteer& volunteer, Answer&& answerFor) {

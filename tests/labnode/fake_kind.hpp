@@ -42,14 +42,14 @@ public:
         return TaskClaim{task, ++attempts[task]};
     }
     TaskFrame taskFrame(const Lease& lease) override {
-        return TaskFrame{[op = m_op, task = lease.task, attempt = lease.attempt]() -> Expected<net::Message> {
-                             return net::Message{boost::json::object{{"type", "task"},
-                                                                     {"op", op},
-                                                                     {"task", task},
-                                                                     {"attempt", attempt}},
-                                                 {}};
-                         },
-                         heavyFrames};
+        return TaskFrame{
+            [op = m_op, task = lease.task, attempt = lease.attempt]() -> Expected<net::Message> {
+                return net::Message{
+                    boost::json::object{
+                        {"type", "task"}, {"op", op}, {"task", task}, {"attempt", attempt}},
+                    {}};
+            },
+            heavyFrames};
     }
     void onResult(const Lease& lease, net::Message) override { results.push_back(lease); }
     void onLeaseLost(const Lease& lease, LeaseLoss why, const std::string& detail) override {
@@ -74,7 +74,7 @@ public:
     std::string submitName = "submit_fake";
     std::string prefix = "f-";
     int catalog = 1;
-    std::string refuses;    // a volunteer id this kind never gives a task
+    std::string refuses; // a volunteer id this kind never gives a task
     bool heavyFrames = false;
     std::deque<std::int64_t> queue;
     std::map<std::int64_t, std::int64_t> attempts;

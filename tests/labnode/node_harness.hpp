@@ -75,7 +75,11 @@ public:
         : store(dbPath), blobs(blobDir.empty() ? m_dir.path().toStdString() : blobDir) {}
 
     NodeContext context() {
-        return NodeContext{core, workers, store, blobs, [this] { return now; },
+        return NodeContext{core,
+                           workers,
+                           store,
+                           blobs,
+                           [this] { return now; },
                            [this](const std::string& line) {
                                std::lock_guard lock(m_logMutex);
                                m_logs.push_back(line);
@@ -128,18 +132,22 @@ inline std::int64_t queryInt(NodeStore& store, const std::string& sql) {
     return query.columnInt(0);
 }
 
-inline net::Message control(boost::json::object fields) { return net::Message{std::move(fields), {}}; }
+inline net::Message control(boost::json::object fields) {
+    return net::Message{std::move(fields), {}};
+}
 
 } // namespace goblin::labnode::testing
 
 namespace goblin::labnode::testing {
 
 inline net::Message researcherHello(const std::string& token, int catalog = 3) {
-    return control({{"type", "hello"}, {"id", 1}, {"protocol", 1}, {"catalog", catalog}, {"token", token}});
+    return control(
+        {{"type", "hello"}, {"id", 1}, {"protocol", 1}, {"catalog", catalog}, {"token", token}});
 }
 
 // A first-contact volunteer hello (identity null) that runs matmul, and graphs when asked.
-inline net::Message volunteerHello(int slots, bool graphs, const std::string& backend = "cpu-eigen") {
+inline net::Message volunteerHello(int slots, bool graphs,
+                                   const std::string& backend = "cpu-eigen") {
     boost::json::array ops{"matmul"};
     if (graphs)
         ops.push_back("graph");

@@ -51,10 +51,12 @@ void TestAdmissionDesk::firstMessageMustBeHello() {
 void TestAdmissionDesk::versionsOutsideTheNodesAreClosed() {
     Rig rig;
     for (int catalog : {0, 4}) {
-        auto [peer, link] = rig.connect(static_cast<std::uint64_t>(10 + catalog), PeerRole::Researcher);
+        auto [peer, link] =
+            rig.connect(static_cast<std::uint64_t>(10 + catalog), PeerRole::Researcher);
         QVERIFY(!rig.desk.onHello(*peer, researcherHello("tok", catalog)));
         QCOMPARE(link->closed()->code, ErrorCode::VersionMismatch);
-        QCOMPARE(link->closed()->message, std::string("this node speaks protocol 1 with catalogs 1 to 3"));
+        QCOMPARE(link->closed()->message,
+                 std::string("this node speaks protocol 1 with catalogs 1 to 3"));
     }
     auto [peer, link] = rig.connect(20, PeerRole::Researcher);
     auto hello = researcherHello("tok");
@@ -65,7 +67,8 @@ void TestAdmissionDesk::versionsOutsideTheNodesAreClosed() {
 
 void TestAdmissionDesk::researcherByToken() {
     Rig rig;
-    const auto researcher = rig.node.store.addResearcher("ada@lab.example", hashSecret("tok-right"));
+    const auto researcher =
+        rig.node.store.addResearcher("ada@lab.example", hashSecret("tok-right"));
     QVERIFY(researcher.has_value());
     auto [wrong, wrongLink] = rig.connect(1, PeerRole::Researcher);
     QVERIFY(!rig.desk.onHello(*wrong, researcherHello("tok-wrong")));
@@ -128,7 +131,8 @@ void TestAdmissionDesk::bannedVolunteerIsRefused() {
     const std::string id(welcome.at("volunteer").as_string());
     QVERIFY(rig.node.store.database().execute("UPDATE volunteers SET banned = 1").has_value());
     auto returning = volunteerHello(1, false);
-    returning.control["identity"] = boost::json::object{{"volunteer", id}, {"secret", welcome.at("secret")}};
+    returning.control["identity"] =
+        boost::json::object{{"volunteer", id}, {"secret", welcome.at("secret")}};
     auto [again, againLink] = rig.connect(2, PeerRole::Volunteer);
     QVERIFY(!rig.desk.onHello(*again, returning));
     QCOMPARE(againLink->closed()->code, ErrorCode::Banned);

@@ -25,12 +25,13 @@ net::Message submitRelu(const core::Tensor& x) {
         {"constants", boost::json::array{}},
         {"nodes", {{{"id", 1}, {"op", "relu"}, {"args", {0}}, {"attrs", boost::json::object{}}}}},
         {"outputs", {1}}};
-    return net::Message{boost::json::object{{"type", "submit_graph"},
-                                            {"id", 6},
-                                            {"graph", std::move(graph)},
-                                            {"batch", {{"inputs", {0}}, {"outputs", {0}}, {"chunks", 2}}},
-                                            {"tensors", 1}},
-                        {std::make_shared<const core::Tensor>(x)}};
+    return net::Message{
+        boost::json::object{{"type", "submit_graph"},
+                            {"id", 6},
+                            {"graph", std::move(graph)},
+                            {"batch", {{"inputs", {0}}, {"outputs", {0}}, {"chunks", 2}}},
+                            {"tensors", 1}},
+        {std::make_shared<const core::Tensor>(x)}};
 }
 
 core::Tensor relu(const core::Tensor& x, float corruption = 0) {
@@ -45,7 +46,8 @@ net::Message honest(const net::Message& task) {
     return resultFor(task, {std::make_shared<const core::Tensor>(relu(*task.tensors.at(0)))});
 }
 net::Message lying(const net::Message& task) {
-    return resultFor(task, {std::make_shared<const core::Tensor>(relu(*task.tensors.at(0), 0.5f))}, "opencl-graph");
+    return resultFor(task, {std::make_shared<const core::Tensor>(relu(*task.tensors.at(0), 0.5f))},
+                     "opencl-graph");
 }
 net::Message misshapen(const net::Message& task) {
     return resultFor(task, {std::make_shared<const core::Tensor>(
@@ -58,7 +60,8 @@ bool outputIsRelu(const FakePeerLink& researcher, const core::Tensor& x) {
         return false;
     const core::Tensor expected = relu(x);
     const auto got = done[0].tensors[0]->values<float>();
-    return std::equal(got.begin(), got.end(), expected.values<float>().begin(), expected.values<float>().end());
+    return std::equal(got.begin(), got.end(), expected.values<float>().begin(),
+                      expected.values<float>().end());
 }
 
 CoordinatorSettings settings() {
@@ -97,15 +100,19 @@ void TestGraphJobs::agreeingVolunteersDecideEachTask() {
         return researcher->count("job_done") == 1;
     }));
     QVERIFY(outputIsRelu(*researcher, x));
-    QCOMPARE(researcher->sentOfType("job_accepted").at(0).control.at("tasks").to_number<std::int64_t>(), std::int64_t{2});
+    QCOMPARE(
+        researcher->sentOfType("job_accepted").at(0).control.at("tasks").to_number<std::int64_t>(),
+        std::int64_t{2});
     const auto summary = researcher->sentOfType("job_done")[0].control.at("summary").as_object();
     QCOMPARE(summary.at("verdicts").at("accepted").to_number<std::int64_t>(), std::int64_t{4});
     QCOMPARE(summary.at("verdicts").at("rejected").to_number<std::int64_t>(), std::int64_t{0});
     QCOMPARE(one.link->count("task"), std::size_t{2}); // each computed every chunk once
     QCOMPARE(two.link->count("task"), std::size_t{2});
     QCOMPARE(one.verdicts(), (std::vector<std::string>{"accepted", "accepted"}));
-    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM task_leases WHERE kind = 'graph'"), std::int64_t{4});
-    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM graph_results WHERE method = 'replica-agreement'"),
+    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM task_leases WHERE kind = 'graph'"),
+             std::int64_t{4});
+    QCOMPARE(queryInt(node.store,
+                      "SELECT count(*) FROM graph_results WHERE method = 'replica-agreement'"),
              std::int64_t{4});
     QCOMPARE(researcher->count("progress"), std::size_t{2});
 }
@@ -118,7 +125,8 @@ void TestGraphJobs::liarIsOutvotedByAThirdOpinion() {
     auto& first = cluster.connectVolunteer(2, true);
     const core::Tensor x = goblin::testing::randomTensor(core::DType::F32, {kRows, kCols}, 4);
     cluster.fromResearcher(submitRelu(x));
-    QVERIFY(node.waitUntil([&] { return liar.link->count("task") == 2 && first.link->count("task") == 2; }));
+    QVERIFY(node.waitUntil(
+        [&] { return liar.link->count("task") == 2 && first.link->count("task") == 2; }));
     cluster.answer(liar, lying);
     cluster.answer(first, honest);
     // They disagree: a third volunteer is asked once it connects.
@@ -130,9 +138,11 @@ void TestGraphJobs::liarIsOutvotedByAThirdOpinion() {
     }));
     QVERIFY(outputIsRelu(*researcher, x));
     QCOMPARE(liar.verdicts(), (std::vector<std::string>{"rejected", "rejected"}));
-    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM graph_results WHERE verdict = 'rejected' AND "
-                                  "volunteer_id = '" + liar.id() + "'"),
-             std::int64_t{2});
+    QCOMPARE(
+        queryInt(node.store, "SELECT count(*) FROM graph_results WHERE verdict = 'rejected' AND "
+                             "volunteer_id = '" +
+                                 liar.id() + "'"),
+        std::int64_t{2});
 }
 
 void TestGraphJobs::wrongShapeIsRejectedAtTheGate() {
@@ -154,7 +164,8 @@ void TestGraphJobs::wrongShapeIsRejectedAtTheGate() {
     QVERIFY(!bad.verdicts().empty());
     for (const std::string& verdict : bad.verdicts())
         QCOMPARE(verdict, std::string("rejected"));
-    QVERIFY(queryInt(node.store, "SELECT count(*) FROM graph_results WHERE method = 'shape-gate'") >= 1);
+    QVERIFY(queryInt(node.store,
+                     "SELECT count(*) FROM graph_results WHERE method = 'shape-gate'") >= 1);
 }
 
 void TestGraphJobs::restartKeepsDecidedTasksAndAttempts() {
@@ -172,7 +183,8 @@ void TestGraphJobs::restartKeepsDecidedTasksAndAttempts() {
         auto& one = cluster.connectVolunteer(2, true);
         auto& two = cluster.connectVolunteer(2, true, "opencl-graph");
         cluster.fromResearcher(submitRelu(x));
-        QVERIFY(node.waitUntil([&] { return one.link->count("task") == 2 && two.link->count("task") == 2; }));
+        QVERIFY(node.waitUntil(
+            [&] { return one.link->count("task") == 2 && two.link->count("task") == 2; }));
         job = jobIdOf(*researcher);
         // Both answer the first chunk only; the node dies with the second chunk's leases out.
         const auto task = one.link->sentOfType("task")[0];
@@ -182,7 +194,8 @@ void TestGraphJobs::restartKeepsDecidedTasksAndAttempts() {
                 if (frame.control.at("task").to_number<std::int64_t>() == decidedTask)
                     cluster.coordinator.onMessage(volunteer->peer, honest(frame));
         QVERIFY(node.waitUntil([&] { return researcher->count("progress") == 1; }));
-        highestAttempt = queryInt(node.store, "SELECT max(attempt) FROM task_leases WHERE kind = 'graph'");
+        highestAttempt =
+            queryInt(node.store, "SELECT max(attempt) FROM task_leases WHERE kind = 'graph'");
     }
     NodeHarness node(db, blobs);
     FakeCluster cluster(node, settings());
@@ -200,8 +213,10 @@ void TestGraphJobs::restartKeepsDecidedTasksAndAttempts() {
     for (auto* volunteer : {&one, &two}) {
         const auto tasks = volunteer->link->sentOfType("task");
         QCOMPARE(tasks.size(), std::size_t{1});
-        QVERIFY2(tasks[0].control.at("task").to_number<std::int64_t>() != decidedTask, "a decided task was computed again");
-        QVERIFY2(tasks[0].control.at("attempt").to_number<std::int64_t>() > highestAttempt, "an attempt number was reused");
+        QVERIFY2(tasks[0].control.at("task").to_number<std::int64_t>() != decidedTask,
+                 "a decided task was computed again");
+        QVERIFY2(tasks[0].control.at("attempt").to_number<std::int64_t>() > highestAttempt,
+                 "an attempt number was reused");
     }
 }
 

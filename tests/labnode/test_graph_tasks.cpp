@@ -7,8 +7,8 @@
 
 #include <boost/json.hpp>
 
-#include "goblin/reference/graph_executor.hpp"
 #include "goblin/core/graph/graph_json.hpp"
+#include "goblin/reference/graph_executor.hpp"
 #include "graph/graph_chunks.hpp"
 #include "graph/replica_referee.hpp"
 #include "graph/tensor_slices.hpp"
@@ -84,7 +84,8 @@ void TestGraphTasks::sliceAndPlaceRoundTrip() {
     }
     // Element (1, 2, 0) of the slice [:, 2:4, :] is element (1, 4, 0) of the whole.
     const Tensor part = lab::sliceAlong(whole, 1, 2, 2).value();
-    QCOMPARE(part.values<float>()[1 * 2 * 3 + 1 * 3 + 0], whole.values<float>()[1 * 15 + 3 * 3 + 0]);
+    QCOMPARE(part.values<float>()[1 * 2 * 3 + 1 * 3 + 0],
+             whole.values<float>()[1 * 15 + 3 * 3 + 0]);
     QVERIFY(!lab::sliceAlong(whole, 1, 4, 2).has_value());
     QVERIFY(!lab::sliceAlong(whole, 3, 0, 1).has_value());
     Tensor small = Tensor::allocate(DType::F32, {3, 4, 3}).value();
@@ -105,9 +106,10 @@ void TestGraphTasks::submissionChecksInputsAndBatch() {
     QCOMPARE(split->batch->size, std::int64_t{6});
     QCOMPARE(split->batch->outputDims, (std::vector<int>{0, 0}));
     QCOMPARE(split->batch->chunks, std::int64_t{4});
-    for (const char* bad : {R"({"inputs":[3],"outputs":[0,0]})", R"({"inputs":[null],"outputs":[0,0]})",
-                            R"({"inputs":[0],"outputs":[1,0]})", R"({"inputs":[0]})",
-                            R"({"inputs":[0],"outputs":[0,0],"chunks":0})"}) {
+    for (const char* bad :
+         {R"({"inputs":[3],"outputs":[0,0]})", R"({"inputs":[null],"outputs":[0,0]})",
+          R"({"inputs":[0],"outputs":[1,0]})", R"({"inputs":[0]})",
+          R"({"inputs":[0],"outputs":[0,0],"chunks":0})"}) {
         auto refused = lab::parseGraphSubmission(submission(g, {iota({6, 3, 4})}, bad), limits);
         QVERIFY2(!refused.has_value(), bad);
     }
@@ -135,7 +137,8 @@ void TestGraphTasks::chunksAdaptStaticShapesAndMergeBack() {
         QCOMPARE(chunk.tolerances.size(), std::size_t{2});
         // x, both reshapes, relu and the row sums: every value of the chunk at once.
         const std::int64_t rowsHere = chunk.graph.inputs[0].spec.shape[0];
-        QCOMPARE(chunk.peakBytes, static_cast<std::int64_t>(sizeof(float)) * rowsHere * (12 * 4 + 1));
+        QCOMPARE(chunk.peakBytes,
+                 static_cast<std::int64_t>(sizeof(float)) * rowsHere * (12 * 4 + 1));
     }
     QCOMPARE(rows, std::int64_t{7});
     const auto merged = lab::mergeChunkOutputs(*parsed, *chunks, outputs).value();
@@ -143,7 +146,8 @@ void TestGraphTasks::chunksAdaptStaticShapesAndMergeBack() {
     const auto expected = goblin::reference::runGraph(parsed->graph, parsed->plan, whole).value();
     for (std::size_t o = 0; o < 2; ++o) {
         QCOMPARE(merged[o].shape(), expected[o].shape());
-        QVERIFY(std::equal(merged[o].bytes().begin(), merged[o].bytes().end(), expected[o].bytes().begin()));
+        QVERIFY(std::equal(merged[o].bytes().begin(), merged[o].bytes().end(),
+                           expected[o].bytes().begin()));
     }
 }
 
@@ -174,27 +178,34 @@ void TestGraphTasks::refereeDecisions() {
         return r;
     };
     using lab::Decision;
-    QCOMPARE(lab::judgeReplicas(tolerances, {replica("a", right)}).decision, Decision::NeedAnotherVolunteer);
+    QCOMPARE(lab::judgeReplicas(tolerances, {replica("a", right)}).decision,
+             Decision::NeedAnotherVolunteer);
     auto agree = lab::judgeReplicas(tolerances, {replica("a", right), replica("b", right)});
     QCOMPARE(agree.decision, Decision::Decided);
     QVERIFY(agree.verdicts[0].accepted && agree.verdicts[1].accepted);
     QCOMPARE(lab::judgeReplicas(tolerances, {replica("a", right), replica("b", wrong)}).decision,
              Decision::NeedAnotherVolunteer);
-    auto third = lab::judgeReplicas(tolerances, {replica("a", wrong), replica("b", right), replica("c", right)});
+    auto third = lab::judgeReplicas(
+        tolerances, {replica("a", wrong), replica("b", right), replica("c", right)});
     QCOMPARE(third.decision, Decision::Decided);
-    QVERIFY(!third.verdicts[0].accepted && third.verdicts[1].accepted && third.verdicts[2].accepted);
+    QVERIFY(!third.verdicts[0].accepted && third.verdicts[1].accepted &&
+            third.verdicts[2].accepted);
     QVERIFY(third.decisive != 0);
     std::vector<Tensor> otherWrong{copyOf(right[0]), copyOf(right[1])};
     otherWrong[1].values<float>()[0] += 5.0f;
     // Three opinions and no two agree: the node decides.
-    QCOMPARE(lab::judgeReplicas(tolerances, {replica("a", wrong), replica("b", otherWrong), replica("c", right)}).decision,
+    QCOMPARE(lab::judgeReplicas(
+                 tolerances, {replica("a", wrong), replica("b", otherWrong), replica("c", right)})
+                 .decision,
              Decision::NeedNodeReference);
     // Two that agree carry the vote, even on the same wrong answer: the node's sample catches that.
-    auto pair = lab::judgeReplicas(tolerances, {replica("a", wrong), replica("b", otherWrong), replica("c", wrong)});
+    auto pair = lab::judgeReplicas(
+        tolerances, {replica("a", wrong), replica("b", otherWrong), replica("c", wrong)});
     QCOMPARE(pair.decision, Decision::Decided);
     QVERIFY(pair.verdicts[0].accepted && !pair.verdicts[1].accepted && pair.verdicts[2].accepted);
     // The node's replica is trusted: two agreeing liars both lose against it.
-    auto node = lab::judgeReplicas(tolerances, {replica("a", wrong), replica("b", wrong), replica("", right)});
+    auto node = lab::judgeReplicas(tolerances,
+                                   {replica("a", wrong), replica("b", wrong), replica("", right)});
     QCOMPARE(node.decision, Decision::Decided);
     QCOMPARE(node.decisive, std::size_t{2});
     QVERIFY(!node.verdicts[0].accepted && !node.verdicts[1].accepted);

@@ -3,8 +3,8 @@
 #include <QtTest/QtTest>
 
 #include <algorithm>
-#include <set>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,7 +49,6 @@ std::vector<std::int64_t> drain(JobBook& book, const std::string& volunteer) {
 }
 
 using Ids = std::vector<std::int64_t>;
-
 
 } // namespace
 

@@ -25,7 +25,8 @@ core::Tensor product(const core::Tensor& a, const core::Tensor& b, float corrupt
         for (std::int64_t j = 0; j < n; ++j) {
             double sum = 0;
             for (std::int64_t p = 0; p < k; ++p)
-                sum += double(a.values<float>()[std::size_t(i * k + p)]) * b.values<float>()[std::size_t(p * n + j)];
+                sum += double(a.values<float>()[std::size_t(i * k + p)]) *
+                       b.values<float>()[std::size_t(p * n + j)];
             c.values<float>()[std::size_t(i * n + j)] = static_cast<float>(sum);
         }
     c.values<float>()[0] += corruption;
@@ -33,18 +34,22 @@ core::Tensor product(const core::Tensor& a, const core::Tensor& b, float corrupt
 }
 
 net::Message honestTile(const net::Message& task) {
-    return resultFor(task, {std::make_shared<const core::Tensor>(product(*task.tensors[0], *task.tensors[1]))});
+    return resultFor(
+        task, {std::make_shared<const core::Tensor>(product(*task.tensors[0], *task.tensors[1]))});
 }
 net::Message wrongTile(const net::Message& task) {
-    return resultFor(task, {std::make_shared<const core::Tensor>(product(*task.tensors[0], *task.tensors[1], 1.0f))});
+    return resultFor(task, {std::make_shared<const core::Tensor>(
+                               product(*task.tensors[0], *task.tensors[1], 1.0f))});
 }
 
 struct Inputs {
     core::Tensor a = goblin::testing::randomTensor(core::DType::F32, {kM, kK}, 11);
     core::Tensor b = goblin::testing::randomTensor(core::DType::F32, {kK, kN}, 12);
     net::Message submit() const {
-        return net::Message{boost::json::object{{"type", "submit_matmul"}, {"id", 5}, {"tile", {3, 2}}, {"tensors", 2}},
-                            {std::make_shared<const core::Tensor>(a), std::make_shared<const core::Tensor>(b)}};
+        return net::Message{
+            boost::json::object{
+                {"type", "submit_matmul"}, {"id", 5}, {"tile", {3, 2}}, {"tensors", 2}},
+            {std::make_shared<const core::Tensor>(a), std::make_shared<const core::Tensor>(b)}};
     }
 };
 
@@ -56,7 +61,8 @@ bool deliveredProductIsRight(const FakePeerLink& researcher, const Inputs& input
     const core::Tensor expected = product(inputs.a, inputs.b);
     const auto got = done[0].tensors[0]->values<float>();
     for (std::size_t i = 0; i < got.size(); ++i)
-        if (std::fabs(got[i] - expected.values<float>()[i]) > 1e-4f * (1 + std::fabs(expected.values<float>()[i])))
+        if (std::fabs(got[i] - expected.values<float>()[i]) >
+            1e-4f * (1 + std::fabs(expected.values<float>()[i])))
             return false;
     return true;
 }
@@ -99,19 +105,24 @@ void TestMatmulJobs::honestJobIsMergedAndDelivered() {
         return researcher->count("job_done") == 1;
     }));
     QVERIFY(deliveredProductIsRight(*researcher, inputs));
-    QCOMPARE(researcher->sentOfType("job_accepted").at(0).control.at("tiles").to_number<std::int64_t>(), std::int64_t{4});
+    QCOMPARE(
+        researcher->sentOfType("job_accepted").at(0).control.at("tiles").to_number<std::int64_t>(),
+        std::int64_t{4});
     const auto summary = researcher->sentOfType("job_done")[0].control.at("summary").as_object();
     QCOMPARE(summary.at("verdicts").at("accepted").to_number<std::int64_t>(), std::int64_t{4});
     QCOMPARE(summary.at("verdicts").at("rejected").to_number<std::int64_t>(), std::int64_t{0});
     QCOMPARE(summary.at("volunteers").to_number<std::int64_t>(), std::int64_t{2});
     QVERIFY(one.answered > 0 && two.answered > 0);
-    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM task_leases WHERE kind = 'matmul'"), std::int64_t{4});
+    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM task_leases WHERE kind = 'matmul'"),
+             std::int64_t{4});
     QVERIFY(researcher->count("progress") >= 1);
     // Task frames carry only the computation.
     const auto frame = one.link->sentOfType("task").at(0).control;
     for (const auto& [key, value] : frame)
-        QVERIFY2((std::set<std::string>{"type", "task", "attempt", "op", "dtype", "tensors"}.contains(std::string(key))),
-                 "a task frame carries more than the computation");
+        QVERIFY2(
+            (std::set<std::string>{"type", "task", "attempt", "op", "dtype", "tensors"}.contains(
+                std::string(key))),
+            "a task frame carries more than the computation");
 }
 
 void TestMatmulJobs::wrongTileIsRejectedAndRedoneElsewhere() {
@@ -135,15 +146,21 @@ void TestMatmulJobs::wrongTileIsRejectedAndRedoneElsewhere() {
     // A tile it got wrong never went back to it, and every tile was accepted from the other.
     std::set<std::int64_t> liarTasks;
     for (const auto& task : liar.link->sentOfType("task"))
-        QVERIFY2(liarTasks.insert(task.control.at("task").to_number<std::int64_t>()).second, "a rejected tile went back to its liar");
+        QVERIFY2(liarTasks.insert(task.control.at("task").to_number<std::int64_t>()).second,
+                 "a rejected tile went back to its liar");
     const auto lies = static_cast<std::int64_t>(liarTasks.size());
-    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM results WHERE verdict = 'rejected' AND volunteer_id = '" +
-                                      liar.id() + "'"),
+    QCOMPARE(
+        queryInt(node.store,
+                 "SELECT count(*) FROM results WHERE verdict = 'rejected' AND volunteer_id = '" +
+                     liar.id() + "'"),
+        lies);
+    QCOMPARE(queryInt(node.store, "SELECT rejected FROM volunteers WHERE id = '" + liar.id() + "'"),
              lies);
-    QCOMPARE(queryInt(node.store, "SELECT rejected FROM volunteers WHERE id = '" + liar.id() + "'"), lies);
-    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM results WHERE verdict = 'accepted' AND volunteer_id = '" +
-                                      honest.id() + "'"),
-             std::int64_t{4});
+    QCOMPARE(
+        queryInt(node.store,
+                 "SELECT count(*) FROM results WHERE verdict = 'accepted' AND volunteer_id = '" +
+                     honest.id() + "'"),
+        std::int64_t{4});
     QVERIFY(node.logged("REJECTED"));
 }
 
@@ -161,7 +178,8 @@ void TestMatmulJobs::expiredLeaseIsReleasedWithANewAttempt() {
     QVERIFY(node.waitUntil([&] { return sleeper.link->count("task") == 2; }));
     const auto second = sleeper.link->sentOfType("task")[1];
     QCOMPARE(second.control.at("task"), first.control.at("task"));
-    QCOMPARE(second.control.at("attempt").to_number<std::int64_t>(), first.control.at("attempt").to_number<std::int64_t>() + 1);
+    QCOMPARE(second.control.at("attempt").to_number<std::int64_t>(),
+             first.control.at("attempt").to_number<std::int64_t>() + 1);
     QVERIFY(node.logged("lease expired; back in the queue"));
     // The expired attempt's late answer is stale and merges nothing.
     cluster.coordinator.onMessage(sleeper.peer, honestTile(first));
@@ -191,9 +209,10 @@ void TestMatmulJobs::duplicateResultIsStale() {
         return researcher->count("job_done") == 1;
     }));
     QCOMPARE(volunteer.verdicts().at(0), std::string("stale")); // the replay, answered at once
-    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM results WHERE task_id = " +
-                                      std::to_string(task.control.at("task").to_number<std::int64_t>())),
-             std::int64_t{1});
+    QCOMPARE(
+        queryInt(node.store, "SELECT count(*) FROM results WHERE task_id = " +
+                                 std::to_string(task.control.at("task").to_number<std::int64_t>())),
+        std::int64_t{1});
     QVERIFY(deliveredProductIsRight(*researcher, inputs));
 }
 
@@ -239,7 +258,8 @@ void TestMatmulJobs::restartResumesWithoutRedoingAcceptedTiles() {
         // Two tiles are answered and accepted; the node then dies with two leases out.
         auto tasks = volunteer.link->sentOfType("task");
         for (int i = 0; i < 2; ++i) {
-            acceptedBefore.insert(tasks[std::size_t(i)].control.at("task").to_number<std::int64_t>());
+            acceptedBefore.insert(
+                tasks[std::size_t(i)].control.at("task").to_number<std::int64_t>());
             cluster.coordinator.onMessage(volunteer.peer, honestTile(tasks[std::size_t(i)]));
         }
         QVERIFY(node.waitUntil([&] { return volunteer.verdicts().size() == 2; }));
@@ -259,11 +279,13 @@ void TestMatmulJobs::restartResumesWithoutRedoingAcceptedTiles() {
     const auto tasks = volunteer.link->sentOfType("task");
     QCOMPARE(tasks.size(), std::size_t{2});
     for (const auto& task : tasks) {
-        QVERIFY2(!acceptedBefore.contains(task.control.at("task").to_number<std::int64_t>()), "an accepted tile was redone");
+        QVERIFY2(!acceptedBefore.contains(task.control.at("task").to_number<std::int64_t>()),
+                 "an accepted tile was redone");
         // Attempt 1 was leased before the restart: numbers never repeat.
         QCOMPARE(task.control.at("attempt").to_number<std::int64_t>(), highestAttempt + 1);
     }
-    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM results WHERE verdict = 'accepted'"), std::int64_t{4});
+    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM results WHERE verdict = 'accepted'"),
+             std::int64_t{4});
 }
 
 QTEST_APPLESS_MAIN(TestMatmulJobs)

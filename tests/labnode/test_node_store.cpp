@@ -14,11 +14,11 @@
 using goblin::core::DType;
 using goblin::labnode::JobRecord;
 using goblin::labnode::kSchemaVersion;
-using goblin::labnode::NodeStore;
 using goblin::labnode::LeaseRecord;
-using goblin::labnode::VerdictRecord;
+using goblin::labnode::NodeStore;
 using goblin::labnode::TileRecord;
 using goblin::labnode::Transaction;
+using goblin::labnode::VerdictRecord;
 
 namespace {
 
@@ -74,8 +74,8 @@ VerdictRecord result(std::int64_t task, std::int64_t attempt, const std::string&
 
 goblin::Expected<void> recordLease(NodeStore& store, std::int64_t task, std::int64_t attempt,
                                    const std::string& volunteer, double now, double deadline) {
-    return goblin::labnode::recordLease(store.database(),
-                                        LeaseRecord{"matmul", task, attempt, volunteer, now, deadline});
+    return goblin::labnode::recordLease(
+        store.database(), LeaseRecord{"matmul", task, attempt, volunteer, now, deadline});
 }
 
 goblin::Expected<void> recordResult(NodeStore& store, const VerdictRecord& verdict, double now) {

@@ -74,7 +74,8 @@ void TestResearcherDesk::catalogTooOldIsRefused() {
     QCOMPARE(errors.size(), std::size_t{1});
     QCOMPARE(errors[0].control.at("code").as_string(), "version_mismatch");
     QCOMPARE(errors[0].control.at("id").as_int64(), std::int64_t{7});
-    QVERIFY(std::string(errors[0].control.at("message").as_string()).find("catalog 3") != std::string::npos);
+    QVERIFY(std::string(errors[0].control.at("message").as_string()).find("catalog 3") !=
+            std::string::npos);
     rig.desk.onMessage(*rig.researcher, control({{"type", "submit_matmul"}, {"id", 8}}));
     QCOMPARE(rig.matmul.submitted.size(), std::size_t{1});
 }
@@ -82,7 +83,8 @@ void TestResearcherDesk::catalogTooOldIsRefused() {
 void TestResearcherDesk::fetchAndReleaseFollowTheJobId() {
     Rig rig;
     rig.desk.onMessage(*rig.researcher, control({{"type", "fetch"}, {"id", 1}, {"job", "g-abc"}}));
-    rig.desk.onMessage(*rig.researcher, control({{"type", "release"}, {"id", 2}, {"job", "j-abc"}}));
+    rig.desk.onMessage(*rig.researcher,
+                       control({{"type", "release"}, {"id", 2}, {"job", "j-abc"}}));
     QCOMPARE(rig.graph.fetched.size(), std::size_t{1});
     QCOMPARE(rig.graph.fetched[0].jobId, std::string("g-abc"));
     QCOMPARE(rig.matmul.released.size(), std::size_t{1});

@@ -38,8 +38,12 @@ struct Rig {
     }
 };
 
-std::int64_t attemptOf(const net::Message& task) { return task.control.at("attempt").as_int64(); }
-std::int64_t taskOf(const net::Message& task) { return task.control.at("task").as_int64(); }
+std::int64_t attemptOf(const net::Message& task) {
+    return task.control.at("attempt").as_int64();
+}
+std::int64_t taskOf(const net::Message& task) {
+    return task.control.at("task").as_int64();
+}
 
 } // namespace
 
@@ -88,7 +92,8 @@ void TestScheduler::leasesAreDurableBeforeFramesLeave() {
              std::int64_t{1060});
     // A recorded attempt is never leased again: the lease fails, nothing is sent, the task stays.
     rig.kind.attempts[11] = 0;
-    QVERIFY(recordLease(rig.node.store.database(), LeaseRecord{"fake", 11, 1, "v-9", 0, 0}).has_value());
+    QVERIFY(recordLease(rig.node.store.database(), LeaseRecord{"fake", 11, 1, "v-9", 0, 0})
+                .has_value());
     auto two = rig.volunteer(2, 1);
     rig.kind.queue = {11};
     rig.scheduler.pump();
@@ -143,7 +148,7 @@ void TestScheduler::staleAndDuplicateResultsFreeNothing() {
     rig.scheduler.onResult(1, rig.result(10, 1));
     QCOMPARE(rig.kind.results.size(), std::size_t{1});
     QCOMPARE(one->count("verdict"), std::size_t{2}); // two stale
-    rig.node.poll(); // the wake-up pump
+    rig.node.poll();                                 // the wake-up pump
     QCOMPARE(one->count("task"), std::size_t{2});
 }
 
@@ -152,11 +157,17 @@ void TestScheduler::taskErrorEndsTheLease() {
     auto one = rig.volunteer(1, 1);
     rig.kind.queue = {10};
     rig.scheduler.pump();
-    rig.scheduler.onTaskError(1, boost::json::object{{"type", "task_error"}, {"op", "fake"}, {"task", 10},
-                                                     {"attempt", 7}, {"message", "no"}});
+    rig.scheduler.onTaskError(1, boost::json::object{{"type", "task_error"},
+                                                     {"op", "fake"},
+                                                     {"task", 10},
+                                                     {"attempt", 7},
+                                                     {"message", "no"}});
     QVERIFY2(rig.kind.lost.empty(), "a task error for another attempt ended the lease");
-    rig.scheduler.onTaskError(1, boost::json::object{{"type", "task_error"}, {"op", "fake"}, {"task", 10},
-                                                     {"attempt", 1}, {"message", "out of memory"}});
+    rig.scheduler.onTaskError(1, boost::json::object{{"type", "task_error"},
+                                                     {"op", "fake"},
+                                                     {"task", 10},
+                                                     {"attempt", 1},
+                                                     {"message", "out of memory"}});
     QCOMPARE(rig.kind.lost.size(), std::size_t{1});
     QCOMPARE(rig.kind.lost[0].why, LeaseLoss::TaskError);
     QCOMPARE(rig.kind.lost[0].detail, std::string("out of memory"));

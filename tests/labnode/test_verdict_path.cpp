@@ -75,9 +75,12 @@ void TestVerdictPath::burstCommitsOnceThenTells() {
     QCOMPARE(queryInt(rig.node.store, "SELECT count(*) FROM results"), std::int64_t{0});
     rig.node.poll();
     QCOMPARE(queryInt(rig.node.store, "SELECT count(*) FROM results"), std::int64_t{2});
-    QCOMPARE(queryInt(rig.node.store, "SELECT accepted FROM volunteers WHERE id = 'v-1'"), std::int64_t{1});
-    QCOMPARE(queryInt(rig.node.store, "SELECT rejected FROM volunteers WHERE id = 'v-1'"), std::int64_t{1});
-    QCOMPARE(order, (std::vector<std::string>{"committed 1 after 1 verdict(s)", "committed 2 after 2 verdict(s)"}));
+    QCOMPARE(queryInt(rig.node.store, "SELECT accepted FROM volunteers WHERE id = 'v-1'"),
+             std::int64_t{1});
+    QCOMPARE(queryInt(rig.node.store, "SELECT rejected FROM volunteers WHERE id = 'v-1'"),
+             std::int64_t{1});
+    QCOMPARE(order, (std::vector<std::string>{"committed 1 after 1 verdict(s)",
+                                              "committed 2 after 2 verdict(s)"}));
     const auto sent = rig.link->sentOfType("verdict");
     QCOMPARE(sent[0].control.at("verdict").as_string(), "rejected");
     QCOMPARE(sent[1].control.at("verdict").as_string(), "accepted");
@@ -94,7 +97,9 @@ void TestVerdictPath::failureWritesNothingAndTellsNobody() {
     good.failed = [&](const Error&) { ++failed; };
     VerdictBatch bad;
     bad.verdicts.push_back({1, tile(task, 2, true)});
-    bad.alsoWrite = [](Database&) -> Expected<void> { return makeError(ErrorCode::Internal, "disk full"); };
+    bad.alsoWrite = [](Database&) -> Expected<void> {
+        return makeError(ErrorCode::Internal, "disk full");
+    };
     bad.committed = [&] { ++committed; };
     bad.failed = [&](const Error& error) {
         ++failed;
@@ -107,7 +112,8 @@ void TestVerdictPath::failureWritesNothingAndTellsNobody() {
     QCOMPARE(committed, 0);
     QCOMPARE(rig.link->count("verdict"), std::size_t{0});
     QCOMPARE(queryInt(rig.node.store, "SELECT count(*) FROM results"), std::int64_t{0});
-    QCOMPARE(queryInt(rig.node.store, "SELECT rejected FROM volunteers WHERE id = 'v-1'"), std::int64_t{0});
+    QCOMPARE(queryInt(rig.node.store, "SELECT rejected FROM volunteers WHERE id = 'v-1'"),
+             std::int64_t{0});
     // A second accepted verdict for one task is refused by the database: nothing of it lands.
     VerdictBatch first;
     first.verdicts.push_back({1, tile(task, 3, true)});
@@ -143,9 +149,11 @@ void TestVerdictPath::graphVerdictsGoToTheirTable() {
     VerdictBatch batch;
     batch.verdicts.push_back({0, record}); // peer 0: nobody to tell
     rig.verdicts.commitNow(std::move(batch));
-    QCOMPARE(queryInt(rig.node.store, "SELECT count(*) FROM graph_results WHERE task_id = " +
-                                      std::to_string(*task) + " AND attempt = 2 AND method = 'node-sample' AND verdict = 'rejected'"),
-             std::int64_t{1});
+    QCOMPARE(
+        queryInt(rig.node.store,
+                 "SELECT count(*) FROM graph_results WHERE task_id = " + std::to_string(*task) +
+                     " AND attempt = 2 AND method = 'node-sample' AND verdict = 'rejected'"),
+        std::int64_t{1});
     QCOMPARE(queryInt(rig.node.store, "SELECT count(*) FROM results"), std::int64_t{0});
     QCOMPARE(rig.link->count("verdict"), std::size_t{0});
 }
@@ -157,7 +165,8 @@ void TestVerdictPath::verdictFrames() {
     QCOMPARE(stale.control.at("attempt").as_int64(), std::int64_t{9});
     QCOMPARE(stale.control.at("verdict").as_string(), "stale");
     QVERIFY(stale.tensors.empty());
-    QCOMPARE(verdictMessage(1, 1, VerdictWord::Accepted).control.at("verdict").as_string(), "accepted");
+    QCOMPARE(verdictMessage(1, 1, VerdictWord::Accepted).control.at("verdict").as_string(),
+             "accepted");
     Rig rig;
     rig.verdicts.sendStale(1, 5, 9);
     QCOMPARE(rig.link->sentOfType("verdict")[0].control, stale.control);

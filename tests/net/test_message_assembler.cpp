@@ -11,8 +11,8 @@
 
 #include <boost/json.hpp>
 
-#include "goblin/core/tensor_frame.hpp"
 #include "goblin/core/precise_json.hpp"
+#include "goblin/core/tensor_frame.hpp"
 #include "goblin/net/message_assembler.hpp"
 
 using goblin::ErrorCode;
@@ -313,8 +313,9 @@ void TestMessageAssembler::authenticatedControlLimit() {
 // Boost.JSON 1.81's own parser reads some doubles one ulp off; control messages carry a graph's
 // constants and attributes, which must arrive bit for bit (and survive re-serialising).
 void TestMessageAssembler::doublesKeepTheirBits() {
-    const std::vector<double> values{-1.1677287743379883, 0.1, 1e-300, 2.2250738585072014e-308,
-                                     0.30000000000000004, 123456.78901234567};
+    const std::vector<double> values{
+        -1.1677287743379883, 0.1, 1e-300, 2.2250738585072014e-308, 0.30000000000000004,
+        123456.78901234567};
     std::string text = R"({"type":"a","values":[)";
     for (std::size_t i = 0; i < values.size(); ++i) {
         char buffer[64];

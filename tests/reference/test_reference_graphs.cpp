@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "goblin/reference/graph_executor.hpp"
 #include "goblin/core/graph/graph_json.hpp"
+#include "goblin/reference/graph_executor.hpp"
 
 using namespace goblin::core;
 namespace json = boost::json;
@@ -38,12 +38,16 @@ bool close(double want, double got, double rtol, double atol) {
     return std::abs(want - got) <= atol + rtol * std::abs(want);
 }
 
-template <class T> QString compare(const Tensor& want, const Tensor& got, double rtol, double atol) {
+template <class T>
+QString compare(const Tensor& want, const Tensor& got, double rtol, double atol) {
     for (std::size_t i = 0; i < want.values<T>().size(); ++i) {
         const auto w = static_cast<double>(want.values<T>()[i]);
         const auto g = static_cast<double>(got.values<T>()[i]);
         if (!close(w, g, rtol, atol))
-            return QStringLiteral("element %1: want %2, got %3").arg(i).arg(w, 0, 'g', 17).arg(g, 0, 'g', 17);
+            return QStringLiteral("element %1: want %2, got %3")
+                .arg(i)
+                .arg(w, 0, 'g', 17)
+                .arg(g, 0, 'g', 17);
     }
     return {};
 }
@@ -88,13 +92,24 @@ private Q_SLOTS:
             const double atol = expected[i].at("atol").to_number<double>();
             QString mismatch;
             switch (want.dtype()) {
-            case DType::F32: mismatch = compare<float>(want, got, rtol, atol); break;
-            case DType::F64: mismatch = compare<double>(want, got, rtol, atol); break;
-            case DType::I32: mismatch = compare<std::int32_t>(want, got, 0, 0); break;
-            case DType::I64: mismatch = compare<std::int64_t>(want, got, 0, 0); break;
-            case DType::Bool: mismatch = compare<bool>(want, got, 0, 0); break;
+            case DType::F32:
+                mismatch = compare<float>(want, got, rtol, atol);
+                break;
+            case DType::F64:
+                mismatch = compare<double>(want, got, rtol, atol);
+                break;
+            case DType::I32:
+                mismatch = compare<std::int32_t>(want, got, 0, 0);
+                break;
+            case DType::I64:
+                mismatch = compare<std::int64_t>(want, got, 0, 0);
+                break;
+            case DType::Bool:
+                mismatch = compare<bool>(want, got, 0, 0);
+                break;
             }
-            QVERIFY2(mismatch.isEmpty(), qPrintable(QStringLiteral("output %1: ").arg(i) + mismatch));
+            QVERIFY2(mismatch.isEmpty(),
+                     qPrintable(QStringLiteral("output %1: ").arg(i) + mismatch));
         }
     }
 };

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <limits>
 
-#include "philox.h"
 #include "goblin/reference/graph_executor.hpp"
+#include "philox.h"
 #include "support/reference_op_helpers.hpp"
 
 using goblin::ErrorCode;
@@ -18,9 +18,9 @@ using namespace reference_test;
 
 namespace {
 
-
-
-Attributes dim(std::int64_t d) { return {{"dim", d}}; }
+Attributes dim(std::int64_t d) {
+    return {{"dim", d}};
+}
 
 } // namespace
 
@@ -45,14 +45,16 @@ private Q_SLOTS:
         QCOMPARE(run<std::int64_t>(OpCode::IndexSelect, {x, index}, dim(0)),
                  (std::vector<std::int64_t>{5, 6, 1, 2, 5, 6}));
         auto column = make<std::int64_t>(DType::I64, {1}, {1});
-        QCOMPARE(run<std::int64_t>(OpCode::IndexSelect, {x, column}, dim(-1)), (std::vector<std::int64_t>{2, 4, 6}));
+        QCOMPARE(run<std::int64_t>(OpCode::IndexSelect, {x, column}, dim(-1)),
+                 (std::vector<std::int64_t>{2, 4, 6}));
         auto outside = make<std::int64_t>(DType::I64, {2}, {0, 3});
         QCOMPARE(failure(OpCode::IndexSelect, {x, outside}, dim(0)), ErrorCode::InvalidInput);
         auto weight = make<double>(DType::F64, {4, 2}, {0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5});
         auto ids = make<std::int64_t>(DType::I64, {2, 2}, {3, 0, 1, 1});
         auto rows = runOp(OpCode::Embedding, std::vector<Tensor>{weight, ids}, {});
         QCOMPARE(rows->shape(), (Shape{2, 2, 2}));
-        QCOMPARE(run<double>(OpCode::Embedding, {weight, ids}), (std::vector<double>{3, 3.5, 0, 0.5, 1, 1.5, 1, 1.5}));
+        QCOMPARE(run<double>(OpCode::Embedding, {weight, ids}),
+                 (std::vector<double>{3, 3.5, 0, 0.5, 1, 1.5, 1, 1.5}));
         auto badId = make<std::int64_t>(DType::I64, {1}, {4});
         QCOMPARE(failure(OpCode::Embedding, {weight, badId}), ErrorCode::InvalidInput);
     }
@@ -61,32 +63,38 @@ private Q_SLOTS:
         const Attributes three{{"num_classes", std::int64_t{3}}};
         QCOMPARE(run<std::int64_t>(OpCode::OneHot, {classes}, three),
                  (std::vector<std::int64_t>{1, 0, 0, 0, 0, 1, 0, 1, 0}));
-        QCOMPARE(failure(OpCode::OneHot, {make<std::int64_t>(DType::I64, {1}, {3})}, three), ErrorCode::InvalidInput);
-        QCOMPARE(failure(OpCode::OneHot, {make<std::int32_t>(DType::I32, {1}, {-1})}, three), ErrorCode::InvalidInput);
+        QCOMPARE(failure(OpCode::OneHot, {make<std::int64_t>(DType::I64, {1}, {3})}, three),
+                 ErrorCode::InvalidInput);
+        QCOMPARE(failure(OpCode::OneHot, {make<std::int32_t>(DType::I32, {1}, {-1})}, three),
+                 ErrorCode::InvalidInput);
     }
     void indexAddAccumulatesInIndexOrder() {
         auto x = make<float>(DType::F32, {2, 3}, {1, 1, 1, 1, 1, 1});
         auto index = make<std::int64_t>(DType::I64, {3}, {0, 2, 0});
         auto source = make<float>(DType::F32, {2, 3}, {1, 2, 3, 4, 5, 6});
-        QCOMPARE(run<float>(OpCode::IndexAdd, {x, index, source}, {{"dim", std::int64_t{1}}, {"alpha", 2.0}}),
+        QCOMPARE(run<float>(OpCode::IndexAdd, {x, index, source},
+                            {{"dim", std::int64_t{1}}, {"alpha", 2.0}}),
                  (std::vector<float>{9, 1, 5, 21, 1, 11}));
         // Index order is the accumulation order: 1 + 1e8 − 1e8 in f32 loses the 1.
         auto big = make<float>(DType::F32, {1}, {1});
         auto twice = make<std::int64_t>(DType::I64, {2}, {0, 0});
         auto terms = make<float>(DType::F32, {2}, {1e8f, -1e8f});
-        QCOMPARE(run<float>(OpCode::IndexAdd, {big, twice, terms}, dim(0)), (std::vector<float>{0}));
+        QCOMPARE(run<float>(OpCode::IndexAdd, {big, twice, terms}, dim(0)),
+                 (std::vector<float>{0}));
         const std::int32_t max = std::numeric_limits<std::int32_t>::max();
         auto ints = make<std::int32_t>(DType::I32, {1}, {max});
         auto one = make<std::int32_t>(DType::I32, {1}, {1});
         auto zero = make<std::int64_t>(DType::I64, {1}, {0});
-        QCOMPARE(run<std::int32_t>(OpCode::IndexAdd, {ints, zero, one}, dim(0))[0], std::numeric_limits<std::int32_t>::min());
+        QCOMPARE(run<std::int32_t>(OpCode::IndexAdd, {ints, zero, one}, dim(0))[0],
+                 std::numeric_limits<std::int32_t>::min());
         auto outside = make<std::int64_t>(DType::I64, {1}, {1});
         QCOMPARE(failure(OpCode::IndexAdd, {ints, outside, one}, dim(0)), ErrorCode::InvalidInput);
     }
     void concatAlongDims() {
         auto a = make<std::int32_t>(DType::I32, {1, 2}, {1, 2});
         auto b = make<std::int32_t>(DType::I32, {2, 2}, {3, 4, 5, 6});
-        QCOMPARE(run<std::int32_t>(OpCode::Concat, {a, b}, dim(0)), (std::vector<std::int32_t>{1, 2, 3, 4, 5, 6}));
+        QCOMPARE(run<std::int32_t>(OpCode::Concat, {a, b}, dim(0)),
+                 (std::vector<std::int32_t>{1, 2, 3, 4, 5, 6}));
         auto c = make<std::int32_t>(DType::I32, {2, 1}, {7, 8});
         auto empty = Tensor::allocate(DType::I32, {2, 0}).value();
         QCOMPARE(run<std::int32_t>(OpCode::Concat, {c, empty, b, c}, dim(-1)),
@@ -98,15 +106,19 @@ private Q_SLOTS:
             values[static_cast<std::size_t>(i)] = i;
         auto x = make<std::int64_t>(DType::I64, {10}, values);
         auto sliced = [&](std::int64_t start, std::int64_t end, std::int64_t step) {
-            return run<std::int64_t>(OpCode::Slice, {x}, {{"start", start}, {"end", end}, {"step", step}});
+            return run<std::int64_t>(OpCode::Slice, {x},
+                                     {{"start", start}, {"end", end}, {"step", step}});
         };
-        QCOMPARE(sliced(-3, std::numeric_limits<std::int64_t>::max(), 1), (std::vector<std::int64_t>{7, 8, 9}));
+        QCOMPARE(sliced(-3, std::numeric_limits<std::int64_t>::max(), 1),
+                 (std::vector<std::int64_t>{7, 8, 9}));
         QCOMPARE(sliced(1, 8, 3), (std::vector<std::int64_t>{1, 4, 7}));
-        QCOMPARE(sliced(std::numeric_limits<std::int64_t>::min(), -8, 1), (std::vector<std::int64_t>{0, 1}));
+        QCOMPARE(sliced(std::numeric_limits<std::int64_t>::min(), -8, 1),
+                 (std::vector<std::int64_t>{0, 1}));
         QCOMPARE(sliced(7, 3, 1), (std::vector<std::int64_t>{}));
         auto m = make<float>(DType::F32, {2, 3}, {1, 2, 3, 4, 5, 6});
-        QCOMPARE(run<float>(OpCode::Slice, {m}, {{"dim", std::int64_t{1}}, {"start", std::int64_t{1}}}),
-                 (std::vector<float>{2, 3, 5, 6}));
+        QCOMPARE(
+            run<float>(OpCode::Slice, {m}, {{"dim", std::int64_t{1}}, {"start", std::int64_t{1}}}),
+            (std::vector<float>{2, 3, 5, 6}));
     }
     void padFillsAndCrops() {
         auto x = make<float>(DType::F32, {2, 2}, {1, 2, 3, 4});
@@ -114,10 +126,12 @@ private Q_SLOTS:
         QCOMPARE(run<float>(OpCode::Pad, {x}, {{"pads", IntList{1, 0, -1, 1}}, {"value", 9.0}}),
                  (std::vector<float>{9, 3, 4, 9, 9, 9}));
         auto flags = make<bool>(DType::Bool, {2}, {true, false});
-        QCOMPARE(run<bool>(OpCode::Pad, {flags}, {{"pads", IntList{0, 1}}, {"value", std::int64_t{1}}}),
-                 (std::vector<bool>{true, false, true}));
+        QCOMPARE(
+            run<bool>(OpCode::Pad, {flags}, {{"pads", IntList{0, 1}}, {"value", std::int64_t{1}}}),
+            (std::vector<bool>{true, false, true}));
         auto ints = make<std::int64_t>(DType::I64, {3}, {1, 2, 3});
-        QCOMPARE(run<std::int64_t>(OpCode::Pad, {ints}, {{"pads", IntList{-3, 1}}}), (std::vector<std::int64_t>{0}));
+        QCOMPARE(run<std::int64_t>(OpCode::Pad, {ints}, {{"pads", IntList{-3, 1}}}),
+                 (std::vector<std::int64_t>{0}));
     }
     void philoxKnownAnswers() {
         // Random123's kat_vectors for philox4x32-10.
@@ -138,8 +152,9 @@ private Q_SLOTS:
     }
     void dropoutMaskIsPhiloxThresholded() {
         auto mask = [](double p, std::int64_t seed, std::int64_t offset, Shape shape) {
-            return run<float>(OpCode::DropoutMask, {},
-                              {{"shape", IntList(shape)}, {"p", p}, {"seed", seed}, {"offset", offset}});
+            return run<float>(
+                OpCode::DropoutMask, {},
+                {{"shape", IntList(shape)}, {"p", p}, {"seed", seed}, {"offset", offset}});
         };
         QCOMPARE(mask(0.39, 0, 0, {1})[0], static_cast<float>(1.0 / (1.0 - 0.39)));
         QCOMPARE(mask(0.40, 0, 0, {1})[0], 0.0f);
@@ -155,7 +170,10 @@ private Q_SLOTS:
         QVERIFY(kept > 1300 && kept < 1500); // 2000 draws at 70 %: 1400 ± 5σ
         QVERIFY(mask(0.3, 1235, 0, {40, 50}) != whole);
         const auto f64 = run<double>(OpCode::DropoutMask, {},
-                                     {{"shape", IntList{3}}, {"p", 0.0}, {"seed", std::int64_t{-1}}, {"dtype", std::string("f64")}});
+                                     {{"shape", IntList{3}},
+                                      {"p", 0.0},
+                                      {"seed", std::int64_t{-1}},
+                                      {"dtype", std::string("f64")}});
         QCOMPARE(f64, (std::vector<double>{1, 1, 1}));
     }
 };

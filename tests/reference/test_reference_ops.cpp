@@ -1,5 +1,5 @@
-// Op-by-op tests of the CPU reference executor: edge values (negative integers in division, NaN/Inf,
-// empty and broadcast shapes) and random inputs checked against the op's tolerance class.
+// Op-by-op tests of the CPU reference executor: edge values (negative integers in division,
+// NaN/Inf, empty and broadcast shapes) and random inputs checked against the op's tolerance class.
 #include <QtTest/QtTest>
 
 #include <cmath>
@@ -17,7 +17,6 @@ using namespace reference_test;
 
 namespace {
 
-
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
@@ -33,7 +32,8 @@ private Q_SLOTS:
         auto b = make<std::int32_t>(DType::I32, {6}, {2, 2, -2, -2, -1, 3});
         QCOMPARE(run<std::int32_t>(OpCode::FloorDivide, {a, b}),
                  (std::vector<std::int32_t>{3, -4, -4, 3, min, -715827883}));
-        QCOMPARE(run<std::int32_t>(OpCode::Remainder, {a, b}), (std::vector<std::int32_t>{1, 1, -1, -1, 0, 1}));
+        QCOMPARE(run<std::int32_t>(OpCode::Remainder, {a, b}),
+                 (std::vector<std::int32_t>{1, 1, -1, -1, 0, 1}));
         auto zero = make<std::int32_t>(DType::I32, {}, {0});
         auto error = runOp(OpCode::Remainder, std::vector<Tensor>{a, zero}, {});
         QVERIFY(!error.has_value());
@@ -41,9 +41,11 @@ private Q_SLOTS:
     }
     void integerOverflowWraps() {
         const std::int64_t max = std::numeric_limits<std::int64_t>::max();
-        auto a = make<std::int64_t>(DType::I64, {2}, {max, std::numeric_limits<std::int64_t>::min()});
+        auto a =
+            make<std::int64_t>(DType::I64, {2}, {max, std::numeric_limits<std::int64_t>::min()});
         auto one = make<std::int64_t>(DType::I64, {1}, {1});
-        QCOMPARE(run<std::int64_t>(OpCode::Add, {a, one})[0], std::numeric_limits<std::int64_t>::min());
+        QCOMPARE(run<std::int64_t>(OpCode::Add, {a, one})[0],
+                 std::numeric_limits<std::int64_t>::min());
         QCOMPARE(run<std::int64_t>(OpCode::Abs, {a})[1], std::numeric_limits<std::int64_t>::min());
     }
     void floatDivisionEdges() {
@@ -78,19 +80,22 @@ private Q_SLOTS:
     }
     void emptyAndBroadcastShapes() {
         auto empty = Tensor::allocate(DType::F32, {0, 3}).value();
-        QCOMPARE(run<float>(OpCode::Sum, {empty}, {{"dims", IntList{0}}}), (std::vector<float>{0, 0, 0}));
+        QCOMPARE(run<float>(OpCode::Sum, {empty}, {{"dims", IntList{0}}}),
+                 (std::vector<float>{0, 0, 0}));
         QVERIFY(std::isnan(run<float>(OpCode::Mean, {empty})[0]));
         QCOMPARE(run<float>(OpCode::Prod, {empty}), (std::vector<float>{1}));
         auto row = make<float>(DType::F32, {3}, {1, 2, 3});
         auto addEmpty = runOp(OpCode::Add, std::vector<Tensor>{empty, row}, {});
         QCOMPARE(addEmpty->shape(), (Shape{0, 3}));
         auto column = make<float>(DType::F32, {2, 1}, {10, 20});
-        QCOMPARE(run<float>(OpCode::Add, {column, row}), (std::vector<float>{11, 12, 13, 21, 22, 23}));
+        QCOMPARE(run<float>(OpCode::Add, {column, row}),
+                 (std::vector<float>{11, 12, 13, 21, 22, 23}));
     }
     void varianceCorrection() {
         auto x = make<double>(DType::F64, {4}, {1, 2, 3, 4});
         QCOMPARE(run<double>(OpCode::Var, {x}), (std::vector<double>{5.0 / 3.0}));
-        QCOMPARE(run<double>(OpCode::Var, {x}, {{"correction", std::int64_t{0}}}), (std::vector<double>{1.25}));
+        QCOMPARE(run<double>(OpCode::Var, {x}, {{"correction", std::int64_t{0}}}),
+                 (std::vector<double>{1.25}));
         auto one = make<double>(DType::F64, {1}, {7});
         QVERIFY(std::isnan(run<double>(OpCode::Var, {one})[0]));
     }
@@ -102,7 +107,8 @@ private Q_SLOTS:
         QCOMPARE(y[4], 0.5f);
         auto g = make<double>(DType::F64, {2}, {1.0, -3.0});
         const auto exact = run<double>(OpCode::Gelu, {g});
-        const auto tanhForm = run<double>(OpCode::Gelu, {g}, {{"approximate", std::string("tanh")}});
+        const auto tanhForm =
+            run<double>(OpCode::Gelu, {g}, {{"approximate", std::string("tanh")}});
         QVERIFY(std::abs(exact[0] - 0.8413447460685429) < 1e-15);
         QVERIFY(std::abs(tanhForm[0] - 0.8411919906082768) < 1e-15);
     }
@@ -127,8 +133,10 @@ private Q_SLOTS:
         const std::int64_t b = 3, m = 4, k = 50, n = 5;
         auto a = Tensor::allocate(DType::F32, {b, m, k}).value();
         auto w = Tensor::allocate(DType::F32, {k, n}).value();
-        for (float& v : a.values<float>()) v = normal(rng);
-        for (float& v : w.values<float>()) v = normal(rng);
+        for (float& v : a.values<float>())
+            v = normal(rng);
+        for (float& v : w.values<float>())
+            v = normal(rng);
         const auto c = run<float>(OpCode::Matmul, {a, w});
         QCOMPARE(c.size(), static_cast<std::size_t>(b * m * n));
         const Tolerance tolerance = opInfo(OpCode::Matmul).tolerance;
@@ -137,27 +145,33 @@ private Q_SLOTS:
                 for (std::int64_t j = 0; j < n; ++j) {
                     double exact = 0, scale = 0;
                     for (std::int64_t l = 0; l < k; ++l) {
-                        const double x = a.values<float>()[static_cast<std::size_t>((p * m + i) * k + l)];
+                        const double x =
+                            a.values<float>()[static_cast<std::size_t>((p * m + i) * k + l)];
                         const double y = w.values<float>()[static_cast<std::size_t>(l * n + j)];
                         exact += x * y;
                         scale += std::abs(x * y);
                     }
                     const double got = c[static_cast<std::size_t>((p * m + i) * n + j)];
-                    QVERIFY(std::abs(got - exact) <= toleranceBound(tolerance, DType::F32, exact, scale, k));
+                    QVERIFY(std::abs(got - exact) <=
+                            toleranceBound(tolerance, DType::F32, exact, scale, k));
                 }
     }
     void randomUnaryWithinUlpBudget() {
         std::mt19937 rng(7);
         std::uniform_real_distribution<float> uniform(-4.0f, 4.0f);
         auto x = Tensor::allocate(DType::F32, {256}).value();
-        for (float& v : x.values<float>()) v = uniform(rng);
+        for (float& v : x.values<float>())
+            v = uniform(rng);
         for (OpCode op : {OpCode::Exp, OpCode::Tanh, OpCode::Sigmoid, OpCode::Erf, OpCode::Gelu}) {
             const auto y = run<float>(op, {x});
             for (std::size_t i = 0; i < y.size(); ++i) {
                 const double v = x.values<float>()[i];
-                const double want = op == OpCode::Exp ? std::exp(v) : op == OpCode::Tanh ? std::tanh(v)
-                                  : op == OpCode::Sigmoid ? 1 / (1 + std::exp(-v)) : op == OpCode::Erf
-                                  ? std::erf(v) : 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+                const double want = op == OpCode::Exp       ? std::exp(v)
+                                    : op == OpCode::Tanh    ? std::tanh(v)
+                                    : op == OpCode::Sigmoid ? 1 / (1 + std::exp(-v))
+                                    : op == OpCode::Erf
+                                        ? std::erf(v)
+                                        : 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
                 const double bound = toleranceBound(opInfo(op).tolerance, DType::F32, want, v, 1);
                 QVERIFY2(std::abs(y[i] - want) <= bound, opInfo(op).name.data());
             }

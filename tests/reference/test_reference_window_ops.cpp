@@ -26,7 +26,6 @@ template <class T> Tensor random(DType dtype, Shape shape, unsigned seed) {
     return tensor;
 }
 
-
 double dot(const Tensor& a, const Tensor& b) {
     double sum = 0;
     for (std::size_t i = 0; i < a.values<double>().size(); ++i)
@@ -34,7 +33,9 @@ double dot(const Tensor& a, const Tensor& b) {
     return sum;
 }
 
-const Attributes kConv{{"stride", IntList{2, 1}}, {"padding", IntList{1, 2}}, {"dilation", IntList{1, 2}},
+const Attributes kConv{{"stride", IntList{2, 1}},
+                       {"padding", IntList{1, 2}},
+                       {"dilation", IntList{1, 2}},
                        {"groups", std::int64_t{2}}};
 
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
@@ -51,7 +52,8 @@ private Q_SLOTS:
         auto w = make<float>(DType::F32, {1, 1, 2, 2}, {1, 1, 1, 1});
         QCOMPARE(run<float>(OpCode::Conv2d, {x, w}, {}), (std::vector<float>{12, 16, 24, 28}));
         // Padding 1, stride 2: the corners see one, two or four elements.
-        QCOMPARE(run<float>(OpCode::Conv2d, {x, w}, {{"padding", IntList{1, 1}}, {"stride", IntList{2, 2}}}),
+        QCOMPARE(run<float>(OpCode::Conv2d, {x, w},
+                            {{"padding", IntList{1, 1}}, {"stride", IntList{2, 2}}}),
                  (std::vector<float>{1, 5, 11, 28}));
     }
     void conv2dWithinMatmulBound() {
@@ -59,7 +61,8 @@ private Q_SLOTS:
         const Tensor x = random<float>(DType::F32, {n, c, h, wd}, 1);
         const Tensor w = random<float>(DType::F32, {o, c / 2, kh, kw}, 2);
         const Tensor y = runChecked(OpCode::Conv2d, {x, w}, kConv);
-        QCOMPARE(y.shape(), (Shape{2, 6, 4, 8})); // (7 + 2 − 3)/2 + 1 = 4; (6 + 4 − (2·1 + 1))/1 + 1 = 8
+        QCOMPARE(y.shape(),
+                 (Shape{2, 6, 4, 8})); // (7 + 2 − 3)/2 + 1 = 4; (6 + 4 − (2·1 + 1))/1 + 1 = 8
         const auto& s = y.shape();
         const Tolerance tolerance = opInfo(OpCode::Conv2d).tolerance;
         for (std::int64_t b = 0; b < n; ++b)
@@ -80,8 +83,10 @@ private Q_SLOTS:
                                     exact += a * v;
                                     scale += std::abs(a * v);
                                 }
-                        const double got = y.values<float>()[static_cast<std::size_t>(((b * o + oc) * s[2] + oy) * s[3] + ox)];
-                        QVERIFY(std::abs(got - exact) <= toleranceBound(tolerance, DType::F32, exact, scale, 12));
+                        const double got = y.values<float>()[static_cast<std::size_t>(
+                            ((b * o + oc) * s[2] + oy) * s[3] + ox)];
+                        QVERIFY(std::abs(got - exact) <=
+                                toleranceBound(tolerance, DType::F32, exact, scale, 12));
                     }
     }
     void conv2dGradientsAreAdjoints() {
@@ -109,18 +114,24 @@ private Q_SLOTS:
         QVERIFY(std::isnan(values[0]) && std::isnan(values[1]));
         QCOMPARE(values[2], -kInf);
         QCOMPARE(values[3], 5.0f);
-        QCOMPARE(run<std::int64_t>(OpCode::MaxPool2dIndices, {x}, pairs), (std::vector<std::int64_t>{1, 2, 4, 6}));
+        QCOMPARE(run<std::int64_t>(OpCode::MaxPool2dIndices, {x}, pairs),
+                 (std::vector<std::int64_t>{1, 2, 4, 6}));
         // Padding: windows start in the padding; the first in-bounds element is the −inf argmax.
         auto low = make<float>(DType::F32, {1, 1, 4}, {-kInf, -kInf, -kInf, -kInf});
         const Attributes padded{{"kernel", IntList{1, 2}}, {"padding", IntList{0, 1}}};
-        QCOMPARE(run<std::int64_t>(OpCode::MaxPool2dIndices, {low}, padded), (std::vector<std::int64_t>{0, 1, 3}));
+        QCOMPARE(run<std::int64_t>(OpCode::MaxPool2dIndices, {low}, padded),
+                 (std::vector<std::int64_t>{0, 1, 3}));
         // ceil_mode keeps a last partial window.
         auto row = make<float>(DType::F32, {1, 1, 5}, {1, 3, 2, 5, 4});
-        QCOMPARE(run<float>(OpCode::MaxPool2d, {row}, {{"kernel", IntList{1, 2}}}), (std::vector<float>{3, 5}));
-        QCOMPARE(run<float>(OpCode::MaxPool2d, {row}, {{"kernel", IntList{1, 2}}, {"ceil_mode", true}}),
-                 (std::vector<float>{3, 5, 4}));
-        QCOMPARE(run<float>(OpCode::MaxPool2d, {row}, {{"kernel", IntList{1, 2}}, {"dilation", IntList{1, 2}},
-                                                       {"stride", IntList{1, 1}}}),
+        QCOMPARE(run<float>(OpCode::MaxPool2d, {row}, {{"kernel", IntList{1, 2}}}),
+                 (std::vector<float>{3, 5}));
+        QCOMPARE(
+            run<float>(OpCode::MaxPool2d, {row}, {{"kernel", IntList{1, 2}}, {"ceil_mode", true}}),
+            (std::vector<float>{3, 5, 4}));
+        QCOMPARE(run<float>(OpCode::MaxPool2d, {row},
+                            {{"kernel", IntList{1, 2}},
+                             {"dilation", IntList{1, 2}},
+                             {"stride", IntList{1, 1}}}),
                  (std::vector<float>{2, 5, 4}));
     }
     void maxPoolBackwardAccumulatesOverlaps() {
@@ -128,23 +139,30 @@ private Q_SLOTS:
         auto x = make<double>(DType::F64, {1, 1, 1, 4}, {0, 9, 1, 2});
         auto g = make<double>(DType::F64, {1, 1, 1, 2}, {0.5, 0.25});
         const Attributes attrs{{"kernel", IntList{1, 3}}, {"stride", IntList{1, 1}}};
-        QCOMPARE(run<double>(OpCode::MaxPool2dBackward, {g, x}, attrs), (std::vector<double>{0, 0.75, 0, 0}));
+        QCOMPARE(run<double>(OpCode::MaxPool2dBackward, {g, x}, attrs),
+                 (std::vector<double>{0, 0.75, 0, 0}));
         auto grid = random<double>(DType::F64, {2, 3, 6, 5}, 9);
-        const Attributes pool{{"kernel", IntList{3, 2}}, {"stride", IntList{2, 2}}, {"padding", IntList{1, 1}}};
+        const Attributes pool{
+            {"kernel", IntList{3, 2}}, {"stride", IntList{2, 2}}, {"padding", IntList{1, 1}}};
         const Tensor indices = runChecked(OpCode::MaxPool2dIndices, {grid}, pool);
-        const Tensor ones = make<double>(DType::F64, indices.shape(), std::vector<double>(indices.values<std::int64_t>().size(), 1.0));
+        const Tensor ones =
+            make<double>(DType::F64, indices.shape(),
+                         std::vector<double>(indices.values<std::int64_t>().size(), 1.0));
         const auto grad = run<double>(OpCode::MaxPool2dBackward, {ones, grid}, pool);
         double total = 0;
         for (double v : grad)
             total += v;
-        QCOMPARE(total, static_cast<double>(indices.values<std::int64_t>().size())); // every window once
+        QCOMPARE(total,
+                 static_cast<double>(indices.values<std::int64_t>().size())); // every window once
     }
     void layerNormMatchesFloat64() {
         auto simple = make<double>(DType::F64, {4}, {1, 2, 3, 4});
         auto one = make<double>(DType::F64, {4}, {1, 1, 1, 1});
         auto zero = make<double>(DType::F64, {4}, {0, 0, 0, 0});
-        const auto y = run<double>(OpCode::LayerNorm, {simple, one, zero}, {{"normalized_ndim", std::int64_t{1}}, {"eps", 0.0}});
-        QVERIFY(std::abs(y[0] + 1.5 / std::sqrt(1.25)) < 1e-15 && std::abs(y[3] - 1.5 / std::sqrt(1.25)) < 1e-15);
+        const auto y = run<double>(OpCode::LayerNorm, {simple, one, zero},
+                                   {{"normalized_ndim", std::int64_t{1}}, {"eps", 0.0}});
+        QVERIFY(std::abs(y[0] + 1.5 / std::sqrt(1.25)) < 1e-15 &&
+                std::abs(y[3] - 1.5 / std::sqrt(1.25)) < 1e-15);
         const std::int64_t rows = 6, k = 3 * 5;
         Tensor x = random<float>(DType::F32, {rows, 3, 5}, 11);
         for (float& v : x.values<float>())
@@ -166,7 +184,8 @@ private Q_SLOTS:
                 const double wj = w.values<float>()[static_cast<std::size_t>(j)];
                 const double bj = b.values<float>()[static_cast<std::size_t>(j)];
                 const double want = (row[j] - mean) * rstd * wj + bj;
-                const double scale = std::abs(wj) * (1 + rstd * (std::abs(row[j]) + std::abs(mean))) + std::abs(bj);
+                const double scale =
+                    std::abs(wj) * (1 + rstd * (std::abs(row[j]) + std::abs(mean))) + std::abs(bj);
                 const double bound = toleranceBound(tolerance, DType::F32, want, scale, k);
                 QVERIFY2(std::abs(got[static_cast<std::size_t>(r * k + j)] - want) <= bound,
                          qPrintable(QStringLiteral("row %1 col %2").arg(r).arg(j)));
@@ -188,12 +207,18 @@ private Q_SLOTS:
             Tensor plus = Tensor::allocate(DType::F64, (which == 0 ? x : w).shape()).value();
             Tensor minus = Tensor::allocate(DType::F64, plus.shape()).value();
             const Tensor& base = which == 0 ? x : which == 1 ? w : b;
-            std::copy(base.values<double>().begin(), base.values<double>().end(), plus.values<double>().begin());
-            std::copy(base.values<double>().begin(), base.values<double>().end(), minus.values<double>().begin());
+            std::copy(base.values<double>().begin(), base.values<double>().end(),
+                      plus.values<double>().begin());
+            std::copy(base.values<double>().begin(), base.values<double>().end(),
+                      minus.values<double>().begin());
             plus.values<double>()[i] += h;
             minus.values<double>()[i] -= h;
-            const double up = which == 0 ? loss(plus, w, b) : which == 1 ? loss(x, plus, b) : loss(x, w, plus);
-            const double down = which == 0 ? loss(minus, w, b) : which == 1 ? loss(x, minus, b) : loss(x, w, minus);
+            const double up = which == 0   ? loss(plus, w, b)
+                              : which == 1 ? loss(x, plus, b)
+                                           : loss(x, w, plus);
+            const double down = which == 0   ? loss(minus, w, b)
+                                : which == 1 ? loss(x, minus, b)
+                                             : loss(x, w, minus);
             return (up - down) / (2 * h);
         };
         const char* outputs[] = {"input", "weight", "bias"};
@@ -203,7 +228,9 @@ private Q_SLOTS:
             const auto analytic = run<double>(OpCode::LayerNormBackward, {g, x, w}, backward);
             QCOMPARE(analytic.size(), which == 0 ? std::size_t{12} : std::size_t{4});
             for (std::size_t i = 0; i < analytic.size(); ++i)
-                QVERIFY2(std::abs(analytic[i] - numeric(which, i)) < 1e-6 * (1 + std::abs(analytic[i])), outputs[which]);
+                QVERIFY2(std::abs(analytic[i] - numeric(which, i)) <
+                             1e-6 * (1 + std::abs(analytic[i])),
+                         outputs[which]);
         }
     }
 };

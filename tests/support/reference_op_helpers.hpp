@@ -26,12 +26,14 @@ inline Tensor runChecked(OpCode op, std::vector<Tensor> args, const Attributes& 
     return *out;
 }
 
-template <class T> std::vector<T> run(OpCode op, std::vector<Tensor> args, const Attributes& attrs = {}) {
+template <class T>
+std::vector<T> run(OpCode op, std::vector<Tensor> args, const Attributes& attrs = {}) {
     const Tensor out = runChecked(op, std::move(args), attrs);
     return {out.values<T>().begin(), out.values<T>().end()};
 }
 
-inline goblin::ErrorCode failure(OpCode op, std::vector<Tensor> args, const Attributes& attrs = {}) {
+inline goblin::ErrorCode failure(OpCode op, std::vector<Tensor> args,
+                                 const Attributes& attrs = {}) {
     auto out = goblin::reference::runOp(op, args, attrs);
     return out ? goblin::ErrorCode::Internal : out.error().code;
 }

@@ -17,12 +17,11 @@ using goblin::core::Tensor;
 using goblin::verify::checkMatmulTile;
 using goblin::verify::checkMatmulTileWithProbe;
 using goblin::verify::ColumnProbe;
-using goblin::verify::probeColumns;
 using goblin::verify::gamma;
 using goblin::verify::MatmulCheckOptions;
+using goblin::verify::probeColumns;
 using goblin::verify::unitRoundoff;
 using goblin::verify::Verdict;
-
 
 namespace {
 

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <random>
 
-#include "goblin/reference/graph_executor.hpp"
 #include "goblin/core/graph/graph.hpp"
+#include "goblin/reference/graph_executor.hpp"
 #include "goblin/verify/output_agreement.hpp"
 
 using goblin::core::DType;
@@ -58,7 +58,8 @@ std::vector<Tensor> float64Recomputation(const Tensor& x, const Tensor& w) {
         for (double v : row)
             total += std::exp(v - top);
         for (std::int64_t j = 0; j < kCols; ++j)
-            soft.values<float>()[i * kCols + j] = static_cast<float>(std::exp(row[j] - top) / total);
+            soft.values<float>()[i * kCols + j] =
+                static_cast<float>(std::exp(row[j] - top) / total);
         arg.values<std::int64_t>()[i] = std::max_element(row.begin(), row.end()) - row.begin();
     }
     return {soft, arg};
@@ -104,8 +105,8 @@ void TestOutputAgreement::honestComputationsAgree() {
         const auto other = float64Recomputation(c.x, c.w);
         // argmax of near-ties may legitimately differ between orders; compare it only when the
         // two agree on it (exactness is tested separately).
-        auto agreement = compareOutputs(std::span(tolerances).first(1), std::span(c.reference).first(1),
-                                        std::span(other).first(1));
+        auto agreement = compareOutputs(std::span(tolerances).first(1),
+                                        std::span(c.reference).first(1), std::span(other).first(1));
         QVERIFY2(agreement.agree, agreement.reason.c_str());
         QVERIFY(agreement.worstRatio < 1);
         QVERIFY(compareOutputs(tolerances, c.reference, c.reference).agree);
@@ -132,7 +133,8 @@ void TestOutputAgreement::corruptionIsCaught() {
 void TestOutputAgreement::exactOutputsMustMatchBitForBit() {
     Case c = makeCase(3);
     const auto tolerances = outputTolerances(c.g, c.plan);
-    QCOMPARE(tolerances[1].budget > 0, true); // argmax inherits the matmul's budget, but is an integer
+    QCOMPARE(tolerances[1].budget > 0,
+             true); // argmax inherits the matmul's budget, but is an integer
     std::vector<Tensor> bad{copyOf(c.reference[0]), copyOf(c.reference[1])};
     bad[1].values<std::int64_t>()[2] = (bad[1].values<std::int64_t>()[2] + 1) % kCols;
     const auto agreement = compareOutputs(tolerances, c.reference, bad);
@@ -159,9 +161,9 @@ void TestOutputAgreement::budgetsAddAlongTheAncestry() {
     g.outputs = {1, 2, 3};
     const auto plan = graph::validateGraph(g).value();
     const auto tolerances = outputTolerances(g, plan);
-    QCOMPARE(tolerances[0].budget, 0.0);                     // neg is exact
-    QCOMPARE(tolerances[1].budget, 4.0);                     // exp: 4 ulps
-    QCOMPARE(tolerances[2].budget, 4.0 + (8 + 2));            // + sum over 8 elements
+    QCOMPARE(tolerances[0].budget, 0.0);           // neg is exact
+    QCOMPARE(tolerances[1].budget, 4.0);           // exp: 4 ulps
+    QCOMPARE(tolerances[2].budget, 4.0 + (8 + 2)); // + sum over 8 elements
 }
 
 QTEST_GUILESS_MAIN(TestOutputAgreement)

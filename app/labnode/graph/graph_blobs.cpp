@@ -8,7 +8,8 @@ namespace goblin::labnode {
 
 namespace json = boost::json;
 
-Expected<json::array> storeTensors(const BlobStore& blobs, const std::vector<core::Tensor>& tensors) {
+Expected<json::array> storeTensors(const BlobStore& blobs,
+                                   const std::vector<core::Tensor>& tensors) {
     json::array stored;
     for (const core::Tensor& tensor : tensors) {
         json::array shape;
@@ -35,8 +36,8 @@ Expected<std::vector<core::Tensor>> loadTensors(const BlobStore& blobs, const js
         const json::value* digest = fields ? fields->if_contains("digest") : nullptr;
         const json::value* dtypeName = fields ? fields->if_contains("dtype") : nullptr;
         const json::value* shapeList = fields ? fields->if_contains("shape") : nullptr;
-        if (!digest || !digest->is_string() || !dtypeName || !dtypeName->is_string() || !shapeList ||
-            !shapeList->is_array())
+        if (!digest || !digest->is_string() || !dtypeName || !dtypeName->is_string() ||
+            !shapeList || !shapeList->is_array())
             return makeError(ErrorCode::Internal, "a stored tensor record is malformed");
         auto dtype = core::dtypeFromWireName(dtypeName->get_string());
         if (!dtype)
@@ -67,8 +68,8 @@ std::vector<std::string> storedDigests(const json::array& stored) {
     std::vector<std::string> digests;
     for (const json::value& entry : stored)
         if (const auto* fields = entry.if_object())
-            if (const auto* digest = fields->if_contains("digest"); digest && digest->is_string() &&
-                                                                    !digest->get_string().empty())
+            if (const auto* digest = fields->if_contains("digest");
+                digest && digest->is_string() && !digest->get_string().empty())
                 digests.emplace_back(digest->get_string());
     return digests;
 }

@@ -13,8 +13,10 @@
 
 namespace goblin::labnode {
 
-Expected<boost::json::array> storeTensors(const BlobStore& blobs, const std::vector<core::Tensor>& tensors);
-Expected<std::vector<core::Tensor>> loadTensors(const BlobStore& blobs, const boost::json::array& stored);
+Expected<boost::json::array> storeTensors(const BlobStore& blobs,
+                                          const std::vector<core::Tensor>& tensors);
+Expected<std::vector<core::Tensor>> loadTensors(const BlobStore& blobs,
+                                                const boost::json::array& stored);
 std::vector<std::string> storedDigests(const boost::json::array& stored);
 
 } // namespace goblin::labnode

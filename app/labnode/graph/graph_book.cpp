@@ -21,7 +21,8 @@ Expected<std::vector<core::Tensor>> storedOutputs(const BlobStore& blobs, const 
 
 } // namespace
 
-GraphJob& GraphBook::add(GraphJob job, const std::vector<GraphTaskRow>& tasks, const BlobStore& blobs) {
+GraphJob& GraphBook::add(GraphJob job, const std::vector<GraphTaskRow>& tasks,
+                         const BlobStore& blobs) {
     for (const GraphChunk& chunk : job.chunks) {
         json::error_code ec; // the graph's doubles keep their exact bits
         job.chunkGraphs.push_back(core::parsePrecise(chunk.json, ec));
@@ -70,7 +71,9 @@ GraphTask* GraphBook::task(std::int64_t taskId) {
     return it == m_tasks.end() ? nullptr : &it->second;
 }
 
-void GraphBook::dropQueued(std::int64_t taskId) { std::erase(m_queue, taskId); }
+void GraphBook::dropQueued(std::int64_t taskId) {
+    std::erase(m_queue, taskId);
+}
 
 bool GraphBook::fits(const GraphTask& task, const VolunteerInfo& volunteer) const {
     const GraphJob& job = m_jobs.at(task.jobId);

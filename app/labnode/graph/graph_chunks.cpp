@@ -28,7 +28,8 @@ Expected<void> adaptShapeTargets(core::graph::Graph& graph, const std::vector<st
         for (auto id : node.args)
             args.push_back(specs.at(id));
         auto out = core::ops::inferOutput(node.op, args, node.attrs);
-        if (!out && (node.op == OpCode::Reshape || node.op == OpCode::Expand) && fullBatch != rows) {
+        if (!out && (node.op == OpCode::Reshape || node.op == OpCode::Expand) &&
+            fullBatch != rows) {
             auto target = core::ops::attrIntList(node.attrs, "shape", std::nullopt);
             for (int exact = 1; target && !out && exact >= 0; --exact) {
                 for (std::size_t i = 0; i < target->size() && !out; ++i) {
@@ -67,8 +68,12 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
                                                   const core::graph::GraphLimits& limits) {
     std::vector<GraphChunk> result;
     if (!submission.batch) {
-        GraphChunk whole{submission.graph, submission.plan, core::graph::encodeGraph(submission.graph),
-                         submission.inputs, verify::outputTolerances(submission.graph, submission.plan), 0,
+        GraphChunk whole{submission.graph,
+                         submission.plan,
+                         core::graph::encodeGraph(submission.graph),
+                         submission.inputs,
+                         verify::outputTolerances(submission.graph, submission.plan),
+                         0,
                          peakBytesOf(submission.plan)};
         result.push_back(std::move(whole));
         return result;
@@ -120,9 +125,9 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
     return result;
 }
 
-Expected<std::vector<core::Tensor>> mergeChunkOutputs(const GraphSubmission& submission,
-                                                      const std::vector<GraphChunk>& chunks,
-                                                      const std::vector<std::vector<core::Tensor>>& outputs) {
+Expected<std::vector<core::Tensor>>
+mergeChunkOutputs(const GraphSubmission& submission, const std::vector<GraphChunk>& chunks,
+                  const std::vector<std::vector<core::Tensor>>& outputs) {
     if (!submission.batch)
         return outputs.at(0);
     std::vector<core::Tensor> merged;

@@ -30,8 +30,8 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
                                                   const core::graph::GraphLimits& limits);
 
 // The full outputs from every chunk's accepted outputs (chunks in order).
-Expected<std::vector<core::Tensor>> mergeChunkOutputs(const GraphSubmission& submission,
-                                                      const std::vector<GraphChunk>& chunks,
-                                                      const std::vector<std::vector<core::Tensor>>& outputs);
+Expected<std::vector<core::Tensor>>
+mergeChunkOutputs(const GraphSubmission& submission, const std::vector<GraphChunk>& chunks,
+                  const std::vector<std::vector<core::Tensor>>& outputs);
 
 } // namespace goblin::labnode

@@ -26,8 +26,8 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 GraphDecisions::GraphDecisions(NodeContext& context, GraphBook& book, Scheduler& scheduler,
                                VerdictPath& verdicts, PeerRegistry& peers, double sampleRate,
                                std::uint64_t seed, Hooks hooks)
-    : m_context(context), m_book(book), m_scheduler(scheduler), m_verdicts(verdicts), m_peers(peers),
-      m_sampleRate(sampleRate), m_random(seed != 0 ? seed : std::random_device{}()),
+    : m_context(context), m_book(book), m_scheduler(scheduler), m_verdicts(verdicts),
+      m_peers(peers), m_sampleRate(sampleRate), m_random(seed != 0 ? seed : std::random_device{}()),
       m_hooks(std::move(hooks)) {}
 
 void GraphDecisions::addReplica(GraphTask& task, Replica replica, std::uint64_t peer) {
@@ -36,15 +36,28 @@ void GraphDecisions::addReplica(GraphTask& task, Replica replica, std::uint64_t 
     judge(task);
 }
 
-void GraphDecisions::rejectMalformed(GraphTask& task, const Lease& lease, const std::string& backend,
-                                double computeSeconds, const std::string& why) {
-    VerdictRecord record{std::string(kOp), task.id, lease.attempt, lease.volunteerId, backend,
-                         false, "shape-gate", INFINITY, 0, 0, why, 0, computeSeconds};
+void GraphDecisions::rejectMalformed(GraphTask& task, const Lease& lease,
+                                     const std::string& backend, double computeSeconds,
+                                     const std::string& why) {
+    VerdictRecord record{std::string(kOp),
+                         task.id,
+                         lease.attempt,
+                         lease.volunteerId,
+                         backend,
+                         false,
+                         "shape-gate",
+                         INFINITY,
+                         0,
+                         0,
+                         why,
+                         0,
+                         computeSeconds};
     m_context.log("graph task " + std::to_string(task.id) + " from " + lease.volunteerId +
                   " REJECTED: " + why);
     VerdictBatch batch;
     batch.verdicts.push_back({lease.peer, std::move(record)});
-    batch.failed = [this, peer = lease.peer, taskId = task.id, attempt = lease.attempt](const Error& error) {
+    batch.failed = [this, peer = lease.peer, taskId = task.id,
+                    attempt = lease.attempt](const Error& error) {
         m_context.log("graph task " + std::to_string(taskId) + ": could not record a verdict (" +
                       error.message + ")");
         m_peers.send(peer, verdictMessage(taskId, attempt, VerdictWord::Rejected));
@@ -57,7 +70,8 @@ void GraphDecisions::judge(GraphTask& task) {
     const bool nodeReplica = std::any_of(task.replicas.begin(), task.replicas.end(),
                                          [](const Replica& replica) { return replica.fromNode(); });
     // Two opinions are needed, unless the node computed it (the node's answer is trusted).
-    if (task.judging || task.nodeComputing || task.settled() || (task.replicas.size() < 2 && !nodeReplica))
+    if (task.judging || task.nodeComputing || task.settled() ||
+        (task.replicas.size() < 2 && !nodeReplica))
         return;
     task.judging = true;
     const GraphChunk& chunk = m_book.jobOf(task).chunks[task.chunk];
@@ -66,13 +80,14 @@ void GraphDecisions::judge(GraphTask& task) {
         const auto start = std::chrono::steady_clock::now();
         Judgement judgement = judgeReplicas(tolerances, replicas);
         const double seconds = secondsSince(start);
-        asio::post(m_context.core, [this, taskId, count = replicas.size(), judgement = std::move(judgement),
-                                    seconds]() mutable { onJudged(taskId, count, std::move(judgement), seconds); });
+        asio::post(m_context.core,
+                   [this, taskId, count = replicas.size(), judgement = std::move(judgement),
+                    seconds]() mutable { onJudged(taskId, count, std::move(judgement), seconds); });
     });
 }
 
 void GraphDecisions::onJudged(std::int64_t taskId, std::size_t judgedCount, Judgement judgement,
-                         double seconds) {
+                              double seconds) {
     GraphTask* found = m_book.task(taskId);
     if (!found)
         return; // released meanwhile
@@ -159,16 +174,18 @@ void GraphDecisions::decide(GraphTask& task, Judgement judgement) {
             if (job.state != "running")
                 return;
             if (!stored)
-                return m_hooks.failJob(job, Error{ErrorCode::Internal, "storing outputs: " + stored.error().message});
+                return m_hooks.failJob(
+                    job, Error{ErrorCode::Internal, "storing outputs: " + stored.error().message});
             commitDecision(taskId, judgement, json::serialize(*stored));
         });
     });
 }
 
-void GraphDecisions::commitDecision(std::int64_t taskId, const Judgement& judgement, std::string storedOutputs) {
+void GraphDecisions::commitDecision(std::int64_t taskId, const Judgement& judgement,
+                                    std::string storedOutputs) {
     GraphTask& task = *m_book.task(taskId);
     const bool nodeDecided = task.replicas[judgement.decisive].fromNode();
-    const std::string method = !nodeDecided ? "replica-agreement"
+    const std::string method = !nodeDecided   ? "replica-agreement"
                                : task.sampled ? "node-sample"
                                               : "node-tiebreak";
     VerdictBatch batch;
@@ -177,16 +194,17 @@ void GraphDecisions::commitDecision(std::int64_t taskId, const Judgement& judgem
         if (replica.fromNode())
             continue;
         const ReplicaVerdict& verdict = judgement.verdicts[i];
-        batch.verdicts.push_back({task.replicaPeers[i],
-                                  VerdictRecord{std::string(kOp), task.id, replica.attempt,
-                                                replica.volunteerId, replica.backend, verdict.accepted,
-                                                method, verdict.ratio, 0, 0, verdict.reason, 0,
-                                                replica.computeSeconds}});
+        batch.verdicts.push_back(
+            {task.replicaPeers[i],
+             VerdictRecord{std::string(kOp), task.id, replica.attempt, replica.volunteerId,
+                           replica.backend, verdict.accepted, method, verdict.ratio, 0, 0,
+                           verdict.reason, 0, replica.computeSeconds}});
     }
     batch.alsoWrite = [taskId, outputs = std::move(storedOutputs)](Database& db) {
         return setGraphTaskAccepted(db, taskId, outputs);
     };
-    batch.committed = [this, taskId, method, decisive = judgement.decisive, verdicts = batch.verdicts] {
+    batch.committed = [this, taskId, method, decisive = judgement.decisive,
+                       verdicts = batch.verdicts] {
         GraphTask& decided = *m_book.task(taskId);
         decided.deciding = false;
         decided.decided = true;
@@ -195,13 +213,15 @@ void GraphDecisions::commitDecision(std::int64_t taskId, const Judgement& judgem
             if (!entry.record.accepted)
                 m_context.log("graph task " + std::to_string(taskId) + " attempt " +
                               std::to_string(entry.record.attempt) + " from volunteer " +
-                              entry.record.volunteerId + " REJECTED (" + method + "): " + entry.record.reason);
+                              entry.record.volunteerId + " REJECTED (" + method +
+                              "): " + entry.record.reason);
         m_hooks.decided(decided);
     };
     batch.failed = [this, taskId](const Error& error) {
         m_context.log("graph task " + std::to_string(taskId) + ": could not record its verdicts (" +
                       error.message + ")");
-        m_hooks.failJob(m_book.jobOf(*m_book.task(taskId)), Error{ErrorCode::Internal, error.message});
+        m_hooks.failJob(m_book.jobOf(*m_book.task(taskId)),
+                        Error{ErrorCode::Internal, error.message});
     };
     m_verdicts.commitNow(std::move(batch));
 }

@@ -21,13 +21,14 @@ namespace goblin::labnode {
 class GraphDecisions {
 public:
     struct Hooks {
-        std::function<void(GraphTask&)> wantOpinion;               // one more volunteer, or the node
-        std::function<void(GraphTask&)> decided;                   // its verdicts are committed
+        std::function<void(GraphTask&)> wantOpinion; // one more volunteer, or the node
+        std::function<void(GraphTask&)> decided;     // its verdicts are committed
         std::function<void(GraphJob&, const Error&)> failJob;
     };
 
-    GraphDecisions(NodeContext& context, GraphBook& book, Scheduler& scheduler, VerdictPath& verdicts,
-                   PeerRegistry& peers, double sampleRate, std::uint64_t seed, Hooks hooks);
+    GraphDecisions(NodeContext& context, GraphBook& book, Scheduler& scheduler,
+                   VerdictPath& verdicts, PeerRegistry& peers, double sampleRate,
+                   std::uint64_t seed, Hooks hooks);
 
     // A replica that passed the shape gate.
     void addReplica(GraphTask& task, Replica replica, std::uint64_t peer);
@@ -39,7 +40,8 @@ public:
 private:
     static constexpr std::string_view kOp = "graph";
     void judge(GraphTask& task);
-    void onJudged(std::int64_t taskId, std::size_t judgedCount, Judgement judgement, double seconds);
+    void onJudged(std::int64_t taskId, std::size_t judgedCount, Judgement judgement,
+                  double seconds);
     void decide(GraphTask& task, Judgement judgement);
     void commitDecision(std::int64_t taskId, const Judgement& judgement, std::string storedOutputs);
 

@@ -14,17 +14,18 @@ net::Message graphDoneMessage(Database& db, const FinishedGraph& job, std::int64
     json::object backends;
     for (const auto& [name, count] : counts.backends)
         backends[name] = count;
-    json::object summary{{"kind", "graph"},
-                         {"tasks", job.tasks},
-                         {"verdicts", json::object{{"accepted", counts.accepted}, {"rejected", counts.rejected}}},
-                         {"node_recomputed", counts.sampled},
-                         {"node_caught", counts.caught},
-                         {"node_tiebreaks", counts.tiebreaks},
-                         {"volunteers", counts.volunteers},
-                         {"backends", std::move(backends)},
-                         {"max_disagreement_ratio", counts.worstRatio},
-                         {"verification_seconds", job.verifySeconds},
-                         {"seconds", job.seconds}};
+    json::object summary{
+        {"kind", "graph"},
+        {"tasks", job.tasks},
+        {"verdicts", json::object{{"accepted", counts.accepted}, {"rejected", counts.rejected}}},
+        {"node_recomputed", counts.sampled},
+        {"node_caught", counts.caught},
+        {"node_tiebreaks", counts.tiebreaks},
+        {"volunteers", counts.volunteers},
+        {"backends", std::move(backends)},
+        {"max_disagreement_ratio", counts.worstRatio},
+        {"verification_seconds", job.verifySeconds},
+        {"seconds", job.seconds}};
     std::vector<net::TensorPtr> tensors;
     for (const core::Tensor& output : job.outputs)
         tensors.push_back(std::make_shared<const core::Tensor>(output));

@@ -16,7 +16,8 @@ Expected<GraphIntake> takeInGraph(const net::Message& message, std::int64_t volu
     auto submission = parseGraphSubmission(message, settings.limits);
     if (!submission)
         return tl::unexpected(submission.error());
-    auto chunks = splitIntoChunks(*submission, std::max<std::int64_t>(1, volunteers), settings.limits);
+    auto chunks =
+        splitIntoChunks(*submission, std::max<std::int64_t>(1, volunteers), settings.limits);
     if (!chunks)
         return tl::unexpected(chunks.error());
     for (const GraphChunk& chunk : *chunks)

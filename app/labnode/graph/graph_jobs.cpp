@@ -22,7 +22,8 @@ using net::Message;
 namespace {
 
 // Cheap gates before any comparison: a replica with the wrong count, dtype or shape is wrong.
-std::optional<std::string> malformed(const GraphChunk& chunk, const std::vector<net::TensorPtr>& outputs) {
+std::optional<std::string> malformed(const GraphChunk& chunk,
+                                     const std::vector<net::TensorPtr>& outputs) {
     if (outputs.size() != chunk.tolerances.size())
         return "expected " + std::to_string(chunk.tolerances.size()) + " output(s), got " +
                std::to_string(outputs.size());
@@ -42,12 +43,14 @@ std::optional<std::string> malformed(const GraphChunk& chunk, const std::vector<
 
 GraphJobs::GraphJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk& desk,
                      Scheduler& scheduler, VerdictPath& verdicts, GraphJobSettings settings)
-    : m_context(context), m_peers(peers), m_desk(desk), m_scheduler(scheduler), m_verdicts(verdicts),
-      m_settings(std::move(settings)), m_random(std::random_device{}()),
-      m_decisions(context, m_book, scheduler, verdicts, peers, m_settings.sampleRate, m_settings.seed,
-                  GraphDecisions::Hooks{[this](GraphTask& task) { queueOpinion(task); },
-                                        [this](GraphTask& task) { onDecided(task); },
-                                        [this](GraphJob& job, const Error& error) { failJob(job, error); }}) {}
+    : m_context(context), m_peers(peers), m_desk(desk), m_scheduler(scheduler),
+      m_verdicts(verdicts), m_settings(std::move(settings)), m_random(std::random_device{}()),
+      m_decisions(context, m_book, scheduler, verdicts, peers, m_settings.sampleRate,
+                  m_settings.seed,
+                  GraphDecisions::Hooks{
+                      [this](GraphTask& task) { queueOpinion(task); },
+                      [this](GraphTask& task) { onDecided(task); },
+                      [this](GraphJob& job, const Error& error) { failJob(job, error); }}) {}
 
 std::vector<const Peer*> GraphJobs::graphVolunteers() const {
     std::vector<const Peer*> volunteers = m_peers.volunteers();
@@ -108,9 +111,13 @@ void GraphJobs::submit(const ResearcherRequest& request, Message message) {
 }
 
 void GraphJobs::createJob(const ResearcherRequest& request, GraphIntake intake) {
-    GraphJobRow row{randomId("g-", m_random), request.researcherId, "running",
-                    static_cast<std::int64_t>(intake.chunks.size()), std::move(intake.request),
-                    std::move(intake.inputs), m_context.clock()};
+    GraphJobRow row{randomId("g-", m_random),
+                    request.researcherId,
+                    "running",
+                    static_cast<std::int64_t>(intake.chunks.size()),
+                    std::move(intake.request),
+                    std::move(intake.inputs),
+                    m_context.clock()};
     auto tasks = insertGraphJobAndTasks(m_context.store.database(), row);
     if (!tasks)
         return m_desk.replyError(request.peer, request.requestId,
@@ -121,7 +128,8 @@ void GraphJobs::createJob(const ResearcherRequest& request, GraphIntake intake) 
                   std::to_string(added.submission.graph.nodes.size()) + " node(s), " +
                   std::to_string(added.taskIds.size()) + " task(s), each computed twice");
     m_peers.send(request.peer, net::toMessage(net::GraphJobAccepted{
-                                   request.requestId, added.id, static_cast<std::int64_t>(added.taskIds.size())}));
+                                   request.requestId, added.id,
+                                   static_cast<std::int64_t>(added.taskIds.size())}));
     m_scheduler.wake();
 }
 
@@ -134,7 +142,8 @@ GraphJob* GraphJobs::ownedJob(const ResearcherRequest& request, const std::strin
         m_desk.replyError(request.peer, request.requestId,
                           Error{ErrorCode::Internal, "graph job " + jobId + " failed"});
     else
-        m_desk.replyError(request.peer, request.requestId, Error{ErrorCode::NotFound, "no job " + jobId});
+        m_desk.replyError(request.peer, request.requestId,
+                          Error{ErrorCode::NotFound, "no job " + jobId});
     return nullptr;
 }
 
@@ -156,8 +165,9 @@ void GraphJobs::release(const ResearcherRequest& request, const std::string& job
     if (!job)
         return;
     if (job->state == "running")
-        return m_desk.replyError(request.peer, request.requestId,
-                                 Error{ErrorCode::InvalidInput, "job " + jobId + " is still running"});
+        return m_desk.replyError(
+            request.peer, request.requestId,
+            Error{ErrorCode::InvalidInput, "job " + jobId + " is still running"});
     Database& db = m_context.store.database();
     if (auto ok = setGraphJobState(db, jobId, "released", m_context.clock()); !ok)
         return m_desk.replyError(request.peer, request.requestId, ok.error());
@@ -198,8 +208,9 @@ TaskFrame GraphJobs::taskFrame(const Lease& lease) {
     const GraphJob& job = m_book.jobOf(task);
     const GraphChunk& chunk = job.chunks[task.chunk];
     // Only the computation: no job name, researcher or description reaches a volunteer.
-    Message frame = net::toMessage(net::GraphTask{net::TaskRef{task.id, lease.attempt},
-                                                  job.chunkGraphs[task.chunk].as_object(), chunk.inputs});
+    Message frame =
+        net::toMessage(net::GraphTask{net::TaskRef{task.id, lease.attempt},
+                                      job.chunkGraphs[task.chunk].as_object(), chunk.inputs});
     return TaskFrame{[frame = std::move(frame)]() -> Expected<Message> { return frame; }, false};
 }
 
@@ -227,8 +238,9 @@ void GraphJobs::onLeaseLost(const Lease& lease, LeaseLoss why, const std::string
     } else if (why == LeaseLoss::TaskError) {
         what = "could not compute it: " + detail;
     }
-    m_context.log("graph task " + std::to_string(task.id) + " attempt " + std::to_string(lease.attempt) +
-                  " (" + lease.volunteerId + "): " + what + "; asking another volunteer");
+    m_context.log("graph task " + std::to_string(task.id) + " attempt " +
+                  std::to_string(lease.attempt) + " (" + lease.volunteerId + "): " + what +
+                  "; asking another volunteer");
     if (!task.settled())
         queueOpinion(task);
 }
@@ -242,10 +254,12 @@ void GraphJobs::onResult(const Lease& lease, Message message) {
     Replica replica;
     replica.attempt = lease.attempt;
     replica.volunteerId = lease.volunteerId;
-    replica.backend = net::requireString(message.control, "backend").value_or(lease.backend).substr(0, 64);
+    replica.backend =
+        net::requireString(message.control, "backend").value_or(lease.backend).substr(0, 64);
     replica.computeSeconds = net::requireNumber(message.control, "compute_seconds").value_or(0.0);
     if (auto wrong = malformed(chunk, message.tensors))
-        return m_decisions.rejectMalformed(task, lease, replica.backend, replica.computeSeconds, *wrong);
+        return m_decisions.rejectMalformed(task, lease, replica.backend, replica.computeSeconds,
+                                           *wrong);
     replica.outputs = valuesOf(message.tensors);
     m_decisions.addReplica(task, std::move(replica), lease.peer);
 }
@@ -281,8 +295,8 @@ void GraphJobs::finishJob(GraphJob& job) {
     for (std::int64_t taskId : job.taskIds)
         outputs.push_back(m_book.task(taskId)->outputs);
     // Merging the chunks' outputs is O(size): a worker does it.
-    asio::post(m_context.workers, [this, jobId = job.id, submission = job.submission, chunks = job.chunks,
-                                   outputs = std::move(outputs)] {
+    asio::post(m_context.workers, [this, jobId = job.id, submission = job.submission,
+                                   chunks = job.chunks, outputs = std::move(outputs)] {
         auto merged = mergeChunkOutputs(submission, chunks, outputs);
         asio::post(m_context.core, [this, jobId, merged = std::move(merged)]() mutable {
             onMerged(jobId, std::move(merged));
@@ -321,8 +335,8 @@ void GraphJobs::onMerged(const std::string& jobId, Expected<std::vector<core::Te
 }
 
 void GraphJobs::deliver(std::uint64_t peer, const GraphJob& job, std::int64_t requestId) {
-    const FinishedGraph finished{job.id, static_cast<std::int64_t>(job.taskIds.size()), job.verifySeconds,
-                                 m_context.clock() - job.createdAt, job.result};
+    const FinishedGraph finished{job.id, static_cast<std::int64_t>(job.taskIds.size()),
+                                 job.verifySeconds, m_context.clock() - job.createdAt, job.result};
     m_peers.send(peer, graphDoneMessage(m_context.store.database(), finished, requestId));
 }
 

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "graph_book.hpp"
-#include "graph_decisions.hpp"
 #include "graph_chunks.hpp"
+#include "graph_decisions.hpp"
 #include "graph_intake.hpp"
 #include "graph_store.hpp"
 #include "job_kind.hpp"
@@ -57,7 +57,8 @@ public:
 private:
     void createJob(const ResearcherRequest& request, GraphIntake intake);
     Expected<void> resumeJob(const GraphJobRow& row);
-    GraphJob& addJob(const GraphJobRow& row, GraphIntake intake, const std::vector<GraphTaskRow>& tasks);
+    GraphJob& addJob(const GraphJobRow& row, GraphIntake intake,
+                     const std::vector<GraphTaskRow>& tasks);
     std::vector<const Peer*> graphVolunteers() const;
     void queueOpinion(GraphTask& task);
     void onDecided(GraphTask& task);

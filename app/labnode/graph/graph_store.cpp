@@ -33,8 +33,9 @@ Expected<void> setGraphTaskAccepted(Database& db, std::int64_t taskId, const std
 
 Expected<void> setGraphJobState(Database& db, const std::string& id, const std::string& state,
                                 double now) {
-    auto update = db.prepare("UPDATE graph_jobs SET state = ?, finished_at = coalesce(finished_at, ?) "
-                             "WHERE id = ?");
+    auto update =
+        db.prepare("UPDATE graph_jobs SET state = ?, finished_at = coalesce(finished_at, ?) "
+                   "WHERE id = ?");
     return update.bind(1, state).bind(2, now).bind(3, id).run();
 }
 
@@ -44,8 +45,8 @@ constexpr const char* kGraphJobColumns =
     "SELECT id, researcher_id, state, tasks, request, inputs, created_at FROM graph_jobs ";
 
 GraphJobRow readGraphJob(const ScopedStatement& query) {
-    return GraphJobRow{query.columnText(0), query.columnInt(1),  query.columnText(2),
-                       query.columnInt(3),  query.columnText(4), query.columnText(5),
+    return GraphJobRow{query.columnText(0),  query.columnInt(1),  query.columnText(2),
+                       query.columnInt(3),   query.columnText(4), query.columnText(5),
                        query.columnDouble(6)};
 }
 
@@ -78,18 +79,21 @@ std::vector<GraphTaskRow> graphTasksOf(Database& db, const std::string& jobId) {
     query.bind(1, jobId);
     std::vector<GraphTaskRow> tasks;
     while (query.step().value_or(false))
-        tasks.push_back(GraphTaskRow{query.columnInt(0), query.columnInt(1), query.columnInt(2) != 0,
-                                     query.columnText(3), query.columnInt(4)});
+        tasks.push_back(GraphTaskRow{query.columnInt(0), query.columnInt(1),
+                                     query.columnInt(2) != 0, query.columnText(3),
+                                     query.columnInt(4)});
     return tasks;
 }
 
 GraphSummaryCounts graphSummaryCounts(Database& db, const std::string& jobId) {
     GraphSummaryCounts counts;
     auto totals = db.prepare(
-        "SELECT coalesce(sum(r.verdict = 'accepted'), 0), coalesce(sum(r.verdict = 'rejected'), 0), "
+        "SELECT coalesce(sum(r.verdict = 'accepted'), 0), coalesce(sum(r.verdict = 'rejected'), "
+        "0), "
         "count(DISTINCT CASE WHEN r.verdict = 'accepted' THEN r.volunteer_id END), "
         "count(DISTINCT CASE WHEN r.method = 'node-sample' THEN r.task_id END), "
-        "count(DISTINCT CASE WHEN r.method = 'node-sample' AND r.verdict = 'rejected' THEN r.task_id END), "
+        "count(DISTINCT CASE WHEN r.method = 'node-sample' AND r.verdict = 'rejected' THEN "
+        "r.task_id END), "
         "count(DISTINCT CASE WHEN r.method = 'node-tiebreak' THEN r.task_id END), "
         "coalesce(max(CASE WHEN r.verdict = 'accepted' THEN r.disagreement_ratio END), 0) "
         "FROM graph_results r JOIN graph_tasks t ON t.id = r.task_id WHERE t.job_id = ?");

@@ -15,9 +15,8 @@ namespace json = boost::json;
 Expected<int> normaliseDim(std::int64_t dim, std::size_t rank, const std::string& what) {
     const auto r = static_cast<std::int64_t>(rank);
     if (dim < -r || dim >= r)
-        return makeError(ErrorCode::InvalidInput,
-                         what + ": batch dim " + std::to_string(dim) + " is outside rank " +
-                             std::to_string(rank));
+        return makeError(ErrorCode::InvalidInput, what + ": batch dim " + std::to_string(dim) +
+                                                      " is outside rank " + std::to_string(rank));
     return static_cast<int>(dim < 0 ? dim + r : dim);
 }
 
@@ -106,7 +105,8 @@ Expected<GraphSubmission> parseGraphSubmission(const net::Message& message,
         if (tensor.dtype() != inputs[i].spec.dtype)
             return makeError(ErrorCode::UnsupportedDtype,
                              "input " + std::to_string(i) + " is " +
-                                 std::string(core::wireName(tensor.dtype())) + ", the graph declares " +
+                                 std::string(core::wireName(tensor.dtype())) +
+                                 ", the graph declares " +
                                  std::string(core::wireName(inputs[i].spec.dtype)));
         if (tensor.shape() != inputs[i].spec.shape)
             return makeError(ErrorCode::ShapeMismatch,

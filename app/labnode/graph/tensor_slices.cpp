@@ -7,7 +7,7 @@ namespace goblin::labnode {
 namespace {
 
 struct Layout {
-    std::int64_t outer = 1; // product of the dims before `dim`
+    std::int64_t outer = 1;   // product of the dims before `dim`
     std::size_t rowBytes = 0; // bytes of one index along `dim` (the dims after it)
 };
 
@@ -42,20 +42,23 @@ Expected<core::Tensor> sliceAlong(const core::Tensor& tensor, int dim, std::int6
     if (chunk == 0)
         return part;
     for (std::int64_t o = 0; o < layout.outer; ++o) {
-        const std::byte* from = tensor.bytes().data() +
-                                (static_cast<std::size_t>(o * shape[dim] + offset)) * layout.rowBytes;
+        const std::byte* from =
+            tensor.bytes().data() +
+            (static_cast<std::size_t>(o * shape[dim] + offset)) * layout.rowBytes;
         std::memcpy(part->bytes().data() + static_cast<std::size_t>(o) * chunk, from, chunk);
     }
     return part;
 }
 
-Expected<void> placeAlong(core::Tensor& whole, const core::Tensor& part, int dim, std::int64_t offset) {
+Expected<void> placeAlong(core::Tensor& whole, const core::Tensor& part, int dim,
+                          std::int64_t offset) {
     const core::Shape& shape = whole.shape();
     const core::Shape& partShape = part.shape();
     bool fits = part.dtype() == whole.dtype() && partShape.size() == shape.size() && dim >= 0 &&
                 dim < static_cast<int>(shape.size());
     for (int d = 0; fits && d < static_cast<int>(shape.size()); ++d)
-        fits = d == dim ? offset >= 0 && offset + partShape[d] <= shape[d] : partShape[d] == shape[d];
+        fits =
+            d == dim ? offset >= 0 && offset + partShape[d] <= shape[d] : partShape[d] == shape[d];
     if (!fits)
         return makeError(ErrorCode::ShapeMismatch, "a part does not fit its place in the whole");
     const Layout layout = layoutOf(shape, dim, whole.dtype());

@@ -14,6 +14,7 @@ Expected<core::Tensor> sliceAlong(const core::Tensor& tensor, int dim, std::int6
                                   std::int64_t count);
 // Writes `part` into `whole` at [offset, offset + part.shape[dim]) along `dim`; every other
 // dimension and the dtype must match.
-Expected<void> placeAlong(core::Tensor& whole, const core::Tensor& part, int dim, std::int64_t offset);
+Expected<void> placeAlong(core::Tensor& whole, const core::Tensor& part, int dim,
+                          std::int64_t offset);
 
 } // namespace goblin::labnode

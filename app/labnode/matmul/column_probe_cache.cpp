@@ -19,8 +19,8 @@ ColumnProbeCache::probeFor(std::int64_t col0, const core::MatrixView& bColumns) 
         std::uint64_t seed = m_seed + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(col0 + 1);
         seed = (seed ^ (seed >> 30)) * 0xbf58476d1ce4e5b9ULL;
         seed = (seed ^ (seed >> 27)) * 0x94d049bb133111ebULL;
-        entry->probe = std::make_shared<const verify::ColumnProbe>(
-            verify::probeColumns(bColumns, verify::MatmulCheckOptions{m_vectors, seed ^ (seed >> 31)}));
+        entry->probe = std::make_shared<const verify::ColumnProbe>(verify::probeColumns(
+            bColumns, verify::MatmulCheckOptions{m_vectors, seed ^ (seed >> 31)}));
     }
     return entry->probe;
 }

@@ -26,7 +26,7 @@ struct TileTask {
     std::string jobId;
     std::int64_t row0 = 0, col0 = 0, rows = 0, cols = 0;
     TaskState state = TaskState::Queued;
-    std::int64_t attempt = 0;       // of the current or last lease
+    std::int64_t attempt = 0;        // of the current or last lease
     std::set<std::string> refusedBy; // volunteers whose result for it was rejected
 };
 

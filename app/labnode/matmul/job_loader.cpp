@@ -67,7 +67,8 @@ Expected<LoadedJob> reloadJob(NodeStore& store, const BlobStore& blobs, JobRecor
         return loaded;
     const std::string& jobId = loaded->job.record.id;
     for (const TileRecord& tile : store.tilesOf(jobId)) {
-        TileTask task = taskOf(jobId, tile.taskId, TileRect{tile.row0, tile.col0, tile.rows, tile.cols});
+        TileTask task =
+            taskOf(jobId, tile.taskId, TileRect{tile.row0, tile.col0, tile.rows, tile.cols});
         task.attempt = tile.attempt;
         task.state = tile.accepted ? TaskState::Accepted : TaskState::Queued;
         loaded->acceptedTiles += tile.accepted ? 1 : 0;

@@ -13,8 +13,8 @@ namespace json = boost::json;
 void deliverMatmulResult(NodeContext& context, std::shared_ptr<PeerLink> link, const JobRecord& job,
                          std::int64_t requestId) {
     json::object summary = summaryJson(job, context.store.summaryCounts(job.id), context.clock());
-    boost::asio::post(context.workers, [&blobs = context.blobs, link = std::move(link), job, requestId,
-                                        summary = std::move(summary)] {
+    boost::asio::post(context.workers, [&blobs = context.blobs, link = std::move(link), job,
+                                        requestId, summary = std::move(summary)] {
         auto product = blobs.readResult(job.id, job.dtype, {job.m, job.n});
         if (!product) {
             link->send(net::toMessage(
@@ -22,7 +22,10 @@ void deliverMatmulResult(NodeContext& context, std::shared_ptr<PeerLink> link, c
             return;
         }
         link->send(net::toMessage(
-            net::JobDone{requestId, job.id, summary, {std::make_shared<const core::Tensor>(std::move(*product))}}));
+            net::JobDone{requestId,
+                         job.id,
+                         summary,
+                         {std::make_shared<const core::Tensor>(std::move(*product))}}));
     });
 }
 

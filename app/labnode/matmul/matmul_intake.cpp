@@ -38,8 +38,10 @@ void MatmulIntake::submit(const ResearcherRequest& request, net::Message message
     const double received = m_context.clock();
     for (int index = 0; index < 2; ++index) {
         asio::post(m_context.workers, [this, request, received, intake, index,
-                                       a = message.tensors[0], b = message.tensors[1], tile = *tile] {
-            auto digest = storeFiniteInput(index == 0 ? "A" : "B", *(index == 0 ? a : b), m_context.blobs);
+                                       a = message.tensors[0], b = message.tensors[1],
+                                       tile = *tile] {
+            auto digest =
+                storeFiniteInput(index == 0 ? "A" : "B", *(index == 0 ? a : b), m_context.blobs);
             {
                 std::lock_guard lock(intake->mutex);
                 intake->digests[index] = std::move(digest);
@@ -77,10 +79,21 @@ void MatmulIntake::createJob(const ResearcherRequest& request, net::TensorPtr a,
     auto plan = planTiles(input);
     if (!plan)
         return m_desk.replyError(request.peer, request.requestId, plan.error());
-    JobRecord record{randomId("j-", m_random), request.researcherId, input.dtype, input.m, input.k,
-                     input.n, plan->tileRows, plan->tileCols, std::move(aBlob), std::move(bBlob),
-                     "running", m_context.clock(), 0};
-    auto loaded = labnode::createJob(m_context.store, m_context.blobs, std::move(record), *plan, newProbes());
+    JobRecord record{randomId("j-", m_random),
+                     request.researcherId,
+                     input.dtype,
+                     input.m,
+                     input.k,
+                     input.n,
+                     plan->tileRows,
+                     plan->tileCols,
+                     std::move(aBlob),
+                     std::move(bBlob),
+                     "running",
+                     m_context.clock(),
+                     0};
+    auto loaded =
+        labnode::createJob(m_context.store, m_context.blobs, std::move(record), *plan, newProbes());
     if (!loaded)
         return m_desk.replyError(request.peer, request.requestId, loaded.error());
     m_created(request, std::move(*loaded), *plan);

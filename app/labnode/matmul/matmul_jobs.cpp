@@ -15,7 +15,8 @@ namespace asio = boost::asio;
 
 MatmulJobs::MatmulJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk& desk,
                        Scheduler& scheduler, VerdictPath& verdicts, MatmulSettings settings)
-    : m_context(context), m_peers(peers), m_desk(desk), m_scheduler(scheduler), m_verdicts(verdicts),
+    : m_context(context), m_peers(peers), m_desk(desk), m_scheduler(scheduler),
+      m_verdicts(verdicts),
       m_intake(context, peers, desk, settings,
                [this](const ResearcherRequest& request, LoadedJob loaded, const TilePlan& plan) {
                    onCreated(request, std::move(loaded), plan);
@@ -24,15 +25,17 @@ MatmulJobs::MatmulJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk
 void MatmulJobs::recover() {
     for (JobRecord& record : m_context.store.jobsInState("running")) {
         const std::string jobId = record.id;
-        auto loaded = reloadJob(m_context.store, m_context.blobs, std::move(record), m_intake.newProbes());
+        auto loaded =
+            reloadJob(m_context.store, m_context.blobs, std::move(record), m_intake.newProbes());
         if (!loaded) {
-            m_context.log("job " + jobId + " cannot resume (" + loaded.error().message + "); marked failed");
+            m_context.log("job " + jobId + " cannot resume (" + loaded.error().message +
+                          "); marked failed");
             (void)m_context.store.setJobState(jobId, "failed", m_context.clock());
             continue;
         }
         const auto total = static_cast<std::int64_t>(loaded->tasks.size());
-        m_context.log("job " + jobId + " resumed: " + std::to_string(loaded->acceptedTiles) + " of " +
-                      std::to_string(total) + " tile(s) already accepted");
+        m_context.log("job " + jobId + " resumed: " + std::to_string(loaded->acceptedTiles) +
+                      " of " + std::to_string(total) + " tile(s) already accepted");
         m_book.addJob(std::move(loaded->job), std::move(loaded->tasks));
         if (loaded->acceptedTiles == total)
             finishJob(jobId);
@@ -43,14 +46,15 @@ void MatmulJobs::submit(const ResearcherRequest& request, net::Message message) 
     m_intake.submit(request, std::move(message));
 }
 
-void MatmulJobs::onCreated(const ResearcherRequest& request, LoadedJob loaded, const TilePlan& plan) {
+void MatmulJobs::onCreated(const ResearcherRequest& request, LoadedJob loaded,
+                           const TilePlan& plan) {
     const JobRecord& record = loaded.job.record;
     const std::string jobId = record.id;
     m_context.log("job " + jobId + " accepted: matmul " + std::to_string(record.m) + "x" +
                   std::to_string(record.k) + " · " + std::to_string(record.k) + "x" +
-                  std::to_string(record.n) + " " + std::string(core::wireName(record.dtype)) + " in " +
-                  std::to_string(plan.tiles.size()) + " tile(s) of " + std::to_string(plan.tileRows) +
-                  "x" + std::to_string(plan.tileCols));
+                  std::to_string(record.n) + " " + std::string(core::wireName(record.dtype)) +
+                  " in " + std::to_string(plan.tiles.size()) + " tile(s) of " +
+                  std::to_string(plan.tileRows) + "x" + std::to_string(plan.tileCols));
     const net::MatmulJobAccepted accepted{request.requestId,
                                           jobId,
                                           static_cast<std::int64_t>(plan.tiles.size()),
@@ -63,7 +67,8 @@ void MatmulJobs::onCreated(const ResearcherRequest& request, LoadedJob loaded, c
     m_scheduler.wake();
 }
 
-Expected<JobRecord> MatmulJobs::ownedJob(const ResearcherRequest& request, const std::string& jobId) {
+Expected<JobRecord> MatmulJobs::ownedJob(const ResearcherRequest& request,
+                                         const std::string& jobId) {
     auto record = m_context.store.job(jobId);
     // Another researcher's job is "not found" too: job ids reveal nothing.
     if (!record || record->researcherId != request.researcherId || record->state == "released")
@@ -81,8 +86,8 @@ void MatmulJobs::fetch(const ResearcherRequest& request, const std::string& jobI
         done = running->acceptedTiles;
         total = running->totalTiles;
     }
-    m_peers.send(request.peer,
-                 net::toMessage(net::JobStatus{request.requestId, jobId, record->state, done, total}));
+    m_peers.send(request.peer, net::toMessage(net::JobStatus{request.requestId, jobId,
+                                                             record->state, done, total}));
     if (record->state == "running")
         m_desk.watch(jobId, request.peer);
     else if (record->state == "done")
@@ -94,8 +99,9 @@ void MatmulJobs::release(const ResearcherRequest& request, const std::string& jo
     if (!record)
         return m_desk.replyError(request.peer, request.requestId, record.error());
     if (record->state == "running")
-        return m_desk.replyError(request.peer, request.requestId,
-                                 Error{ErrorCode::InvalidInput, "job " + jobId + " is still running"});
+        return m_desk.replyError(
+            request.peer, request.requestId,
+            Error{ErrorCode::InvalidInput, "job " + jobId + " is still running"});
     if (auto ok = m_context.store.setJobState(jobId, "released", m_context.clock()); !ok)
         return m_desk.replyError(request.peer, request.requestId, ok.error());
     for (const std::string& digest : {record->aBlob, record->bBlob})
@@ -127,8 +133,9 @@ TaskFrame MatmulJobs::taskFrame(const Lease& lease) {
     geometry.col0 = task.col0;
     geometry.rows = task.rows;
     geometry.cols = task.cols;
-    return TaskFrame{[job, geometry, attempt = lease.attempt] { return taskMessage(job, geometry, attempt); },
-                     heavy};
+    return TaskFrame{
+        [job, geometry, attempt = lease.attempt] { return taskMessage(job, geometry, attempt); },
+        heavy};
 }
 
 void MatmulJobs::onResult(const Lease& lease, net::Message message) {
@@ -137,8 +144,9 @@ void MatmulJobs::onResult(const Lease& lease, net::Message message) {
         return m_verdicts.sendStale(lease.peer, lease.task, lease.attempt);
     if (message.tensors.size() != 1) {
         m_book.requeue(lease.task);
-        return m_peers.close(lease.peer, Error{ErrorCode::InvalidMessage,
-                                               "result needs 'task', 'attempt' and exactly one tensor"});
+        return m_peers.close(lease.peer,
+                             Error{ErrorCode::InvalidMessage,
+                                   "result needs 'task', 'attempt' and exactly one tensor"});
     }
     task->state = TaskState::Verifying;
     VerdictRecord verdict;
@@ -146,7 +154,8 @@ void MatmulJobs::onResult(const Lease& lease, net::Message message) {
     verdict.task = lease.task;
     verdict.attempt = lease.attempt;
     verdict.volunteerId = lease.volunteerId;
-    verdict.backend = net::requireString(message.control, "backend").value_or(lease.backend).substr(0, 64);
+    verdict.backend =
+        net::requireString(message.control, "backend").value_or(lease.backend).substr(0, 64);
     verdict.computeSeconds = net::requireNumber(message.control, "compute_seconds").value_or(0.0);
     verdict.method = "freivalds-f64";
     TileCheck check = makeTileCheck(*m_book.job(task->jobId), *task);
@@ -155,12 +164,13 @@ void MatmulJobs::onResult(const Lease& lease, net::Message message) {
         verifyAndMerge(check, *tile, m_context.blobs, verdict);
         return onVerified(lease.peer, std::move(verdict));
     }
-    asio::post(m_context.workers, [this, peer = lease.peer, check = std::move(check), tile, verdict]() mutable {
-        verifyAndMerge(check, *tile, m_context.blobs, verdict);
-        asio::post(m_context.core, [this, peer, verdict = std::move(verdict)]() mutable {
-            onVerified(peer, std::move(verdict));
-        });
-    });
+    asio::post(m_context.workers,
+               [this, peer = lease.peer, check = std::move(check), tile, verdict]() mutable {
+                   verifyAndMerge(check, *tile, m_context.blobs, verdict);
+                   asio::post(m_context.core, [this, peer, verdict = std::move(verdict)]() mutable {
+                       onVerified(peer, std::move(verdict));
+                   });
+               });
 }
 
 void MatmulJobs::onVerified(std::uint64_t peer, VerdictRecord verdict) {
@@ -168,8 +178,8 @@ void MatmulJobs::onVerified(std::uint64_t peer, VerdictRecord verdict) {
     VerdictBatch batch;
     batch.committed = [this, verdict] { applyVerdict(verdict); };
     batch.failed = [this, verdict](const Error& error) {
-        m_context.log("could not record the verdict of task " + std::to_string(verdict.task) + " (" +
-                      error.message + "); it goes back to the queue");
+        m_context.log("could not record the verdict of task " + std::to_string(verdict.task) +
+                      " (" + error.message + "); it goes back to the queue");
         m_book.requeue(verdict.task);
         m_scheduler.wake();
     };
@@ -185,8 +195,8 @@ void MatmulJobs::applyVerdict(const VerdictRecord& verdict) {
     if (!verdict.accepted) {
         m_context.log("task " + std::to_string(verdict.task) + " attempt " +
                       std::to_string(verdict.attempt) + " from volunteer " + verdict.volunteerId +
-                      " REJECTED: " + verdict.reason + " (error/bound " + std::to_string(verdict.ratio) +
-                      "); queued for another volunteer");
+                      " REJECTED: " + verdict.reason + " (error/bound " +
+                      std::to_string(verdict.ratio) + "); queued for another volunteer");
         m_book.refuse(verdict.task, verdict.volunteerId);
         m_book.requeue(verdict.task);
         return m_scheduler.wake();
@@ -203,8 +213,8 @@ void MatmulJobs::onLeaseLost(const Lease& lease, LeaseLoss why, const std::strin
         return;
     switch (why) {
     case LeaseLoss::Expired:
-        m_context.log("task " + std::to_string(lease.task) + " attempt " + std::to_string(lease.attempt) +
-                      ": lease expired; back in the queue");
+        m_context.log("task " + std::to_string(lease.task) + " attempt " +
+                      std::to_string(lease.attempt) + ": lease expired; back in the queue");
         break;
     case LeaseLoss::TaskError:
         m_context.log("volunteer " + lease.volunteerId + " could not compute task " +
@@ -229,9 +239,9 @@ void MatmulJobs::finishJob(const std::string& jobId) {
     auto record = m_context.store.job(jobId);
     m_book.removeJob(jobId);
     const auto counts = m_context.store.summaryCounts(jobId);
-    m_context.log("job " + jobId + " done: " + std::to_string(counts.accepted) + " tile(s) accepted, " +
-                  std::to_string(counts.rejected) + " rejected, " + std::to_string(counts.volunteers) +
-                  " volunteer(s)");
+    m_context.log("job " + jobId + " done: " + std::to_string(counts.accepted) +
+                  " tile(s) accepted, " + std::to_string(counts.rejected) + " rejected, " +
+                  std::to_string(counts.volunteers) + " volunteer(s)");
     m_desk.deliverToWatchers(jobId, [&](std::uint64_t peer) {
         if (record)
             deliver(peer, *record, 0);

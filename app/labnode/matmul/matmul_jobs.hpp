@@ -18,8 +18,8 @@ namespace goblin::labnode {
 
 class MatmulJobs final : public JobKind {
 public:
-    MatmulJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk& desk, Scheduler& scheduler,
-               VerdictPath& verdicts, MatmulSettings settings);
+    MatmulJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk& desk,
+               Scheduler& scheduler, VerdictPath& verdicts, MatmulSettings settings);
 
     std::string_view taskOp() const override { return "matmul"; }
     std::string_view submitType() const override { return "submit_matmul"; }

@@ -9,7 +9,8 @@ using net::Message;
 
 Expected<void> validateMatmulInputs(const Message& message) {
     if (message.tensors.size() != 2)
-        return makeError(ErrorCode::InvalidMessage, "submit_matmul carries exactly 2 tensors (A, B)");
+        return makeError(ErrorCode::InvalidMessage,
+                         "submit_matmul carries exactly 2 tensors (A, B)");
     const core::Tensor& a = *message.tensors[0];
     const core::Tensor& b = *message.tensors[1];
     if (a.shape().size() != 2 || b.shape().size() != 2)
@@ -22,8 +23,8 @@ Expected<void> validateMatmulInputs(const Message& message) {
     if (a.shape()[1] != b.shape()[0])
         return makeError(ErrorCode::ShapeMismatch,
                          "inner sizes differ: A is " + std::to_string(a.shape()[0]) + "x" +
-                             std::to_string(a.shape()[1]) + ", B is " + std::to_string(b.shape()[0]) +
-                             "x" + std::to_string(b.shape()[1]));
+                             std::to_string(a.shape()[1]) + ", B is " +
+                             std::to_string(b.shape()[0]) + "x" + std::to_string(b.shape()[1]));
     if (a.shape()[0] < 1 || a.shape()[1] < 1 || b.shape()[1] < 1)
         return makeError(ErrorCode::ShapeMismatch, "empty matrices are refused");
     return {};
@@ -37,34 +38,38 @@ Expected<TileRequest> requestedTile(const json::object& request) {
         !tile->get_array()[1].is_int64() || tile->get_array()[0].get_int64() < 1 ||
         tile->get_array()[1].get_int64() < 1)
         return makeError(ErrorCode::InvalidMessage, "'tile' must be [rows, cols] with both >= 1");
-    return std::optional(std::pair(tile->get_array()[0].get_int64(), tile->get_array()[1].get_int64()));
+    return std::optional(
+        std::pair(tile->get_array()[0].get_int64(), tile->get_array()[1].get_int64()));
 }
 
 Expected<std::string> storeFiniteInput(const char* name, const core::Tensor& input,
                                        const BlobStore& blobs) {
     if (auto bad = verify::findNonFinite(core::viewOf(input)))
-        return makeError(ErrorCode::InvalidInput,
-                         std::string(name) + " holds NaN or Inf at (" + std::to_string(bad->first) +
-                             ", " + std::to_string(bad->second) + "); verification needs finite inputs");
+        return makeError(ErrorCode::InvalidInput, std::string(name) + " holds NaN or Inf at (" +
+                                                      std::to_string(bad->first) + ", " +
+                                                      std::to_string(bad->second) +
+                                                      "); verification needs finite inputs");
     return blobs.put(input);
 }
 
-json::array shapeJson(std::int64_t rows, std::int64_t cols) { return json::array{rows, cols}; }
+json::array shapeJson(std::int64_t rows, std::int64_t cols) {
+    return json::array{rows, cols};
+}
 
 json::object summaryJson(const JobRecord& job, const JobSummaryCounts& counts, double now) {
     json::object backends;
     for (const auto& [backend, count] : counts.backends)
         backends[backend] = count;
-    return json::object{{"shape", shapeJson(job.m, job.n)},
-                        {"dtype", std::string(core::wireName(job.dtype))},
-                        {"tiles", counts.accepted},
-                        {"verdicts", json::object{{"accepted", counts.accepted},
-                                                  {"rejected", counts.rejected}}},
-                        {"max_error_ratio", counts.maxErrorRatio},
-                        {"verification_seconds", counts.verifySeconds},
-                        {"seconds", (job.finishedAt > 0 ? job.finishedAt : now) - job.createdAt},
-                        {"volunteers", counts.volunteers},
-                        {"backends", std::move(backends)}};
+    return json::object{
+        {"shape", shapeJson(job.m, job.n)},
+        {"dtype", std::string(core::wireName(job.dtype))},
+        {"tiles", counts.accepted},
+        {"verdicts", json::object{{"accepted", counts.accepted}, {"rejected", counts.rejected}}},
+        {"max_error_ratio", counts.maxErrorRatio},
+        {"verification_seconds", counts.verifySeconds},
+        {"seconds", (job.finishedAt > 0 ? job.finishedAt : now) - job.createdAt},
+        {"volunteers", counts.volunteers},
+        {"backends", std::move(backends)}};
 }
 
 } // namespace goblin::labnode

@@ -11,6 +11,7 @@
 
 namespace goblin::labnode {
 
-Expected<net::Message> taskMessage(const RunningJob& job, const TileTask& task, std::int64_t attempt);
+Expected<net::Message> taskMessage(const RunningJob& job, const TileTask& task,
+                                   std::int64_t attempt);
 
 } // namespace goblin::labnode

@@ -7,7 +7,9 @@
 namespace goblin::labnode {
 namespace {
 
-std::int64_t ceilDiv(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t ceilDiv(std::int64_t a, std::int64_t b) {
+    return (a + b - 1) / b;
+}
 
 // Bytes a volunteer holds for one tile: its A rows, its B columns and its C tile.
 std::int64_t tileBytes(const PlanningInput& in, std::int64_t rows, std::int64_t cols) {
@@ -50,9 +52,10 @@ Expected<TilePlan> planTiles(const PlanningInput& in) {
         }
     }
     if (largestTensorBytes(in, plan.tileRows, plan.tileCols) > in.maxTensorBytes)
-        return makeError(ErrorCode::LimitExceeded,
-                         "one tile's inputs are over the tensor limit even at 1×1 tiles (inner size " +
-                             std::to_string(in.k) + " is too large)");
+        return makeError(
+            ErrorCode::LimitExceeded,
+            "one tile's inputs are over the tensor limit even at 1×1 tiles (inner size " +
+                std::to_string(in.k) + " is too large)");
     const std::int64_t count = ceilDiv(in.m, plan.tileRows) * ceilDiv(in.n, plan.tileCols);
     if (count > in.maxTiles)
         return makeError(ErrorCode::LimitExceeded, "the job would have " + std::to_string(count) +

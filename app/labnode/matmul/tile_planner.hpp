@@ -19,8 +19,8 @@ struct TileRect {
 struct PlanningInput {
     std::int64_t m = 0, k = 0, n = 0;
     core::DType dtype = core::DType::F32;
-    int volunteers = 0;                          // connected now
-    std::int64_t smallestVolunteerMemory = 0;    // bytes; 0 when unknown
+    int volunteers = 0;                                                 // connected now
+    std::int64_t smallestVolunteerMemory = 0;                           // bytes; 0 when unknown
     std::optional<std::pair<std::int64_t, std::int64_t>> requestedTile; // researcher's (rows, cols)
     std::int64_t maxTiles = 1'000'000;
     std::int64_t maxTensorBytes = std::int64_t{1} << 30;

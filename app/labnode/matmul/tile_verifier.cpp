@@ -23,7 +23,8 @@ void verifyAndMerge(const TileCheck& check, const core::Tensor& tile, const Blob
     if (!result.accepted)
         return;
     // Merge before the verdict commits: a crash in between only means the tile is computed again.
-    if (auto ok = blobs.writeTile(check.jobId, tile, check.row0, check.col0, check.resultCols); !ok) {
+    if (auto ok = blobs.writeTile(check.jobId, tile, check.row0, check.col0, check.resultCols);
+        !ok) {
         result.accepted = false;
         result.reason = "the node could not write the tile: " + ok.error().message;
     }

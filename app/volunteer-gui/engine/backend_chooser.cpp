@@ -12,7 +12,8 @@ BackendChooser::BackendChooser(std::unique_ptr<compute::Backend> device,
 }
 
 bool BackendChooser::slicesInternally(const core::Tensor& a, const core::Tensor& b) const {
-    return deviceActive() && m_device->slicesInternally(a, b) ? true : m_cpu->slicesInternally(a, b);
+    return deviceActive() && m_device->slicesInternally(a, b) ? true
+                                                              : m_cpu->slicesInternally(a, b);
 }
 
 Expected<core::Tensor> BackendChooser::matmul(const core::Tensor& a, const core::Tensor& b,

@@ -26,7 +26,7 @@ struct DeviceSetupOptions {
 
 struct DeviceSetup {
     std::unique_ptr<compute::Backend> backend;
-    boost::json::array devices; // capabilities.devices of the hello
+    boost::json::array devices;     // capabilities.devices of the hello
     std::optional<int> graphDevice; // the OpenCL device opened, which also runs graph tasks
 };
 

@@ -4,12 +4,13 @@
 
 #include <boost/json/serialize.hpp>
 
-#include "goblin/reference/graph_executor.hpp"
 #include "goblin/core/graph/graph_json.hpp"
+#include "goblin/reference/graph_executor.hpp"
 
 namespace goblin::volunteer {
 
-GraphExecutors::GraphExecutors(std::optional<int> device, std::function<void(const std::string&)> log)
+GraphExecutors::GraphExecutors(std::optional<int> device,
+                               std::function<void(const std::string&)> log)
     : m_deviceIndex(device), m_log(std::move(log)) {}
 
 compute::OpenClGraphExecutor* GraphExecutors::device() {
@@ -41,13 +42,15 @@ Expected<GraphTaskResult> GraphExecutors::run(const boost::json::value& graphJso
     if (!plan)
         return tl::unexpected(plan.error());
     if (inputs.size() != graph->inputs.size())
-        return makeError(ErrorCode::InvalidMessage, "the task's tensors do not match the graph's inputs");
+        return makeError(ErrorCode::InvalidMessage,
+                         "the task's tensors do not match the graph's inputs");
     std::vector<core::Tensor> values;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         const auto& spec = graph->inputs[i].spec;
         if (inputs[i]->dtype() != spec.dtype || inputs[i]->shape() != spec.shape)
             return makeError(ErrorCode::ShapeMismatch,
-                             "input " + std::to_string(i) + " does not match the graph's declaration");
+                             "input " + std::to_string(i) +
+                                 " does not match the graph's declaration");
         values.push_back(*inputs[i]);
     }
     const auto start = std::chrono::steady_clock::now();

@@ -12,6 +12,7 @@
 namespace goblin::volunteer {
 
 boost::json::object readJsonObject(const std::filesystem::path& path);
-Expected<void> writeJsonObject(const std::filesystem::path& path, const boost::json::object& content);
+Expected<void> writeJsonObject(const std::filesystem::path& path,
+                               const boost::json::object& content);
 
 } // namespace goblin::volunteer

@@ -19,7 +19,7 @@ inline constexpr double kSliceSeconds = 0.05;
 // Remembers the backend's measured speed between tiles, so the first slice of a tile is already
 // about the right size. Owned by the compute thread.
 struct SliceTuning {
-    double flopsPerSecond = 2e9; // a cautious first guess, corrected after every slice
+    double flopsPerSecond = 2e9;         // a cautious first guess, corrected after every slice
     double sliceSeconds = kSliceSeconds; // the time one slice should take (0: one row each)
     int appliedThreads = 0;
 };

@@ -19,7 +19,8 @@ namespace json = boost::json;
 // generation so events of an old connection are ignored.
 class VolunteerEngine::Link final : public net::ConnectionHandler {
 public:
-    Link(VolunteerEngine& engine, std::uint64_t generation) : m_engine(engine), m_generation(generation) {}
+    Link(VolunteerEngine& engine, std::uint64_t generation)
+        : m_engine(engine), m_generation(generation) {}
     void onMessage(net::Message message) override {
         m_engine.onMessage(m_generation, std::move(message));
     }
@@ -32,11 +33,11 @@ private:
 
 VolunteerEngine::VolunteerEngine(asio::io_context& io, EngineSettings settings,
                                  std::unique_ptr<compute::Backend> backend, LogSink log)
-    : m_io(io), m_settings(std::move(settings)), m_backend(std::move(backend)), m_log(std::move(log)),
-      m_identityFile(m_settings.configDir), m_graphExecutors(m_settings.graphDevice,
-                                                         [this](const std::string& line) {
-                                                             asio::post(m_io, [this, line] { m_log(line); });
-                                                         }),
+    : m_io(io), m_settings(std::move(settings)), m_backend(std::move(backend)),
+      m_log(std::move(log)), m_identityFile(m_settings.configDir),
+      m_graphExecutors(
+          m_settings.graphDevice,
+          [this](const std::string& line) { asio::post(m_io, [this, line] { m_log(line); }); }),
       m_reconnectTimer(io), m_releaseTimer(io) {}
 
 VolunteerEngine::~VolunteerEngine() {
@@ -44,7 +45,9 @@ VolunteerEngine::~VolunteerEngine() {
     m_compute.join();
 }
 
-void VolunteerEngine::start() { connect(); }
+void VolunteerEngine::start() {
+    connect();
+}
 
 void VolunteerEngine::stop() {
     if (m_exit == EngineExit::Running)
@@ -129,9 +132,10 @@ void VolunteerEngine::connect() {
     setLink(LinkState::Connecting, {});
     net::connectWebSocket(m_io, m_settings.url, "/v1/volunteer", m_settings.limits,
                           [this](Expected<std::shared_ptr<net::WsConnection>> connection) {
-                              asio::post(m_io, [this, connection = std::move(connection)]() mutable {
-                                  onConnected(std::move(connection));
-                              });
+                              asio::post(m_io,
+                                         [this, connection = std::move(connection)]() mutable {
+                                             onConnected(std::move(connection));
+                                         });
                           });
 }
 
@@ -238,8 +242,9 @@ void VolunteerEngine::onTask(net::Message message) {
     };
     // Only catalog ops run here; anything else is refused, never interpreted.
     if (!op)
-        return report(net::TaskOp::Matmul, Error{ErrorCode::VersionMismatch,
-                                                 "this volunteer runs catalog ops matmul and graph only"});
+        return report(net::TaskOp::Matmul,
+                      Error{ErrorCode::VersionMismatch,
+                            "this volunteer runs catalog ops matmul and graph only"});
     if (*op == net::TaskOp::Graph) {
         auto task = net::parseGraphTask(message);
         if (!task)
@@ -250,7 +255,8 @@ void VolunteerEngine::onTask(net::Message message) {
     if (!task)
         return report(net::TaskOp::Matmul, task.error());
     ++m_tasksOpen;
-    m_counters.bytesReceived += static_cast<std::int64_t>(task->a->byteSize() + task->b->byteSize());
+    m_counters.bytesReceived +=
+        static_cast<std::int64_t>(task->a->byteSize() + task->b->byteSize());
     asio::post(m_compute, [this, connection, generation = m_generation, task = std::move(*task)] {
         compute(connection, generation, task.ref.task, task.ref.attempt, task.a, task.b);
     });
@@ -287,13 +293,16 @@ void VolunteerEngine::computeGraph(std::shared_ptr<net::WsConnection> connection
                                    std::int64_t attempt, const json::value& graph,
                                    const std::vector<net::TensorPtr>& inputs) {
     auto finish = [this](std::int64_t computed, std::int64_t failed, double seconds,
-                         std::int64_t bytesSent) { finishTask(computed, failed, seconds, bytesSent); };
+                         std::int64_t bytesSent) {
+        finishTask(computed, failed, seconds, bytesSent);
+    };
     auto stale = [this, generation] { return m_liveGeneration.load() != generation; };
     if (m_gate.enterTask(stale) != GateVerdict::Go)
         return finish(0, 0, 0, 0);
     asio::post(m_io, [this, taskId] { m_running = TaskProgress{taskId, 0}; });
     // Between nodes the task obeys the gate like a matmul between slices: it rests to keep the
-    // duty cycle, parks while paused (a pause holds within about one node), and gives up when stale.
+    // duty cycle, parks while paused (a pause holds within about one node), and gives up when
+    // stale.
     bool stopped = false;
     auto sliceStart = std::chrono::steady_clock::now();
     reference::GraphRunHooks hooks;
@@ -326,8 +335,10 @@ void VolunteerEngine::computeGraph(std::shared_ptr<net::WsConnection> connection
         bytes += static_cast<std::int64_t>(output.byteSize());
         outputs.push_back(std::make_shared<const core::Tensor>(std::move(output)));
     }
-    connection->send(net::toMessage(net::TaskResult{net::TaskOp::Graph, {taskId, attempt},
-                                                    result->backend, result->seconds,
+    connection->send(net::toMessage(net::TaskResult{net::TaskOp::Graph,
+                                                    {taskId, attempt},
+                                                    result->backend,
+                                                    result->seconds,
                                                     std::move(outputs)}));
     finish(1, 0, result->seconds, bytes);
 }
@@ -339,7 +350,9 @@ void VolunteerEngine::compute(std::shared_ptr<net::WsConnection> connection,
                               std::shared_ptr<const core::Tensor> a,
                               std::shared_ptr<const core::Tensor> b) {
     auto finish = [this](std::int64_t computed, std::int64_t failed, double seconds,
-                         std::int64_t bytesSent) { finishTask(computed, failed, seconds, bytesSent); };
+                         std::int64_t bytesSent) {
+        finishTask(computed, failed, seconds, bytesSent);
+    };
     // A task of a closed connection is no longer leased to us: the node has re-queued it.
     auto stale = [this, generation] { return m_liveGeneration.load() != generation; };
     if (m_gate.enterTask(stale) != GateVerdict::Go)
@@ -355,15 +368,18 @@ void VolunteerEngine::compute(std::shared_ptr<net::WsConnection> connection,
     if (!outcome) // shut down or stale mid-task: the node re-queues it
         return finish(0, 0, 0, 0);
     if (!*outcome) {
-        connection->send(
-            net::toMessage(net::TaskError{net::TaskOp::Matmul, {taskId, attempt}, outcome->error()}));
+        connection->send(net::toMessage(
+            net::TaskError{net::TaskOp::Matmul, {taskId, attempt}, outcome->error()}));
         return finish(0, 1, 0, 0);
     }
     SlicedResult& result = **outcome;
     const auto bytes = static_cast<std::int64_t>(result.product.byteSize());
     connection->send(net::toMessage(
-        net::TaskResult{net::TaskOp::Matmul, {taskId, attempt}, std::string(m_backend->name()),
-                        result.busySeconds, {std::make_shared<const core::Tensor>(std::move(result.product))}}));
+        net::TaskResult{net::TaskOp::Matmul,
+                        {taskId, attempt},
+                        std::string(m_backend->name()),
+                        result.busySeconds,
+                        {std::make_shared<const core::Tensor>(std::move(result.product))}}));
     finish(1, 0, result.busySeconds, bytes);
 }
 

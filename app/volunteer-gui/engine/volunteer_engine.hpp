@@ -17,13 +17,13 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/json/array.hpp>
 
+#include "compute_gate.hpp"
+#include "engine_status.hpp"
 #include "goblin/compute/backend.hpp"
 #include "goblin/net/limits.hpp"
 #include "goblin/net/messages/volunteer_messages.hpp"
 #include "goblin/net/ws_connection.hpp"
 #include "goblin/net/ws_url.hpp"
-#include "compute_gate.hpp"
-#include "engine_status.hpp"
 #include "graph_task.hpp"
 #include "sliced_matmul.hpp"
 #include "volunteer_identity.hpp"
@@ -37,8 +37,9 @@ struct EngineSettings {
     int threads = 0;
     int slots = 2;
     std::int64_t memoryBytes = 0;
-    boost::json::array devices; // capabilities.devices of the hello
-    std::optional<int> graphDevice; // OpenCL device index for graph tasks (else the CPU reference) (device_choice.hpp)
+    boost::json::array devices;     // capabilities.devices of the hello
+    std::optional<int> graphDevice; // OpenCL device index for graph tasks (else the CPU reference)
+                                    // (device_choice.hpp)
     net::Limits limits;
     // Compute thread: sets the process's BLAS thread count when the plan's count changes.
     std::function<void(int threads)> applyCpuThreads;
@@ -76,7 +77,8 @@ private:
     void onClosed(std::uint64_t generation, const Error& reason);
     void onWelcome(const boost::json::object& welcome);
     void onTask(net::Message message);
-    void finishTask(std::int64_t computed, std::int64_t failed, double seconds, std::int64_t bytesSent);
+    void finishTask(std::int64_t computed, std::int64_t failed, double seconds,
+                    std::int64_t bytesSent);
     void onGraphTask(net::GraphTask task);
     void computeGraph(std::shared_ptr<net::WsConnection> connection, std::uint64_t generation,
                       std::int64_t taskId, std::int64_t attempt, const boost::json::value& graph,
@@ -95,7 +97,7 @@ private:
     LogSink m_log;
     IdentityFile m_identityFile;
     ComputeGate m_gate;
-    SliceTuning m_tuning; // compute thread only
+    SliceTuning m_tuning;            // compute thread only
     GraphExecutors m_graphExecutors; // compute thread only
     boost::asio::thread_pool m_compute{1};
     boost::asio::steady_timer m_reconnectTimer;

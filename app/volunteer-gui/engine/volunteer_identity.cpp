@@ -26,7 +26,8 @@ std::optional<VolunteerIdentity> IdentityFile::load(const std::string& nodeUrl) 
     return VolunteerIdentity{std::string(id->get_string()), std::string(secret->get_string())};
 }
 
-Expected<void> IdentityFile::save(const std::string& nodeUrl, const VolunteerIdentity& identity) const {
+Expected<void> IdentityFile::save(const std::string& nodeUrl,
+                                  const VolunteerIdentity& identity) const {
     json::object all = readJsonObject(m_path);
     if (!all.contains("nodes") || !all["nodes"].is_object())
         all["nodes"] = json::object{};

@@ -159,7 +159,8 @@ void SettingsPage::setSettings(const VolunteerSettings& settings) {
         const auto found = std::find_if(t.gpus.begin(), t.gpus.end(), [&](const GpuLimit& gpu) {
             return gpu.device == row.id.toStdString();
         });
-        const GpuLimit gpu = found != t.gpus.end() ? *found : GpuLimit{row.id.toStdString(), false, 100, {}};
+        const GpuLimit gpu =
+            found != t.gpus.end() ? *found : GpuLimit{row.id.toStdString(), false, 100, {}};
         row.enabled->setChecked(gpu.enabled);
         row.limit->setValue(gpu.limitPercent);
         row.limit->setEnabled(gpu.enabled);
@@ -195,7 +196,8 @@ void SettingsPage::collect() {
     t.networkCapMiBPerDay = m_networkCap->value();
     next.startAtLogin = m_startAtLogin->isChecked();
     for (const GpuRow& row : m_gpus) {
-        const GpuLimit edited{row.id.toStdString(), row.enabled->isChecked(), row.limit->value(), {}};
+        const GpuLimit edited{
+            row.id.toStdString(), row.enabled->isChecked(), row.limit->value(), {}};
         auto found = std::find_if(t.gpus.begin(), t.gpus.end(),
                                   [&](const GpuLimit& gpu) { return gpu.device == edited.device; });
         if (found == t.gpus.end()) {

@@ -123,7 +123,8 @@ std::vector<GpuLimit> readGpus(QSettings& store, QStringList& warnings) {
         gpu.enabled = readBool(store, base + QStringLiteral("enabled"), false, warnings);
         gpu.limitPercent = static_cast<int>(
             readInt(store, base + QStringLiteral("limit_percent"), 100, 1, 100, warnings));
-        gpu.identity = store.value(base + QStringLiteral("identity")).toString().left(256).toStdString();
+        gpu.identity =
+            store.value(base + QStringLiteral("identity")).toString().left(256).toStdString();
         gpus.push_back(gpu);
     }
     return gpus;
@@ -228,7 +229,8 @@ void saveSettings(QSettings& store, const VolunteerSettings& settings) {
         store.setValue(base + QStringLiteral("device"), QString::fromStdString(t.gpus[i].device));
         store.setValue(base + QStringLiteral("enabled"), t.gpus[i].enabled);
         store.setValue(base + QStringLiteral("limit_percent"), t.gpus[i].limitPercent);
-        store.setValue(base + QStringLiteral("identity"), QString::fromStdString(t.gpus[i].identity));
+        store.setValue(base + QStringLiteral("identity"),
+                       QString::fromStdString(t.gpus[i].identity));
     }
     store.setValue(QStringLiteral("general/start_at_login"), settings.startAtLogin);
 }

@@ -40,6 +40,8 @@ std::optional<DType> dtypeFromWireName(std::string_view name) {
     return std::nullopt;
 }
 
-bool isFloatingPoint(DType dtype) { return dtype == DType::F32 || dtype == DType::F64; }
+bool isFloatingPoint(DType dtype) {
+    return dtype == DType::F32 || dtype == DType::F64;
+}
 
 } // namespace goblin::core

@@ -25,13 +25,31 @@ struct PreciseHandler {
     bool on_document_begin(error_code&) { return true; }
     bool on_document_end(error_code&) { return true; }
     bool on_object_begin(error_code&) { return true; }
-    bool on_object_end(std::size_t n, error_code&) { st.push_object(n); return true; }
+    bool on_object_end(std::size_t n, error_code&) {
+        st.push_object(n);
+        return true;
+    }
     bool on_array_begin(error_code&) { return true; }
-    bool on_array_end(std::size_t n, error_code&) { st.push_array(n); return true; }
-    bool on_key_part(json::string_view s, std::size_t, error_code&) { st.push_chars(s); return true; }
-    bool on_key(json::string_view s, std::size_t, error_code&) { st.push_key(s); return true; }
-    bool on_string_part(json::string_view s, std::size_t, error_code&) { st.push_chars(s); return true; }
-    bool on_string(json::string_view s, std::size_t, error_code&) { st.push_string(s); return true; }
+    bool on_array_end(std::size_t n, error_code&) {
+        st.push_array(n);
+        return true;
+    }
+    bool on_key_part(json::string_view s, std::size_t, error_code&) {
+        st.push_chars(s);
+        return true;
+    }
+    bool on_key(json::string_view s, std::size_t, error_code&) {
+        st.push_key(s);
+        return true;
+    }
+    bool on_string_part(json::string_view s, std::size_t, error_code&) {
+        st.push_chars(s);
+        return true;
+    }
+    bool on_string(json::string_view s, std::size_t, error_code&) {
+        st.push_string(s);
+        return true;
+    }
     bool on_number_part(json::string_view s, error_code&) {
         number.append(s.data(), s.size());
         return true;
@@ -49,14 +67,21 @@ struct PreciseHandler {
     bool on_double(double d, json::string_view s, error_code&) {
         number.append(s.data(), s.size());
         double exact = d;
-        const auto [end, status] = std::from_chars(number.data(), number.data() + number.size(), exact);
+        const auto [end, status] =
+            std::from_chars(number.data(), number.data() + number.size(), exact);
         // Out of range (1e400) or anything from_chars refuses keeps Boost's own reading.
         st.push_double(status == std::errc{} && end == number.data() + number.size() ? exact : d);
         number.clear();
         return true;
     }
-    bool on_bool(bool b, error_code&) { st.push_bool(b); return true; }
-    bool on_null(error_code&) { st.push_null(); return true; }
+    bool on_bool(bool b, error_code&) {
+        st.push_bool(b);
+        return true;
+    }
+    bool on_null(error_code&) {
+        st.push_null();
+        return true;
+    }
     bool on_comment_part(json::string_view, error_code&) { return true; }
     bool on_comment(json::string_view, error_code&) { return true; }
 };

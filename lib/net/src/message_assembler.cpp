@@ -22,13 +22,14 @@ Expected<std::optional<Message>> MessageAssembler::onFrame(FrameKind kind,
                                                            std::span<const std::byte> payload) {
     if (kind == FrameKind::Text) {
         if (m_tensorsDue > 0)
-            return makeError(ErrorCode::InvalidMessage,
-                             "a text frame arrived while " + std::to_string(m_tensorsDue) +
-                                 " tensor frame(s) were still due");
+            return makeError(ErrorCode::InvalidMessage, "a text frame arrived while " +
+                                                            std::to_string(m_tensorsDue) +
+                                                            " tensor frame(s) were still due");
         return onControl(payload);
     }
     if (m_tensorsDue == 0)
-        return makeError(ErrorCode::InvalidFrame, "a binary frame arrived that no message announced");
+        return makeError(ErrorCode::InvalidFrame,
+                         "a binary frame arrived that no message announced");
     return onTensor(payload);
 }
 
@@ -56,7 +57,8 @@ Expected<std::optional<Message>> MessageAssembler::onControl(std::span<const std
     if (tensors == 0)
         return std::optional<Message>(std::move(message));
     if (!m_tensorsAllowed)
-        return makeError(ErrorCode::InvalidMessage, "tensors are refused before the hello is accepted");
+        return makeError(ErrorCode::InvalidMessage,
+                         "tensors are refused before the hello is accepted");
     m_pending = std::move(message);
     m_tensorsDue = tensors;
     return std::optional<Message>();

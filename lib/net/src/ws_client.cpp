@@ -19,8 +19,9 @@ public:
           m_path(std::move(path)), m_limits(limits), m_done(std::move(done)) {}
 
     void start() {
-        m_resolver.async_resolve(m_url.host, m_url.port,
-                                 beast::bind_front_handler(&Connector::onResolve, shared_from_this()));
+        m_resolver.async_resolve(
+            m_url.host, m_url.port,
+            beast::bind_front_handler(&Connector::onResolve, shared_from_this()));
     }
 
 private:
@@ -39,8 +40,9 @@ private:
         beast::error_code ignored;
         beast::get_lowest_layer(m_ws).socket().set_option(tcp::no_delay(true), ignored);
         configureStream(m_ws, m_limits, false);
-        m_ws.async_handshake(m_url.host + ":" + m_url.port, m_path,
-                             beast::bind_front_handler(&Connector::onHandshake, shared_from_this()));
+        m_ws.async_handshake(
+            m_url.host + ":" + m_url.port, m_path,
+            beast::bind_front_handler(&Connector::onHandshake, shared_from_this()));
     }
 
     void onHandshake(beast::error_code ec) {
@@ -54,9 +56,7 @@ private:
         m_done(std::move(connection));
     }
 
-    void fail(std::string message) {
-        m_done(makeError(ErrorCode::Internal, std::move(message)));
-    }
+    void fail(std::string message) { m_done(makeError(ErrorCode::Internal, std::move(message))); }
 
     tcp::resolver m_resolver;
     WsConnection::Stream m_ws;

@@ -61,11 +61,10 @@ void WsConnection::refuseTensorsUntilAllowed() {
 }
 
 void WsConnection::allowTensors() {
-    asio::post(m_ws.get_executor(),
-               [self = shared_from_this()] {
-                   self->m_assembler.setTensorsAllowed(true);
-                   self->m_assembler.raiseControlLimit();
-               });
+    asio::post(m_ws.get_executor(), [self = shared_from_this()] {
+        self->m_assembler.setTensorsAllowed(true);
+        self->m_assembler.raiseControlLimit();
+    });
 }
 
 void WsConnection::closeNormally() {
@@ -89,7 +88,8 @@ void WsConnection::onRead(beast::error_code ec, std::size_t) {
         // A close frame that arrived says why, even when our reply then failed because the peer
         // dropped the socket right after its close frame (EPIPE or a reset instead of `closed`).
         if (ec == websocket::error::closed || m_ws.reason().code != websocket::close_code::none) {
-            finish(closeErrorFromPeer(m_ws.reason().code, std::string(m_ws.reason().reason.c_str())));
+            finish(
+                closeErrorFromPeer(m_ws.reason().code, std::string(m_ws.reason().reason.c_str())));
         } else if (ec == websocket::error::message_too_big) {
             finish(Error{ErrorCode::LimitExceeded, "a frame was over the size limit"});
         } else {
@@ -178,9 +178,8 @@ void WsConnection::beginClose(const Error& reason, websocket::close_code code) {
     websocket::close_reason frame;
     frame.code = code;
     frame.reason = code == websocket::close_code::normal ? std::string() : closeReasonFor(reason);
-    m_ws.async_close(frame, [self = shared_from_this(), reason](beast::error_code) {
-        self->finish(reason);
-    });
+    m_ws.async_close(
+        frame, [self = shared_from_this(), reason](beast::error_code) { self->finish(reason); });
 }
 
 void WsConnection::finish(const Error& reason) {

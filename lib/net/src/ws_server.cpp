@@ -22,11 +22,12 @@ std::shared_ptr<void> AddressCounter::acquire(const std::string& address) {
         return nullptr;
     ++count;
     // The token points at the counter itself (never deleted through it): non-null means granted.
-    return std::shared_ptr<void>(static_cast<void*>(this), [self = shared_from_this(), address](void*) {
-        std::lock_guard relock(self->m_mutex);
-        if (--self->m_counts[address] <= 0)
-            self->m_counts.erase(address);
-    });
+    return std::shared_ptr<void>(static_cast<void*>(this),
+                                 [self = shared_from_this(), address](void*) {
+                                     std::lock_guard relock(self->m_mutex);
+                                     if (--self->m_counts[address] <= 0)
+                                         self->m_counts.erase(address);
+                                 });
 }
 
 namespace {
@@ -66,7 +67,8 @@ private:
 
     void respond(const http::request<http::string_body>& request, http::status status,
                  std::string body) {
-        auto response = std::make_shared<http::response<http::string_body>>(status, request.version());
+        auto response =
+            std::make_shared<http::response<http::string_body>>(status, request.version());
         response->set(http::field::content_type, "text/plain");
         response->keep_alive(false);
         response->body() = std::move(body);
@@ -86,7 +88,8 @@ private:
         ws->async_accept(request, [self, ws, path](beast::error_code ec) {
             if (ec)
                 return;
-            auto connection = std::make_shared<WsConnection>(std::move(*ws), self->m_limits, self->m_peer);
+            auto connection =
+                std::make_shared<WsConnection>(std::move(*ws), self->m_limits, self->m_peer);
             connection->refuseTensorsUntilAllowed();
             auto handler = self->m_factory(connection, path);
             // The connection keeps the per-address slot until it dies.
@@ -140,9 +143,13 @@ void WsServer::listen(const std::string& host, unsigned short port) {
                                  ec.message());
 }
 
-unsigned short WsServer::port() const { return m_acceptor.local_endpoint().port(); }
+unsigned short WsServer::port() const {
+    return m_acceptor.local_endpoint().port();
+}
 
-void WsServer::start() { doAccept(); }
+void WsServer::start() {
+    doAccept();
+}
 
 void WsServer::stop() {
     asio::post(m_acceptor.get_executor(), [self = shared_from_this()] {

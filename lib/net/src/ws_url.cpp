@@ -23,8 +23,10 @@ Expected<WsUrl> parseWsUrl(const std::string& url) {
     if (parsed.host.front() == '[' && parsed.host.back() == ']')
         parsed.host = parsed.host.substr(1, parsed.host.size() - 2);
     int port = 0;
-    auto [end, ec] = std::from_chars(parsed.port.data(), parsed.port.data() + parsed.port.size(), port);
-    if (ec != std::errc() || end != parsed.port.data() + parsed.port.size() || port < 1 || port > 65535)
+    auto [end, ec] =
+        std::from_chars(parsed.port.data(), parsed.port.data() + parsed.port.size(), port);
+    if (ec != std::errc() || end != parsed.port.data() + parsed.port.size() || port < 1 ||
+        port > 65535)
         return makeError(ErrorCode::InvalidInput, "node URL '" + url + "' has an invalid port");
     return parsed;
 }

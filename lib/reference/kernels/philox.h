@@ -22,7 +22,8 @@ typedef struct {
 } goblin_philox_block;
 
 /* One round: two 32×32→64 multiplications, their halves mixed with the key and the other words. */
-static inline goblin_philox_block goblin_philox_round(goblin_philox_block c, uint32_t k0, uint32_t k1) {
+static inline goblin_philox_block goblin_philox_round(goblin_philox_block c, uint32_t k0,
+                                                      uint32_t k1) {
     const uint64_t p0 = (uint64_t)GOBLIN_PHILOX_M0 * (uint64_t)c.v[0];
     const uint64_t p1 = (uint64_t)GOBLIN_PHILOX_M1 * (uint64_t)c.v[2];
     goblin_philox_block out;
@@ -34,7 +35,8 @@ static inline goblin_philox_block goblin_philox_round(goblin_philox_block c, uin
 }
 
 /* Ten rounds; the key is bumped by the Weyl constants between rounds (Random123's philox4x32_R). */
-static inline goblin_philox_block goblin_philox4x32_10(goblin_philox_block counter, uint32_t k0, uint32_t k1) {
+static inline goblin_philox_block goblin_philox4x32_10(goblin_philox_block counter, uint32_t k0,
+                                                       uint32_t k1) {
     int round;
     for (round = 0; round < 10; ++round) {
         if (round > 0) {

@@ -24,12 +24,14 @@ struct ConvGeometry {
     }
 };
 
-ConvGeometry geometryOf(const Shape& input, const Shape& weight, const Shape& output, std::int64_t groups) {
-    return {input[0], input[1], input[2], input[3], weight[0], weight[1], weight[2], weight[3],
-            output[2], output[3], groups};
+ConvGeometry geometryOf(const Shape& input, const Shape& weight, const Shape& output,
+                        std::int64_t groups) {
+    return {input[0],  input[1],  input[2],  input[3],  weight[0], weight[1],
+            weight[2], weight[3], output[2], output[3], groups};
 }
 
-template <class T> void conv2d(const T* x, const T* w, const ConvGeometry& g, const Conv2dParams& p, T* y) {
+template <class T>
+void conv2d(const T* x, const T* w, const ConvGeometry& g, const Conv2dParams& p, T* y) {
     for (std::int64_t b = 0; b < g.n; ++b)
         for (std::int64_t oc = 0; oc < g.o; ++oc) {
             const std::int64_t first = oc / g.outPerGroup() * g.ci;
@@ -38,13 +40,16 @@ template <class T> void conv2d(const T* x, const T* w, const ConvGeometry& g, co
                     T acc = 0;
                     for (std::int64_t ch = 0; ch < g.ci; ++ch)
                         for (std::int64_t ky = 0; ky < g.kh; ++ky) {
-                            const std::int64_t iy = oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
+                            const std::int64_t iy =
+                                oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
                             if (iy < 0 || iy >= g.h)
                                 continue;
                             for (std::int64_t kx = 0; kx < g.kw; ++kx) {
-                                const std::int64_t ix = ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
+                                const std::int64_t ix =
+                                    ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
                                 if (ix >= 0 && ix < g.w)
-                                    acc = acc + x[g.x(b, first + ch, iy, ix)] * w[g.wt(oc, ch, ky, kx)];
+                                    acc = acc +
+                                          x[g.x(b, first + ch, iy, ix)] * w[g.wt(oc, ch, ky, kx)];
                             }
                         }
                     y[g.out(b, oc, oy, ox)] = acc;
@@ -61,22 +66,27 @@ std::int64_t outputOf(std::int64_t in, std::int64_t k, std::int64_t stride, std:
     return shifted / stride;
 }
 
-template <class T> void inputGrad(const T* gy, const T* w, const ConvGeometry& g, const Conv2dParams& p, T* gx) {
+template <class T>
+void inputGrad(const T* gy, const T* w, const ConvGeometry& g, const Conv2dParams& p, T* gx) {
     for (std::int64_t b = 0; b < g.n; ++b)
         for (std::int64_t ch = 0; ch < g.c; ++ch) {
             const std::int64_t group = ch / g.ci, local = ch % g.ci;
             for (std::int64_t iy = 0; iy < g.h; ++iy)
                 for (std::int64_t ix = 0; ix < g.w; ++ix) {
                     T acc = 0;
-                    for (std::int64_t oc = group * g.outPerGroup(); oc < (group + 1) * g.outPerGroup(); ++oc)
+                    for (std::int64_t oc = group * g.outPerGroup();
+                         oc < (group + 1) * g.outPerGroup(); ++oc)
                         for (std::int64_t ky = 0; ky < g.kh; ++ky) {
-                            const std::int64_t oy = outputOf(iy, ky, p.stride[0], p.padding[0], p.dilation[0], g.oh);
+                            const std::int64_t oy =
+                                outputOf(iy, ky, p.stride[0], p.padding[0], p.dilation[0], g.oh);
                             if (oy < 0)
                                 continue;
                             for (std::int64_t kx = 0; kx < g.kw; ++kx) {
-                                const std::int64_t ox = outputOf(ix, kx, p.stride[1], p.padding[1], p.dilation[1], g.ow);
+                                const std::int64_t ox = outputOf(ix, kx, p.stride[1], p.padding[1],
+                                                                 p.dilation[1], g.ow);
                                 if (ox >= 0)
-                                    acc = acc + gy[g.out(b, oc, oy, ox)] * w[g.wt(oc, local, ky, kx)];
+                                    acc =
+                                        acc + gy[g.out(b, oc, oy, ox)] * w[g.wt(oc, local, ky, kx)];
                             }
                         }
                     gx[g.x(b, ch, iy, ix)] = acc;
@@ -84,7 +94,8 @@ template <class T> void inputGrad(const T* gy, const T* w, const ConvGeometry& g
         }
 }
 
-template <class T> void weightGrad(const T* x, const T* gy, const ConvGeometry& g, const Conv2dParams& p, T* gw) {
+template <class T>
+void weightGrad(const T* x, const T* gy, const ConvGeometry& g, const Conv2dParams& p, T* gw) {
     for (std::int64_t oc = 0; oc < g.o; ++oc) {
         const std::int64_t first = oc / g.outPerGroup() * g.ci;
         for (std::int64_t ch = 0; ch < g.ci; ++ch)
@@ -93,13 +104,16 @@ template <class T> void weightGrad(const T* x, const T* gy, const ConvGeometry& 
                     T acc = 0;
                     for (std::int64_t b = 0; b < g.n; ++b)
                         for (std::int64_t oy = 0; oy < g.oh; ++oy) {
-                            const std::int64_t iy = oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
+                            const std::int64_t iy =
+                                oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
                             if (iy < 0 || iy >= g.h)
                                 continue;
                             for (std::int64_t ox = 0; ox < g.ow; ++ox) {
-                                const std::int64_t ix = ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
+                                const std::int64_t ix =
+                                    ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
                                 if (ix >= 0 && ix < g.w)
-                                    acc = acc + gy[g.out(b, oc, oy, ox)] * x[g.x(b, first + ch, iy, ix)];
+                                    acc = acc +
+                                          gy[g.out(b, oc, oy, ox)] * x[g.x(b, first + ch, iy, ix)];
                             }
                         }
                     gw[g.wt(oc, ch, ky, kx)] = acc;
@@ -115,10 +129,12 @@ Expected<Tensor> runConvOp(OpCode op, Args args, const Attributes& attrs, const 
         return out;
     const Conv2dParams params = core::ops::conv2dParams(attrs).value();
     const Shape& input = op == OpCode::Conv2dInputGrad ? spec.shape : args[0].shape();
-    const Shape& weight = op == OpCode::Conv2d ? args[1].shape()
-                          : op == OpCode::Conv2dInputGrad ? args[1].shape() : spec.shape;
-    const Shape& output = op == OpCode::Conv2d ? spec.shape
-                          : op == OpCode::Conv2dInputGrad ? args[0].shape() : args[1].shape();
+    const Shape& weight = op == OpCode::Conv2d            ? args[1].shape()
+                          : op == OpCode::Conv2dInputGrad ? args[1].shape()
+                                                          : spec.shape;
+    const Shape& output = op == OpCode::Conv2d            ? spec.shape
+                          : op == OpCode::Conv2dInputGrad ? args[0].shape()
+                                                          : args[1].shape();
     const ConvGeometry g = geometryOf(input, weight, output, params.groups);
     visitDType(spec.dtype, [&](auto t) {
         using T = decltype(t);

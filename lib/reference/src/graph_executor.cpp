@@ -13,7 +13,8 @@ using core::ops::OpCode;
 
 namespace {
 
-Expected<Tensor> runCatalog3(OpCode op, std::span<const Tensor> args, const core::ops::Attributes& attrs,
+Expected<Tensor> runCatalog3(OpCode op, std::span<const Tensor> args,
+                             const core::ops::Attributes& attrs,
                              const core::ops::TensorSpec& spec) {
     // An empty result needs no kernel, whose index arithmetic could overflow on a shape such as
     // [0, 2⁶², 2⁶²]; only index_add, whose output is x, still checks its indices.
@@ -46,7 +47,8 @@ Expected<Tensor> runCatalog3(OpCode op, std::span<const Tensor> args, const core
 
 } // namespace
 
-Expected<Tensor> runOp(OpCode op, std::span<const Tensor> args, const core::ops::Attributes& attrs) {
+Expected<Tensor> runOp(OpCode op, std::span<const Tensor> args,
+                       const core::ops::Attributes& attrs) {
     std::vector<core::ops::TensorSpec> specs;
     for (const Tensor& arg : args)
         specs.push_back({arg.dtype(), arg.shape()});
@@ -62,17 +64,20 @@ Expected<Tensor> runOp(OpCode op, std::span<const Tensor> args, const core::ops:
     return detail::runElementwise(op, args, attrs, *spec);
 }
 
-Expected<std::vector<Tensor>> runGraph(const core::graph::Graph& graph, const core::graph::GraphPlan& plan,
+Expected<std::vector<Tensor>> runGraph(const core::graph::Graph& graph,
+                                       const core::graph::GraphPlan& plan,
                                        std::span<const Tensor> inputs, const GraphRunHooks& hooks) {
     if (inputs.size() != graph.inputs.size())
-        return makeError(ErrorCode::InvalidInput, "graph takes " + std::to_string(graph.inputs.size()) +
-                                                      " inputs, got " + std::to_string(inputs.size()));
+        return makeError(ErrorCode::InvalidInput,
+                         "graph takes " + std::to_string(graph.inputs.size()) + " inputs, got " +
+                             std::to_string(inputs.size()));
     std::map<core::graph::ValueId, Tensor> values;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         const auto& declared = graph.inputs[i].spec;
         if (inputs[i].dtype() != declared.dtype || inputs[i].shape() != declared.shape)
             return makeError(ErrorCode::ShapeMismatch,
-                             "input " + std::to_string(graph.inputs[i].id) + " does not match its declared dtype and shape");
+                             "input " + std::to_string(graph.inputs[i].id) +
+                                 " does not match its declared dtype and shape");
         values[graph.inputs[i].id] = inputs[i];
     }
     for (const auto& constant : graph.constants)

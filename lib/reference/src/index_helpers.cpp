@@ -75,7 +75,8 @@ ReductionIndex reductionIndex(const Shape& shape, std::span<const std::int64_t> 
     std::vector<std::size_t> kept;
     std::vector<std::size_t> reduced;
     for (std::size_t i = 0; i < shape.size(); ++i) {
-        const bool isReduced = std::find(dims.begin(), dims.end(), static_cast<std::int64_t>(i)) != dims.end();
+        const bool isReduced =
+            std::find(dims.begin(), dims.end(), static_cast<std::int64_t>(i)) != dims.end();
         (isReduced ? reduced : kept).push_back(i);
     }
     return {offsetsOver(shape, strides, kept), offsetsOver(shape, strides, reduced)};

@@ -15,7 +15,8 @@ template <class T> constexpr bool kIsInt = std::is_integral_v<T> && !std::is_sam
 // acc + alpha·value with two's-complement wrapping, computed in the unsigned type (no UB).
 template <class T> T wrapMultiplyAdd(T acc, T alpha, T value) {
     using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(static_cast<U>(acc) + static_cast<U>(static_cast<U>(alpha) * static_cast<U>(value))));
+    return static_cast<T>(static_cast<U>(
+        static_cast<U>(acc) + static_cast<U>(static_cast<U>(alpha) * static_cast<U>(value))));
 }
 
 std::size_t dimAttr(const Attributes& attrs, std::size_t rank) {
@@ -28,9 +29,9 @@ Expected<void> checkIndices(const Tensor& index, std::int64_t size, const char* 
     for (std::size_t i = 0; i < static_cast<std::size_t>(index.elementCount()); ++i) {
         const std::int64_t value = indexAt(index, i);
         if (value < 0 || value >= size)
-            return makeError(ErrorCode::InvalidInput, std::string(op) + ": index " + std::to_string(value) +
-                                                          " is out of range for a dim of size " +
-                                                          std::to_string(size));
+            return makeError(ErrorCode::InvalidInput,
+                             std::string(op) + ": index " + std::to_string(value) +
+                                 " is out of range for a dim of size " + std::to_string(size));
     }
     return {};
 }
@@ -73,8 +74,9 @@ Expected<void> indexSelect(const Tensor& x, const Tensor& index, std::size_t dim
     const std::int64_t count = index.elementCount();
     for (std::int64_t o = 0; o < split.outer; ++o)
         for (std::int64_t j = 0; j < count; ++j)
-            copyElements(x, (o * split.size + indexAt(index, static_cast<std::size_t>(j))) * split.inner, out,
-                         (o * count + j) * split.inner, split.inner);
+            copyElements(
+                x, (o * split.size + indexAt(index, static_cast<std::size_t>(j))) * split.inner,
+                out, (o * count + j) * split.inner, split.inner);
     return {};
 }
 
@@ -90,8 +92,9 @@ Expected<void> oneHot(const Tensor& x, Tensor& out) {
 }
 
 // out = x; then, in index order, out[o, index[j], :] += alpha·source[o, j, :].
-template <class T> void indexAdd(const Tensor& source, const Tensor& index, const DimSplit& split, T alpha,
-                                 Tensor& out) {
+template <class T>
+void indexAdd(const Tensor& source, const Tensor& index, const DimSplit& split, T alpha,
+              Tensor& out) {
     const std::int64_t count = index.elementCount();
     const auto from = source.values<T>();
     auto to = out.values<T>();
@@ -124,7 +127,8 @@ Expected<void> runIndexAdd(Args args, const Attributes& attrs, Tensor& out) {
         using T = decltype(t);
         // Inference has checked that an integer tensor's alpha is an integer of int64 range.
         if constexpr (kIsInt<T>)
-            indexAdd<T>(args[2], args[1], split, static_cast<T>(static_cast<std::int64_t>(alpha)), out);
+            indexAdd<T>(args[2], args[1], split, static_cast<T>(static_cast<std::int64_t>(alpha)),
+                        out);
         else if constexpr (!std::is_same_v<T, bool>)
             indexAdd<T>(args[2], args[1], split, static_cast<T>(alpha), out);
     });
@@ -143,7 +147,8 @@ Expected<Tensor> runIndexOp(OpCode op, Args args, const Attributes& attrs, const
         done = gather(args[0], args[1], dimAttr(attrs, args[0].shape().size()), *out);
         break;
     case OpCode::IndexSelect:
-        done = indexSelect(args[0], args[1], dimAttr(attrs, args[0].shape().size()), *out, "index_select");
+        done = indexSelect(args[0], args[1], dimAttr(attrs, args[0].shape().size()), *out,
+                           "index_select");
         break;
     case OpCode::Embedding:
         done = indexSelect(args[0], args[1], 0, *out, "embedding");

@@ -24,11 +24,16 @@ using reference::reductionIndex;
 // Calls f(T{}) with the C++ element type of dtype.
 template <class F> decltype(auto) visitDType(core::DType dtype, F&& f) {
     switch (dtype) {
-    case core::DType::F32: return f(float{});
-    case core::DType::F64: return f(double{});
-    case core::DType::I32: return f(std::int32_t{});
-    case core::DType::I64: return f(std::int64_t{});
-    case core::DType::Bool: break;
+    case core::DType::F32:
+        return f(float{});
+    case core::DType::F64:
+        return f(double{});
+    case core::DType::I32:
+        return f(std::int32_t{});
+    case core::DType::I64:
+        return f(std::int64_t{});
+    case core::DType::Bool:
+        break;
     }
     return f(bool{});
 }
@@ -45,7 +50,8 @@ struct DimSplit {
 };
 DimSplit splitAt(const Shape& shape, std::size_t dim);
 
-Expected<Tensor> runElementwise(OpCode op, Args args, const Attributes& attrs, const TensorSpec& out);
+Expected<Tensor> runElementwise(OpCode op, Args args, const Attributes& attrs,
+                                const TensorSpec& out);
 Expected<Tensor> runReduction(OpCode op, Args args, const Attributes& attrs, const TensorSpec& out);
 Expected<Tensor> runShapeOp(OpCode op, Args args, const Attributes& attrs, const TensorSpec& out);
 // Catalog 3 families.

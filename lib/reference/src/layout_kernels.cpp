@@ -14,13 +14,16 @@ std::size_t dimAttr(const Attributes& attrs, std::size_t rank) {
 }
 
 std::byte* at(Tensor& tensor, std::int64_t element) {
-    return tensor.bytes().data() + static_cast<std::size_t>(element) * core::itemSize(tensor.dtype());
+    return tensor.bytes().data() +
+           static_cast<std::size_t>(element) * core::itemSize(tensor.dtype());
 }
 const std::byte* at(const Tensor& tensor, std::int64_t element) {
-    return tensor.bytes().data() + static_cast<std::size_t>(element) * core::itemSize(tensor.dtype());
+    return tensor.bytes().data() +
+           static_cast<std::size_t>(element) * core::itemSize(tensor.dtype());
 }
 
-void copy(const Tensor& from, std::int64_t fromOffset, Tensor& to, std::int64_t toOffset, std::int64_t count) {
+void copy(const Tensor& from, std::int64_t fromOffset, Tensor& to, std::int64_t toOffset,
+          std::int64_t count) {
     if (count > 0)
         std::memcpy(at(to, toOffset), at(from, fromOffset),
                     static_cast<std::size_t>(count) * core::itemSize(from.dtype()));
@@ -41,9 +44,10 @@ void concat(Args args, std::size_t dim, Tensor& out) {
 void slice(const Tensor& x, const Attributes& attrs, Tensor& out) {
     const std::size_t dim = dimAttr(attrs, x.shape().size());
     const DimSplit split = splitAt(x.shape(), dim);
-    const auto range = core::ops::sliceRange(split.size, core::ops::attrInt(attrs, "start", 0).value(),
-                                             core::ops::attrInt(attrs, "end", std::numeric_limits<std::int64_t>::max()).value(),
-                                             core::ops::attrInt(attrs, "step", 1).value());
+    const auto range = core::ops::sliceRange(
+        split.size, core::ops::attrInt(attrs, "start", 0).value(),
+        core::ops::attrInt(attrs, "end", std::numeric_limits<std::int64_t>::max()).value(),
+        core::ops::attrInt(attrs, "step", 1).value());
     const std::int64_t step = core::ops::attrInt(attrs, "step", 1).value();
     for (std::int64_t o = 0; o < split.outer; ++o)
         for (std::int64_t j = 0; j < range.length; ++j)
@@ -93,7 +97,8 @@ void pad(const Tensor& x, const Attributes& attrs, Tensor& out) {
 
 } // namespace
 
-Expected<Tensor> runLayoutOp(OpCode op, Args args, const Attributes& attrs, const TensorSpec& spec) {
+Expected<Tensor> runLayoutOp(OpCode op, Args args, const Attributes& attrs,
+                             const TensorSpec& spec) {
     auto out = Tensor::allocate(spec.dtype, spec.shape);
     if (!out)
         return out;

@@ -42,8 +42,8 @@ template <class T> void layerNorm(Args args, std::int64_t k, T eps, Tensor& out)
 }
 
 // input: dx = rstd·(g·w − Σ(g·w)/K − x̂·Σ(g·w·x̂)/K); weight: Σ_rows g·x̂; bias: Σ_rows g.
-template <class T> void layerNormBackward(Args args, std::int64_t k, T eps, const std::string& output,
-                                          Tensor& out) {
+template <class T>
+void layerNormBackward(Args args, std::int64_t k, T eps, const std::string& output, Tensor& out) {
     const T* g = args[0].values<T>().data();
     const T* x = args[1].values<T>().data();
     const T* w = args[2].values<T>().data();
@@ -91,7 +91,8 @@ Expected<Tensor> runNormOp(OpCode op, Args args, const Attributes& attrs, const 
     const double eps = core::ops::attrOptionalNumber(attrs, "eps").value().value_or(1e-5);
     const Tensor& x = op == OpCode::LayerNorm ? args[0] : args[1];
     std::int64_t k = 1;
-    for (std::size_t d = x.shape().size() - static_cast<std::size_t>(ndim); d < x.shape().size(); ++d)
+    for (std::size_t d = x.shape().size() - static_cast<std::size_t>(ndim); d < x.shape().size();
+         ++d)
         k *= x.shape()[d];
     const std::string output = core::ops::attrString(attrs, "output", std::string("input")).value();
     visitDType(x.dtype(), [&](auto t) {

@@ -25,8 +25,9 @@ PoolGeometry geometryOf(const Shape& input, const Shape& output) {
 
 // The in-plane index of the window's maximum, or −1 for a window with no element inside the input
 // (only possible with dilation; its value is −inf).
-template <class T> std::int64_t windowArgmax(const T* plane, const PoolGeometry& g, const Pool2dParams& p,
-                                             std::int64_t oy, std::int64_t ox) {
+template <class T>
+std::int64_t windowArgmax(const T* plane, const PoolGeometry& g, const Pool2dParams& p,
+                          std::int64_t oy, std::int64_t ox) {
     std::int64_t best = -1;
     for (std::int64_t ky = 0; ky < p.kernel[0]; ++ky) {
         const std::int64_t iy = oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
@@ -52,7 +53,8 @@ template <class T> std::int64_t windowArgmax(const T* plane, const PoolGeometry&
 
 template <class T> void pool(OpCode op, Args args, const Pool2dParams& p, Tensor& out) {
     const Tensor& x = args.back();
-    const PoolGeometry g = geometryOf(x.shape(), op == OpCode::MaxPool2dBackward ? args[0].shape() : out.shape());
+    const PoolGeometry g =
+        geometryOf(x.shape(), op == OpCode::MaxPool2dBackward ? args[0].shape() : out.shape());
     const T* input = x.values<T>().data();
     const T* gradOut = op == OpCode::MaxPool2dBackward ? args[0].values<T>().data() : nullptr;
     if (op == OpCode::MaxPool2dBackward)
@@ -65,7 +67,8 @@ template <class T> void pool(OpCode op, Args args, const Pool2dParams& p, Tensor
                 const std::int64_t best = windowArgmax(source, g, p, oy, ox);
                 const std::int64_t at = (plane * g.oh + oy) * g.ow + ox;
                 if (op == OpCode::MaxPool2d)
-                    out.values<T>()[static_cast<std::size_t>(at)] = best < 0 ? -INFINITY : source[best];
+                    out.values<T>()[static_cast<std::size_t>(at)] =
+                        best < 0 ? -INFINITY : source[best];
                 else if (op == OpCode::MaxPool2dIndices)
                     out.values<std::int64_t>()[static_cast<std::size_t>(at)] = best;
                 else if (best >= 0) {

@@ -1,13 +1,14 @@
 // Reference kernel of dropout_mask: element i keeps when the first word of
 // Philox4x32-10(key = seed, counter = offset + i) divided by 2³² is ≥ p; kept elements are
 // 1/(1 − p) (computed in f64, rounded once to the dtype), the others 0.
-#include "philox.h"
 #include "kernels.hpp"
+#include "philox.h"
 
 namespace goblin::reference::detail {
 namespace {
 
-template <class T> void dropoutMask(std::uint64_t seed, std::uint64_t offset, double p, Tensor& out) {
+template <class T>
+void dropoutMask(std::uint64_t seed, std::uint64_t offset, double p, Tensor& out) {
     const double scale = 1.0 / (1.0 - p);
     const double threshold = p * 4294967296.0; // word/2³² ≥ p  ⇔  word ≥ p·2³² (exact in f64)
     auto values = out.values<T>();
@@ -23,7 +24,8 @@ Expected<Tensor> runRandomOp(OpCode, Args, const Attributes& attrs, const Tensor
     auto out = Tensor::allocate(spec.dtype, spec.shape);
     if (!out)
         return out;
-    const auto seed = static_cast<std::uint64_t>(core::ops::attrInt(attrs, "seed", std::nullopt).value());
+    const auto seed =
+        static_cast<std::uint64_t>(core::ops::attrInt(attrs, "seed", std::nullopt).value());
     const auto offset = static_cast<std::uint64_t>(core::ops::attrInt(attrs, "offset", 0).value());
     const double p = core::ops::attrOptionalNumber(attrs, "p").value().value_or(0.0);
     if (spec.dtype == core::DType::F64)

@@ -22,7 +22,8 @@ IntList dimsOf(const Attributes& attrs, std::size_t rank) {
     return dims;
 }
 
-// Along one dim (argmax, cumsum, softmax): all dims when "dim" is absent (argmax of the flat tensor).
+// Along one dim (argmax, cumsum, softmax): all dims when "dim" is absent (argmax of the flat
+// tensor).
 IntList lineDim(const Attributes& attrs, std::size_t rank) {
     auto dim = core::ops::attrInt(attrs, "dim", std::nullopt);
     if (!dim)
@@ -32,8 +33,9 @@ IntList lineDim(const Attributes& attrs, std::size_t rank) {
     return {*dim < 0 ? *dim + static_cast<std::int64_t>(rank) : *dim};
 }
 
-template <class T, class A> void reduce(OpCode op, const Tensor& x, const ReductionIndex& index, Tensor& out,
-                                        std::int64_t correction) {
+template <class T, class A>
+void reduce(OpCode op, const Tensor& x, const ReductionIndex& index, Tensor& out,
+            std::int64_t correction) {
     const auto in = x.values<T>();
     auto result = out.values<A>();
     const auto n = static_cast<A>(index.members.size());
@@ -47,12 +49,12 @@ template <class T, class A> void reduce(OpCode op, const Tensor& x, const Reduct
         for (std::size_t j = 0; j < index.members.size(); ++j) {
             const A v = at(j);
             if constexpr (kIsInt<A>) {
-                acc = op == OpCode::Prod ? wrapMul(acc, v)
+                acc = op == OpCode::Prod   ? wrapMul(acc, v)
                       : op == OpCode::Amax ? nanMax(acc, v)
                       : op == OpCode::Amin ? nanMin(acc, v)
                                            : wrapAdd(acc, v);
             } else {
-                acc = op == OpCode::Prod ? acc * v
+                acc = op == OpCode::Prod   ? acc * v
                       : op == OpCode::Amax ? nanMax(acc, v)
                       : op == OpCode::Amin ? nanMin(acc, v)
                                            : acc + v;
@@ -77,14 +79,16 @@ template <class T, class A> void reduce(OpCode op, const Tensor& x, const Reduct
 }
 
 // First index of the extreme; a NaN counts as the extreme (first NaN wins), as in PyTorch.
-template <class T> void argReduce(OpCode op, const Tensor& x, const ReductionIndex& index, Tensor& out) {
+template <class T>
+void argReduce(OpCode op, const Tensor& x, const ReductionIndex& index, Tensor& out) {
     const auto in = x.values<T>();
     for (std::size_t o = 0; o < index.bases.size(); ++o) {
         std::size_t best = 0;
         T bestValue = in[static_cast<std::size_t>(index.bases[o] + index.members[0])];
         for (std::size_t j = 1; j < index.members.size() && !isNanValue(bestValue); ++j) {
             const T v = in[static_cast<std::size_t>(index.bases[o] + index.members[j])];
-            const bool better = isNanValue(v) || (op == OpCode::Argmax ? v > bestValue : v < bestValue);
+            const bool better =
+                isNanValue(v) || (op == OpCode::Argmax ? v > bestValue : v < bestValue);
             if (better) {
                 best = j;
                 bestValue = v;
@@ -94,7 +98,8 @@ template <class T> void argReduce(OpCode op, const Tensor& x, const ReductionInd
     }
 }
 
-template <class T, class A> void alongLines(OpCode op, const Tensor& x, const ReductionIndex& index, Tensor& out) {
+template <class T, class A>
+void alongLines(OpCode op, const Tensor& x, const ReductionIndex& index, Tensor& out) {
     const auto in = x.values<T>();
     auto result = out.values<A>();
     for (std::int64_t base : index.bases) {
@@ -128,7 +133,8 @@ template <class T, class A> void alongLines(OpCode op, const Tensor& x, const Re
 
 } // namespace
 
-Expected<Tensor> runReduction(OpCode op, Args args, const Attributes& attrs, const TensorSpec& spec) {
+Expected<Tensor> runReduction(OpCode op, Args args, const Attributes& attrs,
+                              const TensorSpec& spec) {
     auto out = Tensor::allocate(spec.dtype, spec.shape);
     if (!out)
         return out;
@@ -147,9 +153,11 @@ Expected<Tensor> runReduction(OpCode op, Args args, const Attributes& attrs, con
             if (op == OpCode::Argmax || op == OpCode::Argmin)
                 argReduce<T>(op, x, index, *out);
             else if (perLine)
-                widened ? alongLines<T, A>(op, x, index, *out) : alongLines<T, T>(op, x, index, *out);
+                widened ? alongLines<T, A>(op, x, index, *out)
+                        : alongLines<T, T>(op, x, index, *out);
             else
-                widened ? reduce<T, A>(op, x, index, *out, correction) : reduce<T, T>(op, x, index, *out, correction);
+                widened ? reduce<T, A>(op, x, index, *out, correction)
+                        : reduce<T, T>(op, x, index, *out, correction);
         }
     });
     return out;

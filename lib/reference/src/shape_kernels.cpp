@@ -43,8 +43,8 @@ void cast(const Tensor& x, Tensor& out) {
 void gather(const Tensor& x, const std::vector<std::int64_t>& offsets, Tensor& out) {
     const std::size_t size = core::itemSize(x.dtype());
     for (std::size_t i = 0; i < offsets.size(); ++i)
-        std::memcpy(out.bytes().data() + i * size, x.bytes().data() + static_cast<std::size_t>(offsets[i]) * size,
-                    size);
+        std::memcpy(out.bytes().data() + i * size,
+                    x.bytes().data() + static_cast<std::size_t>(offsets[i]) * size, size);
 }
 
 // Source offset of each output element of a permute: iterate the input's dims in the new order.
@@ -54,7 +54,8 @@ std::vector<std::int64_t> permuteOffsets(const Shape& shape, const core::ops::In
         strides[i - 1] = strides[i] * shape[i];
     std::vector<std::int64_t> offsets{0};
     for (std::int64_t raw : dims) {
-        const auto dim = static_cast<std::size_t>(raw < 0 ? raw + static_cast<std::int64_t>(shape.size()) : raw);
+        const auto dim =
+            static_cast<std::size_t>(raw < 0 ? raw + static_cast<std::int64_t>(shape.size()) : raw);
         std::vector<std::int64_t> next;
         for (std::int64_t offset : offsets)
             for (std::int64_t i = 0; i < shape[dim]; ++i)
@@ -115,7 +116,10 @@ Expected<Tensor> runShapeOp(OpCode op, Args args, const Attributes& attrs, const
             std::memcpy(out->bytes().data(), x.bytes().data(), x.byteSize());
         break;
     case OpCode::Permute:
-        gather(x, permuteOffsets(x.shape(), core::ops::attrIntList(attrs, "dims", std::nullopt).value()), *out);
+        gather(
+            x,
+            permuteOffsets(x.shape(), core::ops::attrIntList(attrs, "dims", std::nullopt).value()),
+            *out);
         break;
     case OpCode::Expand:
         gather(x, broadcastOffsets(x.shape(), spec.shape), *out);

@@ -13,7 +13,9 @@ using core::ops::OpCode;
 using core::ops::TensorSpec;
 using core::ops::ToleranceClass;
 
-std::int64_t count(const core::Shape& shape) { return core::elementCount(shape).value_or(0); }
+std::int64_t count(const core::Shape& shape) {
+    return core::elementCount(shape).value_or(0);
+}
 
 // K of one node: the length of the longest reduction an output element of it depends on.
 std::int64_t reducedLength(const core::graph::GraphNode& node,
@@ -117,7 +119,8 @@ std::vector<OutputTolerance> outputTolerances(const core::graph::Graph& graph,
 }
 
 Agreement compareOutputs(std::span<const OutputTolerance> tolerances,
-                         std::span<const core::Tensor> first, std::span<const core::Tensor> second) {
+                         std::span<const core::Tensor> first,
+                         std::span<const core::Tensor> second) {
     Agreement agreement;
     if (first.size() != tolerances.size() || second.size() != tolerances.size()) {
         agreement.reason = "wrong number of outputs";
@@ -139,9 +142,13 @@ Agreement compareOutputs(std::span<const OutputTolerance> tolerances,
         double ratio = 0;
         const bool exact = tolerance.budget == 0 || !core::isFloatingPoint(a.dtype());
         if (exact) {
-            const bool same = a.dtype() == DType::F32   ? compareFloats(a.values<float>(), b.values<float>(), 0, 0, &where) == 0
-                              : a.dtype() == DType::F64 ? compareFloats(a.values<double>(), b.values<double>(), 0, 0, &where) == 0
-                                                        : a.byteSize() == 0 || std::memcmp(a.bytes().data(), b.bytes().data(), a.byteSize()) == 0;
+            const bool same =
+                a.dtype() == DType::F32
+                    ? compareFloats(a.values<float>(), b.values<float>(), 0, 0, &where) == 0
+                : a.dtype() == DType::F64
+                    ? compareFloats(a.values<double>(), b.values<double>(), 0, 0, &where) == 0
+                    : a.byteSize() == 0 ||
+                          std::memcmp(a.bytes().data(), b.bytes().data(), a.byteSize()) == 0;
             ratio = same ? 0 : INFINITY;
         } else if (a.dtype() == DType::F32) {
             ratio = compareFloats(a.values<float>(), b.values<float>(), tolerance.budget,
@@ -152,10 +159,11 @@ Agreement compareOutputs(std::span<const OutputTolerance> tolerances,
         }
         agreement.worstRatio = std::max(agreement.worstRatio, ratio);
         if (ratio > 1) {
-            agreement.reason = "output " + std::to_string(o) + " differs" +
-                               (where >= 0 ? " at element " + std::to_string(where) : std::string()) +
-                               (std::isfinite(ratio) ? " by " + std::to_string(ratio) + "× its bound"
-                                                     : std::string(exact ? " (must match bit for bit)" : ""));
+            agreement.reason =
+                "output " + std::to_string(o) + " differs" +
+                (where >= 0 ? " at element " + std::to_string(where) : std::string()) +
+                (std::isfinite(ratio) ? " by " + std::to_string(ratio) + "× its bound"
+                                      : std::string(exact ? " (must match bit for bit)" : ""));
             return agreement;
         }
     }

@@ -81,9 +81,8 @@ void TestGraphTask::pauseHoldsBetweenNodes() {
         reached = step;
         return gate.waitWhilePaused() == GateVerdict::Go;
     };
-    auto running = std::async(std::launch::async, [&] {
-        return executors.run(chainGraph(300), inputs, {}, hooks);
-    });
+    auto running = std::async(std::launch::async,
+                              [&] { return executors.run(chainGraph(300), inputs, {}, hooks); });
     QTRY_VERIFY_WITH_TIMEOUT(reached.load() > 10, 10000);
     gate.setPlan(ComputePlan{false});
     QTRY_VERIFY_WITH_TIMEOUT(gate.parked(), 10000); // a pause holds before the next node…

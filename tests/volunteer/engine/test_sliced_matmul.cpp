@@ -12,9 +12,9 @@
 #include <random>
 #include <thread>
 
+#include "fake_gate_clock.hpp"
 #include "goblin/compute/eigen_cpu_backend.hpp"
 #include "goblin/compute/opencl_backend.hpp"
-#include "fake_gate_clock.hpp"
 #include "sliced_matmul.hpp"
 
 using namespace goblin;
@@ -89,7 +89,7 @@ PausedRun runPausedMidTile(compute::Backend& backend, SliceTuning tuning, const 
     SlicedRun hooks;
     hooks.progress = [&](double) { ++slices; };
     gate.setPlan({.run = true, .dutyPercent = 10}); // the worker rests after every slice
-    PausedRun run;                                   // .result is the worker's until `finished`
+    PausedRun run;                                  // .result is the worker's until `finished`
     std::atomic<bool> finished{false};
     std::thread worker([&] {
         run.result = slicedMatmul(backend, gate, tuning, a, b, hooks);

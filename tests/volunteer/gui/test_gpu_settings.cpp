@@ -15,9 +15,11 @@ private Q_SLOTS:
 };
 
 void TestGpuSettings::followsTheDeviceWhenTheOrderChanges() {
-    const std::vector<GpuLimit> saved{{"gpu0", true, 40, "Radeon / AMD"}, {"gpu1", false, 100, "RTX / NVIDIA"}};
+    const std::vector<GpuLimit> saved{{"gpu0", true, 40, "Radeon / AMD"},
+                                      {"gpu1", false, 100, "RTX / NVIDIA"}};
     // A new driver lists the NVIDIA card first.
-    const auto matched = matchGpuSettings(saved, {{"gpu0", "RTX / NVIDIA"}, {"gpu1", "Radeon / AMD"}});
+    const auto matched =
+        matchGpuSettings(saved, {{"gpu0", "RTX / NVIDIA"}, {"gpu1", "Radeon / AMD"}});
     QCOMPARE(matched.size(), std::size_t{2});
     QCOMPARE(matched[0], (GpuLimit{"gpu0", false, 100, "RTX / NVIDIA"}));
     QCOMPARE(matched[1], (GpuLimit{"gpu1", true, 40, "Radeon / AMD"}));
@@ -37,7 +39,8 @@ void TestGpuSettings::newDevicesStartOffAndMissingOnesAreKept() {
     QCOMPARE(matched[0], (GpuLimit{"gpu0", false, 100, "Iris / Intel"}));
     QCOMPARE(matched[1], saved[0]); // remembered for when it is back
     // Back, but now listed as gpu0 before the integrated one: it is on again, at its limit.
-    const auto back = matchGpuSettings(matched, {{"gpu0", "eGPU / NVIDIA"}, {"gpu1", "Iris / Intel"}});
+    const auto back =
+        matchGpuSettings(matched, {{"gpu0", "eGPU / NVIDIA"}, {"gpu1", "Iris / Intel"}});
     QCOMPARE(back[0], (GpuLimit{"gpu0", true, 50, "eGPU / NVIDIA"}));
     QCOMPARE(back[1], (GpuLimit{"gpu1", false, 100, "Iris / Intel"}));
 }

@@ -228,8 +228,8 @@ Expected<CalibrationResult> calibrateGemm(OpenClBackend& backend, core::DType dt
             break;
         ++result.tried;
         const auto set = backend.setGemmParameters(dtype, candidate);
-        const Expected<double> seconds =
-            set ? backend.timeGemm(dtype, options.size, 1) : Expected<double>(tl::unexpected(set.error()));
+        const Expected<double> seconds = set ? backend.timeGemm(dtype, options.size, 1)
+                                             : Expected<double>(tl::unexpected(set.error()));
         char line[160];
         if (!seconds) {
             ++result.failed;

@@ -2,8 +2,8 @@
 #include <boost/json.hpp>
 
 #include "goblin/core/graph/graph_json.hpp"
-#include "json_reading.hpp"
 #include "goblin/core/precise_json.hpp"
+#include "json_reading.hpp"
 
 namespace goblin::core::graph {
 namespace {
@@ -23,7 +23,8 @@ Expected<ops::AttrValue> decodeAttr(const json::value& value) {
         return ops::AttrValue{value.get_bool()};
     if (value.is_int64() || value.is_uint64()) {
         auto number = asInt(value, "an attribute");
-        return number ? Expected<ops::AttrValue>(ops::AttrValue{*number}) : tl::unexpected(number.error());
+        return number ? Expected<ops::AttrValue>(ops::AttrValue{*number})
+                      : tl::unexpected(number.error());
     }
     if (value.is_double())
         return ops::AttrValue{value.get_double()};
@@ -31,7 +32,8 @@ Expected<ops::AttrValue> decodeAttr(const json::value& value) {
         return ops::AttrValue{std::string(value.get_string())};
     if (value.is_array()) {
         auto list = detail::asIntList(value, "a list attribute", kMaxAttrList);
-        return list ? Expected<ops::AttrValue>(ops::AttrValue{*list}) : tl::unexpected(list.error());
+        return list ? Expected<ops::AttrValue>(ops::AttrValue{*list})
+                    : tl::unexpected(list.error());
     }
     return malformed("an attribute must be a bool, number, short string or list of integers");
 }

@@ -7,16 +7,18 @@
 namespace goblin::core::graph {
 namespace {
 
-std::string valueName(ValueId id) { return "value " + std::to_string(id); }
+std::string valueName(ValueId id) {
+    return "value " + std::to_string(id);
+}
 
 Expected<void> checkSize(const ops::TensorSpec& spec, const GraphLimits& limits, ValueId id) {
     auto bytes = byteSize(spec.dtype, spec.shape);
     if (!bytes)
         return makeError(bytes.error().code, valueName(id) + ": " + bytes.error().message);
     if (*bytes > limits.maxValueBytes)
-        return makeError(ErrorCode::LimitExceeded, valueName(id) + " needs " + std::to_string(*bytes) +
-                                                       " bytes, over the limit of " +
-                                                       std::to_string(limits.maxValueBytes));
+        return makeError(ErrorCode::LimitExceeded,
+                         valueName(id) + " needs " + std::to_string(*bytes) +
+                             " bytes, over the limit of " + std::to_string(limits.maxValueBytes));
     return {};
 }
 
@@ -26,9 +28,9 @@ Expected<void> checkCounts(const Graph& graph, const GraphLimits& limits) {
                          "graph uses catalog " + std::to_string(graph.catalogVersion) +
                              "; this build runs catalog " + std::to_string(ops::kCatalogVersion));
     if (graph.nodes.size() > limits.maxNodes)
-        return makeError(ErrorCode::LimitExceeded, "graph has " + std::to_string(graph.nodes.size()) +
-                                                       " nodes, over the limit of " +
-                                                       std::to_string(limits.maxNodes));
+        return makeError(ErrorCode::LimitExceeded,
+                         "graph has " + std::to_string(graph.nodes.size()) +
+                             " nodes, over the limit of " + std::to_string(limits.maxNodes));
     if (graph.inputs.size() + graph.constants.size() > limits.maxInputs)
         return makeError(ErrorCode::LimitExceeded, "graph has too many inputs and constants");
     if (graph.outputs.empty())
@@ -37,8 +39,8 @@ Expected<void> checkCounts(const Graph& graph, const GraphLimits& limits) {
 }
 
 // Kahn's algorithm over node → node edges; leftover nodes sit on a cycle.
-Expected<std::vector<std::size_t>> topologicalOrder(const Graph& graph,
-                                                    const std::unordered_map<ValueId, std::size_t>& producer) {
+Expected<std::vector<std::size_t>>
+topologicalOrder(const Graph& graph, const std::unordered_map<ValueId, std::size_t>& producer) {
     const std::size_t n = graph.nodes.size();
     std::vector<std::size_t> pending(n, 0);
     std::vector<std::vector<std::size_t>> users(n);
@@ -86,25 +88,29 @@ Expected<GraphPlan> validateGraph(const Graph& graph, const GraphLimits& limits)
         constantBytes += constant.value.byteSize();
         if (constantBytes > limits.maxConstantBytes)
             return makeError(ErrorCode::LimitExceeded, "graph constants exceed the size limit");
-        if (auto defined = define(constant.id, {constant.value.dtype(), constant.value.shape()}); !defined)
+        if (auto defined = define(constant.id, {constant.value.dtype(), constant.value.shape()});
+            !defined)
             return tl::unexpected(defined.error());
     }
     std::unordered_map<ValueId, std::size_t> producer;
     for (std::size_t i = 0; i < graph.nodes.size(); ++i) {
         const GraphNode& node = graph.nodes[i];
         if (node.op >= ops::OpCode::Count)
-            return makeError(ErrorCode::InvalidInput, "node " + valueName(node.id) + " has an unknown op");
+            return makeError(ErrorCode::InvalidInput,
+                             "node " + valueName(node.id) + " has an unknown op");
         if (node.id < 0 || plan.specs.count(node.id) != 0 || !producer.emplace(node.id, i).second)
-            return makeError(ErrorCode::InvalidInput, valueName(node.id) + " is defined twice or negative");
+            return makeError(ErrorCode::InvalidInput,
+                             valueName(node.id) + " is defined twice or negative");
         if (node.args.size() > limits.maxArgs)
-            return makeError(ErrorCode::LimitExceeded, "node " + valueName(node.id) + " has too many args");
+            return makeError(ErrorCode::LimitExceeded,
+                             "node " + valueName(node.id) + " has too many args");
     }
     for (const GraphNode& node : graph.nodes)
         for (ValueId arg : node.args)
             if (plan.specs.count(arg) == 0 && producer.count(arg) == 0)
                 return makeError(ErrorCode::InvalidInput,
-                                 std::string(ops::opInfo(node.op).name) + " node " + valueName(node.id) +
-                                     " reads " + valueName(arg) +
+                                 std::string(ops::opInfo(node.op).name) + " node " +
+                                     valueName(node.id) + " reads " + valueName(arg) +
                                      ", which no input, constant or node defines");
     auto order = topologicalOrder(graph, producer);
     if (!order)
@@ -117,13 +123,15 @@ Expected<GraphPlan> validateGraph(const Graph& graph, const GraphLimits& limits)
             args.push_back(plan.specs.at(arg));
         auto spec = ops::inferOutput(node.op, args, node.attrs);
         if (!spec)
-            return makeError(spec.error().code, "node " + valueName(node.id) + ": " + spec.error().message);
+            return makeError(spec.error().code,
+                             "node " + valueName(node.id) + ": " + spec.error().message);
         if (auto defined = define(node.id, *spec); !defined)
             return tl::unexpected(defined.error());
     }
     for (ValueId output : graph.outputs)
         if (plan.specs.count(output) == 0)
-            return makeError(ErrorCode::InvalidInput, "output " + valueName(output) + " is not defined");
+            return makeError(ErrorCode::InvalidInput,
+                             "output " + valueName(output) + " is not defined");
     return plan;
 }
 

@@ -17,7 +17,8 @@ inline tl::unexpected<Error> malformed(const std::string& what) {
     return makeError(ErrorCode::InvalidMessage, what);
 }
 
-inline Expected<const boost::json::value*> field(const boost::json::object& object, std::string_view key) {
+inline Expected<const boost::json::value*> field(const boost::json::object& object,
+                                                 std::string_view key) {
     const boost::json::value* value = object.if_contains(key);
     if (value == nullptr)
         return malformed("missing key '" + std::string(key) + "'");
@@ -32,8 +33,8 @@ inline Expected<std::int64_t> asInt(const boost::json::value& value, std::string
     return malformed(std::string(what) + " must be an integer");
 }
 
-inline Expected<std::vector<std::int64_t>> asIntList(const boost::json::value& value, std::string_view what,
-                                                     std::size_t maxLength) {
+inline Expected<std::vector<std::int64_t>> asIntList(const boost::json::value& value,
+                                                     std::string_view what, std::size_t maxLength) {
     const boost::json::array* array = value.if_array();
     if (array == nullptr)
         return malformed(std::string(what) + " must be a list of integers");
@@ -49,8 +50,8 @@ inline Expected<std::vector<std::int64_t>> asIntList(const boost::json::value& v
     return out;
 }
 
-inline Expected<const boost::json::array*> asArray(const boost::json::value& value, std::string_view what,
-                                                   std::size_t maxLength) {
+inline Expected<const boost::json::array*> asArray(const boost::json::value& value,
+                                                   std::string_view what, std::size_t maxLength) {
     const boost::json::array* array = value.if_array();
     if (array == nullptr)
         return malformed(std::string(what) + " must be a list");

@@ -6,8 +6,8 @@
 #include <limits>
 
 #include "goblin/core/graph/graph_json.hpp"
-#include "json_reading.hpp"
 #include "goblin/core/precise_json.hpp"
+#include "json_reading.hpp"
 
 namespace goblin::core::graph {
 namespace {
@@ -107,11 +107,21 @@ Expected<Tensor> detail::decodeTensorObject(const json::object& object, std::siz
         return tensor;
     Expected<void> filled;
     switch (*dtype) {
-    case DType::F32: filled = fill<float>(*tensor, *values); break;
-    case DType::F64: filled = fill<double>(*tensor, *values); break;
-    case DType::I32: filled = fill<std::int32_t>(*tensor, *values); break;
-    case DType::I64: filled = fill<std::int64_t>(*tensor, *values); break;
-    case DType::Bool: filled = fill<bool>(*tensor, *values); break;
+    case DType::F32:
+        filled = fill<float>(*tensor, *values);
+        break;
+    case DType::F64:
+        filled = fill<double>(*tensor, *values);
+        break;
+    case DType::I32:
+        filled = fill<std::int32_t>(*tensor, *values);
+        break;
+    case DType::I64:
+        filled = fill<std::int64_t>(*tensor, *values);
+        break;
+    case DType::Bool:
+        filled = fill<bool>(*tensor, *values);
+        break;
     }
     if (!filled)
         return tl::unexpected(filled.error());
@@ -126,11 +136,21 @@ json::object detail::encodeTensorObject(const Tensor& tensor) {
         shape.push_back(dim);
     out["shape"] = std::move(shape);
     switch (tensor.dtype()) {
-    case DType::F32: out["values"] = encodeValues<float>(tensor); break;
-    case DType::F64: out["values"] = encodeValues<double>(tensor); break;
-    case DType::I32: out["values"] = encodeValues<std::int32_t>(tensor); break;
-    case DType::I64: out["values"] = encodeValues<std::int64_t>(tensor); break;
-    case DType::Bool: out["values"] = encodeValues<bool>(tensor); break;
+    case DType::F32:
+        out["values"] = encodeValues<float>(tensor);
+        break;
+    case DType::F64:
+        out["values"] = encodeValues<double>(tensor);
+        break;
+    case DType::I32:
+        out["values"] = encodeValues<std::int32_t>(tensor);
+        break;
+    case DType::I64:
+        out["values"] = encodeValues<std::int64_t>(tensor);
+        break;
+    case DType::Bool:
+        out["values"] = encodeValues<bool>(tensor);
+        break;
     }
     return out;
 }

@@ -14,7 +14,8 @@ tl::unexpected<Error> missing(std::string_view name) {
 
 } // namespace
 
-Expected<bool> attrBool(const Attributes& attrs, std::string_view name, std::optional<bool> fallback) {
+Expected<bool> attrBool(const Attributes& attrs, std::string_view name,
+                        std::optional<bool> fallback) {
     auto it = attrs.find(name);
     if (it == attrs.end())
         return fallback ? Expected<bool>(*fallback) : missing(name);
@@ -74,7 +75,8 @@ Expected<DType> attrDType(const Attributes& attrs, std::string_view name) {
     return *dtype;
 }
 
-Expected<void> onlyAttributes(const Attributes& attrs, std::initializer_list<std::string_view> allowed) {
+Expected<void> onlyAttributes(const Attributes& attrs,
+                              std::initializer_list<std::string_view> allowed) {
     for (const auto& [name, value] : attrs) {
         bool known = false;
         for (std::string_view candidate : allowed)

@@ -102,7 +102,8 @@ Expected<void> checkAttributes(OpCode code, DType dtype, const Attributes& attrs
     for (const auto& bound : {*low, *high}) {
         const bool integral = bound && std::isfinite(*bound) && std::trunc(*bound) == *bound;
         if (bound && !isFloatingPoint(dtype) && !integral)
-            return makeError(ErrorCode::InvalidInput, "clamp bounds of an integer tensor must be integers");
+            return makeError(ErrorCode::InvalidInput,
+                             "clamp bounds of an integer tensor must be integers");
     }
     return {};
 }
@@ -126,8 +127,8 @@ Expected<TensorSpec> inferElementwise(OpCode code, Inputs inputs, const Attribut
                                  std::string(wireName(inputs[i].dtype)) + "); cast explicitly");
     const Kinds kinds = code == OpCode::Where ? Kinds::Any : kindsOf(code);
     if (!accepts(kinds, dtype))
-        return makeError(ErrorCode::UnsupportedDtype, name + " takes " + kindsName(kinds) + ", not " +
-                                                          std::string(wireName(dtype)));
+        return makeError(ErrorCode::UnsupportedDtype, name + " takes " + kindsName(kinds) +
+                                                          ", not " + std::string(wireName(dtype)));
     if (auto checked = checkAttributes(code, dtype, attrs); !checked)
         return tl::unexpected(checked.error());
     Shape shape = inputs[0].shape;

@@ -10,9 +10,9 @@ namespace {
 
 Expected<std::int64_t> indexCount(const TensorSpec& index, const char* op) {
     if (!isIndexDType(index.dtype))
-        return makeError(ErrorCode::UnsupportedDtype,
-                         std::string(op) + ": indices must be i32 or i64, not " +
-                             std::string(wireName(index.dtype)));
+        return makeError(ErrorCode::UnsupportedDtype, std::string(op) +
+                                                          ": indices must be i32 or i64, not " +
+                                                          std::string(wireName(index.dtype)));
     if (index.shape.size() > 1)
         return mismatch(std::string(op) + ": the index must be 0-D or 1-D");
     return elementCount(index.shape);
@@ -25,7 +25,8 @@ Expected<std::int64_t> dimOf(const Attributes& attrs, std::size_t rank) {
     return normaliseDim(*dim, rank);
 }
 
-Expected<TensorSpec> inferGather(const TensorSpec& x, const TensorSpec& index, const Attributes& attrs) {
+Expected<TensorSpec> inferGather(const TensorSpec& x, const TensorSpec& index,
+                                 const Attributes& attrs) {
     if (auto only = onlyAttributes(attrs, {"dim"}); !only)
         return failureOf(only);
     if (!isIndexDType(index.dtype))
@@ -95,7 +96,8 @@ Expected<TensorSpec> inferIndexAdd(Inputs inputs, const Attributes& attrs) {
     if (auto only = onlyAttributes(attrs, {"dim", "alpha"}); !only)
         return failureOf(only);
     if (x.dtype == DType::Bool || source.dtype != x.dtype)
-        return makeError(ErrorCode::UnsupportedDtype, "index_add: x and source must share one numeric dtype");
+        return makeError(ErrorCode::UnsupportedDtype,
+                         "index_add: x and source must share one numeric dtype");
     auto count = indexCount(inputs[1], "index_add");
     auto dim = dimOf(attrs, x.shape.size());
     auto alpha = attrOptionalNumber(attrs, "alpha");

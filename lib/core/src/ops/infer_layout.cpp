@@ -52,7 +52,10 @@ Expected<TensorSpec> inferSlice(const TensorSpec& x, const Attributes& attrs) {
     auto end = attrInt(attrs, "end", std::numeric_limits<std::int64_t>::max());
     auto step = attrInt(attrs, "step", 1);
     if (!dim || !start || !end || !step)
-        return !dim ? failureOf(dim) : !start ? failureOf(start) : !end ? failureOf(end) : failureOf(step);
+        return !dim     ? failureOf(dim)
+               : !start ? failureOf(start)
+               : !end   ? failureOf(end)
+                        : failureOf(step);
     if (*step < 1)
         return invalid("slice: step must be ≥ 1");
     auto normal = normaliseDim(*dim, x.shape.size());
@@ -70,10 +73,15 @@ Expected<void> checkPadValue(DType dtype, std::optional<double> value) {
         return {};
     const double v = *value;
     const bool integral = std::isfinite(v) && std::trunc(v) == v;
-    const double low = dtype == DType::Bool ? 0 : dtype == DType::I32 ? -2147483648.0 : -9223372036854775808.0;
-    const double high = dtype == DType::Bool ? 1 : dtype == DType::I32 ? 2147483647.0 : 9223372036854775807.0;
+    const double low = dtype == DType::Bool  ? 0
+                       : dtype == DType::I32 ? -2147483648.0
+                                             : -9223372036854775808.0;
+    const double high = dtype == DType::Bool  ? 1
+                        : dtype == DType::I32 ? 2147483647.0
+                                              : 9223372036854775807.0;
     if (!integral || v < low || v >= high + (dtype == DType::I64 ? 0 : 1))
-        return invalid("pad: value " + std::to_string(v) + " does not fit " + std::string(wireName(dtype)));
+        return invalid("pad: value " + std::to_string(v) + " does not fit " +
+                       std::string(wireName(dtype)));
     return {};
 }
 

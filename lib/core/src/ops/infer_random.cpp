@@ -14,7 +14,10 @@ Expected<TensorSpec> inferRandomOp(OpCode, Inputs, const Attributes& attrs) {
     auto seed = attrInt(attrs, "seed", std::nullopt);
     auto offset = attrInt(attrs, "offset", 0);
     if (!shape || !p || !seed || !offset)
-        return !shape ? failureOf(shape) : !p ? failureOf(p) : !seed ? failureOf(seed) : failureOf(offset);
+        return !shape  ? failureOf(shape)
+               : !p    ? failureOf(p)
+               : !seed ? failureOf(seed)
+                       : failureOf(offset);
     if (!*p || !(**p >= 0 && **p < 1))
         return invalid("dropout_mask: p is required and must be in [0, 1)");
     if (*offset < 0)

@@ -23,7 +23,8 @@ Expected<IntList> reducedDims(const Attributes& attrs, std::size_t rank) {
         if (!normal)
             return tl::unexpected(normal.error());
         if (std::find(out.begin(), out.end(), *normal) != out.end())
-            return makeError(ErrorCode::InvalidInput, "dim " + std::to_string(dim) + " appears twice");
+            return makeError(ErrorCode::InvalidInput,
+                             "dim " + std::to_string(dim) + " appears twice");
         out.push_back(*normal);
     }
     std::sort(out.begin(), out.end());
@@ -33,7 +34,8 @@ Expected<IntList> reducedDims(const Attributes& attrs, std::size_t rank) {
 Shape reducedShape(const Shape& shape, const IntList& dims, bool keepdim) {
     Shape out;
     for (std::size_t i = 0; i < shape.size(); ++i) {
-        const bool reduced = std::find(dims.begin(), dims.end(), static_cast<std::int64_t>(i)) != dims.end();
+        const bool reduced =
+            std::find(dims.begin(), dims.end(), static_cast<std::int64_t>(i)) != dims.end();
         if (!reduced)
             out.push_back(shape[i]);
         else if (keepdim)
@@ -50,14 +52,18 @@ std::int64_t reducedCount(const Shape& shape, const IntList& dims) {
 }
 
 // PyTorch accumulates integer sums, products and cumsums in int64.
-DType accumulated(DType dtype) { return dtype == DType::I32 ? DType::I64 : dtype; }
-
-tl::unexpected<Error> dtypeError(OpCode code, DType dtype, const char* want) {
-    return makeError(ErrorCode::UnsupportedDtype, std::string(opInfo(code).name) + " takes " + want +
-                                                      ", not " + std::string(wireName(dtype)));
+DType accumulated(DType dtype) {
+    return dtype == DType::I32 ? DType::I64 : dtype;
 }
 
-Expected<TensorSpec> inferDimReduction(OpCode code, const TensorSpec& input, const Attributes& attrs) {
+tl::unexpected<Error> dtypeError(OpCode code, DType dtype, const char* want) {
+    return makeError(ErrorCode::UnsupportedDtype, std::string(opInfo(code).name) + " takes " +
+                                                      want + ", not " +
+                                                      std::string(wireName(dtype)));
+}
+
+Expected<TensorSpec> inferDimReduction(OpCode code, const TensorSpec& input,
+                                       const Attributes& attrs) {
     const bool isVar = code == OpCode::Var;
     auto only = isVar ? onlyAttributes(attrs, {"dims", "keepdim", "correction"})
                       : onlyAttributes(attrs, {"dims", "keepdim"});
@@ -65,12 +71,15 @@ Expected<TensorSpec> inferDimReduction(OpCode code, const TensorSpec& input, con
         return tl::unexpected(only.error());
     const bool needsFloat = code == OpCode::Mean || isVar;
     if (needsFloat ? !isFloatingPoint(input.dtype) : input.dtype == DType::Bool)
-        return dtypeError(code, input.dtype, needsFloat ? "a floating-point dtype" : "a numeric dtype");
+        return dtypeError(code, input.dtype,
+                          needsFloat ? "a floating-point dtype" : "a numeric dtype");
     auto dims = reducedDims(attrs, input.shape.size());
     auto keepdim = attrBool(attrs, "keepdim", false);
     auto correction = attrInt(attrs, "correction", 1);
     if (!dims || !keepdim || !correction)
-        return tl::unexpected(!dims ? dims.error() : !keepdim ? keepdim.error() : correction.error());
+        return tl::unexpected(!dims      ? dims.error()
+                              : !keepdim ? keepdim.error()
+                                         : correction.error());
     if (*correction < 0)
         return makeError(ErrorCode::InvalidInput, "var: correction must be ≥ 0");
     const bool minMax = code == OpCode::Amax || code == OpCode::Amin;
@@ -82,7 +91,8 @@ Expected<TensorSpec> inferDimReduction(OpCode code, const TensorSpec& input, con
                       reducedShape(input.shape, *dims, *keepdim)};
 }
 
-Expected<TensorSpec> inferArgReduction(OpCode code, const TensorSpec& input, const Attributes& attrs) {
+Expected<TensorSpec> inferArgReduction(OpCode code, const TensorSpec& input,
+                                       const Attributes& attrs) {
     if (auto only = onlyAttributes(attrs, {"dim", "keepdim"}); !only)
         return tl::unexpected(only.error());
     if (input.dtype == DType::Bool)
@@ -113,7 +123,8 @@ Expected<TensorSpec> inferAlongDim(OpCode code, const TensorSpec& input, const A
         return tl::unexpected(only.error());
     const bool isCumsum = code == OpCode::Cumsum;
     if (isCumsum ? input.dtype == DType::Bool : !isFloatingPoint(input.dtype))
-        return dtypeError(code, input.dtype, isCumsum ? "a numeric dtype" : "a floating-point dtype");
+        return dtypeError(code, input.dtype,
+                          isCumsum ? "a numeric dtype" : "a floating-point dtype");
     auto dim = attrInt(attrs, "dim", std::nullopt);
     if (!dim)
         return tl::unexpected(dim.error());

@@ -36,7 +36,8 @@ Expected<TensorSpec> inferReshape(const TensorSpec& input, const Attributes& att
             continue;
         }
         if (dim < 0)
-            return makeError(ErrorCode::ShapeMismatch, "reshape: bad dimension " + std::to_string(dim));
+            return makeError(ErrorCode::ShapeMismatch,
+                             "reshape: bad dimension " + std::to_string(dim));
         explicitDims.push_back(dim);
     }
     auto explicitCount = elementCount(explicitDims);
@@ -46,7 +47,8 @@ Expected<TensorSpec> inferReshape(const TensorSpec& input, const Attributes& att
     Shape out = *shape;
     if (inferred >= 0) {
         if (known == 0)
-            return makeError(ErrorCode::ShapeMismatch, "reshape: -1 is ambiguous with a zero dimension");
+            return makeError(ErrorCode::ShapeMismatch,
+                             "reshape: -1 is ambiguous with a zero dimension");
         out[static_cast<std::size_t>(inferred)] = total / known;
     }
     auto count = elementCount(out);
@@ -75,7 +77,8 @@ Expected<TensorSpec> inferPermute(const TensorSpec& input, const Attributes& att
         if (!normal)
             return failure(normal);
         if (seen[static_cast<std::size_t>(*normal)])
-            return makeError(ErrorCode::InvalidInput, "permute: dim " + std::to_string(dim) + " repeats");
+            return makeError(ErrorCode::InvalidInput,
+                             "permute: dim " + std::to_string(dim) + " repeats");
         seen[static_cast<std::size_t>(*normal)] = true;
         out.push_back(input.shape[static_cast<std::size_t>(*normal)]);
     }
@@ -98,25 +101,30 @@ Expected<TensorSpec> inferExpand(const TensorSpec& input, const Attributes& attr
         if (out[i] == -1 && mapped)
             out[i] = from;
         if (out[i] < 0 || (from != 1 && from != out[i]))
-            return makeError(ErrorCode::ShapeMismatch, "expand: cannot expand " + describe(input.shape) +
-                                                           " to " + describe(*shape));
+            return makeError(ErrorCode::ShapeMismatch, "expand: cannot expand " +
+                                                           describe(input.shape) + " to " +
+                                                           describe(*shape));
     }
     if (auto count = elementCount(out); !count)
         return failure(count);
     return TensorSpec{input.dtype, std::move(out)};
 }
 
-Expected<TensorSpec> inferMatmul(const TensorSpec& a, const TensorSpec& b, const Attributes& attrs) {
+Expected<TensorSpec> inferMatmul(const TensorSpec& a, const TensorSpec& b,
+                                 const Attributes& attrs) {
     if (auto only = onlyAttributes(attrs, {}); !only)
         return failure(only);
     if (a.dtype != b.dtype || a.dtype == DType::Bool)
-        return makeError(ErrorCode::UnsupportedDtype, "matmul takes two inputs of one numeric dtype");
+        return makeError(ErrorCode::UnsupportedDtype,
+                         "matmul takes two inputs of one numeric dtype");
     if (a.shape.size() < 2 || b.shape.size() < 2)
-        return makeError(ErrorCode::ShapeMismatch, "matmul takes inputs of rank ≥ 2 (reshape vectors)");
+        return makeError(ErrorCode::ShapeMismatch,
+                         "matmul takes inputs of rank ≥ 2 (reshape vectors)");
     const std::int64_t k = a.shape.back();
     if (b.shape[b.shape.size() - 2] != k)
-        return makeError(ErrorCode::ShapeMismatch, "matmul: inner dimensions of " + describe(a.shape) +
-                                                       " and " + describe(b.shape) + " differ");
+        return makeError(ErrorCode::ShapeMismatch, "matmul: inner dimensions of " +
+                                                       describe(a.shape) + " and " +
+                                                       describe(b.shape) + " differ");
     auto batch = broadcastShapes(Shape(a.shape.begin(), a.shape.end() - 2),
                                  Shape(b.shape.begin(), b.shape.end() - 2));
     if (!batch)

@@ -31,10 +31,13 @@ Expected<Shape> convOutput(const Shape& input, const Shape& weight, const Conv2d
             return mismatch(std::string(op) + ": negative dims in " + describe(input));
     for (std::size_t d = 2; d < 4; ++d)
         if (input[d] > kMaxSpatial || weight[d] > kMaxSpatial)
-            return makeError(ErrorCode::LimitExceeded, std::string(op) + ": spatial dims are too large");
-    if (input[1] % params.groups != 0 || input[1] / params.groups != weight[1] || weight[0] % params.groups != 0)
-        return mismatch(std::string(op) + ": input " + describe(input) + ", weight " + describe(weight) +
-                        " and groups " + std::to_string(params.groups) + " do not fit");
+            return makeError(ErrorCode::LimitExceeded,
+                             std::string(op) + ": spatial dims are too large");
+    if (input[1] % params.groups != 0 || input[1] / params.groups != weight[1] ||
+        weight[0] % params.groups != 0)
+        return mismatch(std::string(op) + ": input " + describe(input) + ", weight " +
+                        describe(weight) + " and groups " + std::to_string(params.groups) +
+                        " do not fit");
     Shape out{input[0], weight[0], 0, 0};
     for (std::size_t i = 0; i < 2; ++i) {
         auto size = convOutputSize(input[2 + i], weight[2 + i], params.stride[i], params.padding[i],
@@ -50,9 +53,12 @@ Expected<TensorSpec> inferConv(OpCode code, Inputs inputs, const Attributes& att
     const char* op = opInfo(code).name.data();
     const bool inputGrad = code == OpCode::Conv2dInputGrad;
     const bool weightGrad = code == OpCode::Conv2dWeightGrad;
-    auto only = inputGrad    ? onlyAttributes(attrs, {"input_shape", "stride", "padding", "dilation", "groups"})
-                : weightGrad ? onlyAttributes(attrs, {"weight_shape", "stride", "padding", "dilation", "groups"})
-                             : onlyAttributes(attrs, {"stride", "padding", "dilation", "groups"});
+    auto only =
+        inputGrad
+            ? onlyAttributes(attrs, {"input_shape", "stride", "padding", "dilation", "groups"})
+        : weightGrad
+            ? onlyAttributes(attrs, {"weight_shape", "stride", "padding", "dilation", "groups"})
+            : onlyAttributes(attrs, {"stride", "padding", "dilation", "groups"});
     if (!only)
         return failureOf(only);
     if (auto dtypes = sameFloatDType(inputs, op); !dtypes)
@@ -79,14 +85,15 @@ Expected<TensorSpec> inferConv(OpCode code, Inputs inputs, const Attributes& att
     if (!out)
         return failureOf(out);
     if (gradOut != *out)
-        return mismatch(std::string(op) + ": grad_out " + describe(gradOut) + " is not conv2d's output " +
-                        describe(*out));
+        return mismatch(std::string(op) + ": grad_out " + describe(gradOut) +
+                        " is not conv2d's output " + describe(*out));
     return checkedSpec(inputs[0].dtype, *given);
 }
 
 Expected<TensorSpec> inferPool(OpCode code, Inputs inputs, const Attributes& attrs) {
     const char* op = opInfo(code).name.data();
-    if (auto only = onlyAttributes(attrs, {"kernel", "stride", "padding", "dilation", "ceil_mode"}); !only)
+    if (auto only = onlyAttributes(attrs, {"kernel", "stride", "padding", "dilation", "ceil_mode"});
+        !only)
         return failureOf(only);
     if (auto dtypes = sameFloatDType(inputs, op); !dtypes)
         return failureOf(dtypes);
@@ -96,9 +103,11 @@ Expected<TensorSpec> inferPool(OpCode code, Inputs inputs, const Attributes& att
     const TensorSpec& x = inputs.back();
     const std::size_t rank = x.shape.size();
     if (rank != 3 && rank != 4)
-        return mismatch(std::string(op) + ": the input must be NCHW or CHW, not " + describe(x.shape));
+        return mismatch(std::string(op) + ": the input must be NCHW or CHW, not " +
+                        describe(x.shape));
     if (x.shape[rank - 1] > kMaxSpatial || x.shape[rank - 2] > kMaxSpatial)
-        return makeError(ErrorCode::LimitExceeded, std::string(op) + ": spatial dims are too large");
+        return makeError(ErrorCode::LimitExceeded,
+                         std::string(op) + ": spatial dims are too large");
     for (std::size_t d = rank - 3; d < rank; ++d)
         if (x.shape[d] == 0)
             return mismatch(std::string(op) + ": channels, height and width must be non-empty in " +
@@ -124,7 +133,8 @@ Expected<TensorSpec> inferPool(OpCode code, Inputs inputs, const Attributes& att
 } // namespace
 
 Expected<TensorSpec> inferWindowOp(OpCode code, Inputs inputs, const Attributes& attrs) {
-    if (code == OpCode::Conv2d || code == OpCode::Conv2dInputGrad || code == OpCode::Conv2dWeightGrad)
+    if (code == OpCode::Conv2d || code == OpCode::Conv2dInputGrad ||
+        code == OpCode::Conv2dWeightGrad)
         return inferConv(code, inputs, attrs);
     return inferPool(code, inputs, attrs);
 }

@@ -157,9 +157,9 @@ Expected<TensorSpec> inferOutput(OpCode code, std::span<const TensorSpec> inputs
         return makeError(ErrorCode::InvalidInput, "unknown op code");
     const OpInfo& info = opInfo(code);
     if (!arityAccepts(info.arity, inputs.size()))
-        return makeError(ErrorCode::InvalidInput,
-                         std::string(info.name) + " takes " + arityText(info.arity) + " inputs, got " +
-                             std::to_string(inputs.size()));
+        return makeError(ErrorCode::InvalidInput, std::string(info.name) + " takes " +
+                                                      arityText(info.arity) + " inputs, got " +
+                                                      std::to_string(inputs.size()));
     for (const TensorSpec& input : inputs)
         if (auto count = elementCount(input.shape); !count)
             return tl::unexpected(count.error());
@@ -188,7 +188,8 @@ double toleranceBound(const Tolerance& tolerance, DType dtype, double reference,
     case ToleranceClass::Exact:
         return 0.0;
     case ToleranceClass::Ulp: {
-        const double magnitude = std::abs(reference) + (tolerance.inputScaled ? std::abs(scale) : 0);
+        const double magnitude =
+            std::abs(reference) + (tolerance.inputScaled ? std::abs(scale) : 0);
         return (tolerance.ulps + tolerance.ulpsPerReduced * k) * u * magnitude;
     }
     case ToleranceClass::SumBound:

@@ -17,11 +17,12 @@ Expected<Pair> pairAttr(const Attributes& attrs, std::string_view name, Pair fal
     if (list->empty())
         return fallback;
     if (list->size() != 2)
-        return makeError(ErrorCode::InvalidInput, "attribute '" + std::string(name) + "' must list 2 integers");
+        return makeError(ErrorCode::InvalidInput,
+                         "attribute '" + std::string(name) + "' must list 2 integers");
     for (std::int64_t value : *list)
         if (value < minimum || value > kMaxWindowValue)
-            return makeError(ErrorCode::InvalidInput, "attribute '" + std::string(name) + "' must be ≥ " +
-                                                          std::to_string(minimum));
+            return makeError(ErrorCode::InvalidInput, "attribute '" + std::string(name) +
+                                                          "' must be ≥ " + std::to_string(minimum));
     return Pair{(*list)[0], (*list)[1]};
 }
 
@@ -45,8 +46,10 @@ Expected<Conv2dParams> conv2dParams(const Attributes& attrs) {
     auto dilation = pairAttr(attrs, "dilation", params.dilation, 1);
     auto groups = attrInt(attrs, "groups", 1);
     if (!stride || !padding || !dilation || !groups)
-        return tl::unexpected(!stride ? stride.error() : !padding ? padding.error()
-                              : !dilation ? dilation.error() : groups.error());
+        return tl::unexpected(!stride     ? stride.error()
+                              : !padding  ? padding.error()
+                              : !dilation ? dilation.error()
+                                          : groups.error());
     if (*groups < 1 || *groups > kMaxWindowValue)
         return makeError(ErrorCode::InvalidInput, "groups must be ≥ 1");
     return Conv2dParams{*stride, *padding, *dilation, *groups};
@@ -63,11 +66,14 @@ Expected<Pool2dParams> pool2dParams(const Attributes& attrs) {
     auto dilation = pairAttr(attrs, "dilation", Pair{1, 1}, 1);
     auto ceilMode = attrBool(attrs, "ceil_mode", false);
     if (!stride || !padding || !dilation || !ceilMode)
-        return tl::unexpected(!stride ? stride.error() : !padding ? padding.error()
-                              : !dilation ? dilation.error() : ceilMode.error());
+        return tl::unexpected(!stride     ? stride.error()
+                              : !padding  ? padding.error()
+                              : !dilation ? dilation.error()
+                                          : ceilMode.error());
     for (std::size_t i = 0; i < 2; ++i)
         if ((*padding)[i] > (*kernel)[i] / 2)
-            return makeError(ErrorCode::InvalidInput, "max_pool2d: padding must be at most half the kernel");
+            return makeError(ErrorCode::InvalidInput,
+                             "max_pool2d: padding must be at most half the kernel");
     return Pool2dParams{*kernel, *stride, *padding, *dilation, *ceilMode};
 }
 
@@ -83,14 +89,17 @@ Expected<std::int64_t> convOutputSize(std::int64_t in, std::int64_t kernel, std:
 
 Expected<std::int64_t> poolOutputSize(std::int64_t in, std::int64_t kernel, std::int64_t stride,
                                       std::int64_t padding, std::int64_t dilation, bool ceilMode) {
-    const std::int64_t numerator = in + 2 * padding - dilation * (kernel - 1) - 1 + (ceilMode ? stride - 1 : 0);
+    const std::int64_t numerator =
+        in + 2 * padding - dilation * (kernel - 1) - 1 + (ceilMode ? stride - 1 : 0);
     // Division rounding toward −∞, as PyTorch's div_rtn.
-    std::int64_t out = numerator / stride - ((numerator % stride != 0 && numerator < 0) ? 1 : 0) + 1;
+    std::int64_t out =
+        numerator / stride - ((numerator % stride != 0 && numerator < 0) ? 1 : 0) + 1;
     if (ceilMode && (out - 1) * stride >= in + padding)
         --out;
     if (out < 1)
         return makeError(ErrorCode::ShapeMismatch, "max_pool2d: input size " + std::to_string(in) +
-                                                       " gives an output size of " + std::to_string(out));
+                                                       " gives an output size of " +
+                                                       std::to_string(out));
     return out;
 }
 

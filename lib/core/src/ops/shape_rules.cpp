@@ -15,7 +15,8 @@ Expected<Shape> broadcastShapes(const Shape& a, const Shape& b) {
         const std::int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
         if (da != db && da != 1 && db != 1)
             return makeError(ErrorCode::ShapeMismatch, "shapes " + detail::describe(a) + " and " +
-                                                           detail::describe(b) + " do not broadcast");
+                                                           detail::describe(b) +
+                                                           " do not broadcast");
         out[i] = da == 1 ? db : da;
     }
     return out;
@@ -28,8 +29,9 @@ Expected<std::int64_t> normaliseDim(std::int64_t dim, std::size_t rank) {
     // A scalar accepts dim 0 and -1, as in PyTorch.
     const std::int64_t bound = std::max<std::int64_t>(r, 1);
     if (dim < -bound || dim >= bound)
-        return makeError(ErrorCode::InvalidInput,
-                         "dim " + std::to_string(dim) + " is out of range for rank " + std::to_string(r));
+        return makeError(ErrorCode::InvalidInput, "dim " + std::to_string(dim) +
+                                                      " is out of range for rank " +
+                                                      std::to_string(r));
     return dim < 0 ? dim + bound : dim;
 }
 
@@ -41,7 +43,9 @@ tl::unexpected<Error> mismatch(std::string message) {
     return makeError(ErrorCode::ShapeMismatch, std::move(message));
 }
 
-bool isIndexDType(DType dtype) { return dtype == DType::I32 || dtype == DType::I64; }
+bool isIndexDType(DType dtype) {
+    return dtype == DType::I32 || dtype == DType::I64;
+}
 
 Expected<TensorSpec> checkedSpec(DType dtype, Shape shape) {
     if (auto count = elementCount(shape); !count)

@@ -8,12 +8,12 @@
 #include <span>
 #include <vector>
 
-#include "goblin/reference/graph_run_hooks.hpp"
 #include "goblin/compute/opencl_devices.hpp"
 #include "goblin/core/error.hpp"
 #include "goblin/core/graph/graph.hpp"
 #include "goblin/core/ops/op_code.hpp"
 #include "goblin/core/tensor.hpp"
+#include "goblin/reference/graph_run_hooks.hpp"
 
 namespace goblin::compute {
 
@@ -40,10 +40,9 @@ public:
     // A validated graph (plan from core::graph::validateGraph) on inputs in graph.inputs order;
     // outputs in graph.outputs order. Device buffers of intermediates are freed after their last
     // use.
-    [[nodiscard]] Expected<std::vector<core::Tensor>> run(const core::graph::Graph& graph,
-                                                          const core::graph::GraphPlan& plan,
-                                                          std::span<const core::Tensor> inputs,
-                                                          const reference::GraphRunHooks& hooks = {});
+    [[nodiscard]] Expected<std::vector<core::Tensor>>
+    run(const core::graph::Graph& graph, const core::graph::GraphPlan& plan,
+        std::span<const core::Tensor> inputs, const reference::GraphRunHooks& hooks = {});
 
     // The ops that ran on the CPU reference (no kernel, or f64 on a device without fp64) in the
     // runs so far: each once, in op-code order.

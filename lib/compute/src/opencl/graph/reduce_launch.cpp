@@ -56,8 +56,8 @@ Expected<DeviceValue> launchReduction(LaunchContext& launch, OpCode op, Args arg
                                       const core::ops::Attributes& attrs,
                                       const core::ops::TensorSpec& spec) {
     const DeviceValue& x = args[0];
-    const auto index = reference::reductionIndex(
-        x.spec.shape, reducedDims(op, attrs, x.spec.shape.size()));
+    const auto index =
+        reference::reductionIndex(x.spec.shape, reducedDims(op, attrs, x.spec.shape.size()));
     auto out = launch.device.allocate(spec);
     if (!out)
         return out;

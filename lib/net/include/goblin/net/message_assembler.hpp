@@ -30,7 +30,9 @@ public:
     // and control frames stay under maxControlBytes.
     void setTensorsAllowed(bool allowed) { m_tensorsAllowed = allowed; }
     // Once authenticated, control frames may grow to maxAuthenticatedControlBytes (graph JSON).
-    void raiseControlLimit() { m_controlLimit = std::max(m_controlLimit, m_limits.maxAuthenticatedControlBytes); }
+    void raiseControlLimit() {
+        m_controlLimit = std::max(m_controlLimit, m_limits.maxAuthenticatedControlBytes);
+    }
 
 private:
     Expected<std::optional<Message>> onControl(std::span<const std::byte> payload);

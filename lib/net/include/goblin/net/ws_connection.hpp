@@ -1,6 +1,7 @@
-// One WebSocket connection (either side): a read loop feeding a MessageAssembler, a write queue with
-// one async_write in flight, and a close with a reason. Lives on its own strand; send() and close()
-// may be called from any thread (they post to the strand). The handler is called on the strand.
+// One WebSocket connection (either side): a read loop feeding a MessageAssembler, a write queue
+// with one async_write in flight, and a close with a reason. Lives on its own strand; send() and
+// close() may be called from any thread (they post to the strand). The handler is called on the
+// strand.
 #pragma once
 
 #include <deque>

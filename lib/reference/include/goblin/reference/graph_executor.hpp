@@ -6,11 +6,11 @@
 #include <span>
 #include <vector>
 
-#include "goblin/reference/graph_run_hooks.hpp"
 #include "goblin/core/error.hpp"
 #include "goblin/core/graph/graph.hpp"
 #include "goblin/core/ops/op_catalog.hpp"
 #include "goblin/core/tensor.hpp"
+#include "goblin/reference/graph_run_hooks.hpp"
 
 namespace goblin::reference {
 

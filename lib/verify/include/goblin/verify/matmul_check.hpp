@@ -22,8 +22,8 @@ double gamma(std::int64_t n, double unitRoundoff);
 std::optional<std::pair<std::int64_t, std::int64_t>> findNonFinite(const core::MatrixView& view);
 
 struct MatmulCheckOptions {
-    int vectors = 2;         // independent random vectors, at least 2
-    std::uint64_t seed = 0;  // randomness is injected so tests are repeatable
+    int vectors = 2;        // independent random vectors, at least 2
+    std::uint64_t seed = 0; // randomness is injected so tests are repeatable
 };
 
 enum class Verdict { Accepted, Rejected };
@@ -48,8 +48,8 @@ struct ColumnProbe {
     core::DType dtype = core::DType::F32;
     std::int64_t k = 0, n = 0;
     int vectors = 0;
-    std::vector<double> values, magnitudes;        // r_v and |r_v|, n entries per vector
-    std::vector<double> signedSums, absoluteSums;  // (B·r_v)_i and (|B|·|r_v|)_i, k per vector
+    std::vector<double> values, magnitudes;       // r_v and |r_v|, n entries per vector
+    std::vector<double> signedSums, absoluteSums; // (B·r_v)_i and (|B|·|r_v|)_i, k per vector
 };
 
 // Needs b of dtype f32 or f64 (asserted); uses options.seed and options.vectors.

@@ -44,7 +44,7 @@ struct GraphLimits {
     std::size_t maxNodes = 10'000;
     std::size_t maxInputs = 256;
     std::size_t maxArgs = 8;
-    std::size_t maxValueBytes = std::size_t{1} << 30;    // one input, constant or intermediate
+    std::size_t maxValueBytes = std::size_t{1} << 30;     // one input, constant or intermediate
     std::size_t maxConstantBytes = std::size_t{16} << 20; // all constants together (inline JSON)
 };
 

@@ -21,7 +21,8 @@ using Attributes = std::map<std::string, AttrValue, std::less<>>;
 
 // Typed getters: a missing attribute gives the fallback (or an error when there is none); a present
 // attribute of the wrong type is always an InvalidInput error.
-Expected<bool> attrBool(const Attributes& attrs, std::string_view name, std::optional<bool> fallback);
+Expected<bool> attrBool(const Attributes& attrs, std::string_view name,
+                        std::optional<bool> fallback);
 Expected<std::int64_t> attrInt(const Attributes& attrs, std::string_view name,
                                std::optional<std::int64_t> fallback);
 // Integers are accepted where a float is asked for.
@@ -33,6 +34,7 @@ Expected<std::string> attrString(const Attributes& attrs, std::string_view name,
 Expected<DType> attrDType(const Attributes& attrs, std::string_view name);
 
 // Fails when attrs holds a name outside `allowed` (typos must not be silently ignored).
-Expected<void> onlyAttributes(const Attributes& attrs, std::initializer_list<std::string_view> allowed);
+Expected<void> onlyAttributes(const Attributes& attrs,
+                              std::initializer_list<std::string_view> allowed);
 
 } // namespace goblin::core::ops

@@ -60,7 +60,8 @@ Expected<Shape> broadcastShapes(const Shape& a, const Shape& b);
 
 // Unit roundoff of a float dtype (2⁻²⁴ for f32, 2⁻⁵³ for f64); 0 for exact dtypes.
 double unitRoundoff(DType dtype);
-// Largest allowed |Δ| for one element: `reference` is the reference value, `scale` the class's scale
+// Largest allowed |Δ| for one element: `reference` is the reference value, `scale` the class's
+// scale
 // (|x| for inputScaled Ulp ops, op(|x|) for SumBound, (|A||B|)_ij for MatmulBound), `reduced` K.
 double toleranceBound(const Tolerance& tolerance, DType dtype, double reference, double scale,
                       std::int64_t reduced);

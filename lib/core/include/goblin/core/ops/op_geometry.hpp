@@ -1,5 +1,6 @@
 // Index geometry shared by inference and every backend's kernels: Python-style slice clamping and
-// the parameters and output sizes of conv2d and max_pool2d (docs/ops.md). Pure functions; any thread.
+// the parameters and output sizes of conv2d and max_pool2d (docs/ops.md). Pure functions; any
+// thread.
 #pragma once
 
 #include <array>
