@@ -36,7 +36,7 @@ struct Lease {
     double deadline = 0;
 };
 
-enum class LeaseLoss { Expired, Disconnected, TaskError, NotSent, Withdrawn };
+enum class LeaseLoss { Expired, Disconnected, TaskError, NotSent };
 
 // Builds a task frame. Runs on a worker when `heavy` (copies of tile inputs), else inline.
 struct TaskFrame {

@@ -60,7 +60,7 @@ void VerdictPath::commit(std::vector<VerdictBatch> batches) {
     if (!written) {
         for (VerdictBatch& batch : batches)
             if (batch.failed)
-                batch.failed(written.error());
+                batch.failed(batch, written.error());
         return;
     }
     for (VerdictBatch& batch : batches) {
@@ -71,7 +71,7 @@ void VerdictPath::commit(std::vector<VerdictBatch> batches) {
                                             entry.record.accepted ? VerdictWord::Accepted
                                                                   : VerdictWord::Rejected));
         if (batch.committed)
-            batch.committed();
+            batch.committed(batch);
     }
 }
 

@@ -23,8 +23,10 @@ struct VerdictBatch {
     };
     std::vector<Entry> verdicts;
     std::function<Expected<void>(Database&)> alsoWrite; // in the same transaction
-    std::function<void()> committed;                    // after the volunteers were told
-    std::function<void(const Error&)> failed;           // nothing was written
+    // After the commit, once the volunteers were told; and when nothing was written. Each gets
+    // the batch itself, so its records need not be copied into the callbacks.
+    std::function<void(const VerdictBatch&)> committed;
+    std::function<void(const VerdictBatch&, const Error&)> failed;
 };
 
 class VerdictPath {

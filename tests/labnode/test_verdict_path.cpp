@@ -64,7 +64,7 @@ void TestVerdictPath::burstCommitsOnceThenTells() {
     for (int attempt = 1; attempt <= 2; ++attempt) {
         VerdictBatch batch;
         batch.verdicts.push_back({1, tile(task, attempt, attempt == 2)});
-        batch.committed = [&, attempt] {
+        batch.committed = [&, attempt](const VerdictBatch&) {
             // The volunteer was told before the follow-up runs, and the row is there.
             order.push_back("committed " + std::to_string(attempt) + " after " +
                             std::to_string(rig.link->count("verdict")) + " verdict(s)");
@@ -93,15 +93,15 @@ void TestVerdictPath::failureWritesNothingAndTellsNobody() {
     int committed = 0;
     VerdictBatch good;
     good.verdicts.push_back({1, tile(task, 1, false)});
-    good.committed = [&] { ++committed; };
-    good.failed = [&](const Error&) { ++failed; };
+    good.committed = [&](const VerdictBatch&) { ++committed; };
+    good.failed = [&](const VerdictBatch&, const Error&) { ++failed; };
     VerdictBatch bad;
     bad.verdicts.push_back({1, tile(task, 2, true)});
     bad.alsoWrite = [](Database&) -> Expected<void> {
         return makeError(ErrorCode::Internal, "disk full");
     };
-    bad.committed = [&] { ++committed; };
-    bad.failed = [&](const Error& error) {
+    bad.committed = [&](const VerdictBatch&) { ++committed; };
+    bad.failed = [&](const VerdictBatch&, const Error& error) {
         ++failed;
         QCOMPARE(error.message, std::string("disk full"));
     };
@@ -121,7 +121,7 @@ void TestVerdictPath::failureWritesNothingAndTellsNobody() {
     VerdictBatch second;
     second.verdicts.push_back({1, tile(task, 4, true)});
     bool refused = false;
-    second.failed = [&](const Error&) { refused = true; };
+    second.failed = [&](const VerdictBatch&, const Error&) { refused = true; };
     rig.verdicts.commitNow(std::move(second));
     QVERIFY(refused);
     QCOMPARE(queryInt(rig.node.store, "SELECT count(*) FROM results"), std::int64_t{1});

@@ -57,7 +57,7 @@ void GraphDecisions::rejectMalformed(GraphTask& task, const Lease& lease,
     VerdictBatch batch;
     batch.verdicts.push_back({lease.peer, std::move(record)});
     batch.failed = [this, peer = lease.peer, taskId = task.id,
-                    attempt = lease.attempt](const Error& error) {
+                    attempt = lease.attempt](const VerdictBatch&, const Error& error) {
         m_context.log("graph task " + std::to_string(taskId) + ": could not record a verdict (" +
                       error.message + ")");
         m_peers.send(peer, verdictMessage(taskId, attempt, VerdictWord::Rejected));
@@ -162,8 +162,9 @@ void GraphDecisions::decide(GraphTask& task, Judgement judgement) {
     m_book.dropQueued(task.id);
     // Hashing and writing the outputs is O(size): a worker does it; they reach the disk before the
     // verdicts commit, so a restarted node finds them.
+    std::vector<core::Tensor> outputs = task.replicas[judgement.decisive].outputs;
     asio::post(m_context.workers, [this, taskId = task.id, judgement = std::move(judgement),
-                                   outputs = task.replicas[judgement.decisive].outputs]() mutable {
+                                   outputs = std::move(outputs)]() mutable {
         auto stored = storeTensors(m_context.blobs, outputs);
         asio::post(m_context.core, [this, taskId, judgement = std::move(judgement),
                                     stored = std::move(stored)]() mutable {
@@ -203,8 +204,9 @@ void GraphDecisions::commitDecision(std::int64_t taskId, const Judgement& judgem
     batch.alsoWrite = [taskId, outputs = std::move(storedOutputs)](Database& db) {
         return setGraphTaskAccepted(db, taskId, outputs);
     };
-    batch.committed = [this, taskId, method, decisive = judgement.decisive,
-                       verdicts = batch.verdicts] {
+    batch.committed = [this, taskId, method,
+                       decisive = judgement.decisive](const VerdictBatch& done) {
+        const std::vector<VerdictBatch::Entry>& verdicts = done.verdicts;
         GraphTask& decided = *m_book.task(taskId);
         decided.deciding = false;
         decided.decided = true;
@@ -217,7 +219,7 @@ void GraphDecisions::commitDecision(std::int64_t taskId, const Judgement& judgem
                               "): " + entry.record.reason);
         m_hooks.decided(decided);
     };
-    batch.failed = [this, taskId](const Error& error) {
+    batch.failed = [this, taskId](const VerdictBatch&, const Error& error) {
         m_context.log("graph task " + std::to_string(taskId) + ": could not record its verdicts (" +
                       error.message + ")");
         m_hooks.failJob(m_book.jobOf(*m_book.task(taskId)),

@@ -125,17 +125,9 @@ std::optional<TaskClaim> MatmulJobs::claimTaskFor(const Peer& volunteer) {
 
 TaskFrame MatmulJobs::taskFrame(const Lease& lease) {
     const TileTask& task = *m_book.task(lease.task);
-    const RunningJob& job = *m_book.job(task.jobId);
-    const bool heavy = !isTinyTile(makeTileCheck(job, task));
-    TileTask geometry;
-    geometry.id = task.id;
-    geometry.row0 = task.row0;
-    geometry.col0 = task.col0;
-    geometry.rows = task.rows;
-    geometry.cols = task.cols;
-    return TaskFrame{
-        [job, geometry, attempt = lease.attempt] { return taskMessage(job, geometry, attempt); },
-        heavy};
+    TileFrameSource source = tileFrameSource(*m_book.job(task.jobId), task, lease.attempt);
+    const bool heavy = source.elements() > kTinyTileElements;
+    return TaskFrame{[source = std::move(source)] { return taskMessage(source); }, heavy};
 }
 
 void MatmulJobs::onResult(const Lease& lease, net::Message message) {
@@ -176,11 +168,14 @@ void MatmulJobs::onResult(const Lease& lease, net::Message message) {
 void MatmulJobs::onVerified(std::uint64_t peer, VerdictRecord verdict) {
     // Verdicts that arrive together commit together: one transaction per burst, not per tile.
     VerdictBatch batch;
-    batch.committed = [this, verdict] { applyVerdict(verdict); };
-    batch.failed = [this, verdict](const Error& error) {
-        m_context.log("could not record the verdict of task " + std::to_string(verdict.task) +
-                      " (" + error.message + "); it goes back to the queue");
-        m_book.requeue(verdict.task);
+    batch.committed = [this](const VerdictBatch& done) {
+        applyVerdict(done.verdicts.front().record);
+    };
+    batch.failed = [this](const VerdictBatch& lost, const Error& error) {
+        const std::int64_t task = lost.verdicts.front().record.task;
+        m_context.log("could not record the verdict of task " + std::to_string(task) + " (" +
+                      error.message + "); it goes back to the queue");
+        m_book.requeue(task);
         m_scheduler.wake();
     };
     batch.verdicts.push_back({peer, std::move(verdict)});
@@ -222,7 +217,6 @@ void MatmulJobs::onLeaseLost(const Lease& lease, LeaseLoss why, const std::strin
         m_book.refuse(lease.task, lease.volunteerId);
         break;
     case LeaseLoss::NotSent:
-    case LeaseLoss::Withdrawn:
         m_context.log("task " + std::to_string(lease.task) + ": " + detail);
         break;
     case LeaseLoss::Disconnected:

@@ -4,18 +4,26 @@
 
 namespace goblin::labnode {
 
-Expected<net::Message> taskMessage(const RunningJob& job, const TileTask& task,
-                                   std::int64_t attempt) {
+TileFrameSource tileFrameSource(const RunningJob& job, const TileTask& task, std::int64_t attempt) {
     const JobRecord& record = job.record;
-    auto aRows = core::copyToTensor(core::subView(job.aView(), task.row0, task.rows, 0, record.k));
+    return TileFrameSource{task.id,
+                           attempt,
+                           record.dtype,
+                           core::subView(job.aView(), task.row0, task.rows, 0, record.k),
+                           core::subView(job.bView(), 0, record.k, task.col0, task.cols),
+                           job.a,
+                           job.b};
+}
+
+Expected<net::Message> taskMessage(const TileFrameSource& source) {
+    auto aRows = core::copyToTensor(source.aRows);
     if (!aRows)
         return tl::unexpected(aRows.error());
-    auto bColumns =
-        core::copyToTensor(core::subView(job.bView(), 0, record.k, task.col0, task.cols));
+    auto bColumns = core::copyToTensor(source.bColumns);
     if (!bColumns)
         return tl::unexpected(bColumns.error());
     return net::toMessage(
-        net::MatmulTask{net::TaskRef{task.id, attempt}, record.dtype,
+        net::MatmulTask{net::TaskRef{source.task, source.attempt}, source.dtype,
                         std::make_shared<const core::Tensor>(std::move(*aRows)),
                         std::make_shared<const core::Tensor>(std::move(*bColumns))});
 }

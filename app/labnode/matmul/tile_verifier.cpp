@@ -45,8 +45,7 @@ TileCheck makeTileCheck(const RunningJob& job, const TileTask& task) {
 }
 
 bool isTinyTile(const TileCheck& check) {
-    constexpr std::int64_t kTinyElements = 1 << 14;
-    return check.a.rows * check.a.cols + check.b.rows * check.b.cols <= kTinyElements;
+    return check.a.rows * check.a.cols + check.b.rows * check.b.cols <= kTinyTileElements;
 }
 
 } // namespace goblin::labnode

@@ -33,7 +33,9 @@ TileCheck makeTileCheck(const RunningJob& job, const TileTask& task);
 void verifyAndMerge(const TileCheck& check, const core::Tensor& tile, const BlobStore& blobs,
                     VerdictRecord& verdict);
 
-// Tiles this small are checked on the core thread: a thread hop would cost more than the check.
+// Tiles this small (A rows plus B columns, in elements) are checked and framed on the core thread:
+// a thread hop would cost more than the work.
+inline constexpr std::int64_t kTinyTileElements = std::int64_t{1} << 14;
 bool isTinyTile(const TileCheck& check);
 
 } // namespace goblin::labnode
