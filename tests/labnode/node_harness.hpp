@@ -23,6 +23,7 @@
 #include "node_context.hpp"
 #include "node_store.hpp"
 #include "peer_link.hpp"
+#include "peer_registry.hpp"
 
 namespace goblin::labnode::testing {
 
@@ -123,6 +124,13 @@ public:
 private:
     mutable std::mutex m_logMutex;
     std::vector<std::string> m_logs;
+};
+
+// What a role under test is built on: the harness, its context and the peers.
+struct RoleRig {
+    NodeHarness node;
+    NodeContext context = node.context();
+    PeerRegistry peers;
 };
 
 inline std::int64_t queryInt(NodeStore& store, const std::string& sql) {

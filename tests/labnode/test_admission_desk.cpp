@@ -13,10 +13,7 @@ using namespace goblin::labnode::testing;
 
 namespace {
 
-struct Rig {
-    NodeHarness node;
-    NodeContext context = node.context();
-    PeerRegistry peers;
+struct Rig : RoleRig {
     AdmissionDesk desk{context, peers, net::Limits{}};
 
     std::pair<Peer*, std::shared_ptr<FakePeerLink>> connect(std::uint64_t id, PeerRole role) {

@@ -71,6 +71,17 @@ std::string jobIdOf(const FakePeerLink& researcher) {
     return std::string(researcher.sentOfType("job_accepted").at(0).control.at("job").as_string());
 }
 
+// Lets the volunteers answer with `answer` until the researcher has the product.
+template <class Answer>
+bool answerUntilDone(NodeHarness& node, FakeCluster& cluster, const FakePeerLink& researcher,
+                     std::vector<FakeVolunteer*> volunteers, Answer&& answer) {
+    return node.waitUntil([&] {
+        for (FakeVolunteer* volunteer : volunteers)
+            cluster.answer(*volunteer, answer);
+        return researcher.count("job_done") == 1;
+    });
+}
+
 CoordinatorSettings settings() {
     CoordinatorSettings chosen;
     chosen.leaseSeconds = 30;
@@ -99,11 +110,7 @@ void TestMatmulJobs::honestJobIsMergedAndDelivered() {
     auto& two = cluster.connectVolunteer(1, false);
     Inputs inputs;
     cluster.fromResearcher(inputs.submit());
-    QVERIFY(node.waitUntil([&] {
-        cluster.answer(one, honestTile);
-        cluster.answer(two, honestTile);
-        return researcher->count("job_done") == 1;
-    }));
+    QVERIFY(answerUntilDone(node, cluster, *researcher, {&one, &two}, honestTile));
     QVERIFY(deliveredProductIsRight(*researcher, inputs));
     QCOMPARE(
         researcher->sentOfType("job_accepted").at(0).control.at("tiles").to_number<std::int64_t>(),
@@ -185,10 +192,7 @@ void TestMatmulJobs::expiredLeaseIsReleasedWithANewAttempt() {
     cluster.coordinator.onMessage(sleeper.peer, honestTile(first));
     QCOMPARE(sleeper.verdicts(), std::vector<std::string>{"stale"});
     sleeper.answered = 1;
-    QVERIFY(node.waitUntil([&] {
-        cluster.answer(sleeper, honestTile);
-        return researcher->count("job_done") == 1;
-    }));
+    QVERIFY(answerUntilDone(node, cluster, *researcher, {&sleeper}, honestTile));
     QVERIFY(deliveredProductIsRight(*researcher, inputs));
 }
 
@@ -204,10 +208,7 @@ void TestMatmulJobs::duplicateResultIsStale() {
     cluster.coordinator.onMessage(volunteer.peer, honestTile(task));
     cluster.coordinator.onMessage(volunteer.peer, honestTile(task));
     volunteer.answered = 1;
-    QVERIFY(node.waitUntil([&] {
-        cluster.answer(volunteer, honestTile);
-        return researcher->count("job_done") == 1;
-    }));
+    QVERIFY(answerUntilDone(node, cluster, *researcher, {&volunteer}, honestTile));
     QCOMPARE(volunteer.verdicts().at(0), std::string("stale")); // the replay, answered at once
     QCOMPARE(
         queryInt(node.store, "SELECT count(*) FROM results WHERE task_id = " +
@@ -223,10 +224,7 @@ void TestMatmulJobs::fetchAndRelease() {
     auto& volunteer = cluster.connectVolunteer(2, false);
     Inputs inputs;
     cluster.fromResearcher(inputs.submit());
-    QVERIFY(node.waitUntil([&] {
-        cluster.answer(volunteer, honestTile);
-        return researcher->count("job_done") == 1;
-    }));
+    QVERIFY(answerUntilDone(node, cluster, *researcher, {&volunteer}, honestTile));
     const std::string job = jobIdOf(*researcher);
     researcher->clear();
     cluster.fromResearcher(control({{"type", "release"}, {"id", 8}, {"job", job}}));
@@ -271,10 +269,7 @@ void TestMatmulJobs::restartResumesWithoutRedoingAcceptedTiles() {
     auto researcher = cluster.connectResearcher();
     auto& volunteer = cluster.connectVolunteer(4, false);
     cluster.fromResearcher(control({{"type", "fetch"}, {"id", 3}, {"job", job}}));
-    QVERIFY(node.waitUntil([&] {
-        cluster.answer(volunteer, honestTile);
-        return researcher->count("job_done") == 1;
-    }));
+    QVERIFY(answerUntilDone(node, cluster, *researcher, {&volunteer}, honestTile));
     QVERIFY(deliveredProductIsRight(*researcher, inputs));
     const auto tasks = volunteer.link->sentOfType("task");
     QCOMPARE(tasks.size(), std::size_t{2});

@@ -13,10 +13,7 @@ using namespace goblin::labnode::testing;
 
 namespace {
 
-struct Rig {
-    NodeHarness node;
-    NodeContext context = node.context();
-    PeerRegistry peers;
+struct Rig : RoleRig {
     ResearcherDesk desk{context, peers};
     FakeKind matmul{"matmul"};
     FakeKind graph{"graph"};

@@ -15,10 +15,7 @@ using namespace goblin::labnode::testing;
 
 namespace {
 
-struct Rig {
-    NodeHarness node;
-    NodeContext context = node.context();
-    PeerRegistry peers;
+struct Rig : RoleRig {
     VerdictPath verdicts{context, peers};
     Scheduler scheduler{context, peers, verdicts, SchedulerSettings{60.0}};
     FakeKind kind;

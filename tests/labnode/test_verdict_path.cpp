@@ -13,10 +13,7 @@ using namespace goblin::labnode::testing;
 
 namespace {
 
-struct Rig {
-    NodeHarness node;
-    NodeContext context = node.context();
-    PeerRegistry peers;
+struct Rig : RoleRig {
     VerdictPath verdicts{context, peers};
     std::shared_ptr<FakePeerLink> link = std::make_shared<FakePeerLink>();
 
