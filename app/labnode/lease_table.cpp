@@ -72,6 +72,17 @@ std::vector<Lease> LeaseTable::ofTask(std::string_view kind, std::int64_t task) 
     return leases;
 }
 
+bool LeaseTable::leasedOnBackend(std::string_view kind, std::int64_t task,
+                                 std::string_view backend) const {
+    auto it = m_leases.lower_bound(
+        Key{std::string(kind), task, std::numeric_limits<std::int64_t>::min()});
+    for (; it != m_leases.end() && std::get<0>(it->first) == kind && std::get<1>(it->first) == task;
+         ++it)
+        if (it->second.backend == backend)
+            return true;
+    return false;
+}
+
 int LeaseTable::countHeldBy(std::uint64_t peer) const {
     auto it = m_heldBy.find(peer);
     return it == m_heldBy.end() ? 0 : it->second;

@@ -26,6 +26,8 @@ public:
     std::vector<Lease> takeOfTask(std::string_view kind, std::int64_t task);
 
     std::vector<Lease> ofTask(std::string_view kind, std::int64_t task) const;
+    // Whether a lease of the task is held on `backend` (no copies: asked per queued task).
+    bool leasedOnBackend(std::string_view kind, std::int64_t task, std::string_view backend) const;
     int countHeldBy(std::uint64_t peer) const;
     std::size_t size() const { return m_leases.size(); }
 

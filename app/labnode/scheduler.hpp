@@ -48,8 +48,8 @@ public:
     void withdraw(std::string_view kind, std::int64_t task);
 
     int leasesHeldBy(std::uint64_t peer) const { return m_leases.countHeldBy(peer); }
-    std::vector<Lease> leasesOf(std::string_view kind, std::int64_t task) const {
-        return m_leases.ofTask(kind, task);
+    bool leasedOnBackend(std::string_view kind, std::int64_t task, std::string_view backend) const {
+        return m_leases.leasedOnBackend(kind, task, backend);
     }
 
 private:

@@ -88,6 +88,10 @@ void TestLeaseTable::kindsDoNotCollide() {
     QVERIFY(!table.take("graph", 5, 1, 1).has_value());
     QVERIFY(table.take("matmul", 5, 1, 1).has_value());
     QCOMPARE(table.ofTask("graph", 5).size(), std::size_t{1});
+    QVERIFY(table.leasedOnBackend("graph", 5, "cpu"));
+    QVERIFY(!table.leasedOnBackend("graph", 5, "opencl-graph"));
+    QVERIFY2(!table.leasedOnBackend("matmul", 5, "cpu"), "the taken matmul lease still counts");
+    QVERIFY(!table.leasedOnBackend("graph", 6, "cpu"));
 }
 
 void TestLeaseTable::ofTaskAndTakeOfTask() {

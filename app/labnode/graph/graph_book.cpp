@@ -81,20 +81,22 @@ bool GraphBook::fits(const GraphTask& task, const VolunteerInfo& volunteer) cons
            job.chunks[task.chunk].peakBytes <= volunteer.memoryBytes;
 }
 
-GraphTask* GraphBook::takeFor(const VolunteerInfo& volunteer, const LeaseBackends& leaseBackends) {
+GraphTask* GraphBook::takeFor(const VolunteerInfo& volunteer,
+                              const LeasedOnBackend& leasedOnBackend) {
     // Replicas on different backends catch backend bugs as well as dishonesty.
+    auto seenBackend = [&](const GraphTask& task) {
+        for (const auto& replica : task.replicas)
+            if (replica.backend == volunteer.backend)
+                return true;
+        return leasedOnBackend(task.id, volunteer.backend);
+    };
     auto pick = m_queue.end();
     for (int pass = 0; pass < 2 && pick == m_queue.end(); ++pass) {
         for (auto it = m_queue.begin(); it != m_queue.end(); ++it) {
             const GraphTask& task = m_tasks.at(*it);
             if (task.involved.contains(volunteer.volunteerId) || !fits(task, volunteer))
                 continue;
-            bool sameBackend = false;
-            for (const auto& replica : task.replicas)
-                sameBackend = sameBackend || replica.backend == volunteer.backend;
-            for (const std::string& backend : leaseBackends(task.id))
-                sameBackend = sameBackend || backend == volunteer.backend;
-            if (pass == 0 && sameBackend)
+            if (pass == 0 && seenBackend(task))
                 continue;
             pick = it;
             break;

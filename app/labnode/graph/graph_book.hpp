@@ -73,8 +73,8 @@ public:
     bool fits(const GraphTask& task, const VolunteerInfo& volunteer) const;
     // Takes the queued opinion this volunteer should give: a task it was not involved in that
     // fits, preferring one no replica or lease of its backend has seen. nullptr when none.
-    using LeaseBackends = std::function<std::vector<std::string>(std::int64_t task)>;
-    GraphTask* takeFor(const VolunteerInfo& volunteer, const LeaseBackends& leaseBackends);
+    using LeasedOnBackend = std::function<bool(std::int64_t task, const std::string& backend)>;
+    GraphTask* takeFor(const VolunteerInfo& volunteer, const LeasedOnBackend& leasedOnBackend);
 
 private:
     std::map<std::string, GraphJob> m_jobs;

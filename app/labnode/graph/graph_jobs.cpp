@@ -191,12 +191,10 @@ std::optional<TaskClaim> GraphJobs::claimTaskFor(const Peer& peer) {
     const VolunteerInfo& volunteer = peer.volunteer;
     if (!volunteer.graphs)
         return std::nullopt;
-    GraphTask* task = m_book.takeFor(volunteer, [this](std::int64_t taskId) {
-        std::vector<std::string> backends;
-        for (const Lease& lease : m_scheduler.leasesOf(taskOp(), taskId))
-            backends.push_back(lease.backend);
-        return backends;
-    });
+    GraphTask* task =
+        m_book.takeFor(volunteer, [this](std::int64_t taskId, const std::string& backend) {
+            return m_scheduler.leasedOnBackend(taskOp(), taskId, backend);
+        });
     if (!task)
         return std::nullopt;
     task->involved.insert(volunteer.volunteerId);
