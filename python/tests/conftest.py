@@ -206,6 +206,28 @@ class Cluster:
         match = process.wait_for_line(re.compile(r"^dishonest volunteer (v-\S+)$"), START_TIMEOUT)
         return process, match.group(1)
 
+    def start_adversary(self, strategy: str, identities: int = 1,
+                        extra_args: Sequence[str] = ()) -> "tuple[Process, List[str]]":
+        """Starts tests/adversary (`python -m adversary`, which never imports goblin) with one
+        strategy; returns it and its volunteer ids once `identities` of them registered."""
+        name = self._next("adversary-" + strategy)
+        argv = [sys.executable, "-m", "adversary", "--node", self.url, "--strategy", strategy,
+                "--identities", str(identities)] + list(extra_args)
+        env = dict(os.environ, PYTHONPATH=str(TESTS), PYTHONNOUSERSITE="1")
+        process = Process(name, argv, self.root / (name + ".log"), env=env)
+        self.processes.append(process)
+        pattern = re.compile(r"^adversary identity (v-\S+)$")
+        process.wait_for_line(re.compile(r"^(?:adversary identity v-\S+|sybil registered .*)$"),
+                              START_TIMEOUT)
+        deadline = time.monotonic() + START_TIMEOUT
+        while len([l for l in list(process.lines) if pattern.match(l)]) < identities:
+            if not process.alive() or time.monotonic() > deadline:
+                pytest.fail("%s registered fewer than %d identities\n%s"
+                            % (name, identities, process.tail()))
+            time.sleep(0.05)
+        ids = [pattern.match(l).group(1) for l in list(process.lines) if pattern.match(l)]
+        return process, ids
+
     def connect(self, token: Optional[str], timeout: float = 60.0) -> goblin.Client:
         client = goblin.connect(self.url, token=token, timeout=timeout)
         self.clients.append(client)

@@ -1,0 +1,107 @@
+"""A tiny numpy evaluator for the graph wire form of docs/ops.md, for the few ops the adversarial
+tests submit: add, sub, mul, neg, relu, matmul, sum.
+
+Written from docs/ops.md alone: no implicit promotion, NumPy broadcasting, integers wrap, relu keeps
+NaN, sum and matmul accumulate sequentially in the output dtype in C order of the reduced elements
+(as the CPU reference does), so an honest answer of this evaluator agrees bit for bit with it.
+"""
+
+import numpy as np
+
+DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64,
+          "bool": np.bool_}
+SPECIAL = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf")}
+
+
+class Unsupported(ValueError):
+    """An op or a graph this evaluator does not run (answered with task_error)."""
+
+
+def _constant(spec) -> np.ndarray:
+    values = [SPECIAL.get(v, v) if isinstance(v, str) else v for v in spec["values"]]
+    return np.array(values, dtype=DTYPES[spec["dtype"]]).reshape(spec["shape"])
+
+
+def _same_dtype(op, args):
+    if len({a.dtype for a in args}) != 1:
+        raise Unsupported("%s: inputs of different dtypes %s" % (op, [str(a.dtype) for a in args]))
+
+
+def _sum(x: np.ndarray, attrs) -> np.ndarray:
+    rank = x.ndim
+    dims = sorted({d % rank for d in attrs.get("dims", [])} or set(range(rank))) if rank else []
+    keep = bool(attrs.get("keepdim", False))
+    out_dtype = np.int64 if x.dtype == np.int32 else x.dtype
+    kept = [d for d in range(rank) if d not in dims]
+    moved = np.transpose(x, kept + dims).astype(out_dtype)
+    count = int(np.prod([x.shape[d] for d in dims])) if dims else 1
+    lines = moved.reshape([x.shape[d] for d in kept] + [count])
+    acc = np.zeros(lines.shape[:-1], out_dtype)
+    with np.errstate(all="ignore"):
+        for k in range(count):  # sequential, in C order of the reduced elements
+            acc = (acc + lines[..., k]).astype(out_dtype)
+    if keep:
+        acc = acc.reshape([1 if d in dims else x.shape[d] for d in range(rank)])
+    return np.asarray(acc, out_dtype)
+
+
+def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.ndim < 2 or b.ndim < 2 or a.shape[-1] != b.shape[-2]:
+        raise Unsupported("matmul: shapes %s and %s" % (a.shape, b.shape))
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    acc = np.zeros(batch + (a.shape[-2], b.shape[-1]), a.dtype)
+    with np.errstate(all="ignore"):
+        for k in range(a.shape[-1]):  # k summed in order, one rounding per multiply and per add
+            acc = (acc + (a[..., :, k:k + 1] * b[..., k:k + 1, :]).astype(a.dtype)).astype(a.dtype)
+    return acc
+
+
+def _apply(op: str, args, attrs) -> np.ndarray:
+    if op in ("add", "sub", "mul", "matmul"):
+        _same_dtype(op, args)
+    with np.errstate(all="ignore"):
+        if op == "add":
+            return np.add(args[0], args[1])
+        if op == "sub":
+            return np.subtract(args[0], args[1])
+        if op == "mul":
+            return np.multiply(args[0], args[1])
+        if op == "neg":
+            return np.negative(args[0])
+        if op == "relu":
+            x = args[0]
+            return np.where(np.isnan(x) | (x > 0), x, x.dtype.type(0)) if x.dtype.kind == "f" \
+                else np.maximum(x, x.dtype.type(0))
+    if op == "matmul":
+        return _matmul(args[0], args[1])
+    if op == "sum":
+        return _sum(args[0], attrs)
+    raise Unsupported("op %r is not in this evaluator" % op)
+
+
+def run(graph: dict, inputs) -> list:
+    """The graph's outputs (numpy arrays, in `outputs` order) for `inputs` (in `inputs` order)."""
+    if len(inputs) != len(graph["inputs"]):
+        raise Unsupported("%d inputs for %d declared" % (len(inputs), len(graph["inputs"])))
+    values = {}
+    for spec, tensor in zip(graph["inputs"], inputs):
+        tensor = np.asarray(tensor)
+        if tensor.dtype != DTYPES[spec["dtype"]] or list(tensor.shape) != list(spec["shape"]):
+            raise Unsupported("input %d is %s %s, declared %s %s" % (
+                spec["id"], tensor.dtype, list(tensor.shape), spec["dtype"], spec["shape"]))
+        values[spec["id"]] = tensor
+    for spec in graph.get("constants", []):
+        values[spec["id"]] = _constant(spec)
+    nodes = {node["id"]: node for node in graph["nodes"]}
+
+    def value(vid, depth=0):
+        if vid in values:
+            return values[vid]
+        if vid not in nodes or depth > len(nodes):
+            raise Unsupported("value %r is missing or on a cycle" % (vid,))
+        node = nodes[vid]
+        args = [value(arg, depth + 1) for arg in node["args"]]
+        values[vid] = np.asarray(_apply(node["op"], args, node.get("attrs", {})))
+        return values[vid]
+
+    return [np.ascontiguousarray(value(vid)) for vid in graph["outputs"]]

@@ -1,0 +1,157 @@
+"""The volunteer side of docs/protocol.md: one WebSocket connection per identity, the hello /
+welcome handshake, control messages with their announced tensor frames, and a receive loop that
+hands every task and verdict to a strategy (strategies.py).
+
+One `Identity` runs on its own thread; all identities of a process share the strategy object,
+which guards its shared state with a lock.
+"""
+
+import inspect
+import json
+import sys
+import threading
+import time
+
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
+
+from . import frame
+
+PROTOCOL = 1
+CATALOG = 3
+MAX_TENSOR_BYTES = 1 << 30
+_print_lock = threading.Lock()
+
+
+def say(text: str) -> None:
+    with _print_lock:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+
+def open_socket(node: str):
+    options = {"compression": None, "max_size": MAX_TENSOR_BYTES + 65536, "open_timeout": 10}
+    if "proxy" in inspect.signature(connect).parameters:
+        options["proxy"] = None
+    return connect(node.rstrip("/") + "/v1/volunteer", **options)
+
+
+def hello_message(slots: int, ops) -> dict:
+    return {"type": "hello", "id": 1, "protocol": PROTOCOL, "catalog": CATALOG, "identity": None,
+            "capabilities": {"backend": "cpu-numpy", "threads": 1, "memory_bytes": 1 << 30,
+                             "dtypes": ["f32", "f64"], "ops": list(ops), "slots": slots}}
+
+
+class Refused(Exception):
+    """The node closed or answered the hello with something other than a welcome."""
+
+
+def register(node: str, slots: int, ops):
+    """Connects and says hello without an identity; returns (socket, welcome)."""
+    ws = open_socket(node)
+    try:
+        ws.send(json.dumps(hello_message(slots, ops)))
+        welcome = json.loads(ws.recv(timeout=20))
+    except ConnectionClosed as exc:
+        ws.close()
+        received = exc.rcvd
+        raise Refused("%d %s" % (received.code, received.reason) if received else "no close frame")
+    except TimeoutError:
+        ws.close()
+        raise Refused("no welcome within 20 s")
+    volunteer = str(welcome.get("volunteer", ""))
+    if welcome.get("type") != "welcome" or not volunteer.startswith("v-"):
+        ws.close()
+        raise Refused("answered %r" % welcome)
+    return ws, welcome
+
+
+class Identity:
+    """One registered volunteer: its socket, its id and the tasks it holds."""
+
+    def __init__(self, index: int, ws, welcome: dict, slots: int, strategy):
+        self.index = index
+        self.ws = ws
+        self.id = welcome["volunteer"]
+        self.slots = slots
+        self.strategy = strategy
+        self.held = {}  # (task, attempt) -> the task message, while this identity holds it
+        self.seen = set()  # (task, attempt) of every task frame received
+        self.closed = threading.Event()
+        self._send_lock = threading.Lock()
+        self.thread = threading.Thread(target=self._run, name=self.id, daemon=True)
+
+    def send(self, message: dict, arrays=()) -> None:
+        frames = [frame.encode(a) for a in arrays]
+        with self._send_lock:
+            self.ws.send(json.dumps(dict(message, tensors=len(frames))))
+            for data in frames:
+                self.ws.send(data)
+
+    def result(self, task: int, attempt: int, arrays, op: str = "matmul",
+               seconds: float = 0.001) -> None:
+        message = {"type": "result", "task": task, "attempt": attempt, "backend": "cpu-numpy",
+                   "compute_seconds": seconds}
+        if op == "graph":
+            message["op"] = "graph"
+        self.send(message, arrays)
+
+    def task_error(self, task: int, attempt: int, code: str, text: str, op: str) -> None:
+        message = {"type": "task_error", "task": task, "attempt": attempt, "code": code,
+                   "message": text[:200]}
+        if op == "graph":
+            message["op"] = "graph"
+        self.send(message)
+
+    def log(self, text: str) -> None:
+        say("%s identity %s" % (text, self.id))
+
+    def _receive(self):
+        message = json.loads(self.ws.recv(timeout=0.2))
+        arrays = [frame.decode(self.ws.recv(timeout=60)) for _ in range(message.get("tensors", 0))]
+        return message, arrays
+
+    def _run(self) -> None:
+        try:
+            while True:
+                try:
+                    message, arrays = self._receive()
+                except TimeoutError:
+                    self.strategy.tick(self)
+                    continue
+                self._dispatch(message, arrays)
+                self.strategy.tick(self)
+        except ConnectionClosed as exc:
+            received = exc.rcvd
+            self.log("closed: %s" % ("%d %s" % (received.code, received.reason)
+                                     if received else "no close frame"))
+        except Exception as exc:  # a bug here must show in the test log, not vanish
+            self.log("crashed: %s: %s" % (type(exc).__name__, exc))
+        finally:
+            self.closed.set()
+
+    def _dispatch(self, message: dict, arrays) -> None:
+        kind = message.get("type")
+        if kind == "task":
+            key = (message.get("task"), message.get("attempt"))
+            self.seen.add(key)
+            self.held[key] = message
+            if len(self.held) > self.slots:
+                self.log("over-slots: holding %d of %d" % (len(self.held), self.slots))
+            self.log("task %s attempt %s op %s" % (key[0], key[1], message.get("op")))
+            self.strategy.on_task(self, message, arrays)
+        elif kind == "verdict":
+            self.log("verdict task %s attempt %s: %s" % (message.get("task"),
+                                                         message.get("attempt"),
+                                                         message.get("verdict")))
+            self.strategy.on_verdict(self, message)
+        else:
+            self.log("ignored %s" % json.dumps(message)[:200])
+
+    def answered(self, task: int, attempt: int) -> None:
+        self.held.pop((task, attempt), None)
+
+
+def wait_forever(identities) -> None:
+    while not all(identity.closed.is_set() for identity in identities):
+        time.sleep(0.5)
