@@ -258,8 +258,9 @@ JobSummaryCounts NodeStore::summaryCounts(const std::string& jobId) {
         "SELECT sum(r.verdict = 'accepted'), sum(r.verdict = 'rejected'), "
         "count(DISTINCT CASE WHEN r.verdict = 'accepted' THEN r.volunteer_id END), "
         "coalesce(max(CASE WHEN r.verdict = 'accepted' THEN r.error_ratio END), 0), "
-        "coalesce(sum(r.verify_seconds), 0) FROM results r JOIN tasks t ON t.id = r.task_id "
-        "WHERE t.job_id = ?");
+        "coalesce(sum(r.verify_seconds), 0), "
+        "coalesce(max(CASE WHEN r.verdict = 'accepted' AND r.bound > 0 THEN r.residual / r.bound "
+        "END), 0) FROM results r JOIN tasks t ON t.id = r.task_id WHERE t.job_id = ?");
     totals.bind(1, jobId);
     if (totals.step().value_or(false)) {
         counts.accepted = totals.columnInt(0);
@@ -267,6 +268,7 @@ JobSummaryCounts NodeStore::summaryCounts(const std::string& jobId) {
         counts.volunteers = totals.columnInt(2);
         counts.maxErrorRatio = totals.columnDouble(3);
         counts.verifySeconds = totals.columnDouble(4);
+        counts.maxBoundRatio = totals.columnDouble(5);
     }
     auto backends = m_db.prepare("SELECT r.backend, count(*) FROM results r JOIN tasks t ON "
                                  "t.id = r.task_id WHERE t.job_id = ? AND r.verdict = 'accepted' "

@@ -41,7 +41,9 @@ struct JobRecord {
 
 struct JobSummaryCounts {
     std::int64_t accepted = 0, rejected = 0, volunteers = 0;
-    double maxErrorRatio = 0, verifySeconds = 0;
+    // maxErrorRatio: worst element error ÷ its own bound over accepted tiles (results.error_ratio);
+    // maxBoundRatio: worst residual ÷ its sound bound over them (< 1).
+    double maxErrorRatio = 0, maxBoundRatio = 0, verifySeconds = 0;
     std::vector<std::pair<std::string, std::int64_t>> backends;
 };
 

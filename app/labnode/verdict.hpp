@@ -17,14 +17,19 @@ struct VerdictRecord {
     std::string volunteerId;
     std::string backend;
     bool accepted = false;
-    // freivalds-f64 | replica-agreement | node-sample | node-tiebreak | shape-gate
+    // freivalds-f64 | freivalds-escalated | replica-agreement | node-sample | node-tiebreak |
+    // shape-gate
     std::string method;
     double ratio = 0; // measured error ÷ its threshold (graphs: worst |Δ|/bound; 0: bit for bit)
-    double residual = 0; // matmul: the Freivalds residual and its bound
+                      // matmul: worst element error ÷ its own bound (Freivalds estimate; exact
+                      // when escalated)
+    double residual = 0; // matmul: the residual (|ΔC_ij| when escalated) and its sound bound
     double bound = 0;
     std::string reason;
     double verifySeconds = 0;
     double computeSeconds = 0;
+    // Last, so positional initialisers of the fields above stay valid.
+    double threshold = 0; // matmul: the ratio above which the method does not accept
 };
 
 enum class VerdictWord { Accepted, Rejected, Stale };

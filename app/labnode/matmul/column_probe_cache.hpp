@@ -1,7 +1,8 @@
-// The Freivalds column probes of one job: B·r for a block of B's columns is made once, by
-// whichever worker first verifies a tile of that block, and shared by every tile of the block
-// (B is then read once per column block, not once per tile). The random vectors stay at the node.
-// Thread-safe: workers call probeFor() concurrently.
+// The Freivalds column probes of one job: the random vectors and B·r for a block of B's columns
+// are made once, by whichever worker first verifies a tile of that block, and shared by every tile
+// of the block (B is then read once per column block, not once per tile). The vectors come from
+// the node's CSPRNG and never leave the node. Thread-safe: workers call probeFor() concurrently
+// (the random source must be thread-safe too, as core::SecureRandom is).
 #pragma once
 
 #include <cstdint>
@@ -9,13 +10,15 @@
 #include <memory>
 #include <mutex>
 
+#include "goblin/core/random_source.hpp"
 #include "goblin/verify/matmul_check.hpp"
 
 namespace goblin::labnode {
 
 class ColumnProbeCache {
 public:
-    ColumnProbeCache(std::uint64_t seed, int vectors) : m_seed(seed), m_vectors(vectors) {}
+    ColumnProbeCache(core::RandomSource& random, verify::MatmulCheckOptions options)
+        : m_random(random), m_options(options) {}
 
     // The probe of the column block starting at col0; bColumns is that block of B.
     std::shared_ptr<const verify::ColumnProbe> probeFor(std::int64_t col0,
@@ -29,8 +32,8 @@ private:
 
     std::mutex m_mutex;
     std::map<std::int64_t, std::shared_ptr<Entry>> m_entries;
-    std::uint64_t m_seed;
-    int m_vectors;
+    core::RandomSource& m_random;
+    verify::MatmulCheckOptions m_options;
 };
 
 } // namespace goblin::labnode

@@ -15,10 +15,12 @@ namespace asio = boost::asio;
 MatmulIntake::MatmulIntake(NodeContext& context, PeerRegistry& peers, ResearcherDesk& desk,
                            MatmulSettings settings, Created created)
     : m_context(context), m_peers(peers), m_desk(desk), m_settings(settings),
-      m_created(std::move(created)), m_random(std::random_device{}()) {}
+      m_created(std::move(created)) {}
 
 std::shared_ptr<ColumnProbeCache> MatmulIntake::newProbes() {
-    return std::make_shared<ColumnProbeCache>(m_random(), m_settings.verificationVectors);
+    verify::MatmulCheckOptions options;
+    options.vectors = m_settings.verificationVectors;
+    return std::make_shared<ColumnProbeCache>(m_context.random, options);
 }
 
 void MatmulIntake::submit(const ResearcherRequest& request, net::Message message) {
@@ -79,7 +81,7 @@ void MatmulIntake::createJob(const ResearcherRequest& request, net::TensorPtr a,
     auto plan = planTiles(input);
     if (!plan)
         return m_desk.replyError(request.peer, request.requestId, plan.error());
-    JobRecord record{randomId("j-", m_random),
+    JobRecord record{randomId("j-", m_context.random),
                      request.researcherId,
                      input.dtype,
                      input.m,

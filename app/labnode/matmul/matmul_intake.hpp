@@ -6,7 +6,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <random>
 
 #include "goblin/net/limits.hpp"
 #include "job_kind.hpp"
@@ -30,7 +29,7 @@ public:
                  MatmulSettings settings, Created created);
 
     void submit(const ResearcherRequest& request, net::Message message);
-    // A fresh probe cache for a job's verification (new random vectors each job).
+    // A fresh probe cache for a job's verification (new random vectors from the node's CSPRNG).
     std::shared_ptr<ColumnProbeCache> newProbes();
 
 private:
@@ -42,7 +41,6 @@ private:
     ResearcherDesk& m_desk;
     MatmulSettings m_settings;
     Created m_created;
-    std::mt19937_64 m_random;
 };
 
 } // namespace goblin::labnode

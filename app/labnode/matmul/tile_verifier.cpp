@@ -3,20 +3,37 @@
 #include <chrono>
 
 namespace goblin::labnode {
+namespace {
+
+// Freivalds first; a grey-zone tile is decided exactly, here on the same worker (tiny tiles on the
+// core thread, where the exact check is as cheap as the tile).
+verify::MatmulCheckReport checkTile(const TileCheck& check, const core::Tensor& tile,
+                                    VerdictRecord& result) {
+    if (tile.shape().size() != 2) {
+        verify::MatmulCheckReport report;
+        report.reason = "the result is not a 2-D tile";
+        return report;
+    }
+    const core::MatrixView c = core::viewOf(tile);
+    auto report = verify::checkMatmulTileWithProbe(check.a, check.b, c,
+                                                   *check.probes->probeFor(check.col0, check.b));
+    if (report.verdict != verify::Verdict::Escalate)
+        return report;
+    result.method = "freivalds-escalated";
+    return verify::checkMatmulTileExactly(check.a, check.b, c);
+}
+
+} // namespace
 
 void verifyAndMerge(const TileCheck& check, const core::Tensor& tile, const BlobStore& blobs,
                     VerdictRecord& result) {
     const auto started = std::chrono::steady_clock::now();
-    verify::MatmulCheckReport report;
-    if (tile.shape().size() != 2)
-        report.reason = "the result is not a 2-D tile";
-    else
-        report = verify::checkMatmulTileWithProbe(check.a, check.b, core::viewOf(tile),
-                                                  *check.probes->probeFor(check.col0, check.b));
+    const verify::MatmulCheckReport report = checkTile(check, tile, result);
     result.verifySeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     result.accepted = report.verdict == verify::Verdict::Accepted;
     result.ratio = report.maxErrorRatio;
+    result.threshold = report.threshold;
     result.residual = report.residual;
     result.bound = report.bound;
     result.reason = report.reason;

@@ -1,6 +1,7 @@
-// Verifies a returned C tile against the job's inputs and, when it passes, merges it into the job's
-// result file. Runs on a worker thread (or inline on the core thread for tiny tiles); it touches
-// only the views and files it is given.
+// Verifies a returned C tile against the job's inputs (Freivalds per column block; a grey-zone tile
+// is decided by the exact check, method "freivalds-escalated") and, when it passes, merges it into
+// the job's result file. Runs on a worker thread (or inline on the core thread for tiny tiles); it
+// touches only the views and files it is given.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +30,8 @@ struct TileCheck {
 // mappings are kept alive) and where the tile goes in the result.
 TileCheck makeTileCheck(const RunningJob& job, const TileTask& task);
 
-// Fills the verdict fields of `verdict` (accepted, error ratio, residual, bound, reason, time).
+// Fills the verdict fields of `verdict` (accepted, method when escalated, element error ratio and
+// its threshold, residual, bound, reason, time).
 void verifyAndMerge(const TileCheck& check, const core::Tensor& tile, const BlobStore& blobs,
                     VerdictRecord& verdict);
 

@@ -1,0 +1,33 @@
+// Private parts of the matmul check: the float64 sums of the Freivalds check (per row of a matrix
+// and per column block, the row restricted to the block times random vectors, its magnitude times a
+// weight vector) and the exact comparison. Private to goblin_verify. Pure; safe on any thread.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "goblin/core/tensor.hpp"
+#include "goblin/verify/matmul_check.hpp"
+
+namespace goblin::verify::detail {
+
+constexpr int kMaxVectors = 16;
+
+// What one block multiplies: columns [offset, offset + length) of each row, against `vectors`
+// signed probes and one magnitude probe (each indexed from the block's first column).
+struct BlockProbes {
+    std::int64_t offset = 0, length = 0;
+    const double* signedProbes[kMaxVectors] = {};
+    const double* magnitudeProbe = nullptr;
+};
+
+// sums[(row·blocks + block)·(vectors + 1) + v] = Σ_j x_row,j·signed_v,j for v < vectors, and
+// Σ_j |x_row,j|·magnitude_j at v = vectors, for every row of `matrix` (f32 or f64, any stride).
+std::vector<double> blockSums(const core::MatrixView& matrix,
+                              const std::vector<BlockProbes>& blocks, int vectors);
+
+// The exact check after the gates passed: C against A·B recomputed in float64, per element.
+MatmulCheckReport compareExactly(const core::MatrixView& a, const core::MatrixView& b,
+                                 const core::MatrixView& c);
+
+} // namespace goblin::verify::detail
