@@ -5,6 +5,7 @@
 // rows), the check's cost ÷ the tile's compute at N = 2048 and 4096, and the largest single-element
 // corruption that still passes, as a multiple of its own bound (bisection).
 // Usage: goblin-bench-matmul-check [--checks N] [--sample] [--no-cost] [--no-opencl] [--only-cost]
+// [--only-bisection]
 // --sample: a few thousand checks and no cost section; exits 1 on any false reject (a ctest).
 #include <algorithm>
 #include <chrono>
@@ -181,7 +182,8 @@ bool honestCampaign(Producers& producers, std::int64_t targetChecks, bool useOpe
     const int producerCount = useOpenCl && producers.opencl ? 3 : 2;
     const std::int64_t cases =
         static_cast<std::int64_t>(std::size(kShapes)) * std::size(kProfiles) * 2 * producerCount;
-    const int seeds = static_cast<int>(std::max<std::int64_t>(1, targetChecks / cases));
+    const int seeds =
+        static_cast<int>(std::max<std::int64_t>(1, (targetChecks + cases - 1) / cases));
     Tally total;
     std::printf("%-14s %-20s %-5s %-14s %8s %8s %8s %10s\n", "shape", "inputs", "dtype", "product",
                 "checks", "escal.", "reject", "max est.");
@@ -256,9 +258,13 @@ void corruptionBisection(Producers& producers, int trials) {
     std::printf("== largest single-element corruption that still passes (× its own bound) ==\n");
     std::mt19937_64 engine(99);
     std::vector<double> freivalds, pipeline;
+    // Largest passing f* and trials with f* ≥ 2, per dtype and input profile (Freivalds alone).
+    double worst[2][std::size(kProfiles)] = {};
+    int over[2][std::size(kProfiles)] = {}, count[2][std::size(kProfiles)] = {};
     for (int trial = 0; trial < trials; ++trial) {
         const Shape shape = kShapes[6 + engine() % (std::size(kShapes) - 6)];
-        const Profile profile = kProfiles[engine() % std::size(kProfiles)];
+        const std::size_t profileIndex = engine() % std::size(kProfiles);
+        const Profile profile = kProfiles[profileIndex];
         const DType dtype = engine() % 2 == 0 ? DType::F32 : DType::F64;
         auto [a, b] = inputs(dtype, shape, profile, engine());
         auto product = producers.cpu.matmul(a, b);
@@ -294,7 +300,16 @@ void corruptionBisection(Producers& producers, int trials) {
             }
             (throughExact ? pipeline : freivalds).push_back(low);
         }
+        const int d = dtype == DType::F32 ? 0 : 1;
+        worst[d][profileIndex] = std::max(worst[d][profileIndex], freivalds.back());
+        over[d][profileIndex] += freivalds.back() >= 2.0 ? 1 : 0;
+        ++count[d][profileIndex];
     }
+    for (int d = 0; d < 2; ++d)
+        for (std::size_t p = 0; p < std::size(kProfiles); ++p)
+            std::printf("  %s %-20s trials %3d: largest passing f* %7.3f, f* >= 2 in %d\n",
+                        d == 0 ? "f32" : "f64", profileName(kProfiles[p]), count[d][p], worst[d][p],
+                        over[d][p]);
     for (auto* values : {&freivalds, &pipeline}) {
         std::sort(values->begin(), values->end());
         const auto over2 =
@@ -353,7 +368,7 @@ void costTable(Producers& producers) {
 
 int main(int argc, char** argv) {
     std::int64_t checks = 100000;
-    bool sample = false, cost = true, useOpenCl = true, onlyCost = false;
+    bool sample = false, cost = true, useOpenCl = true, onlyCost = false, onlyBisection = false;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         if (arg == "--checks" && i + 1 < argc)
@@ -366,9 +381,11 @@ int main(int argc, char** argv) {
             useOpenCl = false;
         else if (arg == "--only-cost")
             onlyCost = true;
+        else if (arg == "--only-bisection")
+            onlyBisection = true;
         else {
             std::fprintf(stderr, "usage: goblin-bench-matmul-check [--checks N] [--sample] "
-                                 "[--no-cost] [--no-opencl] [--only-cost]\n");
+                                 "[--no-cost] [--no-opencl] [--only-cost] [--only-bisection]\n");
             return arg == "--help" || arg == "-h" ? 0 : 2;
         }
     }
@@ -378,6 +395,10 @@ int main(int argc, char** argv) {
         useOpenCl = false;
     }
     Producers producers;
+    if (onlyBisection) {
+        corruptionBisection(producers, 400);
+        return 0;
+    }
     if (onlyCost) {
         costTable(producers);
         return 0;
