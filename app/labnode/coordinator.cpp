@@ -4,7 +4,8 @@ namespace goblin::labnode {
 
 Coordinator::Coordinator(NodeContext context, CoordinatorSettings settings)
     : m_context(std::move(context)), m_verdicts(m_context, m_peers),
-      m_scheduler(m_context, m_peers, m_verdicts, SchedulerSettings{settings.leaseSeconds}),
+      m_scheduler(m_context, m_peers, m_verdicts,
+                  SchedulerSettings{settings.leaseSeconds, settings.maxTaskExpiries}),
       m_admission(m_context, m_peers, settings.limits), m_desk(m_context, m_peers),
       m_matmul(m_context, m_peers, m_desk, m_scheduler, m_verdicts,
                MatmulSettings{settings.limits, settings.verificationVectors}),

@@ -21,6 +21,7 @@ namespace goblin::labnode {
 struct CoordinatorSettings {
     net::Limits limits;
     double leaseSeconds = 120.0;
+    int maxTaskExpiries = 3; // then the node computes the task itself
     int verificationVectors = 2;
     double graphSampleRate = 0.1; // share of graph tasks the node recomputes itself
     std::int64_t maxGraphTaskBytes = std::int64_t{4} << 30;

@@ -50,6 +50,11 @@ struct TaskClaim {
     std::int64_t attempt = 0;
 };
 
+// The scheduler's word on whether a task may go to the volunteer being served: false for a task
+// this volunteer let expire (or dropped), or one the node is about to compute. A kind skips such
+// tasks and leaves them queued.
+using TaskFilter = std::function<bool(std::int64_t task)>;
+
 class JobKind {
 public:
     virtual ~JobKind() = default;
@@ -72,14 +77,21 @@ public:
 
     // Scheduler.
     virtual bool hasQueued() const = 0;
-    // Takes the next task this volunteer may compute off the kind's queue, with a fresh attempt.
-    virtual std::optional<TaskClaim> claimTaskFor(const Peer& volunteer) = 0;
+    // Takes the next task this volunteer may compute, and `mayTake` allows, off the kind's queue,
+    // with a fresh attempt.
+    virtual std::optional<TaskClaim> claimTaskFor(const Peer& volunteer,
+                                                  const TaskFilter& mayTake) = 0;
     // The frame for a claimed task whose lease is durable.
     virtual TaskFrame taskFrame(const Lease& lease) = 0;
     // The result of a lease the scheduler found current (and has ended).
     virtual void onResult(const Lease& lease, net::Message message) = 0;
     // A lease ended without a result.
     virtual void onLeaseLost(const Lease& lease, LeaseLoss why, const std::string& detail) = 0;
+    // Volunteers gave up on the task (its lease expired `--max-task-expiries` times, or every
+    // connected volunteer let it expire): the node computes it, off the queue, and records the
+    // decision like a verdict (method "node-compute" for tiles). Idempotent; a decided task or one
+    // the node already computes is left alone.
+    virtual void computeOnNode(std::int64_t task) = 0;
 };
 
 } // namespace goblin::labnode

@@ -62,6 +62,9 @@ int serve(const po::variables_map& options) {
 
     CoordinatorSettings settings;
     settings.leaseSeconds = options["lease-seconds"].as<double>();
+    settings.maxTaskExpiries = options["max-task-expiries"].as<int>();
+    if (settings.maxTaskExpiries < 1)
+        throw std::invalid_argument("--max-task-expiries must be at least 1");
     settings.graphSampleRate = options["graph-sample-rate"].as<double>();
     settings.maxGraphTaskBytes = options["max-graph-task-mb"].as<std::int64_t>() << 20;
     if (settings.maxGraphTaskBytes <= 0)
@@ -158,9 +161,11 @@ int main(int argc, char** argv) {
         "data-dir", po::value<std::string>(),
         "blob folder (default: goblin-data beside the database)")(
         "threads", po::value<int>()->default_value(2), "network threads")(
-        "lease-seconds", po::value<double>()->default_value(120.0),
-        "lease deadline of a task")("max-tensor-mb", po::value<std::size_t>()->default_value(1024),
-                                    "largest tensor accepted, MiB")(
+        "lease-seconds", po::value<double>()->default_value(120.0), "lease deadline of a task")(
+        "max-task-expiries", po::value<int>()->default_value(3),
+        "a task whose lease expired this often is computed by the node")(
+        "max-tensor-mb", po::value<std::size_t>()->default_value(1024),
+        "largest tensor accepted, MiB")(
         "graph-sample-rate", po::value<double>()->default_value(0.1),
         "share of graph tasks the node recomputes itself (0 to 1) to catch volunteers that agree "
         "on a wrong answer")("max-graph-task-mb", po::value<std::int64_t>()->default_value(4096),

@@ -56,6 +56,12 @@ CREATE TABLE IF NOT EXISTS task_leases(
   kind TEXT NOT NULL, task_id INTEGER NOT NULL, attempt INTEGER NOT NULL,
   volunteer_id TEXT NOT NULL, leased_at REAL NOT NULL, deadline REAL NOT NULL,
   PRIMARY KEY(kind, task_id, attempt));
+-- Leases lost without an answer (why: expired, disconnected, task_error): the volunteer never gets
+-- that task again, and a task that expired --max-task-expiries times is computed by the node.
+CREATE TABLE IF NOT EXISTS lease_losses(
+  kind TEXT NOT NULL, task_id INTEGER NOT NULL, attempt INTEGER NOT NULL,
+  volunteer_id TEXT NOT NULL, why TEXT NOT NULL, at REAL NOT NULL,
+  PRIMARY KEY(kind, task_id, attempt));
 )sql";
 
 // Version 2 → 3: matmul leases move to task_leases; graph attempts already used (known from their

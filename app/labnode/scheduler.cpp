@@ -1,6 +1,7 @@
 #include "scheduler.hpp"
 
 #include <cassert>
+#include <unordered_map>
 
 #include <boost/asio/post.hpp>
 
@@ -26,7 +27,9 @@ std::string_view replyOp(const boost::json::object& control) {
 Scheduler::Scheduler(NodeContext& context, PeerRegistry& peers, VerdictPath& verdicts,
                      SchedulerSettings settings)
     : m_context(context), m_peers(peers), m_verdicts(verdicts), m_settings(settings),
-      m_leaseTimer(context.core) {}
+      m_leaseTimer(context.core) {
+    loadHistory();
+}
 
 void Scheduler::addKind(JobKind& kind) {
     m_kinds.push_back(&kind);
@@ -66,38 +69,46 @@ void Scheduler::wake() {
     });
 }
 
-void Scheduler::pump() {
-    if (m_stopped || !anyQueued())
-        return;
-    struct Assignment {
-        JobKind* kind;
-        Lease lease;
-    };
+std::vector<Scheduler::Assignment> Scheduler::claimTasks(double deadline, DueOnNode& due) {
     std::vector<Assignment> assignments;
-    const double now = m_context.clock();
-    const double deadline = now + m_settings.leaseSeconds;
     std::unordered_map<std::uint64_t, int> claimed;
     bool progress = true;
     // Round-robin one task per volunteer per pass so every volunteer gets work.
     while (progress && anyQueued()) {
         progress = false;
         for (const Peer* volunteer : m_peers.volunteers()) {
+            const VolunteerInfo& info = volunteer->volunteer;
             if (m_leases.countHeldBy(volunteer->id) + claimed[volunteer->id] >=
-                volunteer->volunteer.slots)
+                m_history.slotsFor(info.volunteerId, info.slots))
                 continue;
             for (JobKind* kind : m_kinds) {
-                auto claim = kind->claimTaskFor(*volunteer);
+                auto claim = kind->claimTaskFor(*volunteer, [&](std::int64_t task) {
+                    return mayLease(*kind, task, *volunteer, due);
+                });
                 if (!claim)
                     continue;
-                assignments.push_back({kind, Lease{kind->taskOp(), claim->task, claim->attempt,
-                                                   volunteer->id, volunteer->volunteer.volunteerId,
-                                                   volunteer->volunteer.backend, deadline}});
+                assert(!m_history.barred(kind->taskOp(), claim->task, info.volunteerId) &&
+                       "a kind handed out a task its filter refused");
+                assignments.push_back(
+                    {kind, Lease{kind->taskOp(), claim->task, claim->attempt, volunteer->id,
+                                 info.volunteerId, info.backend, deadline}});
                 ++claimed[volunteer->id];
                 progress = true;
                 break;
             }
         }
     }
+    return assignments;
+}
+
+void Scheduler::pump() {
+    if (m_stopped || !anyQueued())
+        return;
+    const double now = m_context.clock();
+    DueOnNode due;
+    std::vector<Assignment> assignments = claimTasks(now + m_settings.leaseSeconds, due);
+    for (const auto& [kind, task] : due)
+        computeOnNode(*kind, task);
     if (assignments.empty())
         return;
     // Leases are durable before any task leaves, so attempt numbers never repeat.
@@ -128,6 +139,17 @@ void Scheduler::pump() {
         m_leases.add(assignment.lease);
         sendTask(*assignment.kind, assignment.lease);
     }
+}
+
+bool Scheduler::mayLease(JobKind& kind, std::int64_t task, const Peer& volunteer, DueOnNode& due) {
+    // A task that expired too often (even before a restart) or that every connected volunteer
+    // lost once is the node's.
+    if (m_history.expiries(kind.taskOp(), task) < m_settings.maxTaskExpiries &&
+        !m_history.barred(kind.taskOp(), task, volunteer.volunteer.volunteerId))
+        return true;
+    if (volunteersGaveUp(kind.taskOp(), task, 0))
+        due.emplace(&kind, task);
+    return false;
 }
 
 void Scheduler::sendTask(JobKind& kind, const Lease& lease) {
@@ -167,6 +189,8 @@ void Scheduler::onResult(std::uint64_t peer, net::Message message) {
         m_verdicts.sendStale(peer, ref->task, ref->attempt);
         return wake();
     }
+    if (const Peer* holder = m_peers.find(peer))
+        m_history.onAnswered(lease->volunteerId, holder->volunteer.slots);
     kind.onResult(*lease, std::move(message));
     wake();
 }
@@ -177,8 +201,8 @@ void Scheduler::onTaskError(std::uint64_t peer, const boost::json::object& repor
         return m_peers.close(peer, ref.error());
     JobKind& kind = kindOf(replyOp(report));
     if (auto lease = m_leases.take(kind.taskOp(), ref->task, ref->attempt, peer))
-        kind.onLeaseLost(*lease, LeaseLoss::TaskError,
-                         net::requireString(report, "message").value_or("?"));
+        lose(kind, *lease, LeaseLoss::TaskError,
+             net::requireString(report, "message").value_or("?"));
     wake();
 }
 
@@ -189,7 +213,7 @@ void Scheduler::onPeerClosed(const Peer& peer, const Error& reason) {
                       reason.describe() + "); " + std::to_string(held.size()) +
                       " task(s) back in the queue");
     for (const Lease& lease : held)
-        kindOf(lease.kind).onLeaseLost(lease, LeaseLoss::Disconnected, reason.describe());
+        lose(kindOf(lease.kind), lease, LeaseLoss::Disconnected, reason.describe());
     wake();
 }
 
@@ -200,8 +224,77 @@ void Scheduler::withdraw(std::string_view kind, std::int64_t task) {
 
 void Scheduler::expireLeases() {
     for (const Lease& lease : m_leases.takeExpired(m_context.clock()))
-        kindOf(lease.kind).onLeaseLost(lease, LeaseLoss::Expired, "lease expired");
+        lose(kindOf(lease.kind), lease, LeaseLoss::Expired, "lease expired");
     pump();
+}
+
+int Scheduler::slotsOf(std::uint64_t peer) const {
+    const Peer* volunteer = m_peers.find(peer);
+    if (!volunteer)
+        return 0;
+    return m_history.slotsFor(volunteer->volunteer.volunteerId, volunteer->volunteer.slots);
+}
+
+void Scheduler::loadHistory() {
+    for (const LeaseLossRecord& loss : leaseLosses(m_context.store.database()))
+        m_history.remember(loss.kind, loss.task, loss.volunteerId, loss.why);
+}
+
+void Scheduler::lose(JobKind& kind, const Lease& lease, LeaseLoss why, const std::string& detail) {
+    // A node shutting down drops every connection: that is nobody's loss.
+    const bool counts = why != LeaseLoss::NotSent && !m_stopped;
+    if (counts)
+        remember(lease, why);
+    kind.onLeaseLost(lease, why, detail);
+    if (!counts)
+        return;
+    if (m_observer)
+        m_observer(lease, why);
+    if (volunteersGaveUp(kind.taskOp(), lease.task, lease.peer))
+        computeOnNode(kind, lease.task);
+}
+
+void Scheduler::remember(const Lease& lease, LeaseLoss why) {
+    m_history.remember(lease.kind, lease.task, lease.volunteerId, why);
+    if (why == LeaseLoss::Expired)
+        if (const Peer* holder = m_peers.find(lease.peer))
+            m_history.onExpired(lease.volunteerId, holder->volunteer.slots);
+    // Durable, so a restarted node never gives the task back to this volunteer either.
+    if (auto ok =
+            recordLeaseLoss(m_context.store.database(),
+                            LeaseLossRecord{std::string(lease.kind), lease.task, lease.attempt,
+                                            lease.volunteerId, why, m_context.clock()});
+        !ok)
+        m_context.log("could not record the lost lease of task " + std::to_string(lease.task) +
+                      " (" + ok.error().message + "); it is remembered until a restart");
+}
+
+bool Scheduler::volunteersGaveUp(std::string_view kind, std::int64_t task,
+                                 std::uint64_t leaving) const {
+    if (m_history.expiries(kind, task) >= m_settings.maxTaskExpiries)
+        return true;
+    // Every volunteer still connected lost this task once: none may take it again.
+    bool anyone = false;
+    for (const Peer* volunteer : m_peers.volunteers()) {
+        if (volunteer->id == leaving)
+            continue;
+        if (!m_history.barred(kind, task, volunteer->volunteer.volunteerId))
+            return false;
+        anyone = true;
+    }
+    return anyone;
+}
+
+void Scheduler::computeOnNode(JobKind& kind, std::int64_t task) {
+    const int expiries = m_history.expiries(kind.taskOp(), task);
+    std::string line(kind.taskOp());
+    line.append(" task ").append(std::to_string(task)).append(": ");
+    if (expiries >= m_settings.maxTaskExpiries)
+        line.append("its lease expired ").append(std::to_string(expiries)).append(" time(s)");
+    else
+        line.append("no connected volunteer may take it again");
+    m_context.log(line.append("; the node computes it"));
+    kind.computeOnNode(task);
 }
 
 void Scheduler::scheduleLeaseTimer() {

@@ -1,5 +1,6 @@
-// A job kind for the scheduler's and the researcher desk's tests: a queue of task ids, a fresh
-// attempt per claim, and a record of every call the shared roles make.
+// A job kind for the scheduler's and the researcher desk's tests: a queue of task ids (claims skip
+// what the scheduler's filter refuses), a fresh attempt per claim, and a record of every call the
+// shared roles make.
 #pragma once
 
 #include <deque>
@@ -34,12 +35,18 @@ public:
     }
 
     bool hasQueued() const override { return !queue.empty(); }
-    std::optional<TaskClaim> claimTaskFor(const Peer& volunteer) override {
-        if (queue.empty() || volunteer.volunteer.volunteerId == refuses)
+    std::optional<TaskClaim> claimTaskFor(const Peer& volunteer,
+                                          const TaskFilter& mayTake) override {
+        if (volunteer.volunteer.volunteerId == refuses)
             return std::nullopt;
-        const std::int64_t task = queue.front();
-        queue.pop_front();
-        return TaskClaim{task, ++attempts[task]};
+        for (auto it = queue.begin(); it != queue.end(); ++it) {
+            if (!mayTake(*it))
+                continue;
+            const std::int64_t task = *it;
+            queue.erase(it);
+            return TaskClaim{task, ++attempts[task]};
+        }
+        return std::nullopt;
     }
     TaskFrame taskFrame(const Lease& lease) override {
         return TaskFrame{
@@ -55,6 +62,11 @@ public:
     void onLeaseLost(const Lease& lease, LeaseLoss why, const std::string& detail) override {
         lost.push_back({lease, why, detail});
         queue.push_front(lease.task);
+    }
+    // Records the call and takes the task off the queue, as a kind does.
+    void computeOnNode(std::int64_t task) override {
+        computedOnNode.push_back(task);
+        std::erase(queue, task);
     }
 
     struct Loss {
@@ -80,6 +92,7 @@ public:
     std::map<std::int64_t, std::int64_t> attempts;
     std::vector<Lease> results;
     std::vector<Loss> lost;
+    std::vector<std::int64_t> computedOnNode;
     std::vector<Submitted> submitted;
     std::vector<Named> fetched, released;
     int recovered = 0;

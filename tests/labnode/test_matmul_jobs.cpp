@@ -1,7 +1,7 @@
 // Tests of the matmul job kind through the Coordinator with fake peers on a real SQLite file: an
 // honest job merged and delivered, a wrong tile rejected and redone elsewhere, an expired lease
-// re-leased with a new attempt (its late result stale), a duplicate result, fetch and release,
-// and a node restart that resumes the job without redoing accepted tiles.
+// re-leased to another volunteer with a new attempt (its late result stale), a duplicate result,
+// fetch and release, and a node restart that resumes the job without redoing accepted tiles.
 #include <QtTest/QtTest>
 
 #include <cmath>
@@ -180,19 +180,26 @@ void TestMatmulJobs::expiredLeaseIsReleasedWithANewAttempt() {
     cluster.fromResearcher(inputs.submit());
     QVERIFY(node.waitUntil([&] { return sleeper.link->count("task") == 1; }));
     const auto first = sleeper.link->sentOfType("task")[0];
+    // Another volunteer does the other three tiles; then the sleeper's lease expires.
+    auto& other = cluster.connectVolunteer(1, false);
+    QVERIFY(node.waitUntil([&] {
+        cluster.answer(other, honestTile);
+        return other.verdicts().size() == 3;
+    }));
     node.now += 30.0;
     cluster.coordinator.scheduler().expireLeases();
-    QVERIFY(node.waitUntil([&] { return sleeper.link->count("task") == 2; }));
-    const auto second = sleeper.link->sentOfType("task")[1];
+    QVERIFY(node.waitUntil([&] { return other.link->count("task") == 4; }));
+    // It goes to the other volunteer (never back to the sleeper) with a new attempt.
+    const auto second = other.link->sentOfType("task")[3];
     QCOMPARE(second.control.at("task"), first.control.at("task"));
     QCOMPARE(second.control.at("attempt").to_number<std::int64_t>(),
              first.control.at("attempt").to_number<std::int64_t>() + 1);
+    QCOMPARE(sleeper.link->count("task"), std::size_t{1});
     QVERIFY(node.logged("lease expired; back in the queue"));
     // The expired attempt's late answer is stale and merges nothing.
     cluster.coordinator.onMessage(sleeper.peer, honestTile(first));
     QCOMPARE(sleeper.verdicts(), std::vector<std::string>{"stale"});
-    sleeper.answered = 1;
-    QVERIFY(answerUntilDone(node, cluster, *researcher, {&sleeper}, honestTile));
+    QVERIFY(answerUntilDone(node, cluster, *researcher, {&other}, honestTile));
     QVERIFY(deliveredProductIsRight(*researcher, inputs));
 }
 

@@ -82,7 +82,8 @@ bool GraphBook::fits(const GraphTask& task, const VolunteerInfo& volunteer) cons
 }
 
 GraphTask* GraphBook::takeFor(const VolunteerInfo& volunteer,
-                              const LeasedOnBackend& leasedOnBackend) {
+                              const LeasedOnBackend& leasedOnBackend,
+                              const std::function<bool(std::int64_t task)>& mayTake) {
     // Replicas on different backends catch backend bugs as well as dishonesty.
     auto seenBackend = [&](const GraphTask& task) {
         for (const auto& replica : task.replicas)
@@ -94,7 +95,8 @@ GraphTask* GraphBook::takeFor(const VolunteerInfo& volunteer,
     for (int pass = 0; pass < 2 && pick == m_queue.end(); ++pass) {
         for (auto it = m_queue.begin(); it != m_queue.end(); ++it) {
             const GraphTask& task = m_tasks.at(*it);
-            if (task.involved.contains(volunteer.volunteerId) || !fits(task, volunteer))
+            if (task.involved.contains(volunteer.volunteerId) || !fits(task, volunteer) ||
+                !mayTake(task.id))
                 continue;
             if (pass == 0 && seenBackend(task))
                 continue;

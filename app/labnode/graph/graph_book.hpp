@@ -73,8 +73,10 @@ public:
     bool fits(const GraphTask& task, const VolunteerInfo& volunteer) const;
     // Takes the queued opinion this volunteer should give: a task it was not involved in that
     // fits, preferring one no replica or lease of its backend has seen. nullptr when none.
+    // Tasks `mayTake` refuses (the scheduler's filter) are skipped.
     using LeasedOnBackend = std::function<bool(std::int64_t task, const std::string& backend)>;
-    GraphTask* takeFor(const VolunteerInfo& volunteer, const LeasedOnBackend& leasedOnBackend);
+    GraphTask* takeFor(const VolunteerInfo& volunteer, const LeasedOnBackend& leasedOnBackend,
+                       const std::function<bool(std::int64_t task)>& mayTake);
 
 private:
     std::map<std::string, GraphJob> m_jobs;

@@ -187,14 +187,16 @@ void GraphJobs::release(const ResearcherRequest& request, const std::string& job
     m_peers.send(request.peer, net::toMessage(net::Released{request.requestId, jobId}));
 }
 
-std::optional<TaskClaim> GraphJobs::claimTaskFor(const Peer& peer) {
+std::optional<TaskClaim> GraphJobs::claimTaskFor(const Peer& peer, const TaskFilter& mayTake) {
     const VolunteerInfo& volunteer = peer.volunteer;
     if (!volunteer.graphs)
         return std::nullopt;
-    GraphTask* task =
-        m_book.takeFor(volunteer, [this](std::int64_t taskId, const std::string& backend) {
+    GraphTask* task = m_book.takeFor(
+        volunteer,
+        [this](std::int64_t taskId, const std::string& backend) {
             return m_scheduler.leasedOnBackend(taskOp(), taskId, backend);
-        });
+        },
+        mayTake);
     if (!task)
         return std::nullopt;
     task->involved.insert(volunteer.volunteerId);
@@ -230,8 +232,8 @@ void GraphJobs::onLeaseLost(const Lease& lease, LeaseLoss why, const std::string
         return;
     GraphTask& task = *found;
     std::string what = detail;
+    // It stays involved: the scheduler never gives it this task again (not after a reconnect).
     if (why == LeaseLoss::Disconnected) {
-        task.involved.erase(lease.volunteerId); // it may come back
         what = "volunteer disconnected";
     } else if (why == LeaseLoss::TaskError) {
         what = "could not compute it: " + detail;
@@ -241,6 +243,14 @@ void GraphJobs::onLeaseLost(const Lease& lease, LeaseLoss why, const std::string
                   "; asking another volunteer");
     if (!task.settled())
         queueOpinion(task);
+}
+
+void GraphJobs::computeOnNode(std::int64_t taskId) {
+    GraphTask* task = m_book.task(taskId);
+    if (!task || task->settled())
+        return;
+    m_book.dropQueued(taskId);
+    m_decisions.computeOnNode(*task);
 }
 
 void GraphJobs::onResult(const Lease& lease, Message message) {

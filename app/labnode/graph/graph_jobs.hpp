@@ -49,10 +49,13 @@ public:
     void release(const ResearcherRequest& request, const std::string& jobId) override;
 
     bool hasQueued() const override { return m_book.hasQueued(); }
-    std::optional<TaskClaim> claimTaskFor(const Peer& volunteer) override;
+    std::optional<TaskClaim> claimTaskFor(const Peer& volunteer,
+                                          const TaskFilter& mayTake) override;
     TaskFrame taskFrame(const Lease& lease) override;
     void onResult(const Lease& lease, net::Message message) override;
     void onLeaseLost(const Lease& lease, LeaseLoss why, const std::string& detail) override;
+    // The node's reference decides the task (GraphDecisions::computeOnNode).
+    void computeOnNode(std::int64_t task) override;
 
 private:
     void createJob(const ResearcherRequest& request, GraphIntake intake);

@@ -46,13 +46,16 @@ TileTask* JobBook::task(std::int64_t taskId) {
 }
 
 std::optional<std::int64_t> JobBook::takeNextFor(const std::string& volunteerId,
-                                                 const std::set<std::string>* dtypes) {
+                                                 const std::set<std::string>* dtypes,
+                                                 const std::function<bool(std::int64_t)>* mayTake) {
     for (auto it = m_queue.begin(); it != m_queue.end(); ++it) {
         const TileTask& candidate = m_tasks.at(*it);
         if (candidate.refusedBy.contains(volunteerId))
             continue;
         if (dtypes &&
             !dtypes->contains(std::string(core::wireName(m_jobs.at(candidate.jobId).record.dtype))))
+            continue;
+        if (mayTake && !(*mayTake)(*it))
             continue;
         const std::int64_t id = *it;
         m_queue.erase(it);
@@ -73,6 +76,15 @@ void JobBook::requeue(std::int64_t taskId) {
         return;
     found->state = TaskState::Queued;
     m_queue.push_front(taskId);
+}
+
+bool JobBook::takeForNode(std::int64_t taskId) {
+    TileTask* found = task(taskId);
+    if (!found || (found->state != TaskState::Queued && found->state != TaskState::Leased))
+        return false;
+    std::erase(m_queue, taskId);
+    found->state = TaskState::Verifying;
+    return true;
 }
 
 void JobBook::refuse(std::int64_t taskId, const std::string& volunteerId) {

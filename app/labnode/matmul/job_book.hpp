@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -52,9 +53,13 @@ public:
     bool hasQueued() const { return !m_queue.empty(); }
 
     // Takes the first queued task this volunteer may compute off the queue (not refused by it,
-    // and of a dtype it computes when `dtypes` is given).
-    std::optional<std::int64_t> takeNextFor(const std::string& volunteerId,
-                                            const std::set<std::string>* dtypes = nullptr);
+    // of a dtype it computes when `dtypes` is given, and one `mayTake` allows when given).
+    std::optional<std::int64_t>
+    takeNextFor(const std::string& volunteerId, const std::set<std::string>* dtypes = nullptr,
+                const std::function<bool(std::int64_t)>* mayTake = nullptr);
+    // Takes the task off the queue for the node to compute (state Verifying); false when it is
+    // not queued or leased (accepted, or already being verified).
+    bool takeForNode(std::int64_t taskId);
     void markLeased(std::int64_t taskId, std::int64_t attempt);
     // Back to the front of the queue (a lost lease, a rejected result, a failed verification).
     void requeue(std::int64_t taskId);

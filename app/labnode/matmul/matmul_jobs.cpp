@@ -7,6 +7,7 @@
 #include "matmul_delivery.hpp"
 #include "matmul_request.hpp"
 #include "task_message.hpp"
+#include "tile_node_compute.hpp"
 #include "tile_verifier.hpp"
 
 namespace goblin::labnode {
@@ -113,8 +114,10 @@ void MatmulJobs::release(const ResearcherRequest& request, const std::string& jo
     m_peers.send(request.peer, net::toMessage(net::Released{request.requestId, jobId}));
 }
 
-std::optional<TaskClaim> MatmulJobs::claimTaskFor(const Peer& volunteer) {
-    auto taskId = m_book.takeNextFor(volunteer.volunteer.volunteerId, &volunteer.volunteer.dtypes);
+std::optional<TaskClaim> MatmulJobs::claimTaskFor(const Peer& volunteer,
+                                                  const TaskFilter& mayTake) {
+    auto taskId =
+        m_book.takeNextFor(volunteer.volunteer.volunteerId, &volunteer.volunteer.dtypes, &mayTake);
     if (!taskId)
         return std::nullopt;
     TileTask* task = m_book.task(*taskId);
@@ -223,6 +226,23 @@ void MatmulJobs::onLeaseLost(const Lease& lease, LeaseLoss why, const std::strin
         break;
     }
     m_book.requeue(lease.task);
+}
+
+void MatmulJobs::computeOnNode(std::int64_t taskId) {
+    if (!m_book.takeForNode(taskId))
+        return;
+    m_scheduler.withdraw(taskOp(), taskId); // a late answer is stale
+    const TileTask& task = *m_book.task(taskId);
+    VerdictRecord verdict;
+    verdict.kind = std::string(taskOp());
+    verdict.task = taskId;
+    asio::post(m_context.workers,
+               [this, check = makeTileCheck(*m_book.job(task.jobId), task), verdict]() mutable {
+                   computeAndMergeOnNode(check, m_context.blobs, verdict);
+                   asio::post(m_context.core, [this, verdict = std::move(verdict)]() mutable {
+                       onVerified(0, std::move(verdict));
+                   });
+               });
 }
 
 void MatmulJobs::finishJob(const std::string& jobId) {
