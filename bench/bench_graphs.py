@@ -5,7 +5,8 @@ For a captured transformer block and a small CNN forward pass on a batch it time
   torch      PyTorch eager, the module called directly (all cores)
   network    goblin.capture's graph through a real lab node and 2 headless volunteers (1 thread
              each): upload, split along the batch, every task computed by both volunteers and
-             compared, the node's own recomputation of a sample (rate 0.1), merge and download
+             compared, the node's audits at the rate trust asks for (every task of a new identity, then at
+             least the floor 0.1), merge and download
 and prints torch ÷ network (best run), the node's verification time (comparisons + sampled
 recomputation, summed over all runs) as a share of the network time and of the volunteers'
 compute, and the capture time.
@@ -54,7 +55,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--chunks", type=int, default=4)
     args = parser.parse_args()
-    network = Network(volunteers=2, threads=1, slots=1, node_args=["--graph-sample-rate", "0.1"])
+    network = Network(volunteers=2, threads=1, slots=1)  # default trust and audits
     try:
         client = goblin.connect(network.url, token=network.token, timeout=300)
         print("| program | torch s | network s | torch÷network | verify÷network | verify÷volunteer compute | replicas | capture s |")

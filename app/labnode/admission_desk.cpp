@@ -2,6 +2,7 @@
 
 #include <boost/json/object.hpp>
 
+#include "admission_store.hpp"
 #include "goblin/net/json_fields.hpp"
 #include "goblin/net/messages/handshake.hpp"
 #include "secrets.hpp"
@@ -11,8 +12,48 @@ namespace goblin::labnode {
 
 namespace json = boost::json;
 
-AdmissionDesk::AdmissionDesk(NodeContext& context, PeerRegistry& peers, net::Limits limits)
-    : m_context(context), m_peers(peers), m_limits(limits), m_random(std::random_device{}()) {}
+namespace {
+
+constexpr double kRegistrationWindowSeconds = 3600;
+
+bool registers(const json::object& hello) {
+    const auto* identity = hello.if_contains("identity");
+    return !identity || identity->is_null();
+}
+
+} // namespace
+
+AdmissionDesk::AdmissionDesk(NodeContext& context, PeerRegistry& peers, TrustBook& trust,
+                             AdmissionSettings settings)
+    : m_context(context), m_peers(peers), m_trust(trust), m_settings(settings) {}
+
+Expected<void> AdmissionDesk::checkRegistrationLimit(const Peer& peer, const json::object& hello) {
+    if (!registers(hello))
+        return {};
+    const std::string address = peer.link->address();
+    const double since = m_context.clock() - kRegistrationWindowSeconds;
+    if (registrationsSince(m_context.store.database(), address, since) <
+        m_settings.registrationsPerHour)
+        return {};
+    m_context.log("refused a new volunteer identity from " + address + ": " +
+                  std::to_string(m_settings.registrationsPerHour) + " registered in the last hour");
+    return makeError(ErrorCode::LimitExceeded,
+                     "too many new volunteer identities from this address (" +
+                         std::to_string(m_settings.registrationsPerHour) +
+                         " per hour); reconnect with the identity you were given");
+}
+
+bool AdmissionDesk::recheckApprovals() {
+    bool approved = false;
+    for (Peer* peer : m_peers.awaitingApproval()) {
+        if (!isApproved(m_context.store.database(), peer->volunteer.volunteerId))
+            continue;
+        peer->volunteer.approved = true;
+        approved = true;
+        m_context.log("volunteer " + peer->volunteer.volunteerId + " approved: it gets work now");
+    }
+    return approved;
+}
 
 bool AdmissionDesk::onHello(Peer& peer, const net::Message& message) {
     const json::object& hello = message.control;
@@ -34,7 +75,7 @@ bool AdmissionDesk::onHello(Peer& peer, const net::Message& message) {
     peer.catalog = static_cast<int>(*catalog);
     net::Welcome welcome;
     welcome.id = net::requestId(hello);
-    welcome.limits = m_limits;
+    welcome.limits = m_settings.limits;
     auto admitted = peer.role == PeerRole::Researcher ? admitResearcher(peer, hello)
                                                       : admitVolunteer(peer, hello, welcome);
     if (!admitted) {
@@ -67,12 +108,22 @@ Expected<void> AdmissionDesk::admitVolunteer(Peer& peer, const json::object& hel
     auto capabilities = parseCapabilities(hello);
     if (!capabilities)
         return tl::unexpected(capabilities.error());
-    auto admission = labnode::admitVolunteer(hello, m_context.store, m_random, m_context.clock());
+    if (auto allowed = checkRegistrationLimit(peer, hello); !allowed)
+        return allowed;
+    auto admission =
+        labnode::admitVolunteer(hello, m_context.store, m_context.random, m_context.clock());
     if (!admission)
         return tl::unexpected(admission.error());
+    if (admission->newSecret)
+        (void)recordRegistration(m_context.store.database(), peer.link->address(),
+                                 m_context.clock());
+    if (m_trust.isQuarantined(admission->volunteerId))
+        return makeError(ErrorCode::Banned, "this volunteer is quarantined: " +
+                                                m_trust.quarantineReason(admission->volunteerId));
     VolunteerInfo& info = peer.volunteer;
     info.volunteerId = admission->volunteerId;
     info.backend = capabilities->backend;
+    info.address = peer.link->address();
     info.slots = capabilities->slots;
     info.memoryBytes = capabilities->memoryBytes;
     info.dtypes = std::move(capabilities->dtypes);
@@ -82,6 +133,12 @@ Expected<void> AdmissionDesk::admitVolunteer(Peer& peer, const json::object& hel
         m_context.log("volunteer " + info.volunteerId + " registered");
     }
     welcome.volunteerId = info.volunteerId;
+    if (m_settings.policy == VolunteerPolicy::Approved &&
+        !isApproved(m_context.store.database(), info.volunteerId)) {
+        info.approved = false;
+        m_context.log("volunteer " + info.volunteerId +
+                      " waits for approval: goblin-labnode volunteer approve " + info.volunteerId);
+    }
     (void)m_context.store.touchVolunteer(info.volunteerId, info.backend, m_context.clock());
     return {};
 }

@@ -3,15 +3,34 @@
 namespace goblin::labnode {
 
 Coordinator::Coordinator(NodeContext context, CoordinatorSettings settings)
-    : m_context(std::move(context)), m_verdicts(m_context, m_peers),
+    : m_context(std::move(context)), m_trust(m_context, settings.trust),
+      m_verdicts(m_context, m_peers),
       m_scheduler(m_context, m_peers, m_verdicts,
                   SchedulerSettings{settings.leaseSeconds, settings.maxTaskExpiries}),
-      m_admission(m_context, m_peers, settings.limits), m_desk(m_context, m_peers),
+      m_admission(
+          m_context, m_peers, m_trust,
+          AdmissionSettings{settings.limits, settings.registrationsPerHour, settings.volunteers}),
+      m_desk(m_context, m_peers),
       m_matmul(m_context, m_peers, m_desk, m_scheduler, m_verdicts,
                MatmulSettings{settings.limits, settings.verificationVectors}),
-      m_graphs(m_context, m_peers, m_desk, m_scheduler, m_verdicts,
-               GraphJobSettings{GraphIntakeSettings{{}, settings.maxGraphTaskBytes},
-                                settings.graphSampleRate, settings.graphSampleSeed}) {
+      m_graphs(m_context, m_peers, m_desk, m_scheduler, m_verdicts, m_trust,
+               GraphJobSettings{GraphIntakeSettings{{}, settings.maxGraphTaskBytes}}),
+      m_approvalTimer(m_context.core),
+      m_approvalsPending(settings.volunteers == VolunteerPolicy::Approved) {
+    m_verdicts.setObserver([this](const VerdictRecord& verdict) { m_trust.onVerdict(verdict); });
+    // An expiry costs trust; a disconnect or a task error does not (they are not silence).
+    m_scheduler.setLeaseObserver([this](const Lease& lease, LeaseLoss why) {
+        if (why == LeaseLoss::Expired)
+            m_trust.onExpired(lease.volunteerId);
+    });
+    // A caught volunteer leaves at once; its leases go back to the queue.
+    m_trust.addQuarantineListener([this](const std::string& volunteerId, const std::string& why) {
+        for (std::uint64_t id : m_peers.connectionsOf(volunteerId)) {
+            if (Peer* peer = m_peers.find(id))
+                peer->volunteer.quarantined = true;
+            m_peers.close(id, Error{ErrorCode::Banned, "this volunteer is quarantined: " + why});
+        }
+    });
     for (JobKind* kind : {static_cast<JobKind*>(&m_matmul), static_cast<JobKind*>(&m_graphs)}) {
         m_scheduler.addKind(*kind);
         m_desk.addKind(*kind);
@@ -22,10 +41,25 @@ void Coordinator::start() {
     m_graphs.recover();
     m_matmul.recover();
     m_scheduler.start();
+    if (m_approvalsPending)
+        scheduleApprovalCheck();
+}
+
+void Coordinator::scheduleApprovalCheck() {
+    // Staff approve with a separate command on the same database: look every two seconds.
+    m_approvalTimer.expires_after(std::chrono::seconds(2));
+    m_approvalTimer.async_wait([this](boost::system::error_code ec) {
+        if (ec || m_stopped)
+            return;
+        if (m_admission.recheckApprovals())
+            m_scheduler.wake();
+        scheduleApprovalCheck();
+    });
 }
 
 void Coordinator::stop() {
     m_stopped = true;
+    m_approvalTimer.cancel();
     m_scheduler.stop();
     m_peers.closeAll(Error{ErrorCode::Internal, "the lab node is shutting down"});
 }

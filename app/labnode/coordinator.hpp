@@ -1,5 +1,6 @@
-// The lab node's routing table: it builds the roles (peer registry, hello desk, researcher desk,
-// scheduler, verdict path, and the job kinds — matmul and graph) and sends every connection event
+// The lab node's routing table: it builds the roles (peer registry, trust book, hello desk,
+// researcher desk, scheduler, verdict path, and the job kinds — matmul and graph) and sends every
+// connection event
 // to the role it concerns. Lives on the core thread (one io_context run by one thread), which also
 // owns the NodeStore; heavy work runs on the worker pool and posts back.
 #pragma once
@@ -14,6 +15,7 @@
 #include "peer_registry.hpp"
 #include "researcher_desk.hpp"
 #include "scheduler.hpp"
+#include "trust_book.hpp"
 #include "verdict_path.hpp"
 
 namespace goblin::labnode {
@@ -23,9 +25,10 @@ struct CoordinatorSettings {
     double leaseSeconds = 120.0;
     int maxTaskExpiries = 3; // then the node computes the task itself
     int verificationVectors = 2;
-    double graphSampleRate = 0.1; // share of graph tasks the node recomputes itself
     std::int64_t maxGraphTaskBytes = std::int64_t{4} << 30;
-    std::uint64_t graphSampleSeed = 0; // 0: random
+    TrustSettings trust;
+    int registrationsPerHour = 20; // new volunteer identities per network address
+    VolunteerPolicy volunteers = VolunteerPolicy::Open;
 };
 
 class Coordinator {
@@ -44,14 +47,19 @@ public:
     Scheduler& scheduler() { return m_scheduler; }
 
 private:
+    void scheduleApprovalCheck();
+
     NodeContext m_context;
     PeerRegistry m_peers;
+    TrustBook m_trust;
     VerdictPath m_verdicts;
     Scheduler m_scheduler;
     AdmissionDesk m_admission;
     ResearcherDesk m_desk;
     MatmulJobs m_matmul;
     GraphJobs m_graphs;
+    boost::asio::steady_timer m_approvalTimer;
+    bool m_approvalsPending = false;
     bool m_stopped = false;
 };
 

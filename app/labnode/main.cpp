@@ -13,6 +13,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/program_options.hpp>
 
+#include "admission_store.hpp"
 #include "blob_store.hpp"
 #include "coordinator.hpp"
 #include "goblin/net/ws_server.hpp"
@@ -65,12 +66,24 @@ int serve(const po::variables_map& options) {
     settings.maxTaskExpiries = options["max-task-expiries"].as<int>();
     if (settings.maxTaskExpiries < 1)
         throw std::invalid_argument("--max-task-expiries must be at least 1");
-    settings.graphSampleRate = options["graph-sample-rate"].as<double>();
     settings.maxGraphTaskBytes = options["max-graph-task-mb"].as<std::int64_t>() << 20;
     if (settings.maxGraphTaskBytes <= 0)
         throw std::invalid_argument("--max-graph-task-mb must be positive");
-    if (!(settings.graphSampleRate >= 0.0 && settings.graphSampleRate <= 1.0))
-        throw std::invalid_argument("--graph-sample-rate must be between 0 and 1");
+    settings.trust.auditFloor = options["audit-floor"].as<double>();
+    settings.trust.probationAudits = options["probation-audits"].as<std::int64_t>();
+    settings.trust.sharedAddressRate = options["shared-address-audit-rate"].as<double>();
+    if (!(settings.trust.auditFloor >= 0.0 && settings.trust.auditFloor <= 1.0) ||
+        !(settings.trust.sharedAddressRate >= 0.0 && settings.trust.sharedAddressRate <= 1.0))
+        throw std::invalid_argument("audit rates must be between 0 and 1");
+    if (settings.trust.probationAudits < 0)
+        throw std::invalid_argument("--probation-audits must not be negative");
+    settings.registrationsPerHour = options["registrations-per-hour"].as<int>();
+    if (settings.registrationsPerHour < 1)
+        throw std::invalid_argument("--registrations-per-hour must be at least 1");
+    const std::string policy = options["volunteers"].as<std::string>();
+    if (policy != "open" && policy != "approved")
+        throw std::invalid_argument("--volunteers must be 'open' or 'approved'");
+    settings.volunteers = policy == "approved" ? VolunteerPolicy::Approved : VolunteerPolicy::Open;
     settings.limits.maxTensorBytes = options["max-tensor-mb"].as<std::size_t>() << 20;
 
     const int networkThreads = std::max(1, options["threads"].as<int>());
@@ -78,8 +91,10 @@ int serve(const po::variables_map& options) {
     asio::io_context core(1);
     asio::thread_pool workers(std::max(2u, std::thread::hardware_concurrency()));
     auto coreWork = asio::make_work_guard(core);
+    core::SecureRandom random;
 
-    Coordinator coordinator(NodeContext{core, workers, store, blobs, wallClock, logLine}, settings);
+    Coordinator coordinator(NodeContext{core, workers, store, blobs, wallClock, logLine, random},
+                            settings);
     std::atomic<std::uint64_t> nextPeer{1};
     auto server = std::make_shared<net::WsServer>(
         network, settings.limits, std::vector<std::string>{"/v1/volunteer", "/v1/researcher"},
@@ -99,6 +114,9 @@ int serve(const po::variables_map& options) {
         std::cout << "goblin-labnode listening on " << host << ":" << server->port() << std::endl;
     }
     logLine("database " + dbPath + ", data directory " + dataDir.string());
+    if (settings.trust.auditFloor == 0.0 && settings.trust.probationAudits == 0)
+        logLine("WARNING: graph audits are off (--audit-floor 0 --probation-audits 0): "
+                "volunteers that agree on a wrong answer are not caught");
     asio::post(core, [&coordinator] { coordinator.start(); });
     server->start();
 
@@ -129,6 +147,31 @@ int serve(const po::variables_map& options) {
     return 0;
 }
 
+int volunteerCommand(const std::string& action, const po::variables_map& options) {
+    NodeStore store(options["db"].as<std::string>());
+    if (action == "approve") {
+        if (!options.count("volunteer"))
+            throw std::runtime_error("usage: goblin-labnode volunteer approve ID --db PATH");
+        const std::string id = options["volunteer"].as<std::string>();
+        const double now =
+            std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                .count();
+        if (auto ok = approveVolunteer(store.database(), id, now); !ok)
+            throw std::runtime_error(ok.error().message);
+        std::cout << "approved " << id << std::endl;
+        return 0;
+    }
+    for (const VolunteerListing& volunteer : listVolunteers(store.database()))
+        std::cout << volunteer.id << "\t" << (volunteer.backend.empty() ? "-" : volunteer.backend)
+                  << "\t"
+                  << (volunteer.quarantined ? "quarantined"
+                      : volunteer.approved  ? "approved"
+                                            : "not-approved")
+                  << "\taccepted=" << volunteer.accepted << "\trejected=" << volunteer.rejected
+                  << "\n";
+    return 0;
+}
+
 int researcherAdd(const po::variables_map& options) {
     const std::string email = options["email"].as<std::string>();
     if (email.size() > 254 || email.find('@') == std::string::npos || email.front() == '@' ||
@@ -146,7 +189,9 @@ int researcherAdd(const po::variables_map& options) {
 void printUsage(const po::options_description& serveOptions) {
     std::cerr << "usage:\n"
                  "  goblin-labnode serve --db PATH [--listen HOST:PORT] [--data-dir DIR]\n"
-                 "  goblin-labnode researcher add EMAIL --db PATH\n\n"
+                 "  goblin-labnode researcher add EMAIL --db PATH\n"
+                 "  goblin-labnode volunteer list --db PATH\n"
+                 "  goblin-labnode volunteer approve ID --db PATH\n\n"
               << serveOptions;
 }
 
@@ -166,10 +211,18 @@ int main(int argc, char** argv) {
         "a task whose lease expired this often is computed by the node")(
         "max-tensor-mb", po::value<std::size_t>()->default_value(1024),
         "largest tensor accepted, MiB")(
-        "graph-sample-rate", po::value<double>()->default_value(0.1),
-        "share of graph tasks the node recomputes itself (0 to 1) to catch volunteers that agree "
-        "on a wrong answer")("max-graph-task-mb", po::value<std::int64_t>()->default_value(4096),
-                             "largest graph task (all its values at once), MiB");
+        "audit-floor", po::value<double>()->default_value(0.1),
+        "least share of agreed graph tasks the node recomputes itself (0 to 1), however trusted "
+        "the volunteers")("probation-audits", po::value<std::int64_t>()->default_value(10),
+                          "audits a new volunteer identity passes before it is only sampled")(
+        "shared-address-audit-rate", po::value<double>()->default_value(0.5),
+        "least audit rate of a task whose two replicas came from one network address")(
+        "registrations-per-hour", po::value<int>()->default_value(20),
+        "new volunteer identities admitted per network address per hour")(
+        "volunteers", po::value<std::string>()->default_value("open"),
+        "'open': any volunteer works; 'approved': only those lab staff approved")(
+        "max-graph-task-mb", po::value<std::int64_t>()->default_value(4096),
+        "largest graph task (all its values at once), MiB");
     try {
         std::vector<std::string> args(argv + 1, argv + argc);
         if (args.empty() || args[0] == "--help" || args[0] == "-h") {
@@ -177,7 +230,9 @@ int main(int argc, char** argv) {
             return args.empty() ? 2 : 0;
         }
         po::options_description all("all");
-        all.add(serveOptions).add_options()("email", po::value<std::string>());
+        all.add(serveOptions)
+            .add_options()("email", po::value<std::string>())("volunteer",
+                                                              po::value<std::string>());
         po::positional_options_description positional;
         std::vector<std::string> rest;
         std::string command = args[0];
@@ -186,16 +241,25 @@ int main(int argc, char** argv) {
                 throw std::runtime_error("usage: goblin-labnode researcher add EMAIL --db PATH");
             rest.assign(args.begin() + 2, args.end());
             positional.add("email", 1);
+        } else if (command == "volunteer") {
+            if (args.size() < 2 || (args[1] != "list" && args[1] != "approve"))
+                throw std::runtime_error(
+                    "usage: goblin-labnode volunteer list|approve [ID] --db PATH");
+            rest.assign(args.begin() + 2, args.end());
+            positional.add("volunteer", 1);
         } else if (command == "serve") {
             rest.assign(args.begin() + 1, args.end());
         } else {
-            throw std::runtime_error("unknown command '" + command + "' (serve, researcher add)");
+            throw std::runtime_error("unknown command '" + command +
+                                     "' (serve, researcher add, volunteer list|approve)");
         }
         po::variables_map options;
         po::store(po::command_line_parser(rest).options(all).positional(positional).run(), options);
         po::notify(options);
         if (!options.count("db"))
             throw std::runtime_error("--db PATH is required");
+        if (command == "volunteer")
+            return volunteerCommand(args[1], options);
         return command == "serve" ? serve(options) : researcherAdd(options);
     } catch (const std::exception& error) {
         std::cerr << "goblin-labnode: " << error.what() << std::endl;

@@ -1,6 +1,7 @@
 // What every role of the lab node is built with: the core thread's io_context, the worker pool,
-// the durable store, the blob store, the clock and the log. Plain references; the composition root
-// (main.cpp, or a test) owns the objects. Roles that take it live on the core thread.
+// the durable store, the blob store, the clock, the log and the random source (a CSPRNG, safe on
+// any thread). Plain references; the composition root (main.cpp, or a test) owns the objects.
+// Roles that take it live on the core thread.
 #pragma once
 
 #include <functional>
@@ -10,6 +11,7 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "blob_store.hpp"
+#include "goblin/core/random_source.hpp"
 #include "node_store.hpp"
 
 namespace goblin::labnode {
@@ -24,6 +26,7 @@ struct NodeContext {
     BlobStore& blobs;
     Clock clock;
     LogSink log;
+    core::RandomSource& random; // Freivalds vectors, audit choices, identities
 };
 
 } // namespace goblin::labnode

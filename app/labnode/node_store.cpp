@@ -62,6 +62,16 @@ CREATE TABLE IF NOT EXISTS lease_losses(
   kind TEXT NOT NULL, task_id INTEGER NOT NULL, attempt INTEGER NOT NULL,
   volunteer_id TEXT NOT NULL, why TEXT NOT NULL, at REAL NOT NULL,
   PRIMARY KEY(kind, task_id, attempt));
+-- Trust (issue 10): how much extra checking a volunteer gets. audits_passed counts its results the
+-- node recomputed and found right; a volunteer caught once is quarantined for good.
+CREATE TABLE IF NOT EXISTS volunteer_trust(
+  volunteer_id TEXT PRIMARY KEY, audits_passed INTEGER NOT NULL DEFAULT 0,
+  expiries INTEGER NOT NULL DEFAULT 0, quarantined_at REAL, quarantine_reason TEXT);
+-- Registrations per network address, for the rate limit on new identities.
+CREATE TABLE IF NOT EXISTS registrations(address TEXT NOT NULL, at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS registrations_by_address ON registrations(address, at);
+-- Volunteers lab staff approved (`serve --volunteers approved` admits only these to work).
+CREATE TABLE IF NOT EXISTS volunteer_approvals(volunteer_id TEXT PRIMARY KEY, approved_at REAL NOT NULL);
 )sql";
 
 // Version 2 → 3: matmul leases move to task_leases; graph attempts already used (known from their

@@ -43,10 +43,27 @@ void PeerRegistry::closeAll(const Error& reason) {
         peer.link->close(reason);
 }
 
+std::vector<std::uint64_t> PeerRegistry::connectionsOf(const std::string& volunteerId) const {
+    std::vector<std::uint64_t> ids;
+    for (const auto& [id, peer] : m_peers)
+        if (peer.role == PeerRole::Volunteer && peer.volunteer.volunteerId == volunteerId)
+            ids.push_back(id);
+    return ids;
+}
+
+std::vector<Peer*> PeerRegistry::awaitingApproval() {
+    std::vector<Peer*> waiting;
+    for (auto& [id, peer] : m_peers)
+        if (peer.role == PeerRole::Volunteer && peer.ready && !peer.volunteer.approved)
+            waiting.push_back(&peer);
+    return waiting;
+}
+
 std::vector<const Peer*> PeerRegistry::volunteers() const {
     std::vector<const Peer*> ready;
     for (const auto& [id, peer] : m_peers)
-        if (peer.role == PeerRole::Volunteer && peer.ready)
+        if (peer.role == PeerRole::Volunteer && peer.ready && peer.volunteer.approved &&
+            !peer.volunteer.quarantined)
             ready.push_back(&peer);
     return ready;
 }

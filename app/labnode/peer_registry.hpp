@@ -21,10 +21,13 @@ enum class PeerRole { Volunteer, Researcher };
 struct VolunteerInfo {
     std::string volunteerId;
     std::string backend;
+    std::string address; // the network address it connected from (no port)
     int slots = 1;
     std::int64_t memoryBytes = 0; // what it lends (0: unknown, not limited)
     std::set<std::string> dtypes;
-    bool graphs = false; // runs graph tasks (catalog ≥ 3 and op "graph")
+    bool graphs = false;  // runs graph tasks (catalog ≥ 3 and op "graph")
+    bool approved = true; // under `serve --volunteers approved`, only once lab staff approved it
+    bool quarantined = false; // caught: it gets no more work while its connection closes
 };
 
 struct Peer {
@@ -47,8 +50,12 @@ public:
     void send(std::uint64_t id, net::Message message);
     void close(std::uint64_t id, const Error& reason);
     void closeAll(const Error& reason);
+    // The connections of one volunteer identity (normally one).
+    std::vector<std::uint64_t> connectionsOf(const std::string& volunteerId) const;
+    // Ready volunteers still waiting for lab staff's approval.
+    std::vector<Peer*> awaitingApproval();
 
-    // Volunteers whose hello was accepted, in peer id order.
+    // Volunteers whose hello was accepted and who may work (approved), in peer id order.
     std::vector<const Peer*> volunteers() const;
     // The number of ready volunteers and the smallest memory any of them lends (0: none said).
     int readyVolunteerCount(std::int64_t* smallestMemory) const;

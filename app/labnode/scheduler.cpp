@@ -241,8 +241,13 @@ void Scheduler::loadHistory() {
 }
 
 void Scheduler::lose(JobKind& kind, const Lease& lease, LeaseLoss why, const std::string& detail) {
-    // A node shutting down drops every connection: that is nobody's loss.
-    const bool counts = why != LeaseLoss::NotSent && !m_stopped;
+    // A node shutting down drops every connection: that is nobody's loss. A volunteer that hangs
+    // up soon after it took a lease is handing it back (a paused desktop), not hoarding it: it may
+    // get the task again. Holding it past half the lease period and leaving counts as a loss.
+    const double heldFor = m_context.clock() - (lease.deadline - m_settings.leaseSeconds);
+    const bool handedBack =
+        why == LeaseLoss::Disconnected && heldFor < 0.5 * m_settings.leaseSeconds;
+    const bool counts = why != LeaseLoss::NotSent && !m_stopped && !handedBack;
     if (counts)
         remember(lease, why);
     kind.onLeaseLost(lease, why, detail);

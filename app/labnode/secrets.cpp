@@ -21,11 +21,12 @@ std::string newSecret() {
     return hex;
 }
 
-std::string randomId(const std::string& prefix, std::mt19937_64& random) {
+std::string randomId(const std::string& prefix, core::RandomSource& random) {
     static constexpr char kHex[] = "0123456789abcdef";
     std::string id = prefix;
-    for (int i = 0; i < 16; ++i)
-        id.push_back(kHex[random() & 15]);
+    std::uint64_t bits = random.next64();
+    for (int i = 0; i < 16; ++i, bits >>= 4)
+        id.push_back(kHex[bits & 15]);
     return id;
 }
 

@@ -2,15 +2,17 @@
 // Pure functions; safe on any thread.
 #pragma once
 
-#include <random>
 #include <string>
+
+#include "goblin/core/random_source.hpp"
 
 namespace goblin::labnode {
 
 // 32 random bytes from the OS CSPRNG, hex-encoded.
 std::string newSecret();
-// A public identifier: prefix + 16 hex digits from the given generator (not a secret).
-std::string randomId(const std::string& prefix, std::mt19937_64& random);
+// A public identifier: prefix + 16 hex digits (64 bits) from the node's CSPRNG, so ids are not
+// guessable from earlier ones.
+std::string randomId(const std::string& prefix, core::RandomSource& random);
 // SHA-256 hex of a secret: the only form secrets are stored in.
 std::string hashSecret(const std::string& secret);
 

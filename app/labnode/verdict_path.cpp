@@ -72,6 +72,9 @@ void VerdictPath::commit(std::vector<VerdictBatch> batches) {
                                                                   : VerdictWord::Rejected));
         if (batch.committed)
             batch.committed(batch);
+        if (m_observer)
+            for (const VerdictBatch::Entry& entry : batch.verdicts)
+                m_observer(entry.record);
     }
 }
 

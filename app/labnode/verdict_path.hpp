@@ -36,6 +36,10 @@ public:
     void enqueue(VerdictBatch batch);
     void commitNow(VerdictBatch batch);
     void sendStale(std::uint64_t peer, std::int64_t task, std::int64_t attempt);
+    // Sees every committed verdict, after its batch's follow-up ran (trust keeps its history).
+    void setObserver(std::function<void(const VerdictRecord&)> observer) {
+        m_observer = std::move(observer);
+    }
 
 private:
     void flush();
@@ -45,6 +49,7 @@ private:
     PeerRegistry& m_peers;
     std::vector<VerdictBatch> m_pending;
     bool m_flushPosted = false;
+    std::function<void(const VerdictRecord&)> m_observer;
 };
 
 } // namespace goblin::labnode

@@ -49,7 +49,7 @@ Expected<VolunteerCapabilities> parseCapabilities(const json::object& hello) {
 }
 
 Expected<Admission> admitVolunteer(const json::object& hello, NodeStore& store,
-                                   std::mt19937_64& random, double now) {
+                                   core::RandomSource& random, double now) {
     const auto* identity = hello.if_contains("identity");
     if (!identity || identity->is_null()) {
         Admission admission{randomId("v-", random), newSecret()};

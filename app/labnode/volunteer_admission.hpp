@@ -5,13 +5,13 @@
 
 #include <cstdint>
 #include <optional>
-#include <random>
 #include <set>
 #include <string>
 
 #include <boost/json/object.hpp>
 
 #include "goblin/core/error.hpp"
+#include "goblin/core/random_source.hpp"
 #include "node_store.hpp"
 
 namespace goblin::labnode {
@@ -34,6 +34,6 @@ struct Admission {
 // identity null: a new volunteer with a fresh id and secret (only the secret's hash is stored).
 // Otherwise the id must exist, the secret must match, and the volunteer must not be banned.
 Expected<Admission> admitVolunteer(const boost::json::object& hello, NodeStore& store,
-                                   std::mt19937_64& random, double now);
+                                   core::RandomSource& random, double now);
 
 } // namespace goblin::labnode

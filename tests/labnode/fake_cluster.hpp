@@ -56,10 +56,12 @@ public:
     }
 
     FakeVolunteer& connectVolunteer(int slots, bool graphs,
-                                    const std::string& backend = "cpu-eigen") {
+                                    const std::string& backend = "cpu-eigen",
+                                    const std::string& address = "127.0.0.1") {
         FakeVolunteer volunteer;
         volunteer.peer = m_nextPeer++;
         volunteer.link = std::make_shared<FakePeerLink>();
+        volunteer.link->setAddress(address);
         coordinator.onConnected(volunteer.peer, volunteer.link, PeerRole::Volunteer);
         coordinator.onMessage(volunteer.peer, volunteerHello(slots, graphs, backend));
         return volunteers.emplace(volunteer.peer, std::move(volunteer)).first->second;

@@ -38,7 +38,8 @@ public:
         m_closed = reason;
     }
     void allowTensors() override { m_tensorsAllowed = true; }
-    std::string address() const override { return "127.0.0.1:5555"; }
+    std::string address() const override { return m_address; }
+    void setAddress(std::string address) { m_address = std::move(address); }
 
     std::vector<net::Message> sent() const {
         std::lock_guard lock(m_mutex);
@@ -68,6 +69,7 @@ private:
     std::vector<net::Message> m_sent;
     std::optional<Error> m_closed;
     bool m_tensorsAllowed = false;
+    std::string m_address = "127.0.0.1";
 };
 
 class NodeHarness {
@@ -84,7 +86,8 @@ public:
                            [this](const std::string& line) {
                                std::lock_guard lock(m_logMutex);
                                m_logs.push_back(line);
-                           }};
+                           },
+                           random};
     }
 
     // Runs the core thread's handlers until `done` holds (workers run meanwhile). False after a
@@ -118,6 +121,7 @@ public:
     boost::asio::io_context core;
     NodeStore store;
     BlobStore blobs;
+    core::SecureRandom random; // thread-safe: workers draw Freivalds vectors from it
     double now = 1000.0;
     boost::asio::thread_pool workers{2}; // joined first when the harness goes
 

@@ -1,9 +1,11 @@
 // Tests of the graph job kind through the Coordinator with fake peers on a real SQLite file: two
-// volunteers that agree decide each task bit for bit, a liar is outvoted by a third opinion, a
-// wrong shape is rejected at the gate, and a restarted node resumes the job with decided tasks
-// kept and attempt numbers that never repeat.
+// volunteers that agree decide each task, canonical backends bit for bit; a liar is caught by the
+// node's tie-break and quarantined; colluders on probation are audited; a quarantine rechecks the
+// decided tasks of running jobs; a wrong shape is rejected at the gate; and a restarted node
+// resumes the job with decided tasks kept and attempt numbers that never repeat.
 #include <QtTest/QtTest>
 
+#include <cmath>
 #include <set>
 
 #include "fake_cluster.hpp"
@@ -66,7 +68,10 @@ bool outputIsRelu(const FakePeerLink& researcher, const core::Tensor& x) {
 
 CoordinatorSettings settings() {
     CoordinatorSettings chosen;
-    chosen.graphSampleRate = 0.0; // decisions by the volunteers alone, unless they disagree
+    // Decisions by the volunteers alone, unless they disagree: no probation, no audit floor.
+    chosen.trust.probationAudits = 0;
+    chosen.trust.auditFloor = 0.0;
+    chosen.trust.sharedAddressRate = 0.0;
     return chosen;
 }
 
@@ -81,7 +86,10 @@ class TestGraphJobs : public QObject {
 
 private Q_SLOTS:
     void agreeingVolunteersDecideEachTask();
-    void liarIsOutvotedByAThirdOpinion();
+    void liarIsCaughtByTheNodeAndQuarantined();
+    void colludersOnProbationAreAuditedAndQuarantined();
+    void canonicalBackendsMustAgreeBitForBit();
+    void quarantineRechecksDecidedTasks();
     void wrongShapeIsRejectedAtTheGate();
     void restartKeepsDecidedTasksAndAttempts();
 };
@@ -117,32 +125,146 @@ void TestGraphJobs::agreeingVolunteersDecideEachTask() {
     QCOMPARE(researcher->count("progress"), std::size_t{2});
 }
 
-void TestGraphJobs::liarIsOutvotedByAThirdOpinion() {
+void TestGraphJobs::liarIsCaughtByTheNodeAndQuarantined() {
     NodeHarness node;
     FakeCluster cluster(node, settings());
     auto researcher = cluster.connectResearcher();
-    auto& liar = cluster.connectVolunteer(2, true, "opencl-graph");
-    auto& first = cluster.connectVolunteer(2, true);
+    auto& liar = cluster.connectVolunteer(2, true, "opencl-graph", "10.0.0.1");
+    auto& first = cluster.connectVolunteer(2, true, "cpu-eigen", "10.0.0.2");
     const core::Tensor x = goblin::testing::randomTensor(core::DType::F32, {kRows, kCols}, 4);
     cluster.fromResearcher(submitRelu(x));
     QVERIFY(node.waitUntil(
         [&] { return liar.link->count("task") == 2 && first.link->count("task") == 2; }));
+    const std::string liarId = liar.id();
     cluster.answer(liar, lying);
     cluster.answer(first, honest);
-    // They disagree: a third volunteer is asked once it connects.
-    QVERIFY(node.waitUntil([&] { return node.logged("the volunteers disagree"); }));
-    auto& third = cluster.connectVolunteer(2, true);
+    // They disagree: the node decides (a third volunteer could be the liar's second identity).
+    QVERIFY(node.waitUntil([&] { return researcher->count("job_done") == 1; }));
+    QVERIFY(node.logged("the volunteers disagree; the node decides"));
+    QVERIFY(outputIsRelu(*researcher, x));
+    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM graph_results WHERE verdict = 'rejected' "
+                                  "AND volunteer_id = '" +
+                                      liarId + "'"),
+             std::int64_t{2});
+    QVERIFY(queryInt(node.store, "SELECT count(*) FROM graph_results WHERE method = "
+                                 "'node-tiebreak' AND verdict = 'rejected'") >= 1);
+    QVERIFY(node.waitUntil([&] { return liar.link->closed().has_value(); }));
+    QCOMPARE(liar.link->closed()->code, ErrorCode::Banned);
+    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM volunteer_trust WHERE volunteer_id = '" +
+                                      liarId + "' AND quarantined_at IS NOT NULL"),
+             std::int64_t{1});
+    QVERIFY(!first.link->closed().has_value());
+}
+
+void TestGraphJobs::colludersOnProbationAreAuditedAndQuarantined() {
+    NodeHarness node;
+    FakeCluster cluster(node, CoordinatorSettings{}); // default trust: new identities audited
+    auto researcher = cluster.connectResearcher();
+    auto& one = cluster.connectVolunteer(2, true, "opencl-graph", "10.0.0.1");
+    auto& two = cluster.connectVolunteer(2, true, "opencl-graph", "10.0.0.2");
+    const core::Tensor x = goblin::testing::randomTensor(core::DType::F32, {kRows, kCols}, 8);
+    cluster.fromResearcher(submitRelu(x));
+    QVERIFY(node.waitUntil(
+        [&] { return one.link->count("task") == 2 && two.link->count("task") == 2; }));
+    const std::string ids[] = {one.id(), two.id()};
+    // The same wrong answer from both, from their first task on.
+    cluster.answer(one, lying);
+    cluster.answer(two, lying);
+    QVERIFY(node.waitUntil([&] { return researcher->count("job_done") == 1; }));
+    QVERIFY(outputIsRelu(*researcher, x));
+    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM graph_results WHERE verdict = 'accepted'"),
+             std::int64_t{0});
+    // The first audit catches both; their replicas of the other task are then dropped.
+    QVERIFY(queryInt(node.store, "SELECT count(*) FROM graph_results WHERE method = 'node-audit' "
+                                 "AND verdict = 'rejected'") >= 2);
+    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM graph_results WHERE verdict = 'rejected' "
+                                  "AND method IN ('node-audit', 'quarantine')"),
+             std::int64_t{4});
+    for (const std::string& id : ids)
+        QCOMPARE(
+            queryInt(node.store, "SELECT count(*) FROM volunteer_trust WHERE volunteer_id = '" +
+                                     id + "' AND quarantined_at IS NOT NULL"),
+            std::int64_t{1});
+    const auto summary = researcher->sentOfType("job_done")[0].control.at("summary").as_object();
+    QVERIFY(summary.at("node_caught").to_number<std::int64_t>() >= 1);
+}
+
+void TestGraphJobs::canonicalBackendsMustAgreeBitForBit() {
+    NodeHarness node;
+    FakeCluster cluster(node, settings());
+    auto researcher = cluster.connectResearcher();
+    auto& reference = cluster.connectVolunteer(2, true, "cpu-reference", "10.0.0.1");
+    auto& opencl = cluster.connectVolunteer(2, true, "opencl-graph", "10.0.0.2");
+    const core::Tensor x = goblin::testing::randomTensor(core::DType::F32, {kRows, kCols}, 9);
+    cluster.fromResearcher(submitRelu(x));
+    // One ulp off on one element: within any tolerance, but canonical backends must be equal.
+    auto ulpOff = [](const net::Message& task) {
+        core::Tensor y = relu(*task.tensors.at(0));
+        float& first = y.values<float>()[0];
+        first = std::nextafter(first, 10.0f);
+        return resultFor(task, {std::make_shared<const core::Tensor>(std::move(y))},
+                         "opencl-graph");
+    };
+    auto canonical = [](const net::Message& task) {
+        return resultFor(task, {std::make_shared<const core::Tensor>(relu(*task.tensors.at(0)))},
+                         "cpu-reference");
+    };
+    QVERIFY(node.waitUntil([&] {
+        cluster.answer(reference, canonical);
+        cluster.answer(opencl, ulpOff);
+        return researcher->count("job_done") == 1;
+    }));
+    QVERIFY(outputIsRelu(*researcher, x));
+    QVERIFY(queryInt(node.store, "SELECT count(*) FROM graph_results WHERE verdict = 'rejected' "
+                                 "AND backend = 'opencl-graph' AND reason LIKE "
+                                 "'%canonical backends differ%' OR method = 'node-tiebreak'") >= 1);
+    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM graph_results WHERE verdict = 'accepted' "
+                                  "AND backend = 'opencl-graph'"),
+             std::int64_t{0});
+}
+
+void TestGraphJobs::quarantineRechecksDecidedTasks() {
+    NodeHarness node;
+    FakeCluster cluster(node, settings()); // no audits: the colluders' first lie is accepted
+    auto researcher = cluster.connectResearcher();
+    auto& one = cluster.connectVolunteer(2, true, "opencl-graph", "10.0.0.1");
+    auto& two = cluster.connectVolunteer(2, true, "opencl-graph", "10.0.0.2");
+    const core::Tensor x = goblin::testing::randomTensor(core::DType::F32, {kRows, kCols}, 11);
+    cluster.fromResearcher(submitRelu(x));
+    QVERIFY(node.waitUntil(
+        [&] { return one.link->count("task") == 2 && two.link->count("task") == 2; }));
+    const std::string oneId = one.id(), twoId = two.id();
+    const auto firstTask = one.link->sentOfType("task")[0];
+    const std::int64_t decided = firstTask.control.at("task").to_number<std::int64_t>();
+    auto frameOf = [&](FakeVolunteer& volunteer, bool first) {
+        for (const auto& frame : volunteer.link->sentOfType("task"))
+            if ((frame.control.at("task").to_number<std::int64_t>() == decided) == first)
+                return frame;
+        return net::Message{};
+    };
+    for (auto* volunteer : {&one, &two})
+        cluster.coordinator.onMessage(volunteer->peer, lying(frameOf(*volunteer, true)));
+    QVERIFY(node.waitUntil([&] { return researcher->count("progress") == 1; }));
+    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM graph_results WHERE verdict = 'accepted'"),
+             std::int64_t{2}); // the pair's lie got through, for now
+    // One of them is caught on the other task: every task it took part in is checked again.
+    cluster.coordinator.onMessage(one.peer, misshapen(frameOf(one, false)));
+    cluster.coordinator.onMessage(two.peer, honest(frameOf(two, false)));
+    auto& third = cluster.connectVolunteer(2, true, "cpu-eigen", "10.0.0.3");
     QVERIFY(node.waitUntil([&] {
         cluster.answer(third, honest);
         return researcher->count("job_done") == 1;
     }));
     QVERIFY(outputIsRelu(*researcher, x));
-    QCOMPARE(liar.verdicts(), (std::vector<std::string>{"rejected", "rejected"}));
-    QCOMPARE(
-        queryInt(node.store, "SELECT count(*) FROM graph_results WHERE verdict = 'rejected' AND "
-                             "volunteer_id = '" +
-                                 liar.id() + "'"),
-        std::int64_t{2});
+    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM graph_results WHERE task_id = " +
+                                      std::to_string(decided) +
+                                      " AND verdict = 'rejected' AND method = 'node-recheck'"),
+             std::int64_t{2});
+    for (const std::string& id : {oneId, twoId})
+        QCOMPARE(
+            queryInt(node.store, "SELECT count(*) FROM volunteer_trust WHERE volunteer_id = '" +
+                                     id + "' AND quarantined_at IS NOT NULL"),
+            std::int64_t{1});
 }
 
 void TestGraphJobs::wrongShapeIsRejectedAtTheGate() {

@@ -178,31 +178,17 @@ void TestGraphTasks::refereeDecisions() {
         return r;
     };
     using lab::Decision;
-    QCOMPARE(lab::judgeReplicas(tolerances, {replica("a", right)}).decision,
-             Decision::NeedAnotherVolunteer);
     auto agree = lab::judgeReplicas(tolerances, {replica("a", right), replica("b", right)});
     QCOMPARE(agree.decision, Decision::Decided);
     QVERIFY(agree.verdicts[0].accepted && agree.verdicts[1].accepted);
+    // Any disagreement, even with a majority (a third could be the liar's second identity): the
+    // node decides.
     QCOMPARE(lab::judgeReplicas(tolerances, {replica("a", right), replica("b", wrong)}).decision,
-             Decision::NeedAnotherVolunteer);
-    auto third = lab::judgeReplicas(
-        tolerances, {replica("a", wrong), replica("b", right), replica("c", right)});
-    QCOMPARE(third.decision, Decision::Decided);
-    QVERIFY(!third.verdicts[0].accepted && third.verdicts[1].accepted &&
-            third.verdicts[2].accepted);
-    QVERIFY(third.decisive != 0);
-    std::vector<Tensor> otherWrong{copyOf(right[0]), copyOf(right[1])};
-    otherWrong[1].values<float>()[0] += 5.0f;
-    // Three opinions and no two agree: the node decides.
-    QCOMPARE(lab::judgeReplicas(
-                 tolerances, {replica("a", wrong), replica("b", otherWrong), replica("c", right)})
+             Decision::NeedNodeReference);
+    QCOMPARE(lab::judgeReplicas(tolerances,
+                                {replica("a", wrong), replica("b", right), replica("c", right)})
                  .decision,
              Decision::NeedNodeReference);
-    // Two that agree carry the vote, even on the same wrong answer: the node's sample catches that.
-    auto pair = lab::judgeReplicas(
-        tolerances, {replica("a", wrong), replica("b", otherWrong), replica("c", wrong)});
-    QCOMPARE(pair.decision, Decision::Decided);
-    QVERIFY(pair.verdicts[0].accepted && !pair.verdicts[1].accepted && pair.verdicts[2].accepted);
     // The node's replica is trusted: two agreeing liars both lose against it.
     auto node = lab::judgeReplicas(tolerances,
                                    {replica("a", wrong), replica("b", wrong), replica("", right)});

@@ -44,7 +44,9 @@ struct Rig {
         peer.volunteer.slots = slots;
         return link;
     }
-    void disconnect(std::uint64_t id) {
+    // The volunteer hangs up; `held` seconds after it took its leases (0: at once, a hand-back).
+    void disconnect(std::uint64_t id, double held = 0) {
+        node.now += held;
         const Peer gone = *peers.find(id);
         peers.remove(id);
         scheduler.onPeerClosed(gone, Error{ErrorCode::Timeout, "gone"});
@@ -87,6 +89,7 @@ private Q_SLOTS:
     void everyLostLeaseReachesTheObserver();
     void taskThatExpiresNTimesIsComputedOnNode();
     void taskEveryVolunteerLostIsComputedOnNode();
+    void quickHandBackIsNotALoss();
     void foreignResultsNeverFreeASlot();
 };
 
@@ -391,7 +394,7 @@ void TestScheduler::everyLostLeaseReachesTheObserver() {
     rig.peers.find(2)->volunteer.slots = 1;
     rig.scheduler.pump(); // v-2 takes a task
     QCOMPARE(rig.scheduler.leasesHeldBy(2), 1);
-    rig.disconnect(2);
+    rig.disconnect(2, 40.0); // past half its 60 s lease: a loss, not a hand-back
     QCOMPARE(seen.size(), std::size_t{3});
     QCOMPARE(seen[2].second, LeaseLoss::Disconnected);
     // The kind heard of each loss first.
@@ -420,6 +423,25 @@ void TestScheduler::taskThatExpiresNTimesIsComputedOnNode() {
         QCOMPARE(silent[i]->count("task"), std::size_t{1});
 }
 
+void TestScheduler::quickHandBackIsNotALoss() {
+    // A paused desktop hands its lease back by hanging up at once: it may take the task again
+    // when it returns; one that held it past half the lease period may not.
+    Rig rig;
+    rig.volunteer(1, 1);
+    rig.kind.queue = {10};
+    rig.scheduler.pump();
+    rig.disconnect(1, 5.0);
+    QVERIFY(rig.kind.computedOnNode.empty());
+    auto back = rig.volunteerAs(2, "v-1", 1);
+    rig.scheduler.pump();
+    QCOMPARE(back->count("task"), std::size_t{1});
+    rig.disconnect(2, 31.0);
+    auto again = rig.volunteerAs(3, "v-1", 1);
+    rig.scheduler.pump();
+    QCOMPARE(again->count("task"), std::size_t{0});
+    QCOMPARE(rig.kind.computedOnNode, std::vector<std::int64_t>{10});
+}
+
 void TestScheduler::taskEveryVolunteerLostIsComputedOnNode() {
     Rig rig;
     auto only = rig.volunteer(1, 1);
@@ -433,7 +455,7 @@ void TestScheduler::taskEveryVolunteerLostIsComputedOnNode() {
     // is one that lost it, the pump hands it to the node.
     rig.kind.queue = {11};
     rig.scheduler.pump();
-    rig.disconnect(1);
+    rig.disconnect(1, 40.0);
     QCOMPARE(rig.kind.computedOnNode.size(), std::size_t{1});
     QCOMPARE(rig.kind.queue, std::deque<std::int64_t>{11});
     auto back = rig.volunteerAs(2, "v-1", 1);

@@ -81,6 +81,7 @@ private Q_SLOTS:
     void exactOutputsMustMatchBitForBit();
     void wrongShapeOrCountDisagrees();
     void budgetsAddAlongTheAncestry();
+    void sharedAncestorsCountOnce();
 
 private:
     struct Case {
@@ -164,6 +165,35 @@ void TestOutputAgreement::budgetsAddAlongTheAncestry() {
     QCOMPARE(tolerances[0].budget, 0.0);           // neg is exact
     QCOMPARE(tolerances[1].budget, 4.0);           // exp: 4 ulps
     QCOMPARE(tolerances[2].budget, 4.0 + (8 + 2)); // + sum over 8 elements
+}
+
+void TestOutputAgreement::sharedAncestorsCountOnce() {
+    // x_{i+1} = exp(x_i) + exp(x_i)·1 reuses x_i twice: 40 levels have 2^40 paths from the first
+    // exp to the output. Each ancestor counts once, so the budget is 40 exps and 40 adds/muls.
+    graph::Graph g;
+    g.inputs.push_back({0, {DType::F32, {4}}});
+    graph::ValueId last = 0, next = 1;
+    constexpr int kLevels = 40;
+    for (int level = 0; level < kLevels; ++level) {
+        const graph::ValueId e = next++, m = next++, a = next++;
+        g.nodes.push_back({e, ops::OpCode::Exp, {last}, {}});
+        g.nodes.push_back({m, ops::OpCode::Mul, {e, e}, {}});
+        g.nodes.push_back({a, ops::OpCode::Add, {e, m}, {}});
+        last = a;
+    }
+    g.outputs = {last};
+    const auto plan = graph::validateGraph(g).value();
+    const double budget = outputTolerances(g, plan)[0].budget;
+    // An elementwise op's K is its input's size (4).
+    const auto info = [](ops::OpCode op) {
+        const auto& tolerance = ops::opInfo(op).tolerance;
+        return tolerance.cls == ops::ToleranceClass::Exact
+                   ? 0.0
+                   : tolerance.ulps + tolerance.ulpsPerReduced * 4;
+    };
+    const double perLevel =
+        info(ops::OpCode::Exp) + info(ops::OpCode::Mul) + info(ops::OpCode::Add);
+    QCOMPARE(budget, kLevels * perLevel);
 }
 
 QTEST_GUILESS_MAIN(TestOutputAgreement)

@@ -71,6 +71,14 @@ GraphTask* GraphBook::task(std::int64_t taskId) {
     return it == m_tasks.end() ? nullptr : &it->second;
 }
 
+std::vector<std::int64_t> GraphBook::taskIds() const {
+    std::vector<std::int64_t> ids;
+    ids.reserve(m_tasks.size());
+    for (const auto& [id, task] : m_tasks)
+        ids.push_back(id);
+    return ids;
+}
+
 void GraphBook::dropQueued(std::int64_t taskId) {
     std::erase(m_queue, taskId);
 }
@@ -91,12 +99,19 @@ GraphTask* GraphBook::takeFor(const VolunteerInfo& volunteer,
                 return true;
         return leasedOnBackend(task.id, volunteer.backend);
     };
+    // Two replicas from one address may be one person: other addresses first (more audits where
+    // there are none, trust_book.hpp).
+    auto seenAddress = [&](const GraphTask& task) {
+        return task.addresses.contains(volunteer.address);
+    };
     auto pick = m_queue.end();
-    for (int pass = 0; pass < 2 && pick == m_queue.end(); ++pass) {
+    for (int pass = 0; pass < 3 && pick == m_queue.end(); ++pass) {
         for (auto it = m_queue.begin(); it != m_queue.end(); ++it) {
             const GraphTask& task = m_tasks.at(*it);
             if (task.involved.contains(volunteer.volunteerId) || !fits(task, volunteer) ||
                 !mayTake(task.id))
+                continue;
+            if (pass < 2 && seenAddress(task))
                 continue;
             if (pass == 0 && seenBackend(task))
                 continue;

@@ -27,12 +27,16 @@ struct GraphTask {
     std::size_t chunk = 0;
     std::vector<Replica> replicas;
     std::vector<std::uint64_t> replicaPeers;
-    std::set<std::string> involved; // volunteers with a replica, lease or failure
+    std::set<std::string> involved;  // volunteers with a replica, lease or failure
+    std::set<std::string> addresses; // the network addresses they took it from
     std::int64_t lastAttempt = 0;
     bool judging = false;
     bool nodeComputing = false;
-    bool sampled = false;
-    bool deciding = false; // outputs being stored and verdicts committed
+    bool audited = false;     // the node recomputes it although the volunteers agreed
+    bool tiebreak = false;    // the node recomputes it because the volunteers disagreed
+    bool redeciding = false;  // decided, and rechecked because a volunteer of it was quarantined
+    bool nodeOutputs = false; // its decided outputs are the node's own computation
+    bool deciding = false;    // outputs being stored and verdicts committed
     bool decided = false;
     std::vector<core::Tensor> outputs;
 
@@ -52,7 +56,8 @@ struct GraphJob {
     bool merging = false;
     std::vector<core::Tensor> result;
     std::vector<std::string> inputDigests;
-    double verifySeconds = 0; // since this node started
+    std::int64_t redeciding = 0; // decided tasks being rechecked: the job waits for them
+    double verifySeconds = 0;    // since this node started
 };
 
 class GraphBook {
@@ -65,6 +70,8 @@ public:
     GraphJob* job(const std::string& jobId);
     GraphTask* task(std::int64_t taskId);
     GraphJob& jobOf(const GraphTask& task) { return m_jobs.at(task.jobId); }
+    // Every task of every job, in id order.
+    std::vector<std::int64_t> taskIds() const;
 
     bool hasQueued() const { return !m_queue.empty(); }
     void queueOpinion(std::int64_t taskId) { m_queue.push_back(taskId); }
@@ -72,7 +79,8 @@ public:
     // Whether the volunteer lends enough memory for the task's chunk.
     bool fits(const GraphTask& task, const VolunteerInfo& volunteer) const;
     // Takes the queued opinion this volunteer should give: a task it was not involved in that
-    // fits, preferring one no replica or lease of its backend has seen. nullptr when none.
+    // fits, preferring one no volunteer on its network address has taken, then one no replica or
+    // lease of its backend has seen. nullptr when none.
     // Tasks `mayTake` refuses (the scheduler's filter) are skipped.
     using LeasedOnBackend = std::function<bool(std::int64_t task, const std::string& backend)>;
     GraphTask* takeFor(const VolunteerInfo& volunteer, const LeasedOnBackend& leasedOnBackend,

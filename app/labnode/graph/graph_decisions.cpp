@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
+#include <set>
 
 #include <boost/asio/post.hpp>
 #include <boost/json.hpp>
 
 #include "goblin/reference/graph_executor.hpp"
 #include "graph_blobs.hpp"
+#include "graph_store.hpp"
 
 namespace goblin::labnode {
 
@@ -24,11 +27,10 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 } // namespace
 
 GraphDecisions::GraphDecisions(NodeContext& context, GraphBook& book, Scheduler& scheduler,
-                               VerdictPath& verdicts, PeerRegistry& peers, double sampleRate,
-                               std::uint64_t seed, Hooks hooks)
+                               VerdictPath& verdicts, PeerRegistry& peers, TrustBook& trust,
+                               Hooks hooks)
     : m_context(context), m_book(book), m_scheduler(scheduler), m_verdicts(verdicts),
-      m_peers(peers), m_sampleRate(sampleRate), m_random(seed != 0 ? seed : std::random_device{}()),
-      m_hooks(std::move(hooks)) {}
+      m_peers(peers), m_trust(trust), m_hooks(std::move(hooks)) {}
 
 void GraphDecisions::addReplica(GraphTask& task, Replica replica, std::uint64_t peer) {
     task.replicas.push_back(std::move(replica));
@@ -67,6 +69,8 @@ void GraphDecisions::rejectMalformed(GraphTask& task, const Lease& lease,
 }
 
 void GraphDecisions::judge(GraphTask& task) {
+    if (!task.judging && !task.settled())
+        dropQuarantined(task);
     const bool nodeReplica = std::any_of(task.replicas.begin(), task.replicas.end(),
                                          [](const Replica& replica) { return replica.fromNode(); });
     // Two opinions are needed, unless the node computed it (the node's answer is trusted).
@@ -99,22 +103,29 @@ void GraphDecisions::onJudged(std::int64_t taskId, std::size_t judgedCount, Judg
     if (task.replicas.size() != judgedCount)
         return judge(task); // another replica arrived meanwhile: judge them all
     switch (judgement.decision) {
-    case Decision::NeedAnotherVolunteer:
-        m_context.log("graph task " + std::to_string(task.id) +
-                      ": the volunteers disagree; asking for another opinion");
-        return m_hooks.wantOpinion(task);
     case Decision::NeedNodeReference:
         m_context.log("graph task " + std::to_string(task.id) +
-                      ": no two volunteers agree; the node computes it");
+                      ": the volunteers disagree; the node decides");
+        task.tiebreak = true;
         return computeOnNode(task);
     case Decision::Decided:
         break;
     }
-    const bool nodeDecided = task.replicas[judgement.decisive].fromNode();
-    std::bernoulli_distribution sample(std::clamp(m_sampleRate, 0.0, 1.0));
-    if (!nodeDecided && !task.sampled && sample(m_random)) {
-        task.sampled = true;
-        return computeOnNode(task);
+    if (dropQuarantined(task))
+        return judge(task); // a volunteer of it was caught meanwhile
+    if (!task.replicas[judgement.decisive].fromNode() && !task.audited) {
+        std::vector<std::string> volunteers;
+        std::set<std::string> addresses;
+        for (const Replica& replica : task.replicas) {
+            volunteers.push_back(replica.volunteerId);
+            addresses.insert(replica.address);
+        }
+        const bool sharedAddress = addresses.size() < task.replicas.size();
+        // Drawn now, after the results are in: nothing a volunteer saw could have told it.
+        if (m_trust.chooseAudit(volunteers, sharedAddress)) {
+            task.audited = true;
+            return computeOnNode(task);
+        }
     }
     decide(task, std::move(judgement));
 }
@@ -177,6 +188,10 @@ void GraphDecisions::decide(GraphTask& task, Judgement judgement) {
             if (!stored)
                 return m_hooks.failJob(
                     job, Error{ErrorCode::Internal, "storing outputs: " + stored.error().message});
+            if (dropQuarantined(*found)) { // caught while its outputs were stored
+                found->deciding = false;
+                return judge(*found);
+            }
             commitDecision(taskId, judgement, json::serialize(*stored));
         });
     });
@@ -185,10 +200,7 @@ void GraphDecisions::decide(GraphTask& task, Judgement judgement) {
 void GraphDecisions::commitDecision(std::int64_t taskId, const Judgement& judgement,
                                     std::string storedOutputs) {
     GraphTask& task = *m_book.task(taskId);
-    const bool nodeDecided = task.replicas[judgement.decisive].fromNode();
-    const std::string method = !nodeDecided   ? "replica-agreement"
-                               : task.sampled ? "node-sample"
-                                              : "node-tiebreak";
+    const std::string method = methodOf(task, judgement);
     VerdictBatch batch;
     for (std::size_t i = 0; i < task.replicas.size(); ++i) {
         const Replica& replica = task.replicas[i];
@@ -211,6 +223,7 @@ void GraphDecisions::commitDecision(std::int64_t taskId, const Judgement& judgem
         decided.deciding = false;
         decided.decided = true;
         decided.outputs = decided.replicas[decisive].outputs;
+        decided.nodeOutputs = decided.replicas[decisive].fromNode();
         for (const VerdictBatch::Entry& entry : verdicts)
             if (!entry.record.accepted)
                 m_context.log("graph task " + std::to_string(taskId) + " attempt " +
@@ -226,6 +239,144 @@ void GraphDecisions::commitDecision(std::int64_t taskId, const Judgement& judgem
                         Error{ErrorCode::Internal, error.message});
     };
     m_verdicts.commitNow(std::move(batch));
+}
+
+std::string GraphDecisions::methodOf(const GraphTask& task, const Judgement& judgement) const {
+    if (!task.replicas[judgement.decisive].fromNode())
+        return "replica-agreement";
+    if (task.audited)
+        return "node-audit";
+    return task.tiebreak ? "node-tiebreak" : "node-compute";
+}
+
+bool GraphDecisions::dropQuarantined(GraphTask& task) {
+    VerdictBatch batch;
+    int dropped = 0;
+    for (std::size_t i = task.replicas.size(); i-- > 0;) {
+        const Replica& replica = task.replicas[i];
+        if (replica.fromNode() || !m_trust.isQuarantined(replica.volunteerId))
+            continue;
+        batch.verdicts.push_back(
+            {task.replicaPeers[i],
+             VerdictRecord{std::string(kOp), task.id, replica.attempt, replica.volunteerId,
+                           replica.backend, false, "quarantine", INFINITY, 0, 0,
+                           m_trust.quarantineReason(replica.volunteerId), 0,
+                           replica.computeSeconds}});
+        task.replicas.erase(task.replicas.begin() + static_cast<std::ptrdiff_t>(i));
+        task.replicaPeers.erase(task.replicaPeers.begin() + static_cast<std::ptrdiff_t>(i));
+        ++dropped;
+    }
+    if (dropped == 0)
+        return false;
+    batch.failed = [this, taskId = task.id](const VerdictBatch&, const Error& error) {
+        m_context.log("graph task " + std::to_string(taskId) +
+                      ": could not record a quarantined replica's verdict (" + error.message + ")");
+    };
+    m_verdicts.commitNow(std::move(batch));
+    m_context.log("graph task " + std::to_string(task.id) + ": " + std::to_string(dropped) +
+                  " replica(s) of quarantined volunteers dropped; asking again");
+    for (int i = 0; i < dropped; ++i)
+        m_hooks.wantOpinion(task);
+    return true;
+}
+
+void GraphDecisions::onQuarantined(const std::string& volunteerId) {
+    for (std::int64_t taskId : m_book.taskIds()) {
+        GraphTask* task = m_book.task(taskId);
+        if (!task || !task->involved.contains(volunteerId) ||
+            m_book.jobOf(*task).state != "running")
+            continue;
+        if (!task->settled()) {
+            // In-flight comparisons and node computations drop it when they come back.
+            if (!task->judging && !task->nodeComputing)
+                judge(*task);
+            continue;
+        }
+        const bool contributed =
+            std::any_of(task->replicas.begin(), task->replicas.end(),
+                        [&](const Replica& replica) { return replica.volunteerId == volunteerId; });
+        if (task->decided && !task->nodeOutputs && contributed && !task->redeciding)
+            recheck(*task);
+    }
+}
+
+void GraphDecisions::recheck(GraphTask& task) {
+    task.redeciding = true;
+    GraphJob& job = m_book.jobOf(task);
+    ++job.redeciding;
+    const GraphChunk& chunk = job.chunks[task.chunk];
+    asio::post(m_context.workers, [this, taskId = task.id, graph = chunk.graph, plan = chunk.plan,
+                                   inputs = valuesOf(chunk.inputs)] {
+        const auto start = std::chrono::steady_clock::now();
+        auto outputs = reference::runGraph(graph, plan, inputs);
+        const double seconds = secondsSince(start);
+        asio::post(m_context.core, [this, taskId, outputs = std::move(outputs), seconds]() mutable {
+            onRechecked(taskId, std::move(outputs), seconds);
+        });
+    });
+}
+
+void GraphDecisions::onRechecked(std::int64_t taskId, Expected<std::vector<core::Tensor>> reference,
+                                 double seconds) {
+    GraphTask* found = m_book.task(taskId);
+    if (!found)
+        return;
+    GraphTask& task = *found;
+    GraphJob& job = m_book.jobOf(task);
+    task.redeciding = false;
+    --job.redeciding;
+    job.verifySeconds += seconds;
+    if (!reference)
+        return m_hooks.failJob(job, reference.error());
+    std::vector<Replica> replicas = task.replicas;
+    Replica node;
+    node.backend = "node-reference";
+    node.outputs = std::move(*reference);
+    replicas.push_back(node);
+    const GraphChunk& chunk = job.chunks[task.chunk];
+    const Judgement judgement = judgeReplicas(chunk.tolerances, replicas);
+    std::vector<std::pair<std::int64_t, std::string>> overturned; // attempt, volunteer
+    for (std::size_t i = 0; i + 1 < replicas.size(); ++i)
+        if (!judgement.verdicts[i].accepted)
+            overturned.emplace_back(replicas[i].attempt, replicas[i].volunteerId);
+    std::optional<std::string> stored;
+    if (!overturned.empty()) {
+        // The decided outputs came from a replica the node now rejects: the node's replace them.
+        auto tensors = storeTensors(m_context.blobs, node.outputs);
+        if (!tensors)
+            return m_hooks.failJob(job, Error{ErrorCode::Internal, tensors.error().message});
+        stored = json::serialize(*tensors);
+    }
+    Database& db = m_context.store.database();
+    auto written = [&]() -> Expected<void> {
+        auto transaction = Transaction::begin(db);
+        if (!transaction)
+            return tl::unexpected(transaction.error());
+        for (const auto& [attempt, volunteer] : overturned)
+            if (auto ok = overturnGraphVerdict(db, taskId, attempt, volunteer, "node-recheck",
+                                               "the node's recheck after a quarantine disagrees");
+                !ok)
+                return ok;
+        if (stored)
+            if (auto ok = replaceGraphTaskOutputs(db, taskId, *stored); !ok)
+                return ok;
+        return transaction->commit();
+    }();
+    if (!written)
+        return m_hooks.failJob(job, Error{ErrorCode::Internal, written.error().message});
+    if (stored) {
+        task.outputs = node.outputs;
+        task.nodeOutputs = true;
+    }
+    m_context.log("graph task " + std::to_string(taskId) + " rechecked by the node: " +
+                  (overturned.empty() ? std::string("its outputs stand")
+                                      : std::to_string(overturned.size()) +
+                                            " accepted replica(s) overturned, outputs replaced"));
+    for (const auto& [attempt, volunteer] : overturned)
+        m_trust.quarantine(volunteer, "graph task " + std::to_string(taskId) + " attempt " +
+                                          std::to_string(attempt) +
+                                          " overturned by the node's recheck");
+    m_hooks.recheckDone(job);
 }
 
 } // namespace goblin::labnode

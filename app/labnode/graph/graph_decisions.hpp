@@ -1,19 +1,22 @@
 // How a graph task is decided: each replica that passed the shape gate is compared with the others
-// on a worker (replica_referee); disagreement asks for another opinion, no agreement (or a random
-// sample) has the node compute the task itself; the decision's outputs are stored on a worker and
-// its verdicts committed through the VerdictPath. Owned by GraphJobs, which it calls back through
-// Hooks. Core thread; comparisons, node computations and output storage run on the worker pool.
+// on a worker (replica_referee); any disagreement has the node compute the task itself (a
+// tie-break), and agreement is audited by the node at the rate the volunteers' trust asks for
+// (trust_book.hpp), drawn from the CSPRNG after the results are in. The decision's outputs are
+// stored on a worker and its verdicts committed through the VerdictPath. When a volunteer is
+// quarantined, every task of a running job it took part in is decided again without it. Owned by
+// GraphJobs, which it calls back through Hooks. Core thread; comparisons, node computations and
+// output storage run on the worker pool.
 #pragma once
 
 #include <cstdint>
 #include <functional>
-#include <random>
 #include <string>
 
 #include "graph_book.hpp"
 #include "job_kind.hpp"
 #include "node_context.hpp"
 #include "scheduler.hpp"
+#include "trust_book.hpp"
 #include "verdict_path.hpp"
 
 namespace goblin::labnode {
@@ -24,11 +27,11 @@ public:
         std::function<void(GraphTask&)> wantOpinion; // one more volunteer, or the node
         std::function<void(GraphTask&)> decided;     // its verdicts are committed
         std::function<void(GraphJob&, const Error&)> failJob;
+        std::function<void(GraphJob&)> recheckDone; // a decided task's recheck finished
     };
 
     GraphDecisions(NodeContext& context, GraphBook& book, Scheduler& scheduler,
-                   VerdictPath& verdicts, PeerRegistry& peers, double sampleRate,
-                   std::uint64_t seed, Hooks hooks);
+                   VerdictPath& verdicts, PeerRegistry& peers, TrustBook& trust, Hooks hooks);
 
     // A replica that passed the shape gate.
     void addReplica(GraphTask& task, Replica replica, std::uint64_t peer);
@@ -36,6 +39,9 @@ public:
     void rejectMalformed(GraphTask& task, const Lease& lease, const std::string& backend,
                          double computeSeconds, const std::string& why);
     void computeOnNode(GraphTask& task);
+    // The volunteer was caught: drop its replicas from undecided tasks and recheck decided ones
+    // of running jobs it took part in.
+    void onQuarantined(const std::string& volunteerId);
 
 private:
     static constexpr std::string_view kOp = "graph";
@@ -44,14 +50,18 @@ private:
                   double seconds);
     void decide(GraphTask& task, Judgement judgement);
     void commitDecision(std::int64_t taskId, const Judgement& judgement, std::string storedOutputs);
+    bool dropQuarantined(GraphTask& task);
+    void recheck(GraphTask& task);
+    void onRechecked(std::int64_t taskId, Expected<std::vector<core::Tensor>> reference,
+                     double seconds);
+    std::string methodOf(const GraphTask& task, const Judgement& judgement) const;
 
     NodeContext& m_context;
     GraphBook& m_book;
     Scheduler& m_scheduler;
     VerdictPath& m_verdicts;
     PeerRegistry& m_peers;
-    double m_sampleRate;
-    std::mt19937_64 m_random;
+    TrustBook& m_trust;
     Hooks m_hooks;
 };
 

@@ -18,7 +18,7 @@ net::Message graphDoneMessage(Database& db, const FinishedGraph& job, std::int64
         {"kind", "graph"},
         {"tasks", job.tasks},
         {"verdicts", json::object{{"accepted", counts.accepted}, {"rejected", counts.rejected}}},
-        {"node_recomputed", counts.sampled},
+        {"node_recomputed", counts.audited},
         {"node_caught", counts.caught},
         {"node_tiebreaks", counts.tiebreaks},
         {"volunteers", counts.volunteers},

@@ -42,19 +42,27 @@ std::optional<std::string> malformed(const GraphChunk& chunk,
 } // namespace
 
 GraphJobs::GraphJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk& desk,
-                     Scheduler& scheduler, VerdictPath& verdicts, GraphJobSettings settings)
-    : m_context(context), m_peers(peers), m_desk(desk), m_scheduler(scheduler),
-      m_verdicts(verdicts), m_settings(std::move(settings)), m_random(std::random_device{}()),
-      m_decisions(context, m_book, scheduler, verdicts, peers, m_settings.sampleRate,
-                  m_settings.seed,
-                  GraphDecisions::Hooks{
-                      [this](GraphTask& task) { queueOpinion(task); },
-                      [this](GraphTask& task) { onDecided(task); },
-                      [this](GraphJob& job, const Error& error) { failJob(job, error); }}) {}
+                     Scheduler& scheduler, VerdictPath& verdicts, TrustBook& trust,
+                     GraphJobSettings settings)
+    : m_context(context), m_peers(peers), m_desk(desk), m_scheduler(scheduler), m_trust(trust),
+      m_verdicts(verdicts), m_settings(std::move(settings)),
+      m_decisions(
+          context, m_book, scheduler, verdicts, peers, trust,
+          GraphDecisions::Hooks{[this](GraphTask& task) { queueOpinion(task); },
+                                [this](GraphTask& task) { onDecided(task); },
+                                [this](GraphJob& job, const Error& error) { failJob(job, error); },
+                                [this](GraphJob& job) { onRecheckDone(job); }}) {
+    trust.addQuarantineListener([this](const std::string& volunteerId, const std::string&) {
+        m_decisions.onQuarantined(volunteerId);
+    });
+}
 
 std::vector<const Peer*> GraphJobs::graphVolunteers() const {
     std::vector<const Peer*> volunteers = m_peers.volunteers();
-    std::erase_if(volunteers, [](const Peer* peer) { return !peer->volunteer.graphs; });
+    // A quarantined volunteer may still be connected for a moment: it is never asked again.
+    std::erase_if(volunteers, [this](const Peer* peer) {
+        return !peer->volunteer.graphs || m_trust.isQuarantined(peer->volunteer.volunteerId);
+    });
     return volunteers;
 }
 
@@ -111,7 +119,7 @@ void GraphJobs::submit(const ResearcherRequest& request, Message message) {
 }
 
 void GraphJobs::createJob(const ResearcherRequest& request, GraphIntake intake) {
-    GraphJobRow row{randomId("g-", m_random),
+    GraphJobRow row{randomId("g-", m_context.random),
                     request.researcherId,
                     "running",
                     static_cast<std::int64_t>(intake.chunks.size()),
@@ -200,6 +208,7 @@ std::optional<TaskClaim> GraphJobs::claimTaskFor(const Peer& peer, const TaskFil
     if (!task)
         return std::nullopt;
     task->involved.insert(volunteer.volunteerId);
+    task->addresses.insert(volunteer.address);
     return TaskClaim{task->id, ++task->lastAttempt};
 }
 
@@ -232,8 +241,9 @@ void GraphJobs::onLeaseLost(const Lease& lease, LeaseLoss why, const std::string
         return;
     GraphTask& task = *found;
     std::string what = detail;
-    // It stays involved: the scheduler never gives it this task again (not after a reconnect).
     if (why == LeaseLoss::Disconnected) {
+        // It may come back for it, unless the scheduler bars it (it held the lease too long).
+        task.involved.erase(lease.volunteerId);
         what = "volunteer disconnected";
     } else if (why == LeaseLoss::TaskError) {
         what = "could not compute it: " + detail;
@@ -265,6 +275,8 @@ void GraphJobs::onResult(const Lease& lease, Message message) {
     replica.backend =
         net::requireString(message.control, "backend").value_or(lease.backend).substr(0, 64);
     replica.computeSeconds = net::requireNumber(message.control, "compute_seconds").value_or(0.0);
+    if (const Peer* sender = m_peers.find(lease.peer))
+        replica.address = sender->volunteer.address;
     if (auto wrong = malformed(chunk, message.tensors))
         return m_decisions.rejectMalformed(task, lease, replica.backend, replica.computeSeconds,
                                            *wrong);
@@ -295,9 +307,14 @@ void GraphJobs::failJob(GraphJob& job, const Error& error) {
     m_desk.reportFailure(job.id, error);
 }
 
+void GraphJobs::onRecheckDone(GraphJob& job) {
+    if (job.state == "running" && job.done == static_cast<std::int64_t>(job.taskIds.size()))
+        finishJob(job);
+}
+
 void GraphJobs::finishJob(GraphJob& job) {
-    if (job.merging)
-        return;
+    if (job.merging || job.redeciding > 0)
+        return; // a recheck's end finishes it
     job.merging = true;
     std::vector<std::vector<core::Tensor>> outputs;
     for (std::int64_t taskId : job.taskIds)
@@ -322,6 +339,8 @@ void GraphJobs::onMerged(const std::string& jobId, Expected<std::vector<core::Te
         return failJob(job, merged.error());
     if (job.state != "running")
         return;
+    if (job.redeciding > 0)
+        return; // a task is being rechecked: its end merges again
     job.result = std::move(*merged);
     job.state = "done";
     Database& db = m_context.store.database();
@@ -329,7 +348,7 @@ void GraphJobs::onMerged(const std::string& jobId, Expected<std::vector<core::Te
     const GraphSummaryCounts counts = graphSummaryCounts(db, job.id);
     m_context.log("graph job " + job.id + " done: " + std::to_string(counts.accepted) +
                   " replica(s) accepted, " + std::to_string(counts.rejected) + " rejected, " +
-                  std::to_string(counts.sampled) + " task(s) recomputed by the node (" +
+                  std::to_string(counts.audited) + " task(s) recomputed by the node (" +
                   std::to_string(counts.caught) + " caught)");
     m_desk.deliverToWatchers(job.id, [&](std::uint64_t peer) { deliver(peer, job, 0); });
     // Inputs and per-task outputs are no longer needed; the merged result stays until release.

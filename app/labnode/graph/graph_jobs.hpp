@@ -1,6 +1,7 @@
 // The graph job kind: each task (a chunk of the researcher's graph) is computed by two different
-// volunteers (different backends where possible) and compared; a third opinion on disagreement;
-// the node's own CPU reference as the tiebreak and on a random sample; verdicts committed through
+// volunteers (different addresses and backends where possible) and compared; the node's own CPU
+// reference decides any disagreement and audits agreement at the rate trust asks for; a
+// quarantined volunteer's tasks are decided again without it; verdicts committed through
 // the VerdictPath, outputs merged and delivered (docs/protocol.md, "Graph jobs"). Inputs and each
 // task's accepted outputs are blobs, so a restarted node resumes graph jobs (recover()). Core
 // thread; comparisons, node recomputations, output storage and merges run on the worker pool.
@@ -8,7 +9,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -22,20 +22,19 @@
 #include "replica_referee.hpp"
 #include "researcher_desk.hpp"
 #include "scheduler.hpp"
+#include "trust_book.hpp"
 #include "verdict_path.hpp"
 
 namespace goblin::labnode {
 
 struct GraphJobSettings {
     GraphIntakeSettings intake;
-    double sampleRate = 0.1; // share of decided tasks the node recomputes itself
-    std::uint64_t seed = 0;  // 0: random (the node's sample)
 };
 
 class GraphJobs final : public JobKind {
 public:
     GraphJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk& desk, Scheduler& scheduler,
-              VerdictPath& verdicts, GraphJobSettings settings);
+              VerdictPath& verdicts, TrustBook& trust, GraphJobSettings settings);
 
     std::string_view taskOp() const override { return "graph"; }
     std::string_view submitType() const override { return "submit_graph"; }
@@ -66,6 +65,7 @@ private:
     void queueOpinion(GraphTask& task);
     void onDecided(GraphTask& task);
     void finishJob(GraphJob& job);
+    void onRecheckDone(GraphJob& job);
     void onMerged(const std::string& jobId, Expected<std::vector<core::Tensor>> merged);
     void deliver(std::uint64_t peer, const GraphJob& job, std::int64_t requestId);
     void failJob(GraphJob& job, const Error& error);
@@ -75,9 +75,9 @@ private:
     PeerRegistry& m_peers;
     ResearcherDesk& m_desk;
     Scheduler& m_scheduler;
+    TrustBook& m_trust;
     VerdictPath& m_verdicts;
     GraphJobSettings m_settings;
-    std::mt19937_64 m_random;
     GraphBook m_book;
     GraphDecisions m_decisions;
 };

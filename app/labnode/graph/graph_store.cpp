@@ -31,6 +31,36 @@ Expected<void> setGraphTaskAccepted(Database& db, std::int64_t taskId, const std
     return {};
 }
 
+Expected<void> replaceGraphTaskOutputs(Database& db, std::int64_t taskId,
+                                       const std::string& outputs) {
+    auto update =
+        db.prepare("UPDATE graph_tasks SET outputs = ? WHERE id = ? AND state = 'accepted'");
+    if (auto ok = update.bind(1, outputs).bind(2, taskId).run(); !ok)
+        return ok;
+    if (db.changes() != 1)
+        return makeError(ErrorCode::Internal,
+                         "graph task " + std::to_string(taskId) + " is not decided");
+    return {};
+}
+
+Expected<void> overturnGraphVerdict(Database& db, std::int64_t taskId, std::int64_t attempt,
+                                    const std::string& volunteerId, const std::string& method,
+                                    const std::string& reason) {
+    auto update =
+        db.prepare("UPDATE graph_results SET verdict = 'rejected', method = ?, "
+                   "reason = ? WHERE task_id = ? AND attempt = ? AND verdict = 'accepted'");
+    update.bind(1, method).bind(2, reason).bind(3, taskId).bind(4, attempt);
+    if (auto ok = update.run(); !ok)
+        return ok;
+    if (db.changes() != 1)
+        return {};
+    return db
+        .prepare("UPDATE volunteers SET accepted = accepted - 1, rejected = rejected + 1 "
+                 "WHERE id = ?")
+        .bind(1, volunteerId)
+        .run();
+}
+
 Expected<void> setGraphJobState(Database& db, const std::string& id, const std::string& state,
                                 double now) {
     auto update =
@@ -91,10 +121,11 @@ GraphSummaryCounts graphSummaryCounts(Database& db, const std::string& jobId) {
         "SELECT coalesce(sum(r.verdict = 'accepted'), 0), coalesce(sum(r.verdict = 'rejected'), "
         "0), "
         "count(DISTINCT CASE WHEN r.verdict = 'accepted' THEN r.volunteer_id END), "
-        "count(DISTINCT CASE WHEN r.method = 'node-sample' THEN r.task_id END), "
-        "count(DISTINCT CASE WHEN r.method = 'node-sample' AND r.verdict = 'rejected' THEN "
+        "count(DISTINCT CASE WHEN r.method = 'node-audit' THEN r.task_id END), "
+        "count(DISTINCT CASE WHEN r.method = 'node-audit' AND r.verdict = 'rejected' THEN "
         "r.task_id END), "
-        "count(DISTINCT CASE WHEN r.method = 'node-tiebreak' THEN r.task_id END), "
+        "count(DISTINCT CASE WHEN r.method IN ('node-tiebreak', 'node-compute') THEN r.task_id "
+        "END), "
         "coalesce(max(CASE WHEN r.verdict = 'accepted' THEN r.disagreement_ratio END), 0) "
         "FROM graph_results r JOIN graph_tasks t ON t.id = r.task_id WHERE t.job_id = ?");
     totals.bind(1, jobId);
@@ -102,7 +133,7 @@ GraphSummaryCounts graphSummaryCounts(Database& db, const std::string& jobId) {
         counts.accepted = totals.columnInt(0);
         counts.rejected = totals.columnInt(1);
         counts.volunteers = totals.columnInt(2);
-        counts.sampled = totals.columnInt(3);
+        counts.audited = totals.columnInt(3);
         counts.caught = totals.columnInt(4);
         counts.tiebreaks = totals.columnInt(5);
         counts.worstRatio = totals.columnDouble(6);
@@ -114,7 +145,7 @@ GraphSummaryCounts graphSummaryCounts(Database& db, const std::string& jobId) {
     while (backends.step().value_or(false))
         counts.backends.emplace_back(backends.columnText(0), backends.columnInt(1));
     // Tasks the node decided itself carry its reference computation.
-    if (const auto decided = counts.sampled + counts.tiebreaks; decided > 0)
+    if (const auto decided = counts.audited + counts.tiebreaks; decided > 0)
         counts.backends.emplace_back("node-reference", decided);
     return counts;
 }

@@ -34,7 +34,7 @@ struct GraphTaskRow {
 // Counts for a graph job's summary, from its recorded verdicts.
 struct GraphSummaryCounts {
     std::int64_t accepted = 0, rejected = 0, volunteers = 0;
-    std::int64_t sampled = 0, caught = 0, tiebreaks = 0;
+    std::int64_t audited = 0, caught = 0, tiebreaks = 0; // tasks the node audited, caught, decided
     double worstRatio = 0;
     std::vector<std::pair<std::string, std::int64_t>> backends;
 };
@@ -42,6 +42,13 @@ struct GraphSummaryCounts {
 Expected<void> insertGraphJob(Database& db, const GraphJobRow& job);
 Expected<std::int64_t> insertGraphTask(Database& db, const std::string& jobId, std::int64_t chunk);
 Expected<void> setGraphTaskAccepted(Database& db, std::int64_t taskId, const std::string& outputs);
+// A decided task rechecked by the node: its outputs become the node's.
+Expected<void> replaceGraphTaskOutputs(Database& db, std::int64_t taskId,
+                                       const std::string& outputs);
+// An accepted replica found wrong afterwards: rejected, and its volunteer's counters moved.
+Expected<void> overturnGraphVerdict(Database& db, std::int64_t taskId, std::int64_t attempt,
+                                    const std::string& volunteerId, const std::string& method,
+                                    const std::string& reason);
 Expected<void> setGraphJobState(Database& db, const std::string& id, const std::string& state,
                                 double now);
 std::optional<GraphJobRow> graphJob(Database& db, const std::string& id);

@@ -1,10 +1,14 @@
-// Decides a graph task from its replicas: two volunteers that agree (under the outputs'
-// tolerances) carry it; on disagreement a third opinion is asked for; when no two volunteers agree,
-// the node's own CPU reference decides. A replica computed by the node is trusted: whoever
-// disagrees with it loses. Pure; any thread.
+// Decides a graph task from its replicas. Canonical backends (the CPU reference and the OpenCL
+// graph executor, which share goblin_math.h and fixed orders, and the node's own reference) must
+// agree bit for bit; the outputs' derived tolerances apply only when a replica comes from a
+// backend that is not canonical. All volunteer replicas agreeing decides the task; any
+// disagreement means someone is wrong, so the node's reference decides (a third volunteer could be
+// the liar's own second identity). A replica the node computed is trusted: whoever disagrees with
+// it loses. Pure; any thread.
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "goblin/core/tensor.hpp"
@@ -16,6 +20,7 @@ struct Replica {
     std::int64_t attempt = 0;
     std::string volunteerId; // empty for the node's own computation
     std::string backend;
+    std::string address; // the volunteer's network address when it sent the result
     double computeSeconds = 0;
     std::vector<core::Tensor> outputs;
     bool fromNode() const { return volunteerId.empty(); }
@@ -23,19 +28,20 @@ struct Replica {
 
 struct ReplicaVerdict {
     bool accepted = false;
-    double ratio = 0; // worst |Δ|/bound against the decisive replica
+    double ratio = 0; // worst |Δ|/bound against the decisive replica (0: bit for bit)
     std::string reason;
 };
 
-enum class Decision { NeedAnotherVolunteer, NeedNodeReference, Decided };
+enum class Decision { NeedNodeReference, Decided };
 
 struct Judgement {
-    Decision decision = Decision::NeedAnotherVolunteer;
+    Decision decision = Decision::NeedNodeReference;
     std::size_t decisive = 0;             // index of the replica whose outputs are the result
     std::vector<ReplicaVerdict> verdicts; // per replica, when decided
 };
 
-inline constexpr std::size_t kVolunteerOpinions = 3; // two, and a third on disagreement
+// "cpu-reference", "opencl-graph", "node-reference".
+bool isCanonicalBackend(std::string_view backend);
 
 Judgement judgeReplicas(const std::vector<verify::OutputTolerance>& tolerances,
                         const std::vector<Replica>& replicas);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <map>
 
@@ -99,22 +100,42 @@ double compareFloats(std::span<const T> a, std::span<const T> b, double budget, 
 
 std::vector<OutputTolerance> outputTolerances(const core::graph::Graph& graph,
                                               const core::graph::GraphPlan& plan) {
-    // Budgets add along the ancestry: a value's budget is its own op's plus its arguments'.
-    std::map<core::graph::ValueId, double> budgets;
-    for (const auto& input : graph.inputs)
-        budgets[input.id] = 0;
-    for (const auto& constant : graph.constants)
-        budgets[constant.id] = 0;
-    for (std::size_t index : plan.order) {
-        const auto& node = graph.nodes[index];
-        double budget = nodeBudget(node, plan.specs);
-        for (auto arg : node.args)
-            budget += budgets.at(arg);
-        budgets[node.id] = budget;
+    // An output's budget is the sum of its ancestors' own budgets, each ancestor counted once
+    // however many paths lead from it to the output (summing per path grows exponentially with
+    // the depth of a graph that reuses values, e.g. a backward pass). Ancestor sets are bitsets
+    // over the nodes in plan order (at most GraphLimits::maxNodes = 10k: 12.5 MB, OR-ed by word).
+    std::map<core::graph::ValueId, std::size_t> position;
+    for (std::size_t at = 0; at < plan.order.size(); ++at)
+        position[graph.nodes[plan.order[at]].id] = at;
+    const std::size_t count = plan.order.size();
+    const std::size_t words = (count + 63) / 64;
+    std::vector<std::uint64_t> ancestors(count * words, 0);
+    std::vector<double> own(count, 0);
+    for (std::size_t at = 0; at < count; ++at) {
+        const auto& node = graph.nodes[plan.order[at]];
+        own[at] = nodeBudget(node, plan.specs);
+        std::uint64_t* mine = ancestors.data() + at * words;
+        mine[at / 64] |= std::uint64_t{1} << (at % 64);
+        for (auto arg : node.args) {
+            const auto found = position.find(arg);
+            if (found == position.end())
+                continue; // an input or a constant: exact
+            const std::uint64_t* inherited = ancestors.data() + found->second * words;
+            for (std::size_t w = 0; w < words; ++w)
+                mine[w] |= inherited[w];
+        }
     }
     std::vector<OutputTolerance> tolerances;
-    for (auto id : graph.outputs)
-        tolerances.push_back({plan.specs.at(id), budgets.at(id)});
+    for (auto id : graph.outputs) {
+        double budget = 0; // an input or a constant given as an output is exact
+        if (const auto found = position.find(id); found != position.end()) {
+            const std::uint64_t* mine = ancestors.data() + found->second * words;
+            for (std::size_t i = 0; i < count; ++i)
+                if ((mine[i / 64] >> (i % 64)) & 1u)
+                    budget += own[i];
+        }
+        tolerances.push_back({plan.specs.at(id), budget});
+    }
     return tolerances;
 }
 

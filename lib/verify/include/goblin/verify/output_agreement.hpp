@@ -19,7 +19,8 @@ struct OutputTolerance {
     // Rounding budget in units of u: 0 means bit for bit (NaN matches NaN). Otherwise
     // |a_i − b_i| ≤ budget·u·(|a_i| + |b_i| + max_j |a_j|): the sum over every inexact op on the
     // output's ancestry of its class's budget (ulps + ulpsPerReduced·K, or K + 2 for sum- and
-    // matmul-bound ops), a normwise bound that also covers cancellation.
+    // matmul-bound ops), each ancestor counted once however many paths lead from it; a normwise
+    // bound that also covers cancellation. Used only for a backend that is not canonical.
     double budget = 0;
 };
 
