@@ -31,7 +31,7 @@ CREATE TABLE IF NOT EXISTS results(
   task_id INTEGER NOT NULL, attempt INTEGER NOT NULL, volunteer_id TEXT NOT NULL, backend TEXT,
   verdict TEXT NOT NULL, method TEXT NOT NULL, error_ratio REAL, residual REAL, bound REAL,
   reason TEXT, verify_seconds REAL, compute_seconds REAL, created_at REAL NOT NULL,
-  PRIMARY KEY(task_id, attempt));
+  threshold REAL, PRIMARY KEY(task_id, attempt));
 -- A tile is merged at most once: the database refuses a second accepted result for a task.
 CREATE UNIQUE INDEX IF NOT EXISTS one_accepted_result ON results(task_id) WHERE verdict = 'accepted';
 -- Graph jobs (schema version 2): every task is computed by two volunteers and compared; each
@@ -85,6 +85,12 @@ DELETE FROM leases;
 UPDATE schema_version SET version = 3;
 )sql";
 
+// Version 3 → 4: a tile's verdict records the threshold its check accepted up to.
+constexpr const char* kMigrateTo4 = R"sql(
+ALTER TABLE results ADD COLUMN threshold REAL;
+UPDATE schema_version SET version = 4;
+)sql";
+
 } // namespace
 
 NodeStore::NodeStore(const std::string& path) : m_db(path) {
@@ -109,9 +115,14 @@ void NodeStore::migrate() {
             throw std::runtime_error(ok.error().message);
         return;
     }
-    // Version 1 lacked the graph tables and version 2 the task_leases table, created above.
-    if (*version == 1 || *version == 2) {
-        if (auto ok = m_db.execute(std::string("BEGIN;") + kMigrateTo3 + "COMMIT;"); !ok)
+    // Version 1 lacked the graph tables and version 2 the task_leases table, created above;
+    // version 3 the results' threshold column.
+    if (*version >= 1 && *version <= 3) {
+        std::string steps = "BEGIN;";
+        if (*version < 3)
+            steps += kMigrateTo3;
+        steps += kMigrateTo4;
+        if (auto ok = m_db.execute(steps + "COMMIT;"); !ok)
             throw std::runtime_error(ok.error().message);
         return;
     }

@@ -13,7 +13,7 @@
 
 namespace goblin::labnode {
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 struct VolunteerRecord {
     std::string id;

@@ -9,14 +9,14 @@ Expected<void> insertTileVerdict(Database& db, const VerdictRecord& verdict, dou
     auto insert =
         db.prepare("INSERT INTO results(task_id, attempt, volunteer_id, backend, verdict, method, "
                    "error_ratio, "
-                   "residual, bound, reason, verify_seconds, compute_seconds, created_at) "
-                   "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                   "residual, bound, reason, verify_seconds, compute_seconds, created_at, "
+                   "threshold) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     insert.bind(1, verdict.task).bind(2, verdict.attempt).bind(3, verdict.volunteerId);
     insert.bind(4, verdict.backend)
         .bind(5, std::string(verdict.accepted ? "accepted" : "rejected"));
     insert.bind(6, verdict.method).bind(7, verdict.ratio).bind(8, verdict.residual);
     insert.bind(9, verdict.bound).bind(10, verdict.reason).bind(11, verdict.verifySeconds);
-    insert.bind(12, verdict.computeSeconds).bind(13, now);
+    insert.bind(12, verdict.computeSeconds).bind(13, now).bind(14, verdict.threshold);
     if (auto ok = insert.run(); !ok)
         return ok;
     if (!verdict.accepted)

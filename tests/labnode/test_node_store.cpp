@@ -91,6 +91,7 @@ private Q_SLOTS:
     void init();
     void cleanup();
     void schemaVersionRow();
+    void version3GainsTheThresholdColumn();
     void walJournalMode();
     void researcherByTokenHash();
     void volunteers();
@@ -154,6 +155,29 @@ void TestNodeStore::schemaVersionRow() {
     // A database from an unknown version is refused at startup.
     QVERIFY(reopened.database().execute("UPDATE schema_version SET version = 99").has_value());
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, NodeStore{path()});
+}
+
+void TestNodeStore::version3GainsTheThresholdColumn() {
+    {
+        // A version 3 database: results without the threshold column, with a verdict in it.
+        NodeStore store(path());
+        goblin::labnode::Database& db = store.database();
+        QVERIFY(
+            db.execute("DROP TABLE results; CREATE TABLE results(task_id INTEGER NOT NULL, "
+                       "attempt INTEGER NOT NULL, volunteer_id TEXT NOT NULL, backend TEXT, "
+                       "verdict TEXT NOT NULL, method TEXT NOT NULL, error_ratio REAL, "
+                       "residual REAL, bound REAL, reason TEXT, verify_seconds REAL, "
+                       "compute_seconds REAL, created_at REAL NOT NULL, "
+                       "PRIMARY KEY(task_id, attempt)); INSERT INTO results VALUES(1, 1, 'v-1', "
+                       "'cpu', 'rejected', 'freivalds-f64', 3, 3, 1, 'off', 0, 0, 5); "
+                       "UPDATE schema_version SET version = 3")
+                .has_value());
+    }
+    NodeStore migrated(path());
+    QCOMPARE(queryInt(migrated, "SELECT version FROM schema_version"), std::int64_t{4});
+    QCOMPARE(queryInt(migrated, "SELECT count(*) FROM results WHERE threshold IS NULL"),
+             std::int64_t{1});
+    QCOMPARE(queryText(migrated, "SELECT reason FROM results"), std::string("off"));
 }
 
 void TestNodeStore::walJournalMode() {
