@@ -25,16 +25,15 @@ double TrustBook::rateOf(const std::string& volunteerId) {
     const TrustRecord& record = recordOf(volunteerId);
     if (record.quarantinedAt)
         return 1.0;
-    const std::int64_t history =
-        record.auditsPassed - m_settings.expiryPenalty * record.expiries;
+    const std::int64_t history = record.auditsPassed - m_settings.expiryPenalty * record.expiries;
     const double floor = std::clamp(m_settings.auditFloor, 0.0, 1.0);
     if (m_settings.probationAudits <= 0)
         return floor; // no probation: the lab chose so
     if (history < m_settings.probationAudits)
         return 1.0;
     // After probation the rate halves each time the history doubles, down to the floor.
-    return std::max(floor, static_cast<double>(m_settings.probationAudits) /
-                               static_cast<double>(history));
+    return std::max(floor,
+                    static_cast<double>(m_settings.probationAudits) / static_cast<double>(history));
 }
 
 double TrustBook::auditRate(const std::vector<std::string>& volunteers, bool sharedAddress) {

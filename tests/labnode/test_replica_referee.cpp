@@ -49,9 +49,8 @@ private Q_SLOTS:
 
     void canonicalReplicasMustBeEqual() {
         const core::Tensor y = goblin::testing::randomTensor(core::DType::F32, {4, 3}, 1);
-        const auto same = judgeReplicas(oneOutput(100),
-                                        {replica("v-a", "cpu-reference", y),
-                                         replica("v-b", "opencl-graph", y)});
+        const auto same = judgeReplicas(oneOutput(100), {replica("v-a", "cpu-reference", y),
+                                                         replica("v-b", "opencl-graph", y)});
         QCOMPARE(same.decision, Decision::Decided);
         QCOMPARE(same.verdicts.size(), std::size_t{2});
         QVERIFY(same.verdicts[0].accepted && same.verdicts[1].accepted);
@@ -77,9 +76,9 @@ private Q_SLOTS:
     void theNodeDecidesAgainstEveryone() {
         const core::Tensor y = goblin::testing::randomTensor(core::DType::F32, {4, 3}, 3);
         Replica node = replica("", "node-reference", y);
-        const auto judged = judgeReplicas(oneOutput(100), {replica("v-a", "opencl-graph", ulpOff(y)),
-                                                           replica("v-b", "opencl-graph", ulpOff(y)),
-                                                           node});
+        const auto judged =
+            judgeReplicas(oneOutput(100), {replica("v-a", "opencl-graph", ulpOff(y)),
+                                           replica("v-b", "opencl-graph", ulpOff(y)), node});
         QCOMPARE(judged.decision, Decision::Decided);
         QCOMPARE(judged.decisive, std::size_t{2});
         QVERIFY(!judged.verdicts[0].accepted && !judged.verdicts[1].accepted);
