@@ -75,6 +75,11 @@ CoordinatorSettings settings() {
     return chosen;
 }
 
+bool quarantined(NodeHarness& node, const std::string& volunteer) {
+    return queryInt(node.store, "SELECT count(*) FROM volunteer_trust WHERE volunteer_id = '" +
+                                    volunteer + "' AND quarantined_at IS NOT NULL") == 1;
+}
+
 std::string jobIdOf(const FakePeerLink& researcher) {
     return std::string(researcher.sentOfType("job_accepted").at(0).control.at("job").as_string());
 }
@@ -150,9 +155,7 @@ void TestGraphJobs::liarIsCaughtByTheNodeAndQuarantined() {
                                  "'node-tiebreak' AND verdict = 'rejected'") >= 1);
     QVERIFY(node.waitUntil([&] { return liar.link->closed().has_value(); }));
     QCOMPARE(liar.link->closed()->code, ErrorCode::Banned);
-    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM volunteer_trust WHERE volunteer_id = '" +
-                                      liarId + "' AND quarantined_at IS NOT NULL"),
-             std::int64_t{1});
+    QVERIFY(quarantined(node, liarId));
     QVERIFY(!first.link->closed().has_value());
 }
 
@@ -181,10 +184,7 @@ void TestGraphJobs::colludersOnProbationAreAuditedAndQuarantined() {
                                   "AND method IN ('node-audit', 'quarantine')"),
              std::int64_t{4});
     for (const std::string& id : ids)
-        QCOMPARE(
-            queryInt(node.store, "SELECT count(*) FROM volunteer_trust WHERE volunteer_id = '" +
-                                     id + "' AND quarantined_at IS NOT NULL"),
-            std::int64_t{1});
+        QVERIFY(quarantined(node, id));
     const auto summary = researcher->sentOfType("job_done")[0].control.at("summary").as_object();
     QVERIFY(summary.at("node_caught").to_number<std::int64_t>() >= 1);
 }
@@ -261,10 +261,7 @@ void TestGraphJobs::quarantineRechecksDecidedTasks() {
                                       " AND verdict = 'rejected' AND method = 'node-recheck'"),
              std::int64_t{2});
     for (const std::string& id : {oneId, twoId})
-        QCOMPARE(
-            queryInt(node.store, "SELECT count(*) FROM volunteer_trust WHERE volunteer_id = '" +
-                                     id + "' AND quarantined_at IS NOT NULL"),
-            std::int64_t{1});
+        QVERIFY(quarantined(node, id));
 }
 
 void TestGraphJobs::wrongShapeIsRejectedAtTheGate() {

@@ -134,35 +134,43 @@ void GraphDecisions::computeOnNode(GraphTask& task) {
     if (task.nodeComputing || task.settled())
         return;
     task.nodeComputing = true;
+    runReference(task, [this](std::int64_t taskId, Expected<std::vector<core::Tensor>> outputs,
+                              double seconds) {
+        GraphTask* found = m_book.task(taskId);
+        if (!found)
+            return;
+        GraphTask& current = *found;
+        current.nodeComputing = false;
+        GraphJob& job = m_book.jobOf(current);
+        job.verifySeconds += seconds;
+        if (!outputs) {
+            // The reference refuses the computation itself (integer division by zero …):
+            // no volunteer result can be right, and the job cannot finish.
+            return m_hooks.failJob(job, outputs.error());
+        }
+        Replica replica;
+        replica.backend = "node-reference";
+        replica.computeSeconds = seconds;
+        replica.outputs = std::move(*outputs);
+        current.replicas.push_back(std::move(replica));
+        current.replicaPeers.push_back(0);
+        // Outstanding opinions are no longer needed.
+        m_scheduler.withdraw(kOp, taskId);
+        m_book.dropQueued(taskId);
+        judge(current);
+    });
+}
+
+void GraphDecisions::runReference(const GraphTask& task, ReferenceDone done) {
     const GraphChunk& chunk = m_book.jobOf(task).chunks[task.chunk];
     asio::post(m_context.workers, [this, taskId = task.id, graph = chunk.graph, plan = chunk.plan,
-                                   inputs = valuesOf(chunk.inputs)] {
+                                   inputs = valuesOf(chunk.inputs), done = std::move(done)] {
         const auto start = std::chrono::steady_clock::now();
         auto outputs = reference::runGraph(graph, plan, inputs);
         const double seconds = secondsSince(start);
-        asio::post(m_context.core, [this, taskId, outputs = std::move(outputs), seconds]() mutable {
-            GraphTask* found = m_book.task(taskId);
-            if (!found)
-                return;
-            GraphTask& current = *found;
-            current.nodeComputing = false;
-            GraphJob& job = m_book.jobOf(current);
-            job.verifySeconds += seconds;
-            if (!outputs) {
-                // The reference refuses the computation itself (integer division by zero …):
-                // no volunteer result can be right, and the job cannot finish.
-                return m_hooks.failJob(job, outputs.error());
-            }
-            Replica replica;
-            replica.backend = "node-reference";
-            replica.computeSeconds = seconds;
-            replica.outputs = std::move(*outputs);
-            current.replicas.push_back(std::move(replica));
-            current.replicaPeers.push_back(0);
-            // Outstanding opinions are no longer needed.
-            m_scheduler.withdraw(kOp, taskId);
-            m_book.dropQueued(taskId);
-            judge(current);
+        asio::post(m_context.core, [taskId, outputs = std::move(outputs), seconds,
+                                    done = std::move(done)]() mutable {
+            done(taskId, std::move(outputs), seconds);
         });
     });
 }
@@ -304,16 +312,9 @@ void GraphDecisions::recheck(GraphTask& task) {
     task.redeciding = true;
     GraphJob& job = m_book.jobOf(task);
     ++job.redeciding;
-    const GraphChunk& chunk = job.chunks[task.chunk];
-    asio::post(m_context.workers, [this, taskId = task.id, graph = chunk.graph, plan = chunk.plan,
-                                   inputs = valuesOf(chunk.inputs)] {
-        const auto start = std::chrono::steady_clock::now();
-        auto outputs = reference::runGraph(graph, plan, inputs);
-        const double seconds = secondsSince(start);
-        asio::post(m_context.core, [this, taskId, outputs = std::move(outputs), seconds]() mutable {
-            onRechecked(taskId, std::move(outputs), seconds);
-        });
-    });
+    runReference(task,
+                 [this](std::int64_t taskId, Expected<std::vector<core::Tensor>> outputs,
+                        double seconds) { onRechecked(taskId, std::move(outputs), seconds); });
 }
 
 void GraphDecisions::onRechecked(std::int64_t taskId, Expected<std::vector<core::Tensor>> reference,

@@ -55,6 +55,10 @@ private:
     void onRechecked(std::int64_t taskId, Expected<std::vector<core::Tensor>> reference,
                      double seconds);
     std::string methodOf(const GraphTask& task, const Judgement& judgement) const;
+    // The node's CPU reference computes the task's chunk on a worker; `done` runs on core.
+    using ReferenceDone =
+        std::function<void(std::int64_t task, Expected<std::vector<core::Tensor>>, double seconds)>;
+    void runReference(const GraphTask& task, ReferenceDone done);
 
     NodeContext& m_context;
     GraphBook& m_book;
