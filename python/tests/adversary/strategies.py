@@ -50,6 +50,9 @@ class Strategy:
     """Honest unless a subclass overrides a lie. `options` is the parsed command line."""
 
     identities = 1
+    # Whether it answers its leases (so that holding more than its slots means the node sent too
+    # many): a hoarder does not know when its leases expired.
+    answers = True
 
     def __init__(self, options):
         self.options = options
@@ -75,7 +78,8 @@ class Strategy:
 
     # -- matmul ----------------------------------------------------------------------------------
     def matmul_task(self, who, task, a, b) -> None:
-        self.answer_tile(who, task, self.tile(a, b), "honest")
+        lying = type(self).tile is not Strategy.tile
+        self.answer_tile(who, task, self.tile(a, b), "lie" if lying else "honest")
 
     def tile(self, a, b) -> np.ndarray:
         return honest_tile(a, b)
@@ -223,7 +227,7 @@ class NeverLeased(Strategy):
 
 class Foreign(Strategy):
     """Two identities: the first holds each of its leases; the second sends a zero tile naming that
-    lease, and also guesses leases of other volunteers (task ids next to its own, attempt 1). The
+    lease, and also guesses leases of other volunteers (the two task ids below its own, attempt 1). The
     holder answers honestly once the foreign result's verdict came (or --hold s passed)."""
 
     identities = 2
@@ -244,7 +248,9 @@ class Foreign(Strategy):
         with self.lock:
             self.mine.add(key)
         zeros = np.zeros((a.shape[0], b.shape[1]), a.dtype)
-        for delta in (-2, -1, 1, 2):
+        # Only ids below its own: those were leased before (to someone else); a higher one may be
+        # leased to this identity next, and would then be its own lease, not a foreign one.
+        for delta in (-2, -1):
             guess = (task["task"] + delta, 1)
             with self.lock:
                 taken = guess in self.mine or guess in self.held
@@ -304,6 +310,8 @@ class AfterVerdict(Strategy):
 
 class Hoarder(Strategy):
     """Takes every lease it is offered and never answers."""
+
+    answers = False
 
     def on_task(self, who, task, arrays):
         who.log("hoarding task %s attempt %s (%d tasks received)"

@@ -66,6 +66,10 @@ def register(node: str, slots: int, ops):
     return ws, welcome
 
 
+class NodeViolation(Exception):
+    """The node broke docs/protocol.md."""
+
+
 class Identity:
     """One registered volunteer: its socket, its id and the tasks it holds."""
 
@@ -108,7 +112,13 @@ class Identity:
 
     def _receive(self):
         message = json.loads(self.ws.recv(timeout=0.2))
-        arrays = [frame.decode(self.ws.recv(timeout=60)) for _ in range(message.get("tensors", 0))]
+        arrays = []
+        for _ in range(message.get("tensors", 0)):
+            data = self.ws.recv(timeout=60)
+            if isinstance(data, str):  # docs/protocol.md: a protocol error of the node
+                raise NodeViolation("a text frame while tensors of %s were due: %s"
+                                    % (json.dumps(message)[:200], data[:200]))
+            arrays.append(frame.decode(data))
         return message, arrays
 
     def _run(self) -> None:
@@ -125,9 +135,12 @@ class Identity:
             received = exc.rcvd
             self.log("closed: %s" % ("%d %s" % (received.code, received.reason)
                                      if received else "no close frame"))
+        except NodeViolation as exc:
+            self.log("node protocol violation: %s" % exc)
         except Exception as exc:  # a bug here must show in the test log, not vanish
             self.log("crashed: %s: %s" % (type(exc).__name__, exc))
         finally:
+            self.ws.close()
             self.closed.set()
 
     def _dispatch(self, message: dict, arrays) -> None:
@@ -136,7 +149,7 @@ class Identity:
             key = (message.get("task"), message.get("attempt"))
             self.seen.add(key)
             self.held[key] = message
-            if len(self.held) > self.slots:
+            if len(self.held) > self.slots and self.strategy.answers:
                 self.log("over-slots: holding %d of %d" % (len(self.held), self.slots))
             self.log("task %s attempt %s op %s" % (key[0], key[1], message.get("op")))
             self.strategy.on_task(self, message, arrays)
