@@ -272,7 +272,7 @@ class Foreign(Strategy):
             items = list(self.held.items())
         for key, entry in items:
             if who.index == 1 and not entry[2]:
-                task, tile = entry[0], entry[1]
+                tile = entry[1]
                 who.result(key[0], key[1], [np.zeros_like(tile)])
                 who.log("sent foreign result task %s attempt %s (the holder's lease)" % key)
                 with self.lock:
