@@ -126,8 +126,17 @@ public:
         : m_connection(std::move(connection)) {}
     void onMessage(Message message) override {
         RecordingHandler::onMessage(message);
-        if (auto connection = m_connection.lock())
-            connection->send(std::move(message));
+        auto connection = m_connection.lock();
+        if (!connection)
+            return;
+        const bool last = message.type() == "echo-and-close";
+        connection->send(std::move(message));
+        if (!last)
+            return;
+        // Closed while the echo is being written, then asked to send more (as a node that
+        // quarantines a volunteer and still has a verdict for it): nothing may follow the echo.
+        connection->close(Error{ErrorCode::Banned, "closed after the echo"});
+        connection->send(Message{json::object{{"type", "late"}}, {}});
     }
 
 private:
@@ -346,6 +355,7 @@ class TestWsTransport : public QObject {
 
 private Q_SLOTS:
     void messageWithTensorsRoundTrips();
+    void closeWhileWritingFinishesTheMessageAndSendsNothingMore();
     void controlFrameOverLimitCloses();
     void serverServesAfterMisbehavingClient();
     void unannouncedBinaryFrameClosesWithReason();
@@ -369,6 +379,23 @@ void TestWsTransport::messageWithTensorsRoundTrips() {
     // A second message on the same connection.
     QVERIFY(roundTrips(*client, 1, 21));
     QCOMPARE(client->handler->closeCount(), 0);
+}
+
+void TestWsTransport::closeWhileWritingFinishesTheMessageAndSendsNothingMore() {
+    Loopback loop{Limits{}};
+    auto client = loop.connect(clientLimits());
+    QVERIFY2(client.has_value(), client ? "" : client.error().message.c_str());
+    const auto a = std::make_shared<const Tensor>(randomTensor(DType::F64, {512, 512}, 3));
+    const auto b = std::make_shared<const Tensor>(randomTensor(DType::F32, {64, 64}, 4));
+    client->connection->send(Message{json::object{{"type", "echo-and-close"}}, {a, b}});
+    const auto echo = client->handler->waitForMessage(0);
+    QVERIFY2(echo.has_value(), "the echo in flight was not finished before the close");
+    QCOMPARE(echo->tensors.size(), std::size_t{2});
+    QVERIFY(sameTensor(*echo->tensors[0], *a) && sameTensor(*echo->tensors[1], *b));
+    const auto closed = client->handler->waitForClose();
+    QVERIFY(closed.has_value());
+    QCOMPARE(closed->code, ErrorCode::Banned);
+    QCOMPARE(client->handler->messageCount(), std::size_t{1}); // "late" never went out
 }
 
 void TestWsTransport::controlFrameOverLimitCloses() {

@@ -1,5 +1,7 @@
 #include "goblin/net/ws_connection.hpp"
 
+#include <algorithm>
+
 #include <array>
 
 #include <boost/asio/dispatch.hpp>
@@ -116,7 +118,9 @@ void WsConnection::onRead(beast::error_code ec, std::size_t) {
 }
 
 void WsConnection::enqueue(std::vector<OutgoingFrame> frames) {
-    if (m_closing || m_finished)
+    // Once a close is decided nothing new goes out: the peer must never see a message start
+    // inside another one's tensor frames, or after the reason it was closed for.
+    if (m_closing || m_finished || m_closeAfterWrites)
         return;
     for (auto& frame : frames)
         m_queue.push_back(std::move(frame));
@@ -168,8 +172,12 @@ void WsConnection::beginClose(const Error& reason, websocket::close_code code) {
     if (m_closing || m_finished)
         return;
     if (m_writing) {
-        // Beast allows one write at a time; close after the frame in flight.
-        m_queue.erase(m_queue.begin() + 1, m_queue.end());
+        // Beast allows one write at a time: finish the message in flight (its control frame and
+        // all its tensor frames, so the peer can read it to the end), drop the rest, then close.
+        auto nextMessage = std::find_if(m_queue.begin() + 1, m_queue.end(), [](const auto& frame) {
+            return frame.kind == FrameKind::Text;
+        });
+        m_queue.erase(nextMessage, m_queue.end());
         m_closeAfterWrites = reason;
         m_closeCodeAfterWrites = code;
         return;
