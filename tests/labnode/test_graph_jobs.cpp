@@ -8,7 +8,7 @@
 #include <cmath>
 #include <set>
 
-#include "fake_cluster.hpp"
+#include "fake_answers.hpp"
 #include "support/random_tensors.hpp"
 
 using namespace goblin;
@@ -17,35 +17,8 @@ using namespace goblin::labnode::testing;
 
 namespace {
 
-constexpr std::int64_t kRows = 8, kCols = 3;
-
-// relu(x) over an [rows, 3] f32 input, split along dim 0 into two tasks.
-net::Message submitRelu(const core::Tensor& x) {
-    boost::json::object graph{
-        {"catalog", 3},
-        {"inputs", {{{"id", 0}, {"dtype", "f32"}, {"shape", {kRows, kCols}}}}},
-        {"constants", boost::json::array{}},
-        {"nodes", {{{"id", 1}, {"op", "relu"}, {"args", {0}}, {"attrs", boost::json::object{}}}}},
-        {"outputs", {1}}};
-    return net::Message{
-        boost::json::object{{"type", "submit_graph"},
-                            {"id", 6},
-                            {"graph", std::move(graph)},
-                            {"batch", {{"inputs", {0}}, {"outputs", {0}}, {"chunks", 2}}},
-                            {"tensors", 1}},
-        {std::make_shared<const core::Tensor>(x)}};
-}
-
-core::Tensor relu(const core::Tensor& x, float corruption = 0) {
-    core::Tensor y = core::Tensor::allocate(core::DType::F32, x.shape()).value();
-    for (std::size_t i = 0; i < y.values<float>().size(); ++i)
-        y.values<float>()[i] = std::max(x.values<float>()[i], 0.0f);
-    y.values<float>()[0] += corruption;
-    return y;
-}
-
 net::Message honest(const net::Message& task) {
-    return resultFor(task, {std::make_shared<const core::Tensor>(relu(*task.tensors.at(0)))});
+    return honestRelu(task);
 }
 net::Message lying(const net::Message& task) {
     return resultFor(task, {std::make_shared<const core::Tensor>(relu(*task.tensors.at(0), 0.5f))},
@@ -105,7 +78,8 @@ void TestGraphJobs::agreeingVolunteersDecideEachTask() {
     auto researcher = cluster.connectResearcher();
     auto& one = cluster.connectVolunteer(2, true);
     auto& two = cluster.connectVolunteer(2, true, "opencl-graph");
-    const core::Tensor x = goblin::testing::randomTensor(core::DType::F32, {kRows, kCols}, 3);
+    const core::Tensor x =
+        goblin::testing::randomTensor(core::DType::F32, {kReluRows, kReluCols}, 3);
     cluster.fromResearcher(submitRelu(x));
     QVERIFY(node.waitUntil([&] {
         cluster.answer(one, honest);
@@ -136,7 +110,8 @@ void TestGraphJobs::liarIsCaughtByTheNodeAndQuarantined() {
     auto researcher = cluster.connectResearcher();
     auto& liar = cluster.connectVolunteer(2, true, "opencl-graph", "10.0.0.1");
     auto& first = cluster.connectVolunteer(2, true, "cpu-eigen", "10.0.0.2");
-    const core::Tensor x = goblin::testing::randomTensor(core::DType::F32, {kRows, kCols}, 4);
+    const core::Tensor x =
+        goblin::testing::randomTensor(core::DType::F32, {kReluRows, kReluCols}, 4);
     cluster.fromResearcher(submitRelu(x));
     QVERIFY(node.waitUntil(
         [&] { return liar.link->count("task") == 2 && first.link->count("task") == 2; }));
@@ -165,7 +140,8 @@ void TestGraphJobs::colludersOnProbationAreAuditedAndQuarantined() {
     auto researcher = cluster.connectResearcher();
     auto& one = cluster.connectVolunteer(2, true, "opencl-graph", "10.0.0.1");
     auto& two = cluster.connectVolunteer(2, true, "opencl-graph", "10.0.0.2");
-    const core::Tensor x = goblin::testing::randomTensor(core::DType::F32, {kRows, kCols}, 8);
+    const core::Tensor x =
+        goblin::testing::randomTensor(core::DType::F32, {kReluRows, kReluCols}, 8);
     cluster.fromResearcher(submitRelu(x));
     QVERIFY(node.waitUntil(
         [&] { return one.link->count("task") == 2 && two.link->count("task") == 2; }));
@@ -195,7 +171,8 @@ void TestGraphJobs::canonicalBackendsMustAgreeBitForBit() {
     auto researcher = cluster.connectResearcher();
     auto& reference = cluster.connectVolunteer(2, true, "cpu-reference", "10.0.0.1");
     auto& opencl = cluster.connectVolunteer(2, true, "opencl-graph", "10.0.0.2");
-    const core::Tensor x = goblin::testing::randomTensor(core::DType::F32, {kRows, kCols}, 9);
+    const core::Tensor x =
+        goblin::testing::randomTensor(core::DType::F32, {kReluRows, kReluCols}, 9);
     cluster.fromResearcher(submitRelu(x));
     // One ulp off on one element: within any tolerance, but canonical backends must be equal.
     auto ulpOff = [](const net::Message& task) {
@@ -229,7 +206,8 @@ void TestGraphJobs::quarantineRechecksDecidedTasks() {
     auto researcher = cluster.connectResearcher();
     auto& one = cluster.connectVolunteer(2, true, "opencl-graph", "10.0.0.1");
     auto& two = cluster.connectVolunteer(2, true, "opencl-graph", "10.0.0.2");
-    const core::Tensor x = goblin::testing::randomTensor(core::DType::F32, {kRows, kCols}, 11);
+    const core::Tensor x =
+        goblin::testing::randomTensor(core::DType::F32, {kReluRows, kReluCols}, 11);
     cluster.fromResearcher(submitRelu(x));
     QVERIFY(node.waitUntil(
         [&] { return one.link->count("task") == 2 && two.link->count("task") == 2; }));
@@ -271,7 +249,8 @@ void TestGraphJobs::wrongShapeIsRejectedAtTheGate() {
     auto& bad = cluster.connectVolunteer(2, true, "opencl-graph");
     auto& good = cluster.connectVolunteer(2, true);
     auto& other = cluster.connectVolunteer(2, true);
-    const core::Tensor x = goblin::testing::randomTensor(core::DType::F32, {kRows, kCols}, 5);
+    const core::Tensor x =
+        goblin::testing::randomTensor(core::DType::F32, {kReluRows, kReluCols}, 5);
     cluster.fromResearcher(submitRelu(x));
     QVERIFY(node.waitUntil([&] {
         cluster.answer(bad, misshapen);
@@ -291,7 +270,8 @@ void TestGraphJobs::restartKeepsDecidedTasksAndAttempts() {
     QTemporaryDir dir;
     const std::string db = dir.filePath("node.db").toStdString();
     const std::string blobs = dir.filePath("blobs").toStdString();
-    const core::Tensor x = goblin::testing::randomTensor(core::DType::F32, {kRows, kCols}, 6);
+    const core::Tensor x =
+        goblin::testing::randomTensor(core::DType::F32, {kReluRows, kReluCols}, 6);
     std::string job;
     std::int64_t decidedTask = 0;
     std::int64_t highestAttempt = 0;

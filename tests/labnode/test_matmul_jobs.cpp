@@ -7,7 +7,7 @@
 #include <cmath>
 #include <set>
 
-#include "fake_cluster.hpp"
+#include "fake_answers.hpp"
 #include "support/random_tensors.hpp"
 
 using namespace goblin;
@@ -18,25 +18,6 @@ namespace {
 
 constexpr std::int64_t kM = 6, kK = 5, kN = 4;
 
-core::Tensor product(const core::Tensor& a, const core::Tensor& b, float corruption = 0) {
-    const std::int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
-    core::Tensor c = core::Tensor::allocate(core::DType::F32, {m, n}).value();
-    for (std::int64_t i = 0; i < m; ++i)
-        for (std::int64_t j = 0; j < n; ++j) {
-            double sum = 0;
-            for (std::int64_t p = 0; p < k; ++p)
-                sum += double(a.values<float>()[std::size_t(i * k + p)]) *
-                       b.values<float>()[std::size_t(p * n + j)];
-            c.values<float>()[std::size_t(i * n + j)] = static_cast<float>(sum);
-        }
-    c.values<float>()[0] += corruption;
-    return c;
-}
-
-net::Message honestTile(const net::Message& task) {
-    return resultFor(
-        task, {std::make_shared<const core::Tensor>(product(*task.tensors[0], *task.tensors[1]))});
-}
 net::Message wrongTile(const net::Message& task) {
     return resultFor(task, {std::make_shared<const core::Tensor>(
                                product(*task.tensors[0], *task.tensors[1], 1.0f))});

@@ -7,7 +7,7 @@
 
 #include <set>
 
-#include "fake_cluster.hpp"
+#include "fake_answers.hpp"
 #include "support/random_tensors.hpp"
 
 using namespace goblin;
@@ -17,26 +17,6 @@ using namespace goblin::labnode::testing;
 namespace {
 
 constexpr double kLease = 30.0;
-
-// C = A·B accumulated in float64, rounded once to f32 (the reference the answer must equal).
-core::Tensor product(const core::Tensor& a, const core::Tensor& b) {
-    const std::int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
-    core::Tensor c = core::Tensor::allocate(core::DType::F32, {m, n}).value();
-    for (std::int64_t i = 0; i < m; ++i)
-        for (std::int64_t j = 0; j < n; ++j) {
-            double sum = 0;
-            for (std::int64_t p = 0; p < k; ++p)
-                sum += double(a.values<float>()[std::size_t(i * k + p)]) *
-                       b.values<float>()[std::size_t(p * n + j)];
-            c.values<float>()[std::size_t(i * n + j)] = static_cast<float>(sum);
-        }
-    return c;
-}
-
-net::Message honestTile(const net::Message& task) {
-    return resultFor(
-        task, {std::make_shared<const core::Tensor>(product(*task.tensors[0], *task.tensors[1]))});
-}
 
 // A 12×5 · 5×8 product; tiles of 3×2 make 16 tasks, one tile of 12×8 makes one.
 struct Inputs {
@@ -194,47 +174,14 @@ void TestSilentVolunteers::tileThatExpiresThreeTimesIsComputedOnNode() {
              std::int64_t{3});
 }
 
-namespace {
-
-constexpr std::int64_t kRows = 8, kCols = 3;
-
-// relu(x) over an [rows, 3] f32 input, split along dim 0 into two tasks.
-net::Message submitRelu(const core::Tensor& x) {
-    boost::json::object graph{
-        {"catalog", 3},
-        {"inputs", {{{"id", 0}, {"dtype", "f32"}, {"shape", {kRows, kCols}}}}},
-        {"constants", boost::json::array{}},
-        {"nodes", {{{"id", 1}, {"op", "relu"}, {"args", {0}}, {"attrs", boost::json::object{}}}}},
-        {"outputs", {1}}};
-    return net::Message{
-        boost::json::object{{"type", "submit_graph"},
-                            {"id", 6},
-                            {"graph", std::move(graph)},
-                            {"batch", {{"inputs", {0}}, {"outputs", {0}}, {"chunks", 2}}},
-                            {"tensors", 1}},
-        {std::make_shared<const core::Tensor>(x)}};
-}
-
-core::Tensor relu(const core::Tensor& x) {
-    core::Tensor y = core::Tensor::allocate(core::DType::F32, x.shape()).value();
-    for (std::size_t i = 0; i < y.values<float>().size(); ++i)
-        y.values<float>()[i] = std::max(x.values<float>()[i], 0.0f);
-    return y;
-}
-
-net::Message honestRelu(const net::Message& task) {
-    return resultFor(task, {std::make_shared<const core::Tensor>(relu(*task.tensors.at(0)))});
-}
-
-} // namespace
-
 void TestSilentVolunteers::silentGraphVolunteerBesideAnHonestOne() {
     NodeHarness node;
     FakeCluster cluster(node, settings());
     auto researcher = cluster.connectResearcher();
     auto& silent = cluster.connectVolunteer(2, true);
     auto& honest = cluster.connectVolunteer(2, true, "opencl-graph");
-    const core::Tensor x = goblin::testing::randomTensor(core::DType::F32, {kRows, kCols}, 5);
+    const core::Tensor x =
+        goblin::testing::randomTensor(core::DType::F32, {kReluRows, kReluCols}, 5);
     const double start = node.now;
     cluster.fromResearcher(submitRelu(x));
     QVERIFY(runUntilDone(node, cluster, *researcher, {&honest}, honestRelu));

@@ -1,0 +1,65 @@
+// What fake volunteers answer in the job-kind tests: a matmul tile as the float64 product rounded
+// once to f32 (optionally with element 0 off), and a relu graph job of two chunks with its honest
+// outputs. Plain functions; the test's thread.
+#pragma once
+
+#include <algorithm>
+
+#include "fake_cluster.hpp"
+
+namespace goblin::labnode::testing {
+
+// C = A·B accumulated in float64, rounded once to f32; `corruption` is added to element 0.
+inline core::Tensor product(const core::Tensor& a, const core::Tensor& b, float corruption = 0) {
+    const std::int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
+    core::Tensor c = core::Tensor::allocate(core::DType::F32, {m, n}).value();
+    for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < n; ++j) {
+            double sum = 0;
+            for (std::int64_t p = 0; p < k; ++p)
+                sum += double(a.values<float>()[std::size_t(i * k + p)]) *
+                       b.values<float>()[std::size_t(p * n + j)];
+            c.values<float>()[std::size_t(i * n + j)] = static_cast<float>(sum);
+        }
+    c.values<float>()[0] += corruption;
+    return c;
+}
+
+inline net::Message honestTile(const net::Message& task) {
+    return resultFor(
+        task, {std::make_shared<const core::Tensor>(product(*task.tensors[0], *task.tensors[1]))});
+}
+
+inline constexpr std::int64_t kReluRows = 8, kReluCols = 3;
+
+// relu(x) over a [8, 3] f32 input, split along dim 0 into two tasks.
+inline net::Message submitRelu(const core::Tensor& x) {
+    boost::json::object graph{
+        {"catalog", 3},
+        {"inputs", {{{"id", 0}, {"dtype", "f32"}, {"shape", {kReluRows, kReluCols}}}}},
+        {"constants", boost::json::array{}},
+        {"nodes", {{{"id", 1}, {"op", "relu"}, {"args", {0}}, {"attrs", boost::json::object{}}}}},
+        {"outputs", {1}}};
+    return net::Message{
+        boost::json::object{{"type", "submit_graph"},
+                            {"id", 6},
+                            {"graph", std::move(graph)},
+                            {"batch", {{"inputs", {0}}, {"outputs", {0}}, {"chunks", 2}}},
+                            {"tensors", 1}},
+        {std::make_shared<const core::Tensor>(x)}};
+}
+
+// relu(x); `corruption` is added to element 0.
+inline core::Tensor relu(const core::Tensor& x, float corruption = 0) {
+    core::Tensor y = core::Tensor::allocate(core::DType::F32, x.shape()).value();
+    for (std::size_t i = 0; i < y.values<float>().size(); ++i)
+        y.values<float>()[i] = std::max(x.values<float>()[i], 0.0f);
+    y.values<float>()[0] += corruption;
+    return y;
+}
+
+inline net::Message honestRelu(const net::Message& task) {
+    return resultFor(task, {std::make_shared<const core::Tensor>(relu(*task.tensors.at(0)))});
+}
+
+} // namespace goblin::labnode::testing
