@@ -24,12 +24,14 @@ Coordinator::Coordinator(NodeContext context, CoordinatorSettings settings)
             m_trust.onExpired(lease.volunteerId);
     });
     // A caught volunteer leaves at once; its leases go back to the queue.
-    m_trust.addQuarantineListener([this](const std::string& volunteerId, const std::string& why) {
-        for (std::uint64_t id : m_peers.connectionsOf(volunteerId)) {
+    m_trust.setOnCaught([this](const std::string& volunteerId) {
+        for (std::uint64_t id : m_peers.connectionsOf(volunteerId))
             if (Peer* peer = m_peers.find(id))
-                peer->volunteer.quarantined = true;
+                peer->volunteer.quarantined = true; // PeerRegistry::volunteers() skips it now
+    });
+    m_trust.addQuarantineListener([this](const std::string& volunteerId, const std::string& why) {
+        for (std::uint64_t id : m_peers.connectionsOf(volunteerId))
             m_peers.close(id, Error{ErrorCode::Banned, "this volunteer is quarantined: " + why});
-        }
     });
     for (JobKind* kind : {static_cast<JobKind*>(&m_matmul), static_cast<JobKind*>(&m_graphs)}) {
         m_scheduler.addKind(*kind);

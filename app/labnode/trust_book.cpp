@@ -98,6 +98,8 @@ void TrustBook::quarantine(const std::string& volunteerId, const std::string& re
     record.quarantinedAt = now;
     record.quarantineReason = reason;
     m_context.log("volunteer " + volunteerId + " QUARANTINED: " + reason);
+    if (m_onCaught)
+        m_onCaught(volunteerId);
     // Listeners re-decide what it touched; they run after the verdict that caught it is handled.
     boost::asio::post(m_context.core, [this, volunteerId, reason] {
         for (const QuarantineListener& listener : m_listeners)

@@ -44,6 +44,11 @@ public:
     void onExpired(const std::string& volunteerId);
     void quarantine(const std::string& volunteerId, const std::string& reason);
     void addQuarantineListener(QuarantineListener listener);
+    // Called at once when a volunteer is caught, before any listener: marks its connections so
+    // nothing gives it more work meanwhile (the listeners run later, on core).
+    void setOnCaught(std::function<void(const std::string& volunteerId)> onCaught) {
+        m_onCaught = std::move(onCaught);
+    }
 
     const TrustSettings& settings() const { return m_settings; }
 
@@ -55,6 +60,7 @@ private:
     TrustSettings m_settings;
     std::map<std::string, TrustRecord> m_records; // a cache of volunteer_trust
     std::vector<QuarantineListener> m_listeners;
+    std::function<void(const std::string&)> m_onCaught;
 };
 
 // Methods whose verdict the node decided from its own computation (an audit, a tie-break, a task

@@ -44,7 +44,7 @@ std::optional<std::string> malformed(const GraphChunk& chunk,
 GraphJobs::GraphJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk& desk,
                      Scheduler& scheduler, VerdictPath& verdicts, TrustBook& trust,
                      GraphJobSettings settings)
-    : m_context(context), m_peers(peers), m_desk(desk), m_scheduler(scheduler), m_trust(trust),
+    : m_context(context), m_peers(peers), m_desk(desk), m_scheduler(scheduler),
       m_verdicts(verdicts), m_settings(std::move(settings)),
       m_decisions(
           context, m_book, scheduler, verdicts, peers, trust,
@@ -59,10 +59,7 @@ GraphJobs::GraphJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk& 
 
 std::vector<const Peer*> GraphJobs::graphVolunteers() const {
     std::vector<const Peer*> volunteers = m_peers.volunteers();
-    // A quarantined volunteer may still be connected for a moment: it is never asked again.
-    std::erase_if(volunteers, [this](const Peer* peer) {
-        return !peer->volunteer.graphs || m_trust.isQuarantined(peer->volunteer.volunteerId);
-    });
+    std::erase_if(volunteers, [](const Peer* peer) { return !peer->volunteer.graphs; });
     return volunteers;
 }
 

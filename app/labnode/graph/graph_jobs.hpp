@@ -75,7 +75,6 @@ private:
     PeerRegistry& m_peers;
     ResearcherDesk& m_desk;
     Scheduler& m_scheduler;
-    TrustBook& m_trust;
     VerdictPath& m_verdicts;
     GraphJobSettings m_settings;
     GraphBook m_book;
