@@ -72,8 +72,10 @@ int serve(const po::variables_map& options) {
     settings.trust.auditFloor = options["audit-floor"].as<double>();
     settings.trust.probationAudits = options["probation-audits"].as<std::int64_t>();
     settings.trust.sharedAddressRate = options["shared-address-audit-rate"].as<double>();
+    settings.trust.fullAuditShare = options["full-audit-share"].as<double>();
     if (!(settings.trust.auditFloor >= 0.0 && settings.trust.auditFloor <= 1.0) ||
-        !(settings.trust.sharedAddressRate >= 0.0 && settings.trust.sharedAddressRate <= 1.0))
+        !(settings.trust.sharedAddressRate >= 0.0 && settings.trust.sharedAddressRate <= 1.0) ||
+        !(settings.trust.fullAuditShare >= 0.0 && settings.trust.fullAuditShare <= 1.0))
         throw std::invalid_argument("audit rates must be between 0 and 1");
     if (settings.trust.probationAudits < 0)
         throw std::invalid_argument("--probation-audits must not be negative");
@@ -85,6 +87,9 @@ int serve(const po::variables_map& options) {
         throw std::invalid_argument("--volunteers must be 'open' or 'approved'");
     settings.volunteers = policy == "approved" ? VolunteerPolicy::Approved : VolunteerPolicy::Open;
     settings.limits.maxTensorBytes = options["max-tensor-mb"].as<std::size_t>() << 20;
+    settings.auditRetentionSeconds = options["audit-retention-hours"].as<double>() * 3600.0;
+    if (!(settings.auditRetentionSeconds >= 0.0))
+        throw std::invalid_argument("--audit-retention-hours must not be negative");
 
     const int networkThreads = std::max(1, options["threads"].as<int>());
     asio::io_context network(networkThreads);
@@ -217,12 +222,18 @@ int main(int argc, char** argv) {
                           "audits a new volunteer identity passes before it is only sampled")(
         "shared-address-audit-rate", po::value<double>()->default_value(0.5),
         "least audit rate of a task whose two replicas came from one network address")(
+        "full-audit-share", po::value<double>()->default_value(0.1),
+        "share of graph audits that recompute the whole task (0 to 1); the others check the "
+        "matmuls' values by Freivalds and recompute the rest")(
         "registrations-per-hour", po::value<int>()->default_value(20),
         "new volunteer identities admitted per network address per hour")(
         "volunteers", po::value<std::string>()->default_value("open"),
         "'open': any volunteer works; 'approved': only those lab staff approved")(
         "max-graph-task-mb", po::value<std::int64_t>()->default_value(4096),
-        "largest graph task (all its values at once), MiB");
+        "largest graph task (all its values at once), MiB")(
+        "audit-retention-hours", po::value<double>()->default_value(168.0),
+        "keep a released graph job's data this long after it finished, so the node can recheck "
+        "it if a volunteer it used is quarantined later (0: delete at release)");
     try {
         std::vector<std::string> args(argv + 1, argv + argc);
         if (args.empty() || args[0] == "--help" || args[0] == "-h") {

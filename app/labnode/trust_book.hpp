@@ -22,6 +22,9 @@ struct TrustSettings {
     double auditFloor = 0.1;           // the smallest audit rate of the most trusted volunteer
     double sharedAddressRate = 0.5;    // the least rate when a task's replicas share an address
     std::int64_t expiryPenalty = 2;    // audits passed that one lease expiry cancels
+    // The share of audits that recompute the whole task; the others are cheap (Freivalds on the
+    // heavy nodes' witnesses, the rest recomputed): docs/verification.md, "Graph tasks".
+    double fullAuditShare = 0.1;
 };
 
 class TrustBook {

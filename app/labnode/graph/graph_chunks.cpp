@@ -4,6 +4,8 @@
 #include <map>
 
 #include "goblin/core/graph/graph_json.hpp"
+#include "goblin/net/limits.hpp"
+#include "graph_witnesses.hpp"
 #include "tensor_slices.hpp"
 
 namespace goblin::labnode {
@@ -61,6 +63,15 @@ std::int64_t peakBytesOf(const core::graph::GraphPlan& plan) {
     return total;
 }
 
+// What every chunk's graph gets once its plan is known: witnesses, then what depends on outputs.
+void finishChunk(GraphChunk& chunk) {
+    chunk.witnesses =
+        addWitnessOutputs(chunk.graph, chunk.plan, net::Limits{}.maxTensorsPerMessage);
+    chunk.json = core::graph::encodeGraph(chunk.graph);
+    chunk.tolerances = verify::outputTolerances(chunk.graph, chunk.plan);
+    chunk.peakBytes = peakBytesOf(chunk.plan);
+}
+
 } // namespace
 
 Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submission,
@@ -68,13 +79,11 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
                                                   const core::graph::GraphLimits& limits) {
     std::vector<GraphChunk> result;
     if (!submission.batch) {
-        GraphChunk whole{submission.graph,
-                         submission.plan,
-                         core::graph::encodeGraph(submission.graph),
-                         submission.inputs,
-                         verify::outputTolerances(submission.graph, submission.plan),
-                         0,
-                         peakBytesOf(submission.plan)};
+        GraphChunk whole;
+        whole.graph = submission.graph;
+        whole.plan = submission.plan;
+        whole.inputs = submission.inputs;
+        finishChunk(whole);
         result.push_back(std::move(whole));
         return result;
     }
@@ -117,9 +126,7 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
                                      " rows along its batch dim");
         }
         chunk.plan = std::move(*plan);
-        chunk.json = core::graph::encodeGraph(chunk.graph);
-        chunk.tolerances = verify::outputTolerances(chunk.graph, chunk.plan);
-        chunk.peakBytes = peakBytesOf(chunk.plan);
+        finishChunk(chunk);
         result.push_back(std::move(chunk));
     }
     return result;
@@ -128,8 +135,14 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
 Expected<std::vector<core::Tensor>>
 mergeChunkOutputs(const GraphSubmission& submission, const std::vector<GraphChunk>& chunks,
                   const std::vector<std::vector<core::Tensor>>& outputs) {
-    if (!submission.batch)
-        return outputs.at(0);
+    const std::size_t researcherOutputs = submission.graph.outputs.size();
+    if (!submission.batch) {
+        const std::vector<core::Tensor>& only = outputs.at(0);
+        if (only.size() < researcherOutputs)
+            return makeError(ErrorCode::Internal, "a chunk has fewer outputs than the graph");
+        return std::vector<core::Tensor>(
+            only.begin(), only.begin() + static_cast<std::ptrdiff_t>(researcherOutputs));
+    }
     std::vector<core::Tensor> merged;
     for (std::size_t o = 0; o < submission.graph.outputs.size(); ++o) {
         const auto& spec = submission.plan.specs.at(submission.graph.outputs[o]);

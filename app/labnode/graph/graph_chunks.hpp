@@ -1,7 +1,9 @@
 // Turns a checked graph submission into tasks: one chunk for an unsplit graph, or one per batch
 // range when the researcher marked a batch split. Each chunk carries its own graph (input shapes of
 // its range), validated again, its tolerances for replica comparison and its input tensors; the
-// outputs of the chunks are merged back along the output batch dims. Pure; any thread.
+// outputs of the chunks are merged back along the output batch dims. A chunk's graph also outputs
+// its heavy nodes' values (witnesses, graph_witnesses.hpp) after the researcher's outputs; they
+// are never merged into the researcher's result. Pure; any thread.
 #pragma once
 
 #include <string>
@@ -22,6 +24,8 @@ struct GraphChunk {
     // Memory a volunteer needs for it: every value of the graph at once (what the reference
     // executor holds; an upper bound for the OpenCL executor, which frees values after last use).
     std::int64_t peakBytes = 0;
+    // Witness outputs appended after the researcher's (graph.outputs' last `witnesses` entries).
+    std::size_t witnesses = 0;
 };
 
 // `chunks` is used when the submission does not ask for a number; clamped to [1, batch size].
@@ -29,7 +33,8 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
                                                   std::int64_t chunks,
                                                   const core::graph::GraphLimits& limits);
 
-// The full outputs from every chunk's accepted outputs (chunks in order).
+// The full outputs from every chunk's accepted outputs (chunks in order): the researcher's outputs
+// only, never a chunk's witnesses.
 Expected<std::vector<core::Tensor>>
 mergeChunkOutputs(const GraphSubmission& submission, const std::vector<GraphChunk>& chunks,
                   const std::vector<std::vector<core::Tensor>>& outputs);

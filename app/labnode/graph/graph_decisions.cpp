@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 #include <set>
 
@@ -12,6 +13,7 @@
 #include "goblin/reference/graph_executor.hpp"
 #include "graph_blobs.hpp"
 #include "graph_store.hpp"
+#include "keyed_random.hpp"
 
 namespace goblin::labnode {
 
@@ -122,11 +124,61 @@ void GraphDecisions::onJudged(std::int64_t taskId, std::size_t judgedCount, Judg
         }
         const bool sharedAddress = addresses.size() < task.replicas.size();
         // Drawn now, after the results are in: nothing a volunteer saw could have told it.
-        if (m_trust.chooseAudit(volunteers, sharedAddress)) {
-            task.audited = true;
-            return computeOnNode(task);
-        }
+        if (m_trust.chooseAudit(volunteers, sharedAddress))
+            return audit(task, std::move(judgement));
     }
+    decide(task, std::move(judgement));
+}
+
+void GraphDecisions::audit(GraphTask& task, Judgement judgement) {
+    task.audited = true;
+    // Drawn like the audit itself: a volunteer cannot know which audits are bit for bit.
+    if (m_context.random.chance(m_trust.settings().fullAuditShare))
+        return computeOnNode(task);
+    task.nodeComputing = true; // nothing else decides it meanwhile
+    const GraphChunk& chunk = m_book.jobOf(task).chunks[task.chunk];
+    // The worker gets its own stream, keyed from the node's CSPRNG here on the core thread.
+    asio::post(m_context.workers, [this, taskId = task.id, graph = chunk.graph, plan = chunk.plan,
+                                   inputs = valuesOf(chunk.inputs),
+                                   claimed = task.replicas[judgement.decisive].outputs,
+                                   key = KeyedRandom::drawKey(m_context.random),
+                                   judgement = std::move(judgement)]() mutable {
+        KeyedRandom random(key);
+        CheapAuditReport report = runCheapAudit(graph, plan, inputs, claimed, {}, random);
+        asio::post(m_context.core, [this, taskId, judgement = std::move(judgement),
+                                    report = std::move(report)]() mutable {
+            onCheapAudited(taskId, std::move(judgement), std::move(report));
+        });
+    });
+}
+
+void GraphDecisions::onCheapAudited(std::int64_t taskId, Judgement judgement,
+                                    CheapAuditReport report) {
+    GraphTask* found = m_book.task(taskId);
+    if (!found)
+        return; // released meanwhile
+    GraphTask& task = *found;
+    task.nodeComputing = false;
+    m_book.jobOf(task).verifySeconds += report.seconds;
+    if (task.settled())
+        return;
+    if (task.replicas.size() != judgement.verdicts.size() || dropQuarantined(task)) {
+        task.audited = false; // what was audited changed: judge (and draw) again
+        return judge(task);
+    }
+    if (!report.passed) {
+        // Someone lied, or the check cannot vouch for it (a non-canonical replica's rounding):
+        // the node recomputes the task and whoever differs from it is rejected.
+        m_context.log("graph task " + std::to_string(taskId) + ": the cheap audit failed (" +
+                      report.reason + "); the node recomputes it");
+        return computeOnNode(task);
+    }
+    char cost[64];
+    std::snprintf(cost, sizeof cost, " in %.6f s", report.seconds);
+    for (ReplicaVerdict& verdict : judgement.verdicts)
+        if (verdict.accepted)
+            verdict.reason = report.reason + cost;
+    m_cheaplyAudited.insert(taskId);
     decide(task, std::move(judgement));
 }
 
@@ -198,6 +250,7 @@ void GraphDecisions::decide(GraphTask& task, Judgement judgement) {
                     job, Error{ErrorCode::Internal, "storing outputs: " + stored.error().message});
             if (dropQuarantined(*found)) { // caught while its outputs were stored
                 found->deciding = false;
+                m_cheaplyAudited.erase(taskId);
                 return judge(*found);
             }
             commitDecision(taskId, judgement, json::serialize(*stored));
@@ -209,6 +262,7 @@ void GraphDecisions::commitDecision(std::int64_t taskId, const Judgement& judgem
                                     std::string storedOutputs) {
     GraphTask& task = *m_book.task(taskId);
     const std::string method = methodOf(task, judgement);
+    m_cheaplyAudited.erase(taskId);
     VerdictBatch batch;
     for (std::size_t i = 0; i < task.replicas.size(); ++i) {
         const Replica& replica = task.replicas[i];
@@ -251,7 +305,7 @@ void GraphDecisions::commitDecision(std::int64_t taskId, const Judgement& judgem
 
 std::string GraphDecisions::methodOf(const GraphTask& task, const Judgement& judgement) const {
     if (!task.replicas[judgement.decisive].fromNode())
-        return "replica-agreement";
+        return m_cheaplyAudited.contains(task.id) ? "node-audit" : "replica-agreement";
     if (task.audited)
         return "node-audit";
     return task.tiebreak ? "node-tiebreak" : "node-compute";

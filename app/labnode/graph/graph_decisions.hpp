@@ -10,8 +10,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 
+#include "cheap_audit.hpp"
 #include "graph_book.hpp"
 #include "job_kind.hpp"
 #include "node_context.hpp"
@@ -55,6 +57,10 @@ private:
     void onRechecked(std::int64_t taskId, Expected<std::vector<core::Tensor>> reference,
                      double seconds);
     std::string methodOf(const GraphTask& task, const Judgement& judgement) const;
+    // An audit the trust asked for: a cheap one (cheap_audit.hpp) on a worker, or, for a share
+    // drawn from the CSPRNG (TrustSettings::fullAuditShare), the full recomputation.
+    void audit(GraphTask& task, Judgement judgement);
+    void onCheapAudited(std::int64_t taskId, Judgement judgement, CheapAuditReport report);
     // The node's CPU reference computes the task's chunk on a worker; `done` runs on core.
     using ReferenceDone =
         std::function<void(std::int64_t task, Expected<std::vector<core::Tensor>>, double seconds)>;
@@ -67,6 +73,7 @@ private:
     PeerRegistry& m_peers;
     TrustBook& m_trust;
     Hooks m_hooks;
+    std::set<std::int64_t> m_cheaplyAudited; // tasks decided after a passed cheap audit
 };
 
 } // namespace goblin::labnode

@@ -1,0 +1,23 @@
+// Witness outputs of a chunk's graph: the value of every heavy node (a floating-point matmul) is
+// appended to the graph's outputs, so volunteers return it like any other output and the node can
+// audit the task cheaply (cheap_audit.hpp) instead of recomputing it. Every task gets them, so a
+// volunteer cannot tell which tasks will be audited. Deterministic (a restarted node rebuilds the
+// same chunks); pure, any thread.
+#pragma once
+
+#include <cstddef>
+
+#include "goblin/core/graph/graph.hpp"
+
+namespace goblin::labnode {
+
+// A node the cheap audit checks by Freivalds instead of recomputing: matmul of f32 or f64.
+bool isHeavyNode(const core::graph::GraphNode& node, const core::graph::GraphPlan& plan);
+
+// Appends heavy nodes that are not outputs yet to graph.outputs, the largest (m·k·n·batch) first
+// while the outputs stay within maxOutputs (a result message carries at most that many tensors),
+// then in plan order. Returns how many were appended; the others are recomputed by an audit.
+std::size_t addWitnessOutputs(core::graph::Graph& graph, const core::graph::GraphPlan& plan,
+                              std::size_t maxOutputs);
+
+} // namespace goblin::labnode
