@@ -187,14 +187,16 @@ std::vector<detail::BlockProbes> columnSideProbes(const ColumnProbe& probe) {
 }
 
 // The probes of the row side (rows of A): block b multiplies the whole row with B·r_v of the block
-// and its magnitude with |B|·w of the block.
+// (f64: its high and low parts) and its magnitude with |B|·w of the block.
 std::vector<detail::BlockProbes> rowSideProbes(const ColumnProbe& probe) {
     std::vector<detail::BlockProbes> blocks(static_cast<std::size_t>(probe.blocks()));
     for (std::int64_t block = 0; block < probe.blocks(); ++block) {
         auto& entry = blocks[static_cast<std::size_t>(block)];
         entry.length = probe.k;
-        for (int v = 0; v < probe.vectors; ++v)
+        for (int v = 0; v < probe.vectors; ++v) {
             entry.signedProbes[v] = probe.rowProbe(block, v);
+            entry.signedTails[v] = probe.rowProbeTail(block, v);
+        }
         entry.magnitudeProbe = probe.rowProbe(block, probe.vectors);
     }
     return blocks;
@@ -219,6 +221,7 @@ struct BlockLimits {
 
 struct JudgeFactors {
     double tile = 0.0, check = 0.0, result = 0.0, underflow = 0.0, threshold = 0.0;
+    double magnitudeSlack = 1.0; // the computed magnitude sums are at most this much too small
 };
 
 JudgeFactors judgeFactors(const MatrixView& a, const ColumnProbe& probe) {
@@ -228,9 +231,22 @@ JudgeFactors judgeFactors(const MatrixView& a, const ColumnProbe& probe) {
                                       probe.blockStarts[static_cast<std::size_t>(block)]);
     JudgeFactors factors;
     factors.tile = gamma(probe.k, unitRoundoff(a.dtype));
-    // The check itself sums a block's w terms for B·r and k for A·(B·r), in float64.
-    factors.check = gamma(probe.k + widest + 2, kF64Roundoff);
-    factors.result = gamma(widest + 1, kF64Roundoff);
+    if (a.dtype == DType::F32) {
+        // The check itself sums a block's w terms for B·r and k for A·(B·r), in plain float64:
+        // 2⁻²⁹·K/w of an element's bound, negligible.
+        factors.check = gamma(probe.k + widest + 2, kF64Roundoff);
+        factors.result = gamma(widest + 1, kF64Roundoff);
+    } else {
+        // Plain float64 sums would err by as much as the f64 tile itself; the compensated ones
+        // (double-double B·r, A·(B·r), C·r and the residual by TwoSum) err by at most
+        // 6·γ_{3(k+w)+12}²·(S + |C|·w): about 28·K²·2⁻⁵³ of the block's mean element bound
+        // (docs/verification.md, "Limit (f64 tiles)").
+        const double compensated = gamma(3 * (probe.k + widest) + 12, kF64Roundoff);
+        factors.check = 6.0 * compensated * compensated;
+        factors.result = factors.check;
+    }
+    // Nested sums of non-negative terms come out at least (1 − γ_{k+w})× the exact ones.
+    factors.magnitudeSlack = 1.0 + 2.0 * gamma(probe.k + widest + 4, kF64Roundoff);
     const double minNormal = a.dtype == DType::F32
                                  ? static_cast<double>(std::numeric_limits<float>::min())
                                  : std::numeric_limits<double>::min();
@@ -241,11 +257,12 @@ JudgeFactors judgeFactors(const MatrixView& a, const ColumnProbe& probe) {
 
 BlockLimits blockLimits(const JudgeFactors& factors, double magnitude, double resultMagnitude,
                         double weightSum, std::int64_t width) {
+    const double slack = kBoundSlack * factors.magnitudeSlack;
     const double checkPart =
-        (factors.check * magnitude + factors.result * resultMagnitude) * kBoundSlack +
+        (factors.check * magnitude + factors.result * resultMagnitude) * slack +
         factors.underflow * weightSum;
     BlockLimits limits;
-    limits.sound = factors.tile * magnitude * kBoundSlack + checkPart;
+    limits.sound = factors.tile * magnitude * slack + checkPart;
     limits.unit = factors.tile * magnitude / static_cast<double>(width);
     // A one-column block holds one element and no other element's rounding: an honest residual
     // is within the element's own bound, so the threshold can be that bound (docs/verification.md).
@@ -254,9 +271,21 @@ BlockLimits blockLimits(const JudgeFactors& factors, double magnitude, double re
     return limits;
 }
 
+// |(C·r) − (A·(B·r))| from the two sums; f64 tiles: from their compensated pairs, the high parts
+// subtracted by TwoSum, so the result is within an ulp of its own value of the pairs' difference.
+double residualAt(const detail::BlockSums& cSums, const detail::BlockSums& aSums, std::size_t at) {
+    const double c = cSums.sums[at], a = aSums.sums[at];
+    if (cSums.tails.empty())
+        return std::fabs(c - a);
+    const double difference = c - a;
+    const double back = difference - c;
+    const double error = (c - (difference - back)) + (-a - back);
+    return std::fabs(difference + ((error + cSums.tails[at]) - aSums.tails[at]));
+}
+
 // Compares every residual with its block's threshold and sound bound; the gates have passed.
 MatmulCheckReport judge(const MatrixView& a, const ColumnProbe& probe,
-                        const std::vector<double>& cSums, const std::vector<double>& aSums) {
+                        const detail::BlockSums& cSums, const detail::BlockSums& aSums) {
     const JudgeFactors factors = judgeFactors(a, probe);
     const std::int64_t blocks = probe.blocks();
     const int vectors = probe.vectors;
@@ -275,12 +304,11 @@ MatmulCheckReport judge(const MatrixView& a, const ColumnProbe& probe,
             const std::size_t at = static_cast<std::size_t>((i * blocks + block) * (vectors + 1));
             const auto index = static_cast<std::size_t>(block);
             const BlockLimits limits =
-                blockLimits(factors, aSums[at + static_cast<std::size_t>(vectors)],
-                            cSums[at + static_cast<std::size_t>(vectors)], weightSums[index],
+                blockLimits(factors, aSums.sums[at + static_cast<std::size_t>(vectors)],
+                            cSums.sums[at + static_cast<std::size_t>(vectors)], weightSums[index],
                             probe.blockStarts[index + 1] - probe.blockStarts[index]);
             for (int v = 0; v < vectors; ++v) {
-                const double residual = std::fabs(cSums[at + static_cast<std::size_t>(v)] -
-                                                  aSums[at + static_cast<std::size_t>(v)]);
+                const double residual = residualAt(cSums, aSums, at + static_cast<std::size_t>(v));
                 // A NaN residual (overflow inside the check) fails the comparisons and rejects.
                 const double infinity = std::numeric_limits<double>::infinity();
                 const double ratio =
@@ -354,15 +382,20 @@ ColumnProbe probeColumns(const core::MatrixView& b, const MatmulCheckOptions& op
     probe.blockStarts = blockStartsFor(b.cols, width);
     probe.weights = columnWeights(b);
     probe.values = randomValues(probe.weights, probe.vectors, random);
-    const std::vector<double> sums = detail::blockSums(b, columnSideProbes(probe), probe.vectors);
+    const detail::BlockSums sums = detail::blockSums(b, columnSideProbes(probe), probe.vectors);
     // Transposed so the row side reads each block's probe columns contiguously.
     const std::int64_t blocks = probe.blocks();
     const std::int64_t stride = probe.vectors + 1;
-    probe.rowProbes.assign(static_cast<std::size_t>(blocks * stride * probe.k), 0.0);
-    for (std::int64_t p = 0; p < probe.k; ++p)
-        for (std::int64_t column = 0; column < blocks * stride; ++column)
-            probe.rowProbes[static_cast<std::size_t>(column * probe.k + p)] =
-                sums[static_cast<std::size_t>(p * blocks * stride + column)];
+    const auto transpose = [&](const std::vector<double>& from, std::vector<double>& to) {
+        to.assign(static_cast<std::size_t>(blocks * stride * probe.k), 0.0);
+        for (std::int64_t p = 0; p < probe.k; ++p)
+            for (std::int64_t column = 0; column < blocks * stride; ++column)
+                to[static_cast<std::size_t>(column * probe.k + p)] =
+                    from[static_cast<std::size_t>(p * blocks * stride + column)];
+    };
+    transpose(sums.sums, probe.rowProbes);
+    if (!sums.tails.empty())
+        transpose(sums.tails, probe.rowProbeTails);
     return probe;
 }
 
@@ -391,10 +424,11 @@ MatmulCheckReport checkMatmulTileWithProbe(const core::MatrixView& a, const core
         empty.threshold = probe.threshold;
         return empty;
     }
-    const std::vector<double> cSums = detail::blockSums(c, columnSideProbes(probe), probe.vectors);
-    const std::vector<double> aSums = detail::blockSums(a, rowSideProbes(probe), probe.vectors);
+    const detail::BlockSums cSums = detail::blockSums(c, columnSideProbes(probe), probe.vectors);
+    const detail::BlockSums aSums = detail::blockSums(a, rowSideProbes(probe), probe.vectors);
     // The NaN/Inf gate (c first, then a, b) scans the data only when the sums say it must.
-    if (!magnitudeSumsFinite(cSums, probe.vectors) || !magnitudeSumsFinite(aSums, probe.vectors)) {
+    if (!magnitudeSumsFinite(cSums.sums, probe.vectors) ||
+        !magnitudeSumsFinite(aSums.sums, probe.vectors)) {
         if (auto problem = nonFiniteProblem(a, b, c))
             return rejected(*problem);
     }

@@ -1,6 +1,7 @@
 // Private parts of the matmul check: the float64 sums of the Freivalds check (per row of a matrix
 // and per column block, the row restricted to the block times random vectors, its magnitude times a
-// weight vector) and the exact comparison. Private to goblin_verify. Pure; safe on any thread.
+// weight vector; compensated, double-double, for f64 matrices) and the exact comparison. Private to
+// goblin_verify. Pure; safe on any thread.
 #pragma once
 
 #include <cstdint>
@@ -14,17 +15,27 @@ namespace goblin::verify::detail {
 constexpr int kMaxVectors = 16;
 
 // What one block multiplies: columns [offset, offset + length) of each row, against `vectors`
-// signed probes and one magnitude probe (each indexed from the block's first column).
+// signed probes and one magnitude probe (each indexed from the block's first column). A signed
+// probe may have a low part (the probe is signedProbes + signedTails, double-double); only f64
+// matrices read it, and then every signed probe of the block has one.
 struct BlockProbes {
     std::int64_t offset = 0, length = 0;
     const double* signedProbes[kMaxVectors] = {};
+    const double* signedTails[kMaxVectors] = {};
     const double* magnitudeProbe = nullptr;
 };
 
 // sums[(row·blocks + block)·(vectors + 1) + v] = Σ_j x_row,j·signed_v,j for v < vectors, and
 // Σ_j |x_row,j|·magnitude_j at v = vectors, for every row of `matrix` (f32 or f64, any stride).
-std::vector<double> blockSums(const core::MatrixView& matrix,
-                              const std::vector<BlockProbes>& blocks, int vectors);
+// f32 rows: plain f64 sums, `tails` empty. f64 rows: the signed sums are compensated, the pair
+// sums + tails (same layout, magnitude entries 0) is within 4·γ_{3L+8}²·Σ_j|x_j·signed_j| +
+// γ_{3L+8}·Σ_j|x_j·tail_j| of the exact sum (γ of 2⁻⁵³, L the block's length); the magnitude sums
+// stay plain (relative error γ_L).
+struct BlockSums {
+    std::vector<double> sums, tails;
+};
+BlockSums blockSums(const core::MatrixView& matrix, const std::vector<BlockProbes>& blocks,
+                    int vectors);
 
 // The exact check after the gates passed: C against A·B recomputed in float64, per element.
 MatmulCheckReport compareExactly(const core::MatrixView& a, const core::MatrixView& b,

@@ -40,7 +40,8 @@ template <class T>
 }
 
 // f64 inputs need more than f64: compensated dot products (Ogita, Rump and Oishi's Dot2, with an
-// exact TwoProduct by FMA), whose error is u·|A·B| + γ_k²·|A||B|.
+// exact TwoProduct by FMA), kept unrounded as the pair sums + errors, whose error is within
+// 2·γ_{2k+2}²·|A||B| (the rounding of the pair to one double, u·|A·B|, is never made).
 [[gnu::always_inline]] inline void compensatedRowBody(const double* aRow, const MatrixView& b,
                                                       double* sums, double* magnitudes,
                                                       double* errors) {
@@ -62,13 +63,12 @@ template <class T>
             magnitudes[j] += magnitude * std::fabs(bRow[j]);
         }
     }
-    for (std::int64_t j = 0; j < b.cols; ++j)
-        sums[j] += errors[j];
 }
 
 GOBLIN_CPU_CLONES void productRow(const float* aRow, const MatrixView& b, double* sums,
-                                  double* magnitudes, double*) {
+                                  double* magnitudes, double* errors) {
     plainRowBody(aRow, b, sums, magnitudes);
+    std::fill(errors, errors + b.cols, 0.0);
 }
 
 GOBLIN_CPU_CLONES void productRow(const double* aRow, const MatrixView& b, double* sums,
@@ -80,10 +80,11 @@ template <class T>
 MatmulCheckReport compareExactlyOf(const MatrixView& a, const MatrixView& b, const MatrixView& c) {
     const std::int64_t k = a.cols;
     const double tileFactor = gamma(k, unitRoundoff(a.dtype));
-    // The recomputation's own error, relative to the computed |A||B| (itself within γ_k of it).
+    // The recomputation's own error, relative to the computed |A||B| (itself within γ_k of it);
+    // f64: the compensated pair's 2·γ_{2k+2}², and as much again for the comparison below.
+    const double compensated = gamma(2 * k + 2, kF64Roundoff);
     const double recomputeFactor =
-        a.dtype == DType::F32 ? gamma(k, kF64Roundoff)
-                              : kF64Roundoff + gamma(k, kF64Roundoff) * gamma(k, kF64Roundoff);
+        a.dtype == DType::F32 ? gamma(k, kF64Roundoff) : 4.0 * compensated * compensated;
     const double slack = 1.0 + 2.0 * gamma(k + 2, kF64Roundoff);
     const double minNormal = a.dtype == DType::F32
                                  ? static_cast<double>(std::numeric_limits<float>::min())
@@ -99,7 +100,12 @@ MatmulCheckReport compareExactlyOf(const MatrixView& a, const MatrixView& b, con
         productRow(a.row<T>(i), b, sums.data(), magnitudes.data(), errors.data());
         const T* cRow = c.row<T>(i);
         for (std::size_t j = 0; j < n; ++j) {
-            const double difference = std::fabs(static_cast<double>(cRow[j]) - sums[j]);
+            // |C − (sums + errors)|, the high parts subtracted by TwoSum (errors is 0 for f32).
+            const auto value = static_cast<double>(cRow[j]);
+            const double high = value - sums[j];
+            const double back = high - value;
+            const double low = (value - (high - back)) + (-sums[j] - back);
+            const double difference = std::fabs(high + (low - errors[j]));
             const double own = tileFactor * magnitudes[j];
             const double allowed =
                 (tileFactor + recomputeFactor) * magnitudes[j] * slack + underflow;

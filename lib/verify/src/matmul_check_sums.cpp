@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 namespace goblin::verify::detail {
 namespace {
@@ -102,20 +103,130 @@ GOBLIN_CPU_CLONES void rowSums(const float* const x[kRows], std::int64_t length,
     rowSumsBody(x, length, y0, y1, t, sums);
 }
 
-GOBLIN_CPU_CLONES void rowSums(const double* const x[kRows], std::int64_t length, const double* y0,
-                               const double* y1, const double* t, double sums[kRows][3]) {
-    rowSumsBody(x, length, y0, y1, t, sums);
+// Compensated sums for f64 rows (Ogita, Rump and Oishi's Dot2, kept as an unrounded pair hi + lo):
+// each product is split exactly into x·y = h + l (TwoProduct, by FMA), h is added to hi by TwoSum
+// (error-free: hi + q = old hi + h exactly, whatever the order), and q, l and the products with
+// the probe's own low part go to lo in plain f64. Any lane order keeps the pair within the bound of
+// blockSums (matmul_check_detail.hpp; docs/verification.md, "Matmul tiles").
+[[gnu::always_inline]] inline void exactProduct(const Lanes& x, const Lanes& y, Lanes& product,
+                                                Lanes& error) {
+    product = x * y;
+    for (int l = 0; l < 4; ++l)
+        error[l] = __builtin_fma(x[l], y[l], -product[l]);
+}
+
+[[gnu::always_inline]] inline void addCompensated(const Lanes& x, const Lanes& y, Lanes& hi,
+                                                  Lanes& lo) {
+    Lanes product, productError;
+    exactProduct(x, y, product, productError);
+    const Lanes sum = hi + product;
+    const Lanes back = sum - hi;
+    const Lanes sumError = (hi - (sum - back)) + (product - back);
+    hi = sum;
+    lo += sumError + productError;
+}
+
+// TwoSum of scalars: hi + lo gains value exactly (lo collects the rounding).
+[[gnu::always_inline]] inline void twoSumInto(double value, double& hi, double& lo) {
+    const double sum = hi + value;
+    const double back = sum - hi;
+    lo += (hi - (sum - back)) + (value - back);
+    hi = sum;
+}
+
+[[gnu::always_inline]] inline void foldLanes(const Lanes& hi, const Lanes& lo, double& outHi,
+                                             double& outLo) {
+    outHi = hi[0];
+    outLo = (lo[0] + lo[1]) + (lo[2] + lo[3]);
+    for (int l = 1; l < 4; ++l)
+        twoSumInto(hi[l], outHi, outLo);
+}
+
+// Four f64 rows x against a pair of signed probes y0, y1 (with low parts z0, z1 when Tails: the
+// probe is y + z) and a magnitude probe t: per row hi0, lo0, hi1, lo1 and the plain |x|·t.
+template <bool Tails>
+[[gnu::always_inline]] inline void
+compensatedSumsBody(const double* const x[kRows], std::int64_t length, const double* y0,
+                    const double* y1, const double* z0, const double* z1, const double* t,
+                    double sums[kRows][5]) {
+    Lanes hi0[kRows] = {}, lo0[kRows] = {}, hi1[kRows] = {}, lo1[kRows] = {}, mag[kRows] = {};
+    std::int64_t j = 0;
+    for (; j + 4 <= length; j += 4) {
+        Lanes p0, p1, pm, q0 = {}, q1 = {};
+        loadLanes(y0 + j, p0);
+        loadLanes(y1 + j, p1);
+        loadLanes(t + j, pm);
+        if constexpr (Tails) {
+            loadLanes(z0 + j, q0);
+            loadLanes(z1 + j, q1);
+        }
+#pragma GCC unroll 4
+        for (int r = 0; r < kRows; ++r) {
+            Lanes value, magnitude;
+            loadLanes(x[r] + j, value);
+            addCompensated(value, p0, hi0[r], lo0[r]);
+            addCompensated(value, p1, hi1[r], lo1[r]);
+            if constexpr (Tails) {
+                lo0[r] += value * q0;
+                lo1[r] += value * q1;
+            }
+            absLanes(value, magnitude);
+            mag[r] += magnitude * pm;
+        }
+    }
+    for (int r = 0; r < kRows; ++r) {
+        double h0, l0, h1, l1;
+        foldLanes(hi0[r], lo0[r], h0, l0);
+        foldLanes(hi1[r], lo1[r], h1, l1);
+        double m = sumLanes(mag[r]);
+        const auto add = [&](std::int64_t at, const double* probe, const double* tail, double& hi,
+                             double& lo) {
+            const double value = x[r][at];
+            const double product = value * probe[at];
+            lo += std::fma(value, probe[at], -product);
+            twoSumInto(product, hi, lo);
+            if constexpr (Tails)
+                lo += value * tail[at];
+        };
+        for (std::int64_t at = j; at < length; ++at) {
+            add(at, y0, z0, h0, l0);
+            add(at, y1, z1, h1, l1);
+            m += std::fabs(static_cast<double>(x[r][at])) * t[at];
+        }
+        sums[r][0] = h0;
+        sums[r][1] = l0;
+        sums[r][2] = h1;
+        sums[r][3] = l1;
+        sums[r][4] = m;
+    }
+}
+
+GOBLIN_CPU_CLONES void compensatedSums(const double* const x[kRows], std::int64_t length,
+                                       const double* y0, const double* y1, const double* t,
+                                       double sums[kRows][5]) {
+    compensatedSumsBody<false>(x, length, y0, y1, nullptr, nullptr, t, sums);
+}
+
+GOBLIN_CPU_CLONES void compensatedSums(const double* const x[kRows], std::int64_t length,
+                                       const double* y0, const double* y1, const double* z0,
+                                       const double* z1, const double* t, double sums[kRows][5]) {
+    compensatedSumsBody<true>(x, length, y0, y1, z0, z1, t, sums);
 }
 
 // Rows go four at a time (a short last group repeats its last row and drops the copies), blocks
 // one after the other so the rows stay in cache, signed probes in pairs (an odd count repeats the
-// last one; the magnitude sum of a later pair is the same and dropped).
+// last one; the magnitude sum of a later pair is the same and dropped). f64 rows get compensated
+// signed sums, their low parts in `tails`.
 template <class T>
-std::vector<double> blockSumsOf(const MatrixView& matrix, const std::vector<BlockProbes>& blocks,
-                                int vectors) {
+BlockSums blockSumsOf(const MatrixView& matrix, const std::vector<BlockProbes>& blocks,
+                      int vectors) {
+    constexpr bool kCompensated = std::is_same_v<T, double>;
     const auto blockCount = static_cast<std::int64_t>(blocks.size());
     const std::int64_t stride = vectors + 1;
-    std::vector<double> sums(static_cast<std::size_t>(matrix.rows * blockCount * stride), 0.0);
+    BlockSums result;
+    result.sums.assign(static_cast<std::size_t>(matrix.rows * blockCount * stride), 0.0);
+    if (kCompensated)
+        result.tails.assign(result.sums.size(), 0.0);
     for (std::int64_t i = 0; i < matrix.rows; i += kRows) {
         std::int64_t rows[kRows];
         for (int r = 0; r < kRows; ++r)
@@ -127,26 +238,48 @@ std::vector<double> blockSumsOf(const MatrixView& matrix, const std::vector<Bloc
                 x[r] = matrix.row<T>(rows[r]) + probes.offset;
             for (int v = 0; v < vectors; v += 2) {
                 const int w = std::min(v + 1, vectors - 1);
-                double out[kRows][3];
-                rowSums(x, probes.length, probes.signedProbes[v], probes.signedProbes[w],
-                        probes.magnitudeProbe, out);
+                double out[kRows][5];
+                if constexpr (kCompensated) {
+                    if (probes.signedTails[v] != nullptr)
+                        compensatedSums(x, probes.length, probes.signedProbes[v],
+                                        probes.signedProbes[w], probes.signedTails[v],
+                                        probes.signedTails[w], probes.magnitudeProbe, out);
+                    else
+                        compensatedSums(x, probes.length, probes.signedProbes[v],
+                                        probes.signedProbes[w], probes.magnitudeProbe, out);
+                } else {
+                    double plain[kRows][3];
+                    rowSums(x, probes.length, probes.signedProbes[v], probes.signedProbes[w],
+                            probes.magnitudeProbe, plain);
+                    for (int r = 0; r < kRows; ++r) {
+                        out[r][0] = plain[r][0];
+                        out[r][1] = 0.0;
+                        out[r][2] = plain[r][1];
+                        out[r][3] = 0.0;
+                        out[r][4] = plain[r][2];
+                    }
+                }
                 for (int r = 0; r < kRows && i + r < matrix.rows; ++r) {
-                    double* at = sums.data() + ((i + r) * blockCount + block) * stride;
-                    at[v] = out[r][0];
-                    at[w] = out[r][1];
+                    const auto at =
+                        static_cast<std::size_t>(((i + r) * blockCount + block) * stride);
+                    result.sums[at + static_cast<std::size_t>(v)] = out[r][0];
+                    result.sums[at + static_cast<std::size_t>(w)] = out[r][2];
                     if (v == 0)
-                        at[vectors] = out[r][2];
+                        result.sums[at + static_cast<std::size_t>(vectors)] = out[r][4];
+                    if (kCompensated) {
+                        result.tails[at + static_cast<std::size_t>(v)] = out[r][1];
+                        result.tails[at + static_cast<std::size_t>(w)] = out[r][3];
+                    }
                 }
             }
         }
     }
-    return sums;
+    return result;
 }
 
 } // namespace
 
-std::vector<double> blockSums(const MatrixView& matrix, const std::vector<BlockProbes>& blocks,
-                              int vectors) {
+BlockSums blockSums(const MatrixView& matrix, const std::vector<BlockProbes>& blocks, int vectors) {
     if (matrix.dtype == DType::F32)
         return blockSumsOf<float>(matrix, blocks, vectors);
     return blockSumsOf<double>(matrix, blocks, vectors);

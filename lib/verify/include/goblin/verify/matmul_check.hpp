@@ -1,6 +1,7 @@
 // Verification of a matmul tile: shape/dtype and NaN/Inf gates, then Freivalds' check in float64
-// per column block with a per-element guarantee and a grey zone, and the exact check that decides a
-// grey-zone tile (docs/verification.md, "Matmul tiles"; docs/protocol.md, "Verification").
+// (compensated for f64 tiles) per column block with a per-element guarantee and a grey zone, and
+// the exact check that decides a grey-zone tile (docs/verification.md, "Matmul tiles";
+// docs/protocol.md, "Verification").
 // Pure functions; safe on any thread (the caller owns the memory the views point to).
 #pragma once
 
@@ -78,10 +79,20 @@ struct ColumnProbe {
     std::vector<double> values;            // r_v = ±U[3/4, 1)·w_j, n entries per vector
     // Per block: vectors columns (B·r_v restricted to the block) then |B|·w of the block, k each.
     std::vector<double> rowProbes;
+    // f64 probes only (empty for f32): the low parts of the B·r_v columns, same layout (the
+    // magnitude columns hold 0). B·r_v = rowProbe + rowProbeTail, a compensated (double-double)
+    // sum, so the check's own rounding stays far below an f64 tile's element bounds.
+    std::vector<double> rowProbeTails;
 
     std::int64_t blocks() const { return static_cast<std::int64_t>(blockStarts.size()) - 1; }
     const double* rowProbe(std::int64_t block, int column) const {
         return rowProbes.data() + (block * (vectors + 1) + column) * k;
+    }
+    // nullptr for f32 probes.
+    const double* rowProbeTail(std::int64_t block, int column) const {
+        if (rowProbeTails.empty())
+            return nullptr;
+        return rowProbeTails.data() + (block * (vectors + 1) + column) * k;
     }
 };
 
