@@ -9,6 +9,8 @@
 #include <set>
 
 #include "fake_answers.hpp"
+#include "goblin/core/graph/graph_json.hpp"
+#include "goblin/reference/graph_executor.hpp"
 #include "support/random_tensors.hpp"
 
 using namespace goblin;
@@ -70,6 +72,8 @@ private Q_SLOTS:
     void quarantineRechecksDecidedTasks();
     void wrongShapeIsRejectedAtTheGate();
     void restartKeepsDecidedTasksAndAttempts();
+    void witnessesGoToVolunteersNotToTheResearcher();
+    void cheapAuditCatchesAgreeingLiarsOnAWitness();
 };
 
 void TestGraphJobs::agreeingVolunteersDecideEachTask() {
@@ -317,6 +321,133 @@ void TestGraphJobs::restartKeepsDecidedTasksAndAttempts() {
         QVERIFY2(tasks[0].control.at("attempt").to_number<std::int64_t>() > highestAttempt,
                  "an attempt number was reused");
     }
+}
+
+namespace {
+
+constexpr std::int64_t kMlpRows = 8, kMlpInner = 16, kMlpCols = 4;
+
+// relu(x @ w) over x [8, 16] (split along dim 0 into two tasks) and w [16, 4]: the researcher's
+// one output is the relu; each chunk's graph also outputs the matmul's value as a witness.
+net::Message submitMatmulRelu(const core::Tensor& x, const core::Tensor& w) {
+    boost::json::object graph{
+        {"catalog", 3},
+        {"inputs",
+         {{{"id", 0}, {"dtype", "f32"}, {"shape", {kMlpRows, kMlpInner}}},
+          {{"id", 1}, {"dtype", "f32"}, {"shape", {kMlpInner, kMlpCols}}}}},
+        {"constants", boost::json::array{}},
+        {"nodes",
+         {{{"id", 2}, {"op", "matmul"}, {"args", {0, 1}}, {"attrs", boost::json::object{}}},
+          {{"id", 3}, {"op", "relu"}, {"args", {2}}, {"attrs", boost::json::object{}}}}},
+        {"outputs", {3}}};
+    return net::Message{
+        boost::json::object{{"type", "submit_graph"},
+                            {"id", 7},
+                            {"graph", std::move(graph)},
+                            {"batch", {{"inputs", {0, nullptr}}, {"outputs", {0}}, {"chunks", 2}}},
+                            {"tensors", 2}},
+        {std::make_shared<const core::Tensor>(x), std::make_shared<const core::Tensor>(w)}};
+}
+
+// What an honest canonical volunteer returns: the task's own graph run by the CPU reference.
+std::vector<core::Tensor> runTaskGraph(const net::Message& task) {
+    const auto g = core::graph::decodeGraph(boost::json::serialize(task.control.at("graph")));
+    const auto plan = core::graph::validateGraph(g.value()).value();
+    std::vector<core::Tensor> inputs;
+    for (const auto& tensor : task.tensors)
+        inputs.push_back(*tensor);
+    return reference::runGraph(*g, plan, inputs).value();
+}
+
+net::Message answerWith(const net::Message& task, std::vector<core::Tensor> outputs) {
+    std::vector<net::TensorPtr> tensors;
+    for (core::Tensor& output : outputs)
+        tensors.push_back(std::make_shared<const core::Tensor>(std::move(output)));
+    return resultFor(task, std::move(tensors), "cpu-reference");
+}
+
+CoordinatorSettings cheapAuditsOnly() {
+    CoordinatorSettings chosen; // default trust: new identities are audited on every task
+    chosen.trust.fullAuditShare = 0.0;
+    return chosen;
+}
+
+} // namespace
+
+void TestGraphJobs::witnessesGoToVolunteersNotToTheResearcher() {
+    NodeHarness node;
+    FakeCluster cluster(node, cheapAuditsOnly());
+    auto researcher = cluster.connectResearcher();
+    auto& one = cluster.connectVolunteer(2, true, "cpu-reference", "10.0.0.1");
+    auto& two = cluster.connectVolunteer(2, true, "cpu-reference", "10.0.0.2");
+    const core::Tensor x =
+        goblin::testing::randomTensor(core::DType::F32, {kMlpRows, kMlpInner}, 21);
+    const core::Tensor w =
+        goblin::testing::randomTensor(core::DType::F32, {kMlpInner, kMlpCols}, 22);
+    cluster.fromResearcher(submitMatmulRelu(x, w));
+    std::set<std::size_t> taskOutputs;
+    const auto honestly = [&](const net::Message& task) {
+        taskOutputs.insert(task.control.at("graph").at("outputs").as_array().size());
+        return answerWith(task, runTaskGraph(task));
+    };
+    QVERIFY(node.waitUntil([&] {
+        cluster.answer(one, honestly);
+        cluster.answer(two, honestly);
+        return researcher->count("job_done") == 1;
+    }));
+    QCOMPARE(taskOutputs, (std::set<std::size_t>{2})); // relu, then the matmul's witness
+    const auto done = researcher->sentOfType("job_done");
+    QCOMPARE(done[0].tensors.size(), std::size_t{1}); // the researcher's output only
+    const core::Tensor& got = *done[0].tensors[0];
+    QCOMPARE(got.shape(), (core::Shape{kMlpRows, kMlpCols}));
+    // The whole graph on the whole batch, by the reference (rows do not interact): equal.
+    const core::Tensor product =
+        reference::runOp(core::ops::OpCode::Matmul, std::vector<core::Tensor>{x, w}, {}).value();
+    const core::Tensor expected = relu(product);
+    QVERIFY(std::equal(got.values<float>().begin(), got.values<float>().end(),
+                       expected.values<float>().begin(), expected.values<float>().end()));
+    // Every task was audited (probation), cheaply: no node replica, audits credited.
+    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM graph_results WHERE method = 'node-audit' "
+                                  "AND verdict = 'accepted' AND reason LIKE 'cheap audit:%'"),
+             std::int64_t{4});
+    QCOMPARE(queryInt(node.store, "SELECT sum(audits_passed) FROM volunteer_trust"),
+             std::int64_t{4});
+}
+
+void TestGraphJobs::cheapAuditCatchesAgreeingLiarsOnAWitness() {
+    NodeHarness node;
+    FakeCluster cluster(node, cheapAuditsOnly());
+    auto researcher = cluster.connectResearcher();
+    auto& one = cluster.connectVolunteer(2, true, "cpu-reference", "10.0.0.1");
+    auto& two = cluster.connectVolunteer(2, true, "cpu-reference", "10.0.0.2");
+    const core::Tensor x =
+        goblin::testing::randomTensor(core::DType::F32, {kMlpRows, kMlpInner}, 23);
+    const core::Tensor w =
+        goblin::testing::randomTensor(core::DType::F32, {kMlpInner, kMlpCols}, 24);
+    cluster.fromResearcher(submitMatmulRelu(x, w));
+    // Both return the same wrong matmul value and a relu consistent with it.
+    const auto lie = [](const net::Message& task) {
+        std::vector<core::Tensor> outputs = runTaskGraph(task);
+        core::Tensor witness = core::Tensor::allocate(core::DType::F32, outputs[1].shape()).value();
+        std::copy(outputs[1].bytes().begin(), outputs[1].bytes().end(), witness.bytes().begin());
+        witness.values<float>()[1] = std::abs(witness.values<float>()[1]) + 3.0f;
+        outputs[0] = relu(witness);
+        outputs[1] = witness;
+        return answerWith(task, std::move(outputs));
+    };
+    QVERIFY(node.waitUntil([&] {
+        cluster.answer(one, lie);
+        cluster.answer(two, lie);
+        return researcher->count("job_done") == 1;
+    }));
+    QVERIFY(quarantined(node, one.id()) && quarantined(node, two.id()));
+    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM graph_results WHERE verdict = 'accepted'"),
+             std::int64_t{0});
+    const core::Tensor expected = relu(
+        reference::runOp(core::ops::OpCode::Matmul, std::vector<core::Tensor>{x, w}, {}).value());
+    const core::Tensor& got = *researcher->sentOfType("job_done")[0].tensors.at(0);
+    QVERIFY(std::equal(got.values<float>().begin(), got.values<float>().end(),
+                       expected.values<float>().begin(), expected.values<float>().end()));
 }
 
 QTEST_APPLESS_MAIN(TestGraphJobs)
