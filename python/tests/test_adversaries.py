@@ -182,8 +182,7 @@ def assert_one_accepted_result_per_task(cluster, job, total):
 
 @pytest.mark.parametrize("dtype", [
     np.float32,
-    pytest.param(np.float64, marks=missing("per-element matmul check in f64 (one element 2.5x its "
-                                           "own bound is accepted)")),
+    np.float64,
 ], ids=["f32", "f64"])
 def test_past_bound_element_is_caught(cluster, dtype):
     # 64-column tiles: the per-row slack of today's check is ~n/3 times one element's bound.
