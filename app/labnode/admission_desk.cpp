@@ -61,20 +61,16 @@ bool AdmissionDesk::onHello(Peer& peer, const net::Message& message) {
         m_peers.close(peer.id, Error{ErrorCode::InvalidMessage, "the first message must be hello"});
         return false;
     }
-    auto protocol = net::requireInt(hello, "protocol");
-    auto catalog = net::requireInt(hello, "catalog");
-    if (!protocol || !catalog || *protocol != net::kProtocolVersion ||
-        *catalog < net::kMatmulCatalogVersion || *catalog > net::kCatalogVersion) {
-        m_peers.close(peer.id,
-                      Error{ErrorCode::VersionMismatch,
-                            "this node speaks protocol " + std::to_string(net::kProtocolVersion) +
-                                " with catalogs " + std::to_string(net::kMatmulCatalogVersion) +
-                                " to " + std::to_string(net::kCatalogVersion)});
+    auto versions = net::parseHelloVersions(hello);
+    if (!versions) {
+        m_peers.close(peer.id, versions.error());
         return false;
     }
-    peer.catalog = static_cast<int>(*catalog);
+    peer.catalog = static_cast<int>(versions->catalog);
+    peer.protocol = static_cast<int>(versions->protocol);
     net::Welcome welcome;
     welcome.id = net::requestId(hello);
+    welcome.protocol = versions->protocol; // answered in the version the peer spoke
     welcome.limits = m_settings.limits;
     auto admitted = peer.role == PeerRole::Researcher ? admitResearcher(peer, hello)
                                                       : admitVolunteer(peer, hello, welcome);

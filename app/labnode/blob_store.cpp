@@ -123,6 +123,11 @@ Expected<std::shared_ptr<MappedFile>> BlobStore::map(const std::string& digest) 
     return MappedFile::open(m_root / "blobs" / (digest + ".bin"));
 }
 
+bool BlobStore::has(const std::string& digest) const {
+    std::error_code ignored;
+    return fs::exists(m_root / "blobs" / (digest + ".bin"), ignored);
+}
+
 void BlobStore::remove(const std::string& digest) const {
     std::error_code ignored;
     fs::remove(m_root / "blobs" / (digest + ".bin"), ignored);

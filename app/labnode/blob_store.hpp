@@ -38,6 +38,7 @@ public:
     Expected<std::string> put(const core::Tensor& tensor) const;
     Expected<std::shared_ptr<MappedFile>> map(const std::string& digest) const;
     void remove(const std::string& digest) const;
+    bool has(const std::string& digest) const;
 
     // The result file of a job, created at its full size when missing.
     Expected<void> createResult(const std::string& jobId, std::size_t bytes) const;

@@ -14,7 +14,8 @@ Coordinator::Coordinator(NodeContext context, CoordinatorSettings settings)
       m_matmul(m_context, m_peers, m_desk, m_scheduler, m_verdicts,
                MatmulSettings{settings.limits, settings.verificationVectors}),
       m_graphs(m_context, m_peers, m_desk, m_scheduler, m_verdicts, m_trust,
-               GraphJobSettings{GraphIntakeSettings{{}, settings.maxGraphTaskBytes}}),
+               GraphJobSettings{GraphIntakeSettings{{}, settings.maxGraphTaskBytes},
+                                settings.auditRetentionSeconds}),
       m_approvalTimer(m_context.core),
       m_approvalsPending(settings.volunteers == VolunteerPolicy::Approved) {
     m_verdicts.setObserver([this](const VerdictRecord& verdict) { m_trust.onVerdict(verdict); });
@@ -62,6 +63,7 @@ void Coordinator::scheduleApprovalCheck() {
 void Coordinator::stop() {
     m_stopped = true;
     m_approvalTimer.cancel();
+    m_graphs.stop();
     m_scheduler.stop();
     m_peers.closeAll(Error{ErrorCode::Internal, "the lab node is shutting down"});
 }

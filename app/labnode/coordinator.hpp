@@ -26,6 +26,7 @@ struct CoordinatorSettings {
     int maxTaskExpiries = 3; // then the node computes the task itself
     int verificationVectors = 2;
     std::int64_t maxGraphTaskBytes = std::int64_t{4} << 30;
+    double auditRetentionSeconds = 7 * 24 * 3600.0; // a released graph job's data, for audits
     TrustSettings trust;
     int registrationsPerHour = 20; // new volunteer identities per network address
     VolunteerPolicy volunteers = VolunteerPolicy::Open;

@@ -74,6 +74,8 @@ public:
     virtual void submit(const ResearcherRequest& request, net::Message message) = 0;
     virtual void fetch(const ResearcherRequest& request, const std::string& jobId) = 0;
     virtual void release(const ResearcherRequest& request, const std::string& jobId) = 0;
+    // What audits after delivery found (audit_report); released jobs may be asked too.
+    virtual void audit(const ResearcherRequest& request, const std::string& jobId) = 0;
 
     // Scheduler.
     virtual bool hasQueued() const = 0;

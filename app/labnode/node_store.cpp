@@ -72,6 +72,15 @@ CREATE TABLE IF NOT EXISTS registrations(address TEXT NOT NULL, at REAL NOT NULL
 CREATE INDEX IF NOT EXISTS registrations_by_address ON registrations(address, at);
 -- Volunteers lab staff approved (`serve --volunteers approved` admits only these to work).
 CREATE TABLE IF NOT EXISTS volunteer_approvals(volunteer_id TEXT PRIMARY KEY, approved_at REAL NOT NULL);
+-- Audits of delivered graph jobs: a volunteer whose accepted results a delivered job used was
+-- quarantined afterwards; the node recomputes those tasks (state: rechecking, stands, corrected,
+-- unverifiable when the job's data was already deleted).
+CREATE TABLE IF NOT EXISTS graph_job_audits(
+  id INTEGER PRIMARY KEY, job_id TEXT NOT NULL REFERENCES graph_jobs(id),
+  volunteer_id TEXT NOT NULL, reason TEXT NOT NULL, state TEXT NOT NULL,
+  tasks INTEGER NOT NULL DEFAULT 0, corrected INTEGER NOT NULL DEFAULT 0,
+  created_at REAL NOT NULL, finished_at REAL);
+CREATE INDEX IF NOT EXISTS graph_job_audits_by_job ON graph_job_audits(job_id);
 )sql";
 
 // Version 2 → 3: matmul leases move to task_leases; graph attempts already used (known from their

@@ -51,6 +51,16 @@ std::vector<std::uint64_t> PeerRegistry::connectionsOf(const std::string& volunt
     return ids;
 }
 
+std::vector<std::uint64_t> PeerRegistry::researcherConnections(std::int64_t researcherId,
+                                                               int protocol) const {
+    std::vector<std::uint64_t> connections;
+    for (const auto& [id, peer] : m_peers)
+        if (peer.role == PeerRole::Researcher && peer.ready && peer.researcherId == researcherId &&
+            peer.protocol >= protocol)
+            connections.push_back(id);
+    return connections;
+}
+
 std::vector<Peer*> PeerRegistry::awaitingApproval() {
     std::vector<Peer*> waiting;
     for (auto& [id, peer] : m_peers)

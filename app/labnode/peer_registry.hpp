@@ -36,6 +36,7 @@ struct Peer {
     std::shared_ptr<PeerLink> link;
     bool ready = false; // the hello was accepted
     int catalog = 1;
+    int protocol = 1;              // what its hello spoke (audit_report goes to researchers on 2+)
     std::int64_t researcherId = 0; // researchers
     VolunteerInfo volunteer;       // volunteers
 };
@@ -52,6 +53,8 @@ public:
     void closeAll(const Error& reason);
     // The connections of one volunteer identity (normally one).
     std::vector<std::uint64_t> connectionsOf(const std::string& volunteerId) const;
+    // A researcher's ready connections that speak at least `protocol`.
+    std::vector<std::uint64_t> researcherConnections(std::int64_t researcherId, int protocol) const;
     // Ready volunteers still waiting for lab staff's approval.
     std::vector<Peer*> awaitingApproval();
 

@@ -33,7 +33,7 @@ void ResearcherDesk::onMessage(const Peer& researcher, net::Message message) {
                                         std::to_string(researcher.catalog)});
         return kind->submit(request, std::move(message));
     }
-    if (type != "fetch" && type != "release")
+    if (type != "fetch" && type != "release" && type != "audit")
         return m_peers.close(researcher.id, Error{ErrorCode::InvalidMessage,
                                                   "unexpected message type '" + type + "'"});
     auto jobId = net::requireString(message.control, "job");
@@ -45,6 +45,8 @@ void ResearcherDesk::onMessage(const Peer& researcher, net::Message message) {
                           Error{ErrorCode::NotFound, "no job " + *jobId});
     if (type == "fetch")
         return kind->fetch(request, *jobId);
+    if (type == "audit")
+        return kind->audit(request, *jobId);
     kind->release(request, *jobId);
 }
 

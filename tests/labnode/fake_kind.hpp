@@ -30,6 +30,9 @@ public:
     void fetch(const ResearcherRequest& request, const std::string& jobId) override {
         fetched.push_back({request, jobId});
     }
+    void audit(const ResearcherRequest& request, const std::string& jobId) override {
+        audited.push_back({request, jobId});
+    }
     void release(const ResearcherRequest& request, const std::string& jobId) override {
         released.push_back({request, jobId});
     }
@@ -94,7 +97,7 @@ public:
     std::vector<Loss> lost;
     std::vector<std::int64_t> computedOnNode;
     std::vector<Submitted> submitted;
-    std::vector<Named> fetched, released;
+    std::vector<Named> fetched, released, audited;
     int recovered = 0;
 
 private:

@@ -152,12 +152,17 @@ inline net::Message control(boost::json::object fields) {
 
 namespace goblin::labnode::testing {
 
-inline net::Message researcherHello(const std::string& token, int catalog = 3) {
-    return control(
-        {{"type", "hello"}, {"id", 1}, {"protocol", 1}, {"catalog", catalog}, {"token", token}});
+inline net::Message researcherHello(const std::string& token, int catalog = 3,
+                                    int protocol = net::kProtocolVersion) {
+    return control({{"type", "hello"},
+                    {"id", 1},
+                    {"protocol", protocol},
+                    {"catalog", catalog},
+                    {"token", token}});
 }
 
-// A first-contact volunteer hello (identity null) that runs matmul, and graphs when asked.
+// A first-contact volunteer hello (identity null) that runs matmul, and graphs when asked. It
+// speaks protocol 1: the node still admits version-1 peers.
 inline net::Message volunteerHello(int slots, bool graphs,
                                    const std::string& backend = "cpu-eigen") {
     boost::json::array ops{"matmul"};

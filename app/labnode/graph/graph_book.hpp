@@ -55,7 +55,6 @@ struct GraphJob {
     std::int64_t done = 0;
     bool merging = false;
     std::vector<core::Tensor> result;
-    std::vector<std::string> inputDigests;
     std::int64_t redeciding = 0; // decided tasks being rechecked: the job waits for them
     double verifySeconds = 0;    // since this node started
 };

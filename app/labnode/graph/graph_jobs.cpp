@@ -51,9 +51,16 @@ GraphJobs::GraphJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk& 
           GraphDecisions::Hooks{[this](GraphTask& task) { queueOpinion(task); },
                                 [this](GraphTask& task) { onDecided(task); },
                                 [this](GraphJob& job, const Error& error) { failJob(job, error); },
-                                [this](GraphJob& job) { onRecheckDone(job); }}) {
-    trust.addQuarantineListener([this](const std::string& volunteerId, const std::string&) {
+                                [this](GraphJob& job) { onRecheckDone(job); }}),
+      m_audits(context, peers, trust, m_settings.intake,
+               [this](const std::string& jobId, const std::vector<core::Tensor>& merged) {
+                   if (GraphJob* job = m_book.job(jobId); job && job->state == "done")
+                       job->result = merged;
+               }),
+      m_retention(context, m_settings.auditRetentionSeconds) {
+    trust.addQuarantineListener([this](const std::string& volunteerId, const std::string& reason) {
         m_decisions.onQuarantined(volunteerId);
+        m_audits.onQuarantined(volunteerId, reason);
     });
 }
 
@@ -71,6 +78,8 @@ void GraphJobs::recover() {
             (void)setGraphJobState(m_context.store.database(), row.id, "failed", m_context.clock());
         }
     }
+    m_audits.recover();
+    m_retention.start();
 }
 
 Expected<void> GraphJobs::resumeJob(const GraphJobRow& row) {
@@ -94,9 +103,6 @@ GraphJob& GraphJobs::addJob(const GraphJobRow& row, GraphIntake intake,
     job.id = row.id;
     job.researcher = row.researcherId;
     job.createdAt = row.createdAt;
-    json::error_code ec;
-    if (json::value stored = json::parse(row.inputs, ec); !ec && stored.is_array())
-        job.inputDigests = storedDigests(stored.get_array());
     job.submission = std::move(intake.submission);
     job.chunks = std::move(intake.chunks);
     return m_book.add(std::move(job), tasks, m_context.blobs);
@@ -173,23 +179,25 @@ void GraphJobs::release(const ResearcherRequest& request, const std::string& job
         return m_desk.replyError(
             request.peer, request.requestId,
             Error{ErrorCode::InvalidInput, "job " + jobId + " is still running"});
-    Database& db = m_context.store.database();
-    if (auto ok = setGraphJobState(db, jobId, "released", m_context.clock()); !ok)
-        return m_desk.replyError(request.peer, request.requestId, ok.error());
-    std::vector<std::string> digests = job->inputDigests;
-    for (const GraphTaskRow& task : graphTasksOf(db, jobId)) {
-        json::error_code ec;
-        if (json::value stored = json::parse(task.outputs, ec); !ec && stored.is_array())
-            for (std::string& digest : storedDigests(stored.get_array()))
-                digests.push_back(std::move(digest));
-    }
-    for (const std::string& digest : digests)
-        if (!m_context.store.blobInUse(digest, jobId))
-            m_context.blobs.remove(digest);
+    auto outcome = m_retention.release(jobId);
+    if (!outcome)
+        return m_desk.replyError(request.peer, request.requestId, outcome.error());
     m_book.remove(jobId);
     m_desk.unwatch(jobId, request.peer);
-    m_context.log("graph job " + jobId + " released: its blobs are deleted");
+    m_context.log("graph job " + jobId + " released: " +
+                  (*outcome == ReleaseOutcome::Deleted
+                       ? std::string("its blobs are deleted")
+                       : std::string("its data is kept for audits until its retention ends")));
     m_peers.send(request.peer, net::toMessage(net::Released{request.requestId, jobId}));
+}
+
+void GraphJobs::audit(const ResearcherRequest& request, const std::string& jobId) {
+    // Released jobs too: the Python client releases every job once it has its outputs.
+    const auto row = graphJob(m_context.store.database(), jobId);
+    if (!row || row->researcherId != request.researcherId)
+        return m_desk.replyError(request.peer, request.requestId,
+                                 Error{ErrorCode::NotFound, "no job " + jobId});
+    m_audits.report(request.peer, request.requestId, *row);
 }
 
 std::optional<TaskClaim> GraphJobs::claimTaskFor(const Peer& peer, const TaskFilter& mayTake) {

@@ -1,9 +1,10 @@
 // The graph job kind: each task (a chunk of the researcher's graph) is computed by two different
 // volunteers (different addresses and backends where possible) and compared; the node's own CPU
 // reference decides any disagreement and audits agreement at the rate trust asks for; a
-// quarantined volunteer's tasks are decided again without it; verdicts committed through
-// the VerdictPath, outputs merged and delivered (docs/protocol.md, "Graph jobs"). Inputs and each
-// task's accepted outputs are blobs, so a restarted node resumes graph jobs (recover()). Core
+// quarantined volunteer's tasks are decided again without it, and its delivered jobs audited
+// (delivered_audits.hpp); verdicts committed through the VerdictPath, outputs merged and delivered
+// (docs/protocol.md, "Graph jobs"). Inputs and each task's accepted outputs are blobs, so a
+// restarted node resumes graph jobs (recover()). Core
 // thread; comparisons, node recomputations, output storage and merges run on the worker pool.
 #pragma once
 
@@ -12,10 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "delivered_audits.hpp"
 #include "graph_book.hpp"
 #include "graph_chunks.hpp"
 #include "graph_decisions.hpp"
 #include "graph_intake.hpp"
+#include "graph_retention.hpp"
 #include "graph_store.hpp"
 #include "job_kind.hpp"
 #include "node_context.hpp"
@@ -29,6 +32,9 @@ namespace goblin::labnode {
 
 struct GraphJobSettings {
     GraphIntakeSettings intake;
+    // How long a released job's data is kept for audits after it finished (graph_retention.hpp);
+    // 0 deletes it at release.
+    double auditRetentionSeconds = 7 * 24 * 3600.0;
 };
 
 class GraphJobs final : public JobKind {
@@ -43,9 +49,12 @@ public:
 
     // Reloads unreleased graph jobs: decided tasks keep their outputs, the others are queued again.
     void recover() override;
+    // The node is stopping: no more timers.
+    void stop() { m_retention.stop(); }
     void submit(const ResearcherRequest& request, net::Message message) override;
     void fetch(const ResearcherRequest& request, const std::string& jobId) override;
     void release(const ResearcherRequest& request, const std::string& jobId) override;
+    void audit(const ResearcherRequest& request, const std::string& jobId) override;
 
     bool hasQueued() const override { return m_book.hasQueued(); }
     std::optional<TaskClaim> claimTaskFor(const Peer& volunteer,
@@ -79,6 +88,8 @@ private:
     GraphJobSettings m_settings;
     GraphBook m_book;
     GraphDecisions m_decisions;
+    DeliveredAudits m_audits;
+    GraphRetention m_retention;
 };
 
 } // namespace goblin::labnode

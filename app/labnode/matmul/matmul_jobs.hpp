@@ -30,6 +30,8 @@ public:
     void submit(const ResearcherRequest& request, net::Message message) override;
     void fetch(const ResearcherRequest& request, const std::string& jobId) override;
     void release(const ResearcherRequest& request, const std::string& jobId) override;
+    // Always clean: every tile is checked on its own, so a later quarantine changes no tile.
+    void audit(const ResearcherRequest& request, const std::string& jobId) override;
 
     bool hasQueued() const override { return m_book.hasQueued(); }
     std::optional<TaskClaim> claimTaskFor(const Peer& volunteer,

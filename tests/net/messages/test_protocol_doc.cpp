@@ -136,6 +136,10 @@ Expected<Message> reparse(const Message& message, std::string& variant) {
         return written(parseTaskError(control));
     case MessageType::Verdict:
         return written(parseTaskVerdict(control));
+    case MessageType::Audit:
+        return written(parseAudit(control));
+    case MessageType::AuditReport:
+        return written(parseAuditReport(message));
     case MessageType::Count:
         break;
     }

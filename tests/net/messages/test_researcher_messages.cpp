@@ -26,6 +26,14 @@ JobDone sampleJobDone() {
     return JobDone{3, "j-77", json::object{{"tiles", 4}}, {smallTensor(core::DType::F64, {2, 2})}};
 }
 
+AuditReport sampleAuditReport() {
+    return AuditReport{0,
+                       "g-5",
+                       "corrected",
+                       {JobAuditEntry{"v-1", "graph task 3 overturned", "corrected", 2, 1, 1.5e9}},
+                       {smallTensor(core::DType::F32, {2, 2})}};
+}
+
 } // namespace
 
 class TestResearcherMessages : public QObject {
@@ -44,6 +52,8 @@ private Q_SLOTS:
     void jobDoneRoundTrip();
     void jobDoneFields();
     void jobFailedRoundTrip();
+    void auditRoundTrip();
+    void auditReportFields();
 };
 
 void TestResearcherMessages::submitMatmulWireForm() {
@@ -218,6 +228,47 @@ void TestResearcherMessages::jobFailedRoundTrip() {
     QCOMPARE(parsed->error.code, ErrorCode::InvalidInput);
     QCOMPARE(parsed->error.message, std::string("index 9 out of range"));
     checkEveryField(message, onControl(parseJobFailed), {});
+}
+
+void TestResearcherMessages::auditRoundTrip() {
+    QCOMPARE(wireText(toMessage(Audit{5, "g-5"})),
+             wireText(R"({"type":"audit","id":5,"job":"g-5"})"));
+    QCOMPARE(parseAudit(toMessage(Audit{5, "g-5"}).control)->job, std::string("g-5"));
+    checkEveryField(toMessage(Audit{5, "g-5"}), onControl(parseAudit), {"id"});
+    QVERIFY(!parseAudit(toMessage(Fetch{5, "g-5"}).control));
+
+    const Message message = toMessage(sampleAuditReport());
+    QCOMPARE(wireText(message),
+             wireText(R"({"type":"audit_report","id":0,"job":"g-5","state":"corrected",
+                          "audits":[{"volunteer":"v-1","reason":"graph task 3 overturned",
+                                     "state":"corrected","tasks":2,"corrected":1,"at":1.5E9}],
+                          "tensors":1})"));
+    auto parsed = parseAuditReport(overTheWire(message));
+    QVERIFY(parsed);
+    QCOMPARE(parsed->state, std::string("corrected"));
+    QCOMPARE(parsed->audits.size(), std::size_t{1});
+    QCOMPARE(parsed->audits[0].corrected, std::int64_t{1});
+    QCOMPARE(parsed->audits[0].volunteer, std::string("v-1"));
+    QCOMPARE(parsed->outputs.size(), std::size_t{1});
+    // A clean job: no audits, no tensors.
+    auto clean = parseAuditReport(toMessage(AuditReport{4, "g-6", "clean", {}, {}}));
+    QVERIFY(clean);
+    QVERIFY(clean->audits.empty() && clean->outputs.empty());
+}
+
+void TestResearcherMessages::auditReportFields() {
+    checkEveryField(toMessage(sampleAuditReport()), parseAuditReport, {"id", "tensors"});
+    for (const char* key : {"volunteer", "reason", "state", "tasks", "corrected", "at"}) {
+        Message broken = toMessage(sampleAuditReport());
+        broken.control["audits"].as_array()[0].as_object().erase(key);
+        QVERIFY2(!parseAuditReport(broken), key);
+    }
+    Message negative = toMessage(sampleAuditReport());
+    negative.control["audits"].as_array()[0].as_object()["tasks"] = -1;
+    QVERIFY(!parseAuditReport(negative));
+    Message many = toMessage(sampleAuditReport());
+    many.control["audits"] = json::array(kMaxAuditEntries + 1, json::object{});
+    QVERIFY(!parseAuditReport(many));
 }
 
 QTEST_APPLESS_MAIN(TestResearcherMessages)

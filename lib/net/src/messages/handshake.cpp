@@ -119,12 +119,15 @@ bool Capabilities::takes(std::string_view dtype) const {
 Expected<HelloVersions> parseHelloVersions(const json::object& hello) {
     auto protocol = requireInt(hello, "protocol");
     auto catalog = requireInt(hello, "catalog");
-    if (!protocol || !catalog || *protocol != kProtocolVersion ||
-        *catalog < kMatmulCatalogVersion || *catalog > kCatalogVersion)
-        return makeError(ErrorCode::VersionMismatch,
-                         "this node speaks protocol " + std::to_string(kProtocolVersion) +
-                             " with catalogs " + std::to_string(kMatmulCatalogVersion) + " to " +
-                             std::to_string(kCatalogVersion));
+    if (!protocol || !catalog || *protocol < kOldestProtocolVersion ||
+        *protocol > kProtocolVersion || *catalog < kMatmulCatalogVersion ||
+        *catalog > kCatalogVersion)
+        return makeError(
+            ErrorCode::VersionMismatch,
+            detail::joined({"this node speaks protocols ", std::to_string(kOldestProtocolVersion),
+                            " to ", std::to_string(kProtocolVersion), " with catalogs ",
+                            std::to_string(kMatmulCatalogVersion), " to ",
+                            std::to_string(kCatalogVersion)}));
     return HelloVersions{*protocol, *catalog};
 }
 

@@ -10,7 +10,10 @@
 
 namespace goblin::net {
 
-inline constexpr int kProtocolVersion = 1;
+// Version 2 added audit and audit_report (researchers only). Every version-1 message is unchanged,
+// so the node still admits peers that speak 1; it answers in the version the peer spoke.
+inline constexpr int kProtocolVersion = 2;
+inline constexpr int kOldestProtocolVersion = 1;
 // Catalog versions a peer may speak: 1 is the matmul tile op alone, 3 adds op graphs (docs/ops.md).
 // A peer's hello states the highest catalog it runs; the node sends it only what that covers.
 // The highest is core's op-catalog version: one constant for the node, the volunteer and the

@@ -73,7 +73,8 @@ struct ErrorReply {
 };
 
 // The protocol and catalog a hello states, without the rest: either path's first message. A
-// missing, non-integer or unspoken protocol or catalog is a VersionMismatch error (close 4002).
+// missing, non-integer or unspoken protocol (kOldestProtocolVersion to kProtocolVersion) or
+// catalog is a VersionMismatch error (close 4002).
 struct HelloVersions {
     std::int64_t protocol = 0;
     std::int64_t catalog = 0;

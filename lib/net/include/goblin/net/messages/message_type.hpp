@@ -31,6 +31,8 @@ enum class MessageType {
     Result,       // volunteer → node: the computed outputs
     TaskError,    // volunteer → node: could not compute the task
     Verdict,      // node → volunteer: the task's decision for this attempt
+    Audit,        // researcher → node: what later audits found about a delivered job (protocol 2)
+    AuditReport,  // node → researcher: reply to audit, or pushed when an audit of a job ends
     Count         // not a message
 };
 
@@ -38,7 +40,7 @@ inline constexpr std::size_t kMessageTypeCount = static_cast<std::size_t>(Messag
 
 // Tripwire: adding, removing or reordering a message without bumping kProtocolVersion (and this
 // pair) fails the build.
-static_assert(kMessageTypeCount == 17 && kProtocolVersion == 1,
+static_assert(kMessageTypeCount == 19 && kProtocolVersion == 2,
               "the message set changed: bump kProtocolVersion, docs/protocol.md and this assert");
 
 // "hello", "submit_matmul", …; empty for Count.

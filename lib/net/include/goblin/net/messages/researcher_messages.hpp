@@ -109,6 +109,36 @@ struct JobFailed {
     Error error;
 };
 
+// → {"type":"audit","id","job"} (protocol 2): what audits after delivery found about a job.
+struct Audit {
+    std::int64_t id = 0;
+    std::string job;
+};
+
+// One audit of a delivered job, started because a volunteer whose results the job used was
+// quarantined afterwards. state: rechecking, stands (the node's recomputation agrees), corrected
+// (the node's outputs replaced the volunteers'), unverifiable (the job's data was already deleted).
+struct JobAuditEntry {
+    std::string volunteer;
+    std::string reason; // why the volunteer was quarantined
+    std::string state;
+    std::int64_t tasks = 0;     // tasks of the job that used its results
+    std::int64_t corrected = 0; // of those, tasks whose outputs the node replaced
+    double at = 0;              // when the audit started (seconds since the epoch)
+};
+
+// ← {"type":"audit_report","id","job","state","audits":[…]} + the job's outputs as they are
+// now, only when an audit corrected them. state: clean (no audit), or the most urgent of the
+// audits' (rechecking, unverifiable, corrected, stands). id 0 when pushed as an audit ends.
+struct AuditReport {
+    std::int64_t id = 0;
+    std::string job;
+    std::string state;
+    std::vector<JobAuditEntry> audits; // at most kMaxAuditEntries
+    std::vector<TensorPtr> outputs;
+};
+inline constexpr std::size_t kMaxAuditEntries = 256;
+
 Message toMessage(const SubmitMatmul& submit);
 Message toMessage(const SubmitGraph& submit);
 Message toMessage(const MatmulJobAccepted& accepted);
@@ -120,6 +150,8 @@ Message toMessage(const Release& release);
 Message toMessage(const Released& released);
 Message toMessage(const JobDone& done);
 Message toMessage(const JobFailed& failed);
+Message toMessage(const Audit& audit);
+Message toMessage(const AuditReport& report);
 
 // Each parser checks "type" and every field; errors are InvalidMessage naming the field unless
 // the struct's comment says otherwise. A request's "id" is optional (0 when absent).
@@ -137,5 +169,7 @@ parseMatmulJobAccepted(const boost::json::object& control);
 [[nodiscard]] Expected<Released> parseReleased(const boost::json::object& control);
 [[nodiscard]] Expected<JobDone> parseJobDone(const Message& message);
 [[nodiscard]] Expected<JobFailed> parseJobFailed(const boost::json::object& control);
+[[nodiscard]] Expected<Audit> parseAudit(const boost::json::object& control);
+[[nodiscard]] Expected<AuditReport> parseAuditReport(const Message& message);
 
 } // namespace goblin::net
