@@ -5,7 +5,7 @@
 // rows), the check's cost ÷ the tile's compute at N = 2048 and 4096, and the largest single-element
 // corruption that still passes, as a multiple of its own bound (bisection).
 // Usage: goblin-bench-matmul-check [--checks N] [--sample] [--no-cost] [--no-opencl] [--only-cost]
-// [--only-bisection]
+// [--only-bisection] [--bisection-trials N]
 // --sample: a few thousand checks and no cost section; exits 1 on any false reject (a ctest).
 #include <algorithm>
 #include <chrono>
@@ -252,6 +252,24 @@ double elementBound(const Tensor& a, const Tensor& b, std::int64_t i, std::int64
     return verify::gamma(k, verify::unitRoundoff(a.dtype())) * sum;
 }
 
+// φ of element (i, j): its weighted bound ÷ its block's mean weighted bound (docs/verification.md,
+// "Single corrupted element"); the 2× guarantee holds where φ ≥ 1, and relative to the block's
+// mean below.
+double elementShare(const Tensor& a, const Tensor& b, std::int64_t i, std::int64_t j) {
+    core::SeededRandom random(0);
+    const auto probe = verify::probeColumns(core::viewOf(b), {}, random);
+    std::int64_t block = 0;
+    while (probe.blockStarts[static_cast<std::size_t>(block) + 1] <= j)
+        ++block;
+    const std::int64_t begin = probe.blockStarts[static_cast<std::size_t>(block)];
+    const std::int64_t end = probe.blockStarts[static_cast<std::size_t>(block) + 1];
+    double sum = 0;
+    for (std::int64_t column = begin; column < end; ++column)
+        sum += elementBound(a, b, i, column) * probe.weights[static_cast<std::size_t>(column)];
+    const double own = elementBound(a, b, i, j) * probe.weights[static_cast<std::size_t>(j)];
+    return sum > 0 ? own * static_cast<double>(end - begin) / sum : 1.0;
+}
+
 // The largest multiple f of its own bound by which one element may be off and still be accepted
 // by the Freivalds check (f*), by bisection; the whole pipeline (grey zone → exact check) too.
 void corruptionBisection(Producers& producers, int trials) {
@@ -261,6 +279,9 @@ void corruptionBisection(Producers& producers, int trials) {
     // Largest passing f* and trials with f* ≥ 2, per dtype and input profile (Freivalds alone).
     double worst[2][std::size(kProfiles)] = {};
     int over[2][std::size(kProfiles)] = {}, count[2][std::size(kProfiles)] = {};
+    // Largest passing f* over trials whose element is at least its block's mean (φ ≥ 1).
+    double worstAtMean[2] = {};
+    int atMean[2] = {};
     for (int trial = 0; trial < trials; ++trial) {
         const Shape shape = kShapes[6 + engine() % (std::size(kShapes) - 6)];
         const std::size_t profileIndex = engine() % std::size(kProfiles);
@@ -301,6 +322,16 @@ void corruptionBisection(Producers& producers, int trials) {
             (throughExact ? pipeline : freivalds).push_back(low);
         }
         const int d = dtype == DType::F32 ? 0 : 1;
+        const double share = elementShare(a, b, i, j);
+        if (share >= 1.0) {
+            worstAtMean[d] = std::max(worstAtMean[d], freivalds.back());
+            ++atMean[d];
+        }
+        if (freivalds.back() >= 2.0)
+            std::printf("  f* %.3f: %s %lldx%lldx%lld %s, element share phi %.3f\n",
+                        freivalds.back(), d == 0 ? "f32" : "f64", static_cast<long long>(shape.m),
+                        static_cast<long long>(shape.k), static_cast<long long>(shape.n),
+                        profileName(profile), share);
         worst[d][profileIndex] = std::max(worst[d][profileIndex], freivalds.back());
         over[d][profileIndex] += freivalds.back() >= 2.0 ? 1 : 0;
         ++count[d][profileIndex];
@@ -310,6 +341,10 @@ void corruptionBisection(Producers& producers, int trials) {
             std::printf("  %s %-20s trials %3d: largest passing f* %7.3f, f* >= 2 in %d\n",
                         d == 0 ? "f32" : "f64", profileName(kProfiles[p]), count[d][p], worst[d][p],
                         over[d][p]);
+    for (int d = 0; d < 2; ++d)
+        std::printf("  %s elements at or above their block's mean bound (phi >= 1), trials %d: "
+                    "largest passing f* %.3f\n",
+                    d == 0 ? "f32" : "f64", atMean[d], worstAtMean[d]);
     for (auto* values : {&freivalds, &pipeline}) {
         std::sort(values->begin(), values->end());
         const auto over2 =
@@ -368,6 +403,7 @@ void costTable(Producers& producers) {
 
 int main(int argc, char** argv) {
     std::int64_t checks = 100000;
+    int bisectionTrials = 400;
     bool sample = false, cost = true, useOpenCl = true, onlyCost = false, onlyBisection = false;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
@@ -383,9 +419,12 @@ int main(int argc, char** argv) {
             onlyCost = true;
         else if (arg == "--only-bisection")
             onlyBisection = true;
+        else if (arg == "--bisection-trials" && i + 1 < argc)
+            bisectionTrials = std::max(1, std::atoi(argv[++i]));
         else {
             std::fprintf(stderr, "usage: goblin-bench-matmul-check [--checks N] [--sample] "
-                                 "[--no-cost] [--no-opencl] [--only-cost] [--only-bisection]\n");
+                                 "[--no-cost] [--no-opencl] [--only-cost] [--only-bisection] "
+                                 "[--bisection-trials N]\n");
             return arg == "--help" || arg == "-h" ? 0 : 2;
         }
     }
@@ -396,7 +435,7 @@ int main(int argc, char** argv) {
     }
     Producers producers;
     if (onlyBisection) {
-        corruptionBisection(producers, 400);
+        corruptionBisection(producers, bisectionTrials);
         return 0;
     }
     if (onlyCost) {
@@ -415,7 +454,7 @@ int main(int argc, char** argv) {
     }
     const bool honest = honestCampaign(producers, checks, useOpenCl);
     if (!sample)
-        corruptionBisection(producers, 400);
+        corruptionBisection(producers, bisectionTrials);
     if (cost)
         costTable(producers);
     return honest ? 0 : 1;

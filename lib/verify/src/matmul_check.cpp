@@ -233,14 +233,14 @@ JudgeFactors judgeFactors(const MatrixView& a, const ColumnProbe& probe) {
     factors.tile = gamma(probe.k, unitRoundoff(a.dtype));
     if (a.dtype == DType::F32) {
         // The check itself sums a block's w terms for B·r and k for A·(B·r), in plain float64:
-        // 2⁻²⁹·K/w of an element's bound, negligible.
+        // ≈ w·2⁻²⁹ of a block's mean element bound, negligible.
         factors.check = gamma(probe.k + widest + 2, kF64Roundoff);
         factors.result = gamma(widest + 1, kF64Roundoff);
     } else {
         // Plain float64 sums would err by as much as the f64 tile itself; the compensated ones
         // (double-double B·r, A·(B·r), C·r and the residual by TwoSum) err by at most
-        // 6·γ_{3(k+w)+12}²·(S + |C|·w): about 28·K²·2⁻⁵³ of the block's mean element bound
-        // (docs/verification.md, "Limit (f64 tiles)").
+        // 6·γ_{3(k+w)+12}²·(S + |C|·w): at most ≈ 42·K²·2⁻⁵³ of the block's mean element bound
+        // (docs/verification.md, "Single corrupted element", f64 tiles).
         const double compensated = gamma(3 * (probe.k + widest) + 12, kF64Roundoff);
         factors.check = 6.0 * compensated * compensated;
         factors.result = factors.check;
