@@ -92,6 +92,7 @@ private Q_SLOTS:
     void wrongCheapNodeDownstreamFails();
     void outputsConsistentWithAWrongWitnessFail();
     void cappedWitnessesKeepTheLargestMatmuls();
+    void sharedProbesOfConstantWeights();
     void keyedRandomIsAStreamPerKey();
 };
 
@@ -218,6 +219,32 @@ void TestCheapAudit::cappedWitnessesKeepTheLargestMatmuls() {
     QCOMPARE(report.checked, std::size_t{1});
     QCOMPARE(report.recomputed, std::size_t{1});
     QCOMPARE(prepare(chainGraph(), 1).witnesses, std::size_t{0});
+}
+
+void TestCheapAudit::sharedProbesOfConstantWeights() {
+    // w1 and w2 as constants (a job's weights): the audits of its tasks share their probes.
+    graph::Graph g = chainGraph();
+    const std::vector<Tensor> all = chainInputs();
+    g.inputs.resize(1);
+    g.constants.push_back({1, all[1]});
+    g.constants.push_back({2, all[2]});
+    const Prepared p = prepare(g);
+    lab::AuditProbes probes;
+    goblin::core::SeededRandom random(5);
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) { // three tasks: different x, same weights
+        const std::vector<Tensor> inputs{randomTensor(DType::F32, {8, 64}, 100 + seed)};
+        auto claimed = goblin::reference::runGraph(p.graph, p.plan, inputs).value();
+        const auto honest =
+            lab::runCheapAudit(p.graph, p.plan, inputs, claimed, {}, random, &probes);
+        QVERIFY2(honest.passed, honest.reason.c_str());
+        QCOMPARE(honest.checked, std::size_t{2});
+        claimed[2] = copyOf(claimed[2]); // node 5's witness
+        claimed[2].values<float>()[4 * 16 + 9] -= 0.5f;
+        const auto caught =
+            lab::runCheapAudit(p.graph, p.plan, inputs, claimed, {}, random, &probes);
+        QVERIFY(!caught.passed);
+        QVERIFY2(caught.reason.find("node 5 (matmul)") != std::string::npos, caught.reason.c_str());
+    }
 }
 
 void TestCheapAudit::keyedRandomIsAStreamPerKey() {

@@ -137,14 +137,21 @@ void GraphDecisions::audit(GraphTask& task, Judgement judgement) {
         return computeOnNode(task);
     task.nodeComputing = true; // nothing else decides it meanwhile
     const GraphChunk& chunk = m_book.jobOf(task).chunks[task.chunk];
+    std::shared_ptr<AuditProbes>& shared = m_auditProbes[task.jobId];
+    if (!shared) {
+        if (m_auditProbes.size() > 64) // a bound: other jobs remake theirs on their next audit
+            std::erase_if(m_auditProbes, [](const auto& entry) { return entry.second; });
+        shared = std::make_shared<AuditProbes>();
+    }
     // The worker gets its own stream, keyed from the node's CSPRNG here on the core thread.
     asio::post(m_context.workers, [this, taskId = task.id, graph = chunk.graph, plan = chunk.plan,
                                    inputs = valuesOf(chunk.inputs),
                                    claimed = task.replicas[judgement.decisive].outputs,
-                                   key = KeyedRandom::drawKey(m_context.random),
+                                   key = KeyedRandom::drawKey(m_context.random), probes = shared,
                                    judgement = std::move(judgement)]() mutable {
         KeyedRandom random(key);
-        CheapAuditReport report = runCheapAudit(graph, plan, inputs, claimed, {}, random);
+        CheapAuditReport report =
+            runCheapAudit(graph, plan, inputs, claimed, {}, random, probes.get());
         asio::post(m_context.core, [this, taskId, judgement = std::move(judgement),
                                     report = std::move(report)]() mutable {
             onCheapAudited(taskId, std::move(judgement), std::move(report));

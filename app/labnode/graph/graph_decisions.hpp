@@ -10,6 +10,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <set>
 #include <string>
 
@@ -74,6 +76,8 @@ private:
     TrustBook& m_trust;
     Hooks m_hooks;
     std::set<std::int64_t> m_cheaplyAudited; // tasks decided after a passed cheap audit
+    // Per job: the Freivalds probes of its constant matmul operands, shared by its audits.
+    std::map<std::string, std::shared_ptr<AuditProbes>> m_auditProbes;
 };
 
 } // namespace goblin::labnode
