@@ -8,6 +8,7 @@ Numbers are not encrypted while volunteers compute them: personal or medical dat
 on the public network.
 """
 
+from .audit import AuditReport
 from .capture import CapturedGraph, capture
 from .client import CATALOG_VERSION, DATA_WARNING, PROTOCOL_VERSION, Client, connect
 from .errors import (AuthenticationError, CaptureMismatchError, ConnectionLostError, DTypeError,
@@ -20,7 +21,7 @@ from .wire import decode_tensor_frame, encode_tensor_frame
 __version__ = "0.1.0"
 
 __all__ = [
-    "AuthenticationError", "CATALOG_VERSION", "CaptureMismatchError", "CapturedGraph", "Client",
+    "AuditReport", "AuthenticationError", "CATALOG_VERSION", "CaptureMismatchError", "CapturedGraph", "Client",
     "ConnectionLostError", "DATA_WARNING", "DTypeError", "FrameError", "GoblinError",
     "GoblinTimeoutError", "InputError", "LimitExceededError", "PROTOCOL_VERSION", "ProtocolError",
     "RemoteError", "ShapeError", "TorchRequiredError", "UnsupportedOperator",

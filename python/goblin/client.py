@@ -14,6 +14,7 @@ import numpy as np
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from websockets.sync.client import connect as _ws_connect
 
+from .audit import AuditReport, parse_audit_report
 from .errors import (AuthenticationError, ConnectionLostError, FrameError, GoblinError,
                      GoblinTimeoutError, LimitExceededError, ProtocolError, RemoteError,
                      VersionMismatchError, remote_error)
@@ -22,7 +23,7 @@ from .graph_job import graph_request
 from .validation import check_tile, validate_matmul_inputs
 from .wire import DEFAULT_MAX_TENSOR_BYTES, decode_tensor_frame, encode_tensor_frame
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2  # 2 added audit and audit_report
 CATALOG_VERSION = 3  # 1: matmul tiles; 3: op graphs as well (docs/ops.md)
 RESEARCHER_PATH = "/v1/researcher"
 # Room for the frame header and padding on top of the largest tensor.
@@ -105,6 +106,11 @@ class Client:
         self._failed: Dict[str, Tuple[str, str]] = {}
         self._bars: Dict[str, ProgressBar] = {}
         self._released: set = set()
+        self._audit_replies: Dict[int, AuditReport] = {}
+        #: Reports the node pushed when an audit of one of this researcher's jobs ended (a
+        #: volunteer whose results the job used was caught later), in arrival order. They arrive
+        #: while this client waits for something; audit(job_id) asks at any time.
+        self.audit_notices: List[AuditReport] = []
         self.limits: Dict[str, int] = dict(DEFAULT_LIMITS)
         #: The summary dict of the last job whose result this client returned.
         self.last_summary: Optional[Dict[str, Any]] = None
@@ -210,6 +216,24 @@ class Client:
         connection or on a later one (e.g. after the node restarted).
         """
         return self._submit(A, B, tile)
+
+    def audit(self, job_id: str, timeout: Optional[float] = None) -> AuditReport:
+        """What audits after delivery found about a job (also one already fetched and released).
+
+        A volunteer caught lying later may have agreed with a second identity on tasks of a job
+        that was already delivered; the node then recomputes those tasks. The report's `state` is
+        "clean", "rechecking", "stands", "corrected" (its `outputs` are the job's corrected
+        outputs, in the order run()/matmul() returned them) or "unverifiable" (the node had
+        already deleted the job's data). Matmul jobs are always clean: each tile is checked alone.
+        """
+        request_id = self._take_id()
+        self._send({"type": "audit", "id": request_id, "job": job_id}, [])
+        wait = self._timeout if timeout is None else timeout
+        self._wait(lambda: request_id in self._audit_replies or request_id in self._errors,
+                   time.monotonic() + wait, "no reply to audit within %.0f s" % wait)
+        if request_id in self._errors:
+            raise remote_error(*self._errors.pop(request_id))
+        return self._audit_replies.pop(request_id)
 
     def fetch(self, job_id: str, progress: bool = False,
               timeout: Optional[float] = None) -> np.ndarray:
@@ -379,6 +403,15 @@ class Client:
                 raise self._violation("job_done carries no tensor")
             summary = message.get("summary")
             self._done[job] = (summary if isinstance(summary, dict) else {}, tensors)
+        elif kind == "audit_report":
+            try:
+                report = parse_audit_report(message, tensors)
+            except ProtocolError as exc:
+                raise self._violation(str(exc)) from None
+            if message.get("id") == 0:
+                self.audit_notices.append(report)
+            elif isinstance(message.get("id"), int):
+                self._audit_replies[message["id"]] = report
         elif kind == "job_failed" and isinstance(job, str):
             self._failed[job] = (str(message.get("code", "internal")),
                                  str(message.get("message", "")))

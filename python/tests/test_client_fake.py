@@ -48,13 +48,13 @@ class FakeNode:
             return
         hello = json.loads(ws.recv(timeout=10))
         self.received.append(hello)
-        if hello.get("protocol") != 1:
-            ws.close(4002, "version_mismatch: protocol 1 only")
+        if hello.get("protocol") != 2:
+            ws.close(4002, "version_mismatch: protocol 2 only")
             return
         if hello.get("token") != TOKEN:
             ws.close(4001, "unauthenticated: wrong token")
             return
-        ws.send(json.dumps({"type": "welcome", "id": hello["id"], "protocol": 1, "catalog": 3,
+        ws.send(json.dumps({"type": "welcome", "id": hello["id"], "protocol": 2, "catalog": 3,
                             "limits": {"max_control_bytes": 65536,
                                        "max_tensor_bytes": 1 << 30, "max_tiles": 1000000}}))
         while True:
@@ -105,6 +105,25 @@ class FakeNode:
                             "state": "done", "done": 4, "total": 4}))
         self._send_done(ws, job, np.float64)
 
+    def _on_audit(self, ws, message, tensors):
+        job = message["job"]
+        if self.mode == "bad-audit":
+            ws.send(json.dumps({"type": "audit_report", "id": message["id"], "job": job,
+                                "state": "corrected", "audits": [{"volunteer": "v-1"}]}))
+            return
+        if job not in self.jobs:
+            ws.send(json.dumps({"type": "error", "id": message["id"], "code": "not_found",
+                                "message": "no job " + job}))
+            return
+        audit = {"volunteer": "v-1", "reason": "caught", "state": "corrected", "tasks": 2,
+                 "corrected": 1, "at": 1.5e9}
+        # A push as an audit ends (id 0), then the reply with the corrected outputs.
+        ws.send(json.dumps({"type": "audit_report", "id": 0, "job": job, "state": "corrected",
+                            "audits": [audit]}))
+        ws.send(json.dumps({"type": "audit_report", "id": message["id"], "job": job,
+                            "state": "corrected", "audits": [audit], "tensors": 1}))
+        ws.send(encode_tensor_frame(self.jobs[job]))
+
     def _on_release(self, ws, message, tensors):
         self.released.append(message["job"])
         ws.send(json.dumps({"type": "released", "id": message["id"], "job": message["job"]}))
@@ -134,7 +153,7 @@ def test_matmul_round_trip_with_progress(node, capsys):
     submit = [m for m in node.received if m["type"] == "submit_matmul"][0]
     assert submit["tensors"] == 2 and submit["tile"] == [2, 2]
     hello = node.received[0]
-    assert hello == {"type": "hello", "id": 1, "protocol": 1, "catalog": 3, "token": TOKEN}
+    assert hello == {"type": "hello", "id": 1, "protocol": 2, "catalog": 3, "token": TOKEN}
 
 
 def test_submit_then_fetch_uses_the_pushed_result(node):
@@ -168,9 +187,31 @@ def test_bad_tokens_raise_authentication_error(node, token):
 
 
 def test_version_mismatch(node, monkeypatch):
-    monkeypatch.setattr(goblin.client, "PROTOCOL_VERSION", 2)
+    monkeypatch.setattr(goblin.client, "PROTOCOL_VERSION", 3)
     with pytest.raises(VersionMismatchError):
         goblin.connect(node.url, token=TOKEN, timeout=10)
+
+
+def test_audit_returns_the_corrected_outputs_and_keeps_pushed_reports(node):
+    A, B = matrices(dtype=np.float64)
+    with goblin.connect(node.url, token=TOKEN, timeout=10) as client:
+        C = client.matmul(A, B, timeout=10)
+        report = client.audit(client.last_job)
+        assert report.state == "corrected" and report.needs_attention
+        assert report.audits[0]["corrected"] == 1
+        np.testing.assert_allclose(report.outputs[0], C)
+        assert [(n.job, n.state, n.outputs) for n in client.audit_notices] == [
+            (client.last_job, "corrected", None)]
+        with pytest.raises(RemoteError) as caught:
+            client.audit("j-missing")
+        assert caught.value.code == "not_found"
+
+
+def test_malformed_audit_report_is_a_protocol_error(node):
+    node.mode = "bad-audit"
+    with goblin.connect(node.url, token=TOKEN, timeout=10) as client:
+        with pytest.raises(ProtocolError):
+            client.audit("j-1")
 
 
 def test_error_reply_maps_to_shape_error():

@@ -85,8 +85,15 @@ void DeliveredAudits::run(const JobAuditRow& audit) {
         return finish(audit, "unverifiable", 0, 0);
     // Asked again now: an earlier audit of this job may have corrected some of them already.
     std::vector<SuspectTask> suspects = suspectTasks(db, audit.jobId, audit.volunteerId);
-    if (suspects.empty())
-        return finish(audit, "stands", 0, 0);
+    if (suspects.empty()) {
+        // Superseded: an earlier audit (of its partner) already corrected those tasks.
+        if (auto ok = deleteJobAudit(db, audit.id); !ok)
+            m_context.log("graph job " + audit.jobId + ": could not drop a superseded audit (" +
+                          ok.error().message + ")");
+        m_running = false;
+        afterAudit(audit.jobId, false);
+        return runNext();
+    }
     const auto count = static_cast<std::int64_t>(suspects.size());
     if (job->state == "released" || !jobDataKept(*job, graphTasksOf(db, job->id), m_context.blobs))
         return finish(audit, "unverifiable", count, 0);
@@ -148,9 +155,7 @@ void DeliveredAudits::apply(const JobAuditRow& audit, const JobRecheck& recheck)
     for (const std::string& volunteer : overturned)
         m_trust.quarantine(volunteer, "its accepted result in delivered graph job " + audit.jobId +
                                           " was overturned by the node's recheck");
-    if (const auto job = graphJob(db, audit.jobId))
-        sendReport(*job, m_peers.researcherConnections(job->researcherId, kAuditProtocol), 0,
-                   corrected > 0);
+    afterAudit(audit.jobId, corrected > 0);
     runNext();
 }
 
@@ -160,13 +165,29 @@ void DeliveredAudits::finish(const JobAuditRow& audit, const std::string& state,
     if (auto ok = finishJobAudit(db, audit.id, state, tasks, corrected, m_context.clock()); !ok)
         m_context.log("graph job " + audit.jobId + ": could not record its audit (" +
                       ok.error().message + ")");
-    else if (tasks > 0)
+    else
         m_context.log("graph job " + audit.jobId + " (delivered): audit " + state);
     m_running = false;
-    if (const auto job = graphJob(db, audit.jobId); job && tasks > 0)
-        sendReport(*job, m_peers.researcherConnections(job->researcherId, kAuditProtocol), 0,
-                   false);
+    afterAudit(audit.jobId, corrected > 0);
     runNext();
+}
+
+void DeliveredAudits::afterAudit(const std::string& jobId, bool corrected) {
+    Database& db = m_context.store.database();
+    const auto job = graphJob(db, jobId);
+    if (!job)
+        return;
+    const std::vector<JobAuditRow> audits = jobAuditsOf(db, jobId);
+    const bool settled = std::none_of(audits.begin(), audits.end(), [](const JobAuditRow& audit) {
+        return audit.state == "rechecking";
+    });
+    // The researcher is told once the job's audits have all ended, so a report never says
+    // "rechecking" last; a correction still reaches a done job's outputs at once.
+    std::vector<std::uint64_t> peers;
+    if (settled && !audits.empty())
+        peers = m_peers.researcherConnections(job->researcherId, kAuditProtocol);
+    if (corrected || !peers.empty())
+        sendReport(*job, std::move(peers), 0, corrected);
 }
 
 void DeliveredAudits::report(std::uint64_t peer, std::int64_t requestId, const GraphJobRow& job) {

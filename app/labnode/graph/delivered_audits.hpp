@@ -47,6 +47,8 @@ private:
     void apply(const JobAuditRow& audit, const JobRecheck& recheck);
     void finish(const JobAuditRow& audit, const std::string& state, std::int64_t tasks,
                 std::int64_t corrected);
+    // An audit of the job ended: tell its researcher when none is left running.
+    void afterAudit(const std::string& jobId, bool corrected);
     // Builds the job's report (merging its outputs on a worker when an audit corrected them) and
     // sends it to `peers`; `onCorrected` gets the merged outputs when asked to.
     void sendReport(const GraphJobRow& job, std::vector<std::uint64_t> peers,

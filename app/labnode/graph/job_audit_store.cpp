@@ -94,6 +94,10 @@ Expected<void> finishJobAudit(Database& db, std::int64_t id, const std::string& 
         .run();
 }
 
+Expected<void> deleteJobAudit(Database& db, std::int64_t id) {
+    return db.prepare("DELETE FROM graph_job_audits WHERE id = ?").bind(1, id).run();
+}
+
 std::vector<JobAuditRow> jobAuditsOf(Database& db, const std::string& jobId) {
     auto query = db.prepare(std::string(kAuditColumns) + "WHERE job_id = ? ORDER BY id");
     query.bind(1, jobId);

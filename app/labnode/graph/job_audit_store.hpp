@@ -45,6 +45,7 @@ std::vector<std::pair<std::int64_t, std::string>> acceptedReplicas(Database& db,
 Expected<std::int64_t> insertJobAudit(Database& db, const JobAuditRow& audit);
 Expected<void> finishJobAudit(Database& db, std::int64_t id, const std::string& state,
                               std::int64_t tasks, std::int64_t corrected, double now);
+Expected<void> deleteJobAudit(Database& db, std::int64_t id);
 std::vector<JobAuditRow> jobAuditsOf(Database& db, const std::string& jobId);
 std::vector<JobAuditRow> unfinishedJobAudits(Database& db);
 
