@@ -42,12 +42,12 @@ Tensor copyOf(const Tensor& t) {
     return copy;
 }
 
-// x [8, 64] @ w1 [64, 32] → relu → @ w2 [32, 16] → sum over dim 1: output the row sums only.
+// x [8, 64] @ w1 [64, 64] → relu → @ w2 [64, 16] → sum over dim 1: output the row sums only.
 graph::Graph chainGraph(DType dtype = DType::F32) {
     graph::Graph g;
     g.inputs.push_back({0, {dtype, {8, 64}}});
-    g.inputs.push_back({1, {dtype, {64, 32}}});
-    g.inputs.push_back({2, {dtype, {32, 16}}});
+    g.inputs.push_back({1, {dtype, {64, 64}}});
+    g.inputs.push_back({2, {dtype, {64, 16}}});
     g.nodes.push_back({3, ops::OpCode::Matmul, {0, 1}, {}});
     g.nodes.push_back({4, ops::OpCode::Relu, {3}, {}});
     g.nodes.push_back({5, ops::OpCode::Matmul, {4, 2}, {}});
@@ -57,8 +57,8 @@ graph::Graph chainGraph(DType dtype = DType::F32) {
 }
 
 std::vector<Tensor> chainInputs(DType dtype = DType::F32) {
-    return {randomTensor(dtype, {8, 64}, 1), randomTensor(dtype, {64, 32}, 2),
-            randomTensor(dtype, {32, 16}, 3)};
+    return {randomTensor(dtype, {8, 64}, 1), randomTensor(dtype, {64, 64}, 2),
+            randomTensor(dtype, {64, 16}, 3)};
 }
 
 struct Prepared {
@@ -114,17 +114,17 @@ void TestCheapAudit::honestChainPasses() {
 }
 
 void TestCheapAudit::honestBatchedMatmulPasses() {
-    // a [2, 3, 5, 40] @ b [3, 40, 6] (b broadcast over the first dim) → exp → outputs both.
+    // a [2, 3, 5, 64] @ b [3, 64, 6] (b broadcast over the first dim) → exp → outputs both.
     graph::Graph g;
-    g.inputs.push_back({0, {DType::F32, {2, 3, 5, 40}}});
-    g.inputs.push_back({1, {DType::F32, {3, 40, 6}}});
+    g.inputs.push_back({0, {DType::F32, {2, 3, 5, 64}}});
+    g.inputs.push_back({1, {DType::F32, {3, 64, 6}}});
     g.nodes.push_back({2, ops::OpCode::Matmul, {0, 1}, {}});
     g.nodes.push_back({3, ops::OpCode::Exp, {2}, {}});
     g.outputs = {3, 2};
     const Prepared p = prepare(g);
     QCOMPARE(p.witnesses, std::size_t{0}); // already an output
-    const std::vector<Tensor> inputs{randomTensor(DType::F32, {2, 3, 5, 40}, 4),
-                                     randomTensor(DType::F32, {3, 40, 6}, 5)};
+    const std::vector<Tensor> inputs{randomTensor(DType::F32, {2, 3, 5, 64}, 4),
+                                     randomTensor(DType::F32, {3, 64, 6}, 5)};
     const auto claimed = goblin::reference::runGraph(p.graph, p.plan, inputs).value();
     const lab::CheapAuditReport report = audit(p, inputs, claimed);
     QVERIFY2(report.passed, report.reason.c_str());
@@ -162,7 +162,7 @@ void TestCheapAudit::wrongWitnessFails() {
     const std::vector<Tensor> inputs = chainInputs();
     auto claimed = goblin::reference::runGraph(p.graph, p.plan, inputs).value();
     claimed[1] = copyOf(claimed[1]); // the witness of node 3
-    claimed[1].values<float>()[5 * 32 + 7] += 0.5f;
+    claimed[1].values<float>()[5 * 64 + 7] += 0.5f;
     for (std::uint64_t seed = 1; seed <= 20; ++seed) {
         const lab::CheapAuditReport report = audit(p, inputs, claimed, seed);
         QVERIFY(!report.passed);
@@ -190,7 +190,7 @@ void TestCheapAudit::outputsConsistentWithAWrongWitnessFail() {
     Tensor first =
         goblin::reference::runOp(ops::OpCode::Matmul, std::vector<Tensor>{inputs[0], inputs[1]}, {})
             .value();
-    first.values<float>()[3 * 32 + 1] += 2.0f;
+    first.values<float>()[3 * 64 + 1] += 2.0f;
     const Tensor relu =
         goblin::reference::runOp(ops::OpCode::Relu, std::vector<Tensor>{first}, {}).value();
     const Tensor second =
@@ -208,7 +208,7 @@ void TestCheapAudit::outputsConsistentWithAWrongWitnessFail() {
 }
 
 void TestCheapAudit::cappedWitnessesKeepTheLargestMatmuls() {
-    // Room for one witness: node 3 (8·64·32 multiply-adds) beats node 5 (8·32·16).
+    // Room for one witness: node 3 (8·64·64 multiply-adds) beats node 5 (8·64·16).
     const Prepared p = prepare(chainGraph(), 2);
     QCOMPARE(p.witnesses, std::size_t{1});
     QCOMPARE(p.graph.outputs, (std::vector<graph::ValueId>{6, 3}));
@@ -219,6 +219,14 @@ void TestCheapAudit::cappedWitnessesKeepTheLargestMatmuls() {
     QCOMPARE(report.checked, std::size_t{1});
     QCOMPARE(report.recomputed, std::size_t{1});
     QCOMPARE(prepare(chainGraph(), 1).witnesses, std::size_t{0});
+    // A short inner size is cheaper to recompute than to check: no witness.
+    graph::Graph small;
+    small.inputs.push_back({0, {DType::F32, {8, lab::kMinHeavyInner - 1}}});
+    small.inputs.push_back({1, {DType::F32, {lab::kMinHeavyInner - 1, 8}}});
+    small.nodes.push_back({2, ops::OpCode::Matmul, {0, 1}, {}});
+    small.nodes.push_back({3, ops::OpCode::Relu, {2}, {}});
+    small.outputs = {3};
+    QCOMPARE(prepare(small).witnesses, std::size_t{0});
 }
 
 void TestCheapAudit::sharedProbesOfConstantWeights() {

@@ -325,9 +325,9 @@ void TestGraphJobs::restartKeepsDecidedTasksAndAttempts() {
 
 namespace {
 
-constexpr std::int64_t kMlpRows = 8, kMlpInner = 16, kMlpCols = 4;
+constexpr std::int64_t kMlpRows = 8, kMlpInner = 64, kMlpCols = 4;
 
-// relu(x @ w) over x [8, 16] (split along dim 0 into two tasks) and w [16, 4]: the researcher's
+// relu(x @ w) over x [8, 64] (split along dim 0 into two tasks) and w [64, 4]: the researcher's
 // one output is the relu; each chunk's graph also outputs the matmul's value as a witness.
 net::Message submitMatmulRelu(const core::Tensor& x, const core::Tensor& w) {
     boost::json::object graph{

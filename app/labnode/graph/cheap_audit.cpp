@@ -61,19 +61,18 @@ bool anyNonFinite(const MatrixView& view) {
 enum class HeavyCheck { Accepted, NeedsRecompute, Rejected };
 
 // How claimed matmul values are checked: fresh vectors per audit, or the job's shared probe when
-// B is a graph constant (the same weights in every task of the job).
+// B is a graph input or constant (weights: often the very same tensor in every task of the job).
 struct Checker {
     const verify::MatmulCheckOptions& options;
     core::RandomSource& random;
     AuditProbes* probes = nullptr;
-    std::optional<ValueId> constantB;
+    bool heldB = false; // B is an input or a constant
 
     // The shared probe of B's batch matrix, or null (none shared, or B not finite).
-    std::shared_ptr<const verify::ColumnProbe> sharedProbe(const MatrixView& b,
-                                                           std::int64_t matrix) const {
-        if (probes == nullptr || !constantB)
+    std::shared_ptr<const verify::ColumnProbe> sharedProbe(const MatrixView& b) const {
+        if (probes == nullptr || !heldB)
             return nullptr;
-        return probes->probeFor(*constantB, matrix, b, options, random);
+        return probes->probeFor(b, options, random);
     }
 };
 
@@ -91,13 +90,12 @@ HeavyCheck checkClaimedMatmul(const Tensor& a, const Tensor& b, const Tensor& c,
         matrices *= out[d];
     double worst = 0.0;
     for (std::int64_t t = 0; t < matrices; ++t) {
-        const std::int64_t bIndex = broadcastIndex(b.shape(), out, t);
         const MatrixView av = matrixOf(a, broadcastIndex(a.shape(), out, t));
-        const MatrixView bv = matrixOf(b, bIndex);
+        const MatrixView bv = matrixOf(b, broadcastIndex(b.shape(), out, t));
         const MatrixView cv = matrixOf(c, t);
         // Honest values may overflow or carry NaN; the gates of the check would reject them. A
         // shared probe exists only for a finite B.
-        const auto probe = checker.sharedProbe(bv, bIndex);
+        const auto probe = checker.sharedProbe(bv);
         if (anyNonFinite(av) || anyNonFinite(cv) || (!probe && anyNonFinite(bv)))
             return HeavyCheck::NeedsRecompute;
         const verify::MatmulCheckReport check =
@@ -117,7 +115,9 @@ HeavyCheck checkClaimedMatmul(const Tensor& a, const Tensor& b, const Tensor& c,
 
 struct Evaluation {
     std::map<ValueId, Tensor> values;
-    std::set<ValueId> constants;
+    // Inputs and constants: tensors the job holds for as long as it runs, so a B among them is
+    // the same memory in every task that shares it.
+    std::set<ValueId> held;
     std::set<ValueId> claimsUsed; // values that are the claim at their claimedAt position
     std::map<ValueId, std::size_t> claimedAt; // a value's first position in graph.outputs
 };
@@ -135,8 +135,7 @@ std::optional<std::string> evaluateNode(const core::graph::GraphNode& node,
     const bool heavy = isHeavyNode(node, plan);
     if (heavy && at != evaluation.claimedAt.end()) {
         const Tensor& claim = claimed[at->second];
-        if (evaluation.constants.contains(node.args[1]))
-            checker.constantB = node.args[1];
+        checker.heldB = evaluation.held.contains(node.args[1]);
         switch (checkClaimedMatmul(args[0], args[1], claim, checker, report)) {
         case HeavyCheck::Accepted:
             ++report.checked;
@@ -178,11 +177,13 @@ CheapAuditReport audit(const core::graph::Graph& graph, const core::graph::Graph
         }
         evaluation.claimedAt.emplace(graph.outputs[o], o);
     }
-    for (std::size_t i = 0; i < inputs.size(); ++i)
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
         evaluation.values[graph.inputs[i].id] = inputs[i];
+        evaluation.held.insert(graph.inputs[i].id);
+    }
     for (const auto& constant : graph.constants) {
         evaluation.values[constant.id] = constant.value;
-        evaluation.constants.insert(constant.id);
+        evaluation.held.insert(constant.id);
     }
     for (std::size_t index : plan.order)
         if (auto failure =
@@ -216,11 +217,11 @@ CheapAuditReport audit(const core::graph::Graph& graph, const core::graph::Graph
 } // namespace
 
 std::shared_ptr<const verify::ColumnProbe>
-AuditProbes::probeFor(core::graph::ValueId constant, std::int64_t matrix, const core::MatrixView& b,
-                      const verify::MatmulCheckOptions& options, core::RandomSource& random) {
+AuditProbes::probeFor(const core::MatrixView& b, const verify::MatmulCheckOptions& options,
+                      core::RandomSource& random) {
     // Made under the lock: only the audits of this job wait, and only for its first probes.
     std::lock_guard lock(m_mutex);
-    const auto key = std::make_pair(constant, matrix);
+    const Key key{b.data, b.rows, b.cols};
     if (const auto found = m_probes.find(key); found != m_probes.end())
         return found->second;
     auto& slot = m_probes[key];
@@ -236,7 +237,7 @@ CheapAuditReport runCheapAudit(const core::graph::Graph& graph, const core::grap
                                const verify::MatmulCheckOptions& options,
                                core::RandomSource& random, AuditProbes* probes) {
     const auto start = std::chrono::steady_clock::now();
-    const Checker checker{options, random, probes, std::nullopt};
+    const Checker checker{options, random, probes, false};
     CheapAuditReport report = audit(graph, plan, inputs, claimed, checker);
     report.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -13,7 +13,7 @@
 #include <mutex>
 #include <span>
 #include <string>
-#include <utility>
+#include <tuple>
 
 #include "goblin/core/graph/graph.hpp"
 #include "goblin/core/random_source.hpp"
@@ -31,28 +31,28 @@ struct CheapAuditReport {
     double seconds = 0.0;
 };
 
-// The Freivalds probes (random vectors, B·r, |B|·w) of matmul operands B that are graph constants,
-// shared by the audits of one job's tasks: a job's weights are then read once, not once per audit
-// (as ColumnProbeCache does for the column blocks of a matmul job). A probe is made by the first
-// audit that needs it, from that audit's random stream; the vectors never leave the node.
-// Thread-safe: audits on several workers share one.
+// The Freivalds probes (random vectors, B·r, |B|·w) of matmul operands B that are graph inputs or
+// constants, shared by the audits of one job's tasks: a job's weights (the same tensor in every
+// task) are then read once, not once per audit, as ColumnProbeCache does for a matmul job's column
+// blocks. Keyed by B's memory, which the job holds while it runs (so one GraphDecisions keeps one
+// per job). A probe is made by the first audit that needs it, from that audit's random stream;
+// the vectors never leave the node. Thread-safe: audits on several workers share one.
 class AuditProbes {
 public:
     // Null when B holds NaN or Inf (looked at once): such a matmul is recomputed.
-    std::shared_ptr<const verify::ColumnProbe>
-    probeFor(core::graph::ValueId constant, std::int64_t matrix, const core::MatrixView& b,
-             const verify::MatmulCheckOptions& options, core::RandomSource& random);
+    std::shared_ptr<const verify::ColumnProbe> probeFor(const core::MatrixView& b,
+                                                        const verify::MatmulCheckOptions& options,
+                                                        core::RandomSource& random);
 
 private:
+    using Key = std::tuple<const std::byte*, std::int64_t, std::int64_t>; // data, rows, cols
     std::mutex m_mutex;
-    std::map<std::pair<core::graph::ValueId, std::int64_t>,
-             std::shared_ptr<const verify::ColumnProbe>>
-        m_probes;
+    std::map<Key, std::shared_ptr<const verify::ColumnProbe>> m_probes;
 };
 
 // `claimed` are the replica's outputs in graph.outputs order (witnesses included); `inputs` in
 // graph.inputs order; `plan` from core::graph::validateGraph(graph). `probes` (may be null) shares
-// the probes of constant operands with the other audits of the job.
+// the probes of input and constant operands with the other audits of the job.
 CheapAuditReport runCheapAudit(const core::graph::Graph& graph, const core::graph::GraphPlan& plan,
                                std::span<const core::Tensor> inputs,
                                std::span<const core::Tensor> claimed,

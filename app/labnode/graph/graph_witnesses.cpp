@@ -23,7 +23,8 @@ bool isHeavyNode(const core::graph::GraphNode& node, const core::graph::GraphPla
     if (node.op != core::ops::OpCode::Matmul)
         return false;
     const core::DType dtype = plan.specs.at(node.id).dtype;
-    return dtype == core::DType::F32 || dtype == core::DType::F64;
+    return (dtype == core::DType::F32 || dtype == core::DType::F64) &&
+           plan.specs.at(node.args.at(0)).shape.back() >= kMinHeavyInner;
 }
 
 std::size_t addWitnessOutputs(core::graph::Graph& graph, const core::graph::GraphPlan& plan,
