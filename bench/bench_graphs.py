@@ -9,12 +9,17 @@ For a captured transformer block and a small CNN forward pass on a batch it time
              least the floor 0.1), merge and download
 and prints torch ÷ network (best run), the node's verification time (comparisons + sampled
 recomputation, summed over all runs) as a share of the network time and of the volunteers'
-compute, and the capture time.
+compute, and the capture time. It then prints, per program, what a cheap node audit costs (Freivalds
+on the matmuls' witnesses, the other nodes recomputed; the seconds each passed audit records in its
+verdict) ÷ the compute of the task it audited (one replica's compute_seconds), and how many audits
+were full recomputations (--full-audit-share). A matmul-heavy MLP is the case the target
+(≤ 20 %) is about.
 
     .venv/bin/python bench/bench_graphs.py [--repeats 3] [--chunks 4]
 """
 
 import argparse
+import re
 import sqlite3
 import sys
 import time
@@ -37,7 +42,10 @@ def programs():
     rng = np.random.default_rng(0)
     block = TransformerBlock(dim=64, heads=4, hidden=256).eval()
     cnn = SmallCNN(channels=3, size=32, classes=10).eval()
+    mlp = torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 1024)).eval()
     return [
+        ("MLP 1024→4096→1024 (batch 256, matmul-heavy)", mlp,
+         rng.standard_normal((256, 1024)).astype(np.float32)),
         ("transformer block (dim 64, 4 heads, len 64, batch 32)", block,
          rng.standard_normal((32, 64, 64)).astype(np.float32)),
         ("small CNN (3×32×32, batch 64)", cnn, rng.standard_normal((64, 3, 32, 32)).astype(np.float32)),
@@ -48,6 +56,32 @@ def replica_seconds(db, job_rows_before):
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
         rows = con.execute("SELECT compute_seconds FROM graph_results").fetchall()
     return sum(r[0] or 0 for r in rows[job_rows_before:]), len(rows)
+
+
+def audit_costs(db, after_task):
+    """Cheap audits of tasks after `after_task`: (audit seconds, audited compute seconds, cheap
+    audits, full audits, median per-task ratio, last task id)."""
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+        rows = con.execute(
+            "SELECT task_id, method, verdict, reason, compute_seconds FROM graph_results "
+            "WHERE task_id > ? ORDER BY task_id", (after_task,)).fetchall()
+    tasks = {}
+    for task, method, verdict, reason, compute in rows:
+        entry = tasks.setdefault(task, {"compute": [], "cheap": None, "full": False})
+        entry["compute"].append(compute or 0)
+        if method == "node-audit" and verdict == "accepted":
+            match = re.search(r"^cheap audit:.* in ([0-9.eE+-]+) s$", reason or "")
+            if match:
+                entry["cheap"] = float(match.group(1))
+            else:
+                entry["full"] = True
+    cheap = [t for t in tasks.values() if t["cheap"] is not None]
+    audit = sum(t["cheap"] for t in cheap)
+    compute = sum(sum(t["compute"]) / len(t["compute"]) for t in cheap)
+    full = sum(1 for t in tasks.values() if t["full"])
+    ratios = sorted(t["cheap"] / max(1e-9, sum(t["compute"]) / len(t["compute"])) for t in cheap)
+    median = ratios[len(ratios) // 2] if ratios else float("nan")
+    return audit, compute, len(cheap), full, median, max(tasks, default=after_task)
 
 
 def main():
@@ -61,6 +95,8 @@ def main():
         print("| program | torch s | network s | torch÷network | verify÷network | verify÷volunteer compute | replicas | capture s |")
         print("|--|--:|--:|--:|--:|--:|--:|--:|")
         rows_seen = 0
+        last_task = 0
+        audits = []
         for name, module, x in programs():
             started = time.perf_counter()
             captured = goblin.capture(module, torch.from_numpy(x))
@@ -89,6 +125,15 @@ def main():
                 100 * verify / max(compute, 1e-9), runs[-1][1]["verdicts"]["accepted"], capture_seconds))
             print("   max |network − torch| ÷ max|torch| = %.2e; node recomputed %d of %d tasks "
                   "over %d runs" % (error, recomputed, tasks, len(runs)), file=sys.stderr)
+            audit, audited, cheap, full, median, last_task = audit_costs(network.db, last_task)
+            audits.append((name, audit, audited, cheap, full, median))
+        print()
+        print("| program | cheap audits | full audits | cheap audit s | audited compute s "
+              "| cheap audit ÷ audited compute | median per task |")
+        print("|--|--:|--:|--:|--:|--:|--:|")
+        for name, audit, audited, cheap, full, median in audits:
+            print("| %s | %d | %d | %.4f | %.4f | %.1f %% | %.1f %% |" % (
+                name, cheap, full, audit, audited, 100 * audit / max(audited, 1e-9), 100 * median))
         client.close()
     finally:
         network.close()
