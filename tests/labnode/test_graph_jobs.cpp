@@ -1,8 +1,9 @@
 // Tests of the graph job kind through the Coordinator with fake peers on a real SQLite file: two
 // volunteers that agree decide each task, canonical backends bit for bit; a liar is caught by the
 // node's tie-break and quarantined; colluders on probation are audited; a quarantine rechecks the
-// decided tasks of running jobs; a wrong shape is rejected at the gate; and a restarted node
-// resumes the job with decided tasks kept and attempt numbers that never repeat.
+// decided tasks of running jobs; a wrong shape is rejected at the gate; a restarted node
+// resumes the job with decided tasks kept and attempt numbers that never repeat; a matmul chunk
+// carries its witness to volunteers but not to the researcher, and cheap audits catch liars on it.
 #include <QtTest/QtTest>
 
 #include <cmath>

@@ -132,8 +132,11 @@ void GraphDecisions::onJudged(std::int64_t taskId, std::size_t judgedCount, Judg
 
 void GraphDecisions::audit(GraphTask& task, Judgement judgement) {
     task.audited = true;
-    // Drawn like the audit itself: a volunteer cannot know which audits are bit for bit.
-    if (m_context.random.chance(m_trust.settings().fullAuditShare))
+    // Drawn like the audit itself: a volunteer cannot know which audits are bit for bit. A
+    // non-canonical replica's cheap nodes differ from the reference in their last bits, so a cheap
+    // audit of it would only fail into the full recomputation.
+    if (m_context.random.chance(m_trust.settings().fullAuditShare) ||
+        !isCanonicalBackend(task.replicas[judgement.decisive].backend))
         return computeOnNode(task);
     task.nodeComputing = true; // nothing else decides it meanwhile
     const GraphChunk& chunk = m_book.jobOf(task).chunks[task.chunk];
