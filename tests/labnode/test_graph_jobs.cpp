@@ -75,6 +75,7 @@ private Q_SLOTS:
     void restartKeepsDecidedTasksAndAttempts();
     void witnessesGoToVolunteersNotToTheResearcher();
     void cheapAuditCatchesAgreeingLiarsOnAWitness();
+    void nonCanonicalReplicasAreAuditedInFull();
 };
 
 void TestGraphJobs::agreeingVolunteersDecideEachTask() {
@@ -360,11 +361,12 @@ std::vector<core::Tensor> runTaskGraph(const net::Message& task) {
     return reference::runGraph(*g, plan, inputs).value();
 }
 
-net::Message answerWith(const net::Message& task, std::vector<core::Tensor> outputs) {
+net::Message answerWith(const net::Message& task, std::vector<core::Tensor> outputs,
+                        const std::string& backend = "cpu-reference") {
     std::vector<net::TensorPtr> tensors;
     for (core::Tensor& output : outputs)
         tensors.push_back(std::make_shared<const core::Tensor>(std::move(output)));
-    return resultFor(task, std::move(tensors), "cpu-reference");
+    return resultFor(task, std::move(tensors), backend);
 }
 
 CoordinatorSettings cheapAuditsOnly() {
@@ -449,6 +451,28 @@ void TestGraphJobs::cheapAuditCatchesAgreeingLiarsOnAWitness() {
     const core::Tensor& got = *researcher->sentOfType("job_done")[0].tensors.at(0);
     QVERIFY(std::equal(got.values<float>().begin(), got.values<float>().end(),
                        expected.values<float>().begin(), expected.values<float>().end()));
+}
+
+void TestGraphJobs::nonCanonicalReplicasAreAuditedInFull() {
+    NodeHarness node;
+    FakeCluster cluster(node, cheapAuditsOnly());
+    auto researcher = cluster.connectResearcher();
+    auto& one = cluster.connectVolunteer(2, true, "cpu-eigen", "10.0.0.1");
+    auto& two = cluster.connectVolunteer(2, true, "cpu-eigen", "10.0.0.2");
+    cluster.fromResearcher(submitMatmulRelu(
+        goblin::testing::randomTensor(core::DType::F32, {kMlpRows, kMlpInner}, 25),
+        goblin::testing::randomTensor(core::DType::F32, {kMlpInner, kMlpCols}, 26)));
+    const auto eigen = [](const net::Message& task) {
+        return answerWith(task, runTaskGraph(task), "cpu-eigen");
+    };
+    QVERIFY(node.waitUntil([&] {
+        cluster.answer(one, eigen);
+        cluster.answer(two, eigen);
+        return researcher->count("job_done") == 1;
+    }));
+    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM graph_results WHERE method = 'node-audit' "
+                                  "AND verdict = 'accepted' AND reason NOT LIKE 'cheap audit:%'"),
+             std::int64_t{4});
 }
 
 QTEST_APPLESS_MAIN(TestGraphJobs)
