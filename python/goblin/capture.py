@@ -82,7 +82,7 @@ def capture(fn_or_module, *example_inputs, rtol=None, check=True):
     is missing.
     """
     torch = _torch()
-    from . import capture_ops, capture_ops_nn, capture_ops_shape  # noqa: F401 (registration)
+    from . import capture_ops, capture_ops_grad, capture_ops_nn, capture_ops_shape  # noqa: F401
     from .capture_lowering import Lowering, Unmappable
 
     tensors = [x if isinstance(x, torch.Tensor) else torch.from_numpy(np.array(_as_numpy(x)))

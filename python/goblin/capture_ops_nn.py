@@ -62,7 +62,9 @@ def _batch_norm(L, real, x, weight, bias, running_mean, running_var, training, m
     weight = torch.ones(channels, dtype=x.dtype) if weight is None else weight
     bias = torch.zeros(channels, dtype=x.dtype) if bias is None else bias
     if training:
-        raise Unmappable("batch norm in training mode (call module.eval() before capture)")
+        raise Unmappable("batch norm in training mode: its batch statistics differ per micro-batch; "
+                         "use GroupNorm or LayerNorm to train, or call module.eval() to capture "
+                         "inference")
     if not all(isinstance(t, torch.Tensor) for t in (weight, bias, running_mean, running_var)):
         raise Unmappable("batch norm whose statistics or affine parameters are computed")
     # PyTorch's CPU inference kernel: y = x * alpha + beta, alpha = w / sqrt(var + eps).
