@@ -2,9 +2,13 @@
 // matmul, integer and non-finite cases) pass; a wrong witness, a wrong cheap node downstream of an
 // honest witness, and outputs made consistent with a wrong witness fail. Witness selection keeps
 // the largest matmuls when the outputs are capped; the worker's keyed random stream is repeatable.
+// Convolutions (conv2d with stride, padding, dilation and groups, a conv → relu → conv chain, its
+// input and weight gradients; f32 and f64) are checked the same way: honest values pass, one
+// element 3× its own bound off is caught, a wrong witness and outputs consistent with it fail.
 #include <QtTest/QtTest>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "goblin/core/random_source.hpp"
@@ -61,6 +65,65 @@ std::vector<Tensor> chainInputs(DType dtype = DType::F32) {
             randomTensor(dtype, {64, 16}, 3)};
 }
 
+// x [2, 16, 11, 11] → conv2d w1 [32, 8, 3, 3] (stride (2, 1), padding (1, 2), dilation (1, 2),
+// groups 2; K = 72, 16 channels per group) → relu → conv2d w2 [16, 32, 3, 3] (padding 1; K = 288),
+// and the backward pair of the second conv for a given dy: its input gradient (K = 144, 32
+// columns) and weight gradient (K = 2·6·11 = 132). Outputs: channel sums of the three results.
+const ops::Attributes kConv1{{"stride", ops::IntList{2, 1}},
+                             {"padding", ops::IntList{1, 2}},
+                             {"dilation", ops::IntList{1, 2}},
+                             {"groups", std::int64_t{2}}};
+const ops::Attributes kConv2{{"padding", ops::IntList{1, 1}}};
+
+graph::Graph convGraph(DType dtype = DType::F32) {
+    graph::Graph g;
+    g.inputs.push_back({0, {dtype, {2, 16, 11, 11}}});
+    g.inputs.push_back({1, {dtype, {32, 8, 3, 3}}});
+    g.inputs.push_back({2, {dtype, {16, 32, 3, 3}}});
+    g.inputs.push_back({3, {dtype, {2, 16, 6, 11}}});
+    ops::Attributes inputGrad = kConv2, weightGrad = kConv2;
+    inputGrad["input_shape"] = ops::IntList{2, 32, 6, 11};
+    weightGrad["weight_shape"] = ops::IntList{16, 32, 3, 3};
+    g.nodes.push_back({4, ops::OpCode::Conv2d, {0, 1}, kConv1});
+    g.nodes.push_back({5, ops::OpCode::Relu, {4}, {}});
+    g.nodes.push_back({6, ops::OpCode::Conv2d, {5, 2}, kConv2});
+    g.nodes.push_back({7, ops::OpCode::Sum, {6}, {{"dims", ops::IntList{1}}}});
+    g.nodes.push_back({8, ops::OpCode::Conv2dInputGrad, {3, 2}, inputGrad});
+    g.nodes.push_back({9, ops::OpCode::Conv2dWeightGrad, {5, 3}, weightGrad});
+    g.nodes.push_back({10, ops::OpCode::Sum, {8}, {{"dims", ops::IntList{1}}}});
+    g.nodes.push_back({11, ops::OpCode::Sum, {9}, {{"dims", ops::IntList{1}}}});
+    g.outputs = {7, 10, 11};
+    return g;
+}
+
+std::vector<Tensor> convInputs(DType dtype = DType::F32, std::uint64_t seed = 20) {
+    return {randomTensor(dtype, {2, 16, 11, 11}, seed),
+            randomTensor(dtype, {32, 8, 3, 3}, seed + 1),
+            randomTensor(dtype, {16, 32, 3, 3}, seed + 2),
+            randomTensor(dtype, {2, 16, 6, 11}, seed + 3)};
+}
+
+Tensor absF64(const Tensor& t) {
+    Tensor out = Tensor::allocate(DType::F64, t.shape()).value();
+    auto values = out.values<double>();
+    if (t.dtype() == DType::F32)
+        for (std::size_t i = 0; i < values.size(); ++i)
+            values[i] = std::abs(static_cast<double>(t.values<float>()[i]));
+    else
+        for (std::size_t i = 0; i < values.size(); ++i)
+            values[i] = std::abs(t.values<double>()[i]);
+    return out;
+}
+
+// An element's own bound γ_K·(op(|a|, |b|))_e for f32 values.
+double ownBoundF32(ops::OpCode op, const Tensor& a, const Tensor& b, const ops::Attributes& attrs,
+                   std::int64_t k, std::size_t element) {
+    const Tensor magnitude =
+        goblin::reference::runOp(op, std::vector<Tensor>{absF64(a), absF64(b)}, attrs).value();
+    const double ku = static_cast<double>(k) * std::ldexp(1.0, -24);
+    return ku / (1.0 - ku) * magnitude.values<double>()[element];
+}
+
 struct Prepared {
     graph::Graph graph;
     graph::GraphPlan plan;
@@ -72,6 +135,12 @@ Prepared prepare(graph::Graph g, std::size_t maxOutputs = 64) {
     prepared.plan = graph::validateGraph(prepared.graph).value();
     prepared.witnesses = lab::addWitnessOutputs(prepared.graph, prepared.plan, maxOutputs);
     return prepared;
+}
+
+// Where value `id` is among the graph's outputs (witnesses follow the plan order).
+std::size_t positionOf(const Prepared& p, graph::ValueId id) {
+    return static_cast<std::size_t>(std::find(p.graph.outputs.begin(), p.graph.outputs.end(), id) -
+                                    p.graph.outputs.begin());
 }
 
 lab::CheapAuditReport audit(const Prepared& p, const std::vector<Tensor>& inputs,
@@ -94,6 +163,12 @@ private Q_SLOTS:
     void cappedWitnessesKeepTheLargestMatmuls();
     void sharedProbesOfConstantWeights();
     void keyedRandomIsAStreamPerKey();
+    void honestConvolutionsPass();
+    void honestConvInAnotherOrderPasses();
+    void wrongConvWitnessFails();
+    void convElementThreeTimesItsBoundIsCaught();
+    void outputsConsistentWithAWrongConvWitnessFail();
+    void depthwiseAndShortConvsAreNotWitnessed();
 };
 
 void TestCheapAudit::honestChainPasses() {
@@ -270,6 +345,184 @@ void TestCheapAudit::keyedRandomIsAStreamPerKey() {
     QVERIFY(fromA != fromC);
     std::sort(fromA.begin(), fromA.end());
     QVERIFY(std::adjacent_find(fromA.begin(), fromA.end()) == fromA.end());
+}
+
+void TestCheapAudit::honestConvolutionsPass() {
+    for (DType dtype : {DType::F32, DType::F64}) {
+        const Prepared p = prepare(convGraph(dtype));
+        QCOMPARE(p.witnesses, std::size_t{4});
+        std::vector<graph::ValueId> outputs = p.graph.outputs;
+        std::sort(outputs.begin() + 3, outputs.end());
+        QCOMPARE(outputs, (std::vector<graph::ValueId>{7, 10, 11, 4, 6, 8, 9}));
+        const std::vector<Tensor> inputs = convInputs(dtype);
+        const auto claimed = goblin::reference::runGraph(p.graph, p.plan, inputs).value();
+        for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+            const lab::CheapAuditReport report = audit(p, inputs, claimed, seed);
+            QVERIFY2(report.passed, report.reason.c_str());
+            QCOMPARE(report.checked, std::size_t{4});
+            QCOMPARE(report.recomputed, std::size_t{0});
+            QVERIFY(report.maxErrorRatio < 1.0);
+        }
+    }
+}
+
+void TestCheapAudit::honestConvInAnotherOrderPasses() {
+    // A backend that sums in another order (here: exactly in f64, rounded once) is honest too.
+    graph::Graph g;
+    g.inputs.push_back({0, {DType::F32, {2, 16, 11, 11}}});
+    g.inputs.push_back({1, {DType::F32, {32, 8, 3, 3}}});
+    g.nodes.push_back({2, ops::OpCode::Conv2d, {0, 1}, kConv1});
+    g.outputs = {2};
+    const Prepared p = prepare(g);
+    const std::vector<Tensor> all = convInputs();
+    const std::vector<Tensor> inputs{all[0], all[1]};
+    auto toF64 = [](const Tensor& t) {
+        Tensor out = Tensor::allocate(DType::F64, t.shape()).value();
+        for (std::size_t i = 0; i < out.values<double>().size(); ++i)
+            out.values<double>()[i] = t.values<float>()[i];
+        return out;
+    };
+    const Tensor wide =
+        goblin::reference::runOp(ops::OpCode::Conv2d,
+                                 std::vector<Tensor>{toF64(inputs[0]), toF64(inputs[1])}, kConv1)
+            .value();
+    Tensor rounded = Tensor::allocate(DType::F32, wide.shape()).value();
+    for (std::size_t i = 0; i < rounded.values<float>().size(); ++i)
+        rounded.values<float>()[i] = static_cast<float>(wide.values<double>()[i]);
+    const auto reference = goblin::reference::runGraph(p.graph, p.plan, inputs).value();
+    QVERIFY(!std::equal(rounded.bytes().begin(), rounded.bytes().end(),
+                        reference[0].bytes().begin())); // really another value
+    for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+        const lab::CheapAuditReport report = audit(p, inputs, {rounded}, seed);
+        QVERIFY2(report.passed, report.reason.c_str());
+        QCOMPARE(report.checked, std::size_t{1});
+    }
+}
+
+void TestCheapAudit::wrongConvWitnessFails() {
+    const Prepared p = prepare(convGraph());
+    const std::vector<Tensor> inputs = convInputs();
+    const auto honest = goblin::reference::runGraph(p.graph, p.plan, inputs).value();
+    // Far past the bound, in each of the four witnesses: conv1, conv2, input grad, weight grad.
+    const std::vector<std::pair<std::size_t, std::string>> witnesses{
+        {positionOf(p, 4), "node 4 (conv2d)"},
+        {positionOf(p, 6), "node 6 (conv2d)"},
+        {positionOf(p, 8), "node 8 (conv2d_input_grad)"},
+        {positionOf(p, 9), "node 9 (conv2d_weight_grad)"}};
+    for (const auto& [position, name] : witnesses) {
+        auto claimed = honest;
+        claimed[position] = copyOf(claimed[position]);
+        auto values = claimed[position].values<float>();
+        values[values.size() / 3 + 5] += 0.25f;
+        for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+            const lab::CheapAuditReport report = audit(p, inputs, claimed, seed);
+            QVERIFY(!report.passed);
+            QVERIFY2(report.reason.find(name) != std::string::npos, report.reason.c_str());
+        }
+    }
+}
+
+void TestCheapAudit::convElementThreeTimesItsBoundIsCaught() {
+    const Prepared p = prepare(convGraph());
+    const std::vector<Tensor> inputs = convInputs();
+    const auto honest = goblin::reference::runGraph(p.graph, p.plan, inputs).value();
+    const Tensor relu = goblin::reference::runOp(ops::OpCode::Relu,
+                                                 std::vector<Tensor>{honest[positionOf(p, 4)]}, {})
+                            .value();
+    ops::Attributes inputGrad = kConv2, weightGrad = kConv2;
+    inputGrad["input_shape"] = ops::IntList{2, 32, 6, 11};
+    weightGrad["weight_shape"] = ops::IntList{16, 32, 3, 3};
+    struct Case {
+        std::size_t position;
+        ops::OpCode op;
+        Tensor a, b;
+        ops::Attributes attrs;
+        std::int64_t k;
+        std::string name;
+    };
+    const std::vector<Case> cases{
+        {positionOf(p, 4), ops::OpCode::Conv2d, inputs[0], inputs[1], kConv1, 72, "node 4 (conv2d"},
+        {positionOf(p, 6), ops::OpCode::Conv2d, relu, inputs[2], kConv2, 288, "node 6 (conv2d"},
+        {positionOf(p, 8), ops::OpCode::Conv2dInputGrad, inputs[3], inputs[2], inputGrad, 144,
+         "node 8 (conv2d_input_grad"},
+        {positionOf(p, 9), ops::OpCode::Conv2dWeightGrad, relu, inputs[3], weightGrad, 132,
+         "node 9 (conv2d_weight_grad"}};
+    for (const Case& c : cases) {
+        const std::size_t count = honest[c.position].values<float>().size();
+        for (std::size_t element : {count / 2 + 3, count - 7}) {
+            const double bound = ownBoundF32(c.op, c.a, c.b, c.attrs, c.k, element);
+            QVERIFY(bound > 0.0);
+            for (double sign : {1.0, -1.0}) {
+                auto claimed = honest;
+                claimed[c.position] = copyOf(claimed[c.position]);
+                float& value = claimed[c.position].values<float>()[element];
+                value = static_cast<float>(value + sign * 3.0 * bound);
+                for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+                    const lab::CheapAuditReport report = audit(p, inputs, claimed, seed);
+                    QVERIFY2(!report.passed, c.name.c_str());
+                    QVERIFY2(report.reason.find(c.name) != std::string::npos,
+                             report.reason.c_str());
+                }
+            }
+        }
+    }
+}
+
+void TestCheapAudit::outputsConsistentWithAWrongConvWitnessFail() {
+    // The liar changes conv1's value and computes everything after it from that value.
+    const Prepared p = prepare(convGraph());
+    const std::vector<Tensor> inputs = convInputs();
+    const auto honest = goblin::reference::runGraph(p.graph, p.plan, inputs).value();
+    graph::Graph rest = p.graph; // conv1's value becomes an input of the rest of the graph
+    rest.nodes.erase(rest.nodes.begin());
+    rest.inputs.push_back({4, {DType::F32, {2, 32, 6, 11}}});
+    rest.outputs = p.graph.outputs;
+    const std::size_t at = positionOf(p, 4);
+    rest.outputs.erase(rest.outputs.begin() + static_cast<std::ptrdiff_t>(at));
+    const graph::GraphPlan restPlan = graph::validateGraph(rest).value();
+    Tensor first = copyOf(honest[at]);
+    first.values<float>()[2 * 66 + 13] += 1.0f;
+    std::vector<Tensor> restInputs = inputs;
+    restInputs.push_back(first);
+    const auto after = goblin::reference::runGraph(rest, restPlan, restInputs).value();
+    std::vector<Tensor> claimed = after;
+    claimed.insert(claimed.begin() + static_cast<std::ptrdiff_t>(at), first);
+    const std::size_t weightGrad = positionOf(p, 9);
+    QVERIFY(!std::equal(claimed[weightGrad].bytes().begin(), claimed[weightGrad].bytes().end(),
+                        honest[weightGrad].bytes().begin())); // the weight grad follows the lie
+    for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+        const lab::CheapAuditReport report = audit(p, inputs, claimed, seed);
+        QVERIFY(!report.passed);
+        QVERIFY2(report.reason.find("node 4 (conv2d)") != std::string::npos, report.reason.c_str());
+    }
+}
+
+void TestCheapAudit::depthwiseAndShortConvsAreNotWitnessed() {
+    graph::Graph g;
+    g.inputs.push_back({0, {DType::F32, {1, 32, 8, 8}}});
+    g.inputs.push_back({1, {DType::F32, {32, 1, 9, 9}}}); // depthwise: 1 channel per group
+    g.inputs.push_back({2, {DType::F32, {32, 7, 3, 3}}}); // K = 63 < kMinHeavyInner
+    g.nodes.push_back({3,
+                       ops::OpCode::Conv2d,
+                       {0, 1},
+                       {{"groups", std::int64_t{32}}, {"padding", ops::IntList{4, 4}}}});
+    g.nodes.push_back(
+        {4,
+         ops::OpCode::Slice,
+         {3},
+         {{"dim", std::int64_t{1}}, {"start", std::int64_t{0}}, {"end", std::int64_t{7}}}});
+    g.nodes.push_back({5, ops::OpCode::Conv2d, {4, 2}, {}});
+    g.outputs = {5};
+    const Prepared p = prepare(g);
+    QCOMPARE(p.witnesses, std::size_t{0});
+    const std::vector<Tensor> inputs{randomTensor(DType::F32, {1, 32, 8, 8}, 30),
+                                     randomTensor(DType::F32, {32, 1, 9, 9}, 31),
+                                     randomTensor(DType::F32, {32, 7, 3, 3}, 32)};
+    auto claimed = goblin::reference::runGraph(p.graph, p.plan, inputs).value();
+    QVERIFY(audit(p, inputs, claimed).passed);
+    claimed[0] = copyOf(claimed[0]);
+    claimed[0].values<float>()[1] = std::nextafter(claimed[0].values<float>()[1], 1e9f);
+    QVERIFY(!audit(p, inputs, claimed).passed); // recomputed, bit for bit
 }
 
 QTEST_GUILESS_MAIN(TestCheapAudit)

@@ -7,6 +7,8 @@
 #include <set>
 #include <vector>
 
+#include "conv_check.hpp"
+#include "goblin/core/ops/op_catalog.hpp"
 #include "goblin/reference/graph_executor.hpp"
 #include "goblin/verify/output_agreement.hpp"
 #include "graph_witnesses.hpp"
@@ -113,6 +115,21 @@ HeavyCheck checkClaimedMatmul(const Tensor& a, const Tensor& b, const Tensor& c,
     return HeavyCheck::Accepted;
 }
 
+// A claimed convolution value, checked as a matmul per group (conv_check.hpp).
+HeavyCheck checkConv(const core::graph::GraphNode& node, std::span<const Tensor> args,
+                     const Tensor& claim, const Checker& checker, CheapAuditReport& report) {
+    const ConvCheckReport check =
+        checkClaimedConv(node, args, claim, checker.options, checker.random);
+    if (check.verdict == verify::Verdict::Escalate)
+        return HeavyCheck::NeedsRecompute;
+    if (check.verdict == verify::Verdict::Rejected) {
+        report.reason = check.reason;
+        return HeavyCheck::Rejected;
+    }
+    report.maxErrorRatio = std::max(report.maxErrorRatio, check.maxErrorRatio);
+    return HeavyCheck::Accepted;
+}
+
 struct Evaluation {
     std::map<ValueId, Tensor> values;
     // Inputs and constants: tensors the job holds for as long as it runs, so a B among them is
@@ -133,17 +150,22 @@ std::optional<std::string> evaluateNode(const core::graph::GraphNode& node,
     const std::string name = "node " + std::to_string(node.id);
     const auto at = evaluation.claimedAt.find(node.id);
     const bool heavy = isHeavyNode(node, plan);
+    const bool matmul = node.op == core::ops::OpCode::Matmul;
+    const std::string kind = matmul ? "matmul" : std::string(core::ops::opInfo(node.op).name);
     if (heavy && at != evaluation.claimedAt.end()) {
         const Tensor& claim = claimed[at->second];
         checker.heldB = evaluation.held.contains(node.args[1]);
-        switch (checkClaimedMatmul(args[0], args[1], claim, checker, report)) {
+        const HeavyCheck verdict =
+            matmul ? checkClaimedMatmul(args[0], args[1], claim, checker, report)
+                   : checkConv(node, args, claim, checker, report);
+        switch (verdict) {
         case HeavyCheck::Accepted:
             ++report.checked;
             evaluation.values[node.id] = claim;
             evaluation.claimsUsed.insert(node.id);
             return std::nullopt;
         case HeavyCheck::Rejected:
-            return name + " (matmul): " + report.reason;
+            return name + " (" + kind + "): " + report.reason;
         case HeavyCheck::NeedsRecompute:
             break;
         }
@@ -154,7 +176,7 @@ std::optional<std::string> evaluateNode(const core::graph::GraphNode& node,
     if (heavy) {
         ++report.recomputed;
         if (at != evaluation.claimedAt.end() && !bitwiseEqual(*value, claimed[at->second]))
-            return name + " (matmul, recomputed) differs from the claimed value";
+            return name + " (" + kind + ", recomputed) differs from the claimed value";
     }
     evaluation.values[node.id] = std::move(*value);
     return std::nullopt;
@@ -206,10 +228,11 @@ CheapAuditReport audit(const core::graph::Graph& graph, const core::graph::Graph
     }
     report.passed = true;
     char summary[160];
-    std::snprintf(summary, sizeof summary,
-                  "cheap audit: %zu matmul node(s) checked by Freivalds (worst element error %.3g "
-                  "of its bound), %zu recomputed, the rest recomputed bit for bit",
-                  report.checked, report.maxErrorRatio, report.recomputed);
+    std::snprintf(
+        summary, sizeof summary,
+        "cheap audit: %zu matmul/conv node(s) checked by Freivalds (worst element error %.3g "
+        "of its bound), %zu recomputed, the rest recomputed bit for bit",
+        report.checked, report.maxErrorRatio, report.recomputed);
     report.reason = summary;
     return report;
 }

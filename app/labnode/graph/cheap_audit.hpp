@@ -1,10 +1,12 @@
 // The node's cheap audit of a graph task: the chunk's graph is evaluated in plan order from its
-// inputs, but a heavy node (an f32/f64 matmul, graph_witnesses.hpp) is not recomputed: the value a
-// replica claims for it (a witness or researcher output) is checked by Freivalds per batch matrix
-// (verify::checkMatmulTile; a grey-zone matrix has the node recomputed and compared bit for bit)
-// and used downstream. Every other node is recomputed with the CPU reference, and every output
-// that is not a heavy node's value must equal the claim bit for bit (docs/verification.md, "Graph
-// tasks", item 5). Pure; any thread (the random source must be that thread's).
+// inputs, but a heavy node (an f32/f64 matmul or convolution, graph_witnesses.hpp) is not
+// recomputed: the value a replica claims for it (a witness or researcher output) is checked by
+// Freivalds per batch matrix (verify::checkMatmulTile) or, for a convolution, per group and image
+// as a matmul of its im2col operand (conv_check.hpp); a grey-zone matrix has the node recomputed
+// and compared bit for bit. The checked value is used downstream. Every other node is recomputed
+// with the CPU reference, and every output that is not a heavy node's value must equal the claim
+// bit for bit (docs/verification.md, "Graph tasks", item 5). Pure; any thread (the random source
+// must be that thread's).
 #pragma once
 
 #include <cstddef>
@@ -26,7 +28,7 @@ struct CheapAuditReport {
     bool passed = false;
     std::string reason;         // why it failed, or what it checked when it passed
     double maxErrorRatio = 0.0; // worst element error ÷ its own bound over Freivalds-checked nodes
-    std::size_t checked = 0;    // heavy nodes checked by Freivalds
+    std::size_t checked = 0;    // heavy nodes (matmuls, convolutions) checked by Freivalds
     std::size_t recomputed = 0; // heavy nodes recomputed (grey zone, non-finite, not witnessed)
     double seconds = 0.0;
 };

@@ -4,14 +4,17 @@
 #include <set>
 #include <vector>
 
+#include "conv_check.hpp"
+
 namespace goblin::labnode {
 namespace {
 
-// Multiply-adds of a matmul node: its output's element count times its inner size.
+// Multiply-adds of a heavy node: its output's element count times its inner size.
 double workOf(const core::graph::GraphNode& node, const core::graph::GraphPlan& plan) {
-    const core::Shape& a = plan.specs.at(node.args.at(0)).shape;
     const core::Shape& out = plan.specs.at(node.id).shape;
-    double work = static_cast<double>(a.back());
+    double work = node.op == core::ops::OpCode::Matmul
+                      ? static_cast<double>(plan.specs.at(node.args.at(0)).shape.back())
+                      : static_cast<double>(convSizesOf(node, plan).inner);
     for (std::int64_t dim : out)
         work *= static_cast<double>(dim);
     return work;
@@ -20,11 +23,13 @@ double workOf(const core::graph::GraphNode& node, const core::graph::GraphPlan& 
 } // namespace
 
 bool isHeavyNode(const core::graph::GraphNode& node, const core::graph::GraphPlan& plan) {
-    if (node.op != core::ops::OpCode::Matmul)
-        return false;
     const core::DType dtype = plan.specs.at(node.id).dtype;
-    return (dtype == core::DType::F32 || dtype == core::DType::F64) &&
-           plan.specs.at(node.args.at(0)).shape.back() >= kMinHeavyInner;
+    if (dtype != core::DType::F32 && dtype != core::DType::F64)
+        return false;
+    if (node.op == core::ops::OpCode::Matmul)
+        return plan.specs.at(node.args.at(0)).shape.back() >= kMinHeavyInner;
+    const ConvSizes sizes = convSizesOf(node, plan);
+    return sizes.inner >= kMinHeavyInner && sizes.perGroup >= kMinConvColumns;
 }
 
 std::size_t addWitnessOutputs(core::graph::Graph& graph, const core::graph::GraphPlan& plan,

@@ -1,4 +1,5 @@
-// Witness outputs of a chunk's graph: the value of every heavy node (a floating-point matmul) is
+// Witness outputs of a chunk's graph: the value of every heavy node (a floating-point matmul or
+// convolution) is
 // appended to the graph's outputs, so volunteers return it like any other output and the node can
 // audit the task cheaply (cheap_audit.hpp) instead of recomputing it. Every task gets them, so a
 // volunteer cannot tell which tasks will be audited. Deterministic (a restarted node rebuilds the
@@ -15,11 +16,22 @@ namespace goblin::labnode {
 // 15·m·n + 4·k·n operations per matrix against m·k·n for the product.
 inline constexpr std::int64_t kMinHeavyInner = 64;
 
-// A node the cheap audit checks by Freivalds instead of recomputing: matmul of f32 or f64 with an
-// inner size of at least kMinHeavyInner.
+// A convolution (conv2d and its gradients) is checked as a matmul per group (conv_check.hpp): its
+// reduction K must be at least kMinHeavyInner and its matmul's columns per group (O/groups for
+// conv2d and the weight gradient, C/groups for the input gradient) at least kMinConvColumns. The
+// check reads its im2col operand once (1/columns of the convolution's work) and computes
+// A·(B·r) for V = 2 vectors and one magnitude per column block, about (V + 2)/columns of the
+// work, plus ≈ 15 operations per output element (15/K): at 16 columns and K = 64 about half the
+// convolution, at 64 channels and K = 576 under a tenth. A depthwise convolution (1 column per
+// group) is cheaper to recompute.
+inline constexpr std::int64_t kMinConvColumns = 16;
+
+// A node the cheap audit checks by Freivalds instead of recomputing: a matmul of f32 or f64 with
+// an inner size of at least kMinHeavyInner, or an f32/f64 convolution as above.
 bool isHeavyNode(const core::graph::GraphNode& node, const core::graph::GraphPlan& plan);
 
-// Appends heavy nodes that are not outputs yet to graph.outputs, the largest (m·k·n·batch) first
+// Appends heavy nodes that are not outputs yet to graph.outputs, the largest (multiply-adds: output
+// elements × K) first
 // while the outputs stay within maxOutputs (a result message carries at most that many tensors),
 // then in plan order. Returns how many were appended; the others are recomputed by an audit.
 std::size_t addWitnessOutputs(core::graph::Graph& graph, const core::graph::GraphPlan& plan,
