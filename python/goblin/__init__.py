@@ -11,17 +11,18 @@ on the public network.
 from .audit import AuditReport
 from .capture import CapturedGraph, capture
 from .client import CATALOG_VERSION, DATA_WARNING, PROTOCOL_VERSION, Client, connect
-from .errors import (AuthenticationError, CaptureMismatchError, ConnectionLostError, DTypeError,
-                     FrameError, GoblinError, GoblinTimeoutError, InputError, LimitExceededError,
-                     ProtocolError, RemoteError, ShapeError, TorchRequiredError,
-                     UnsupportedOperator, VersionMismatchError)
+from .errors import (AuthenticationError, CaptureError, CaptureMismatchError, ConnectionLostError,
+                     DTypeError, FrameError, GoblinError, GoblinTimeoutError, InputError,
+                     LimitExceededError, ProtocolError, RemoteError, ShapeError,
+                     TorchRequiredError, UnsupportedOperator, VersionMismatchError)
 from .validation import validate_matmul_inputs
 from .wire import decode_tensor_frame, encode_tensor_frame
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "AuditReport", "AuthenticationError", "CATALOG_VERSION", "CaptureMismatchError", "CapturedGraph", "Client",
+    "AuditReport", "AuthenticationError", "CATALOG_VERSION", "CaptureError",
+    "CaptureMismatchError", "CapturedGraph", "Client",
     "ConnectionLostError", "DATA_WARNING", "DTypeError", "FrameError", "GoblinError",
     "GoblinTimeoutError", "InputError", "LimitExceededError", "PROTOCOL_VERSION", "ProtocolError",
     "RemoteError", "ShapeError", "TorchRequiredError", "UnsupportedOperator",

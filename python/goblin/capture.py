@@ -23,7 +23,8 @@ import inspect
 import numpy as np
 
 from . import reference
-from .errors import CaptureMismatchError, TorchRequiredError, UnsupportedOperator
+from .errors import (CaptureError, CaptureMismatchError, GoblinError, TorchRequiredError,
+                     UnsupportedOperator)
 
 # Element error allowed by the capture check: |got - want| <= rtol * (|want| + max |want|), per
 # output. Scaling by the largest element as well as the element itself covers the cancellation
@@ -87,7 +88,13 @@ def capture(fn_or_module, *example_inputs, rtol=None, check=True):
 
     tensors = [x if isinstance(x, torch.Tensor) else torch.from_numpy(np.array(_as_numpy(x)))
                for x in example_inputs]
-    module, placeholders, skipped = _trace(torch, fn_or_module, tensors, capture_ops.HANDLERS)
+    try:
+        module, placeholders, skipped = _trace(torch, fn_or_module, tensors, capture_ops.HANDLERS)
+    except GoblinError:
+        raise
+    except Exception as failure:  # the program itself, or PyTorch's tracer, refused
+        raise CaptureError("PyTorch could not trace the program on its example inputs: %s: %s"
+                           % (type(failure).__name__, failure)) from failure
     lowering = Lowering(capture_ops.HANDLERS)
     try:
         outputs, _ = lowering.run(module, placeholders)
@@ -97,6 +104,11 @@ def capture(fn_or_module, *example_inputs, rtol=None, check=True):
     except Unmappable as why:  # an input or output the catalog cannot carry (float16 ...)
         raise UnsupportedOperator({"(program inputs/outputs)": 1},
                                   {"(program inputs/outputs)": str(why)}) from why
+    except GoblinError:
+        raise
+    except Exception as failure:
+        raise CaptureError("goblin could not map the traced program: %s: %s"
+                           % (type(failure).__name__, failure)) from failure
     if lowering.unsupported:
         raise UnsupportedOperator(lowering.unsupported, lowering.reasons)
     rtol = dict(DEFAULT_RTOL, **(rtol or {}))

@@ -45,8 +45,24 @@ def _number(value, dtype):
 
 
 # ---- elementwise ------------------------------------------------------------------------------
+# Arithmetic on bools, as torch defines it: the catalog's arithmetic takes numeric dtypes only.
+BOOL_ARITHMETIC = {"add": "logical_or", "mul": "logical_and", "maximum": "logical_or",
+                   "minimum": "logical_and"}
+
+
+def _bool_op(op, dtype):
+    if dtype != torch.bool or op.startswith("bitwise_"):  # bitwise ops take bools
+        return op
+    if op not in BOOL_ARITHMETIC:
+        raise Unmappable("%s of bools" % op)
+    return BOOL_ARITHMETIC[op]
+
+
 def _arithmetic(op):
     def handler(L, real, a, b, alpha=1):
+        if real.dtype == torch.bool:
+            return L.emit(_bool_op(op, real.dtype), [L.sym(a, real.dtype), L.sym(b, real.dtype)],
+                          real.dtype, real.shape)
         x, y = L.sym(a, real.dtype), L.sym(b, real.dtype)
         if alpha != 1:
             y = L.emit("mul", [y, L.scalar(alpha, real.dtype)], real.dtype, y.shape)
@@ -56,7 +72,8 @@ def _arithmetic(op):
 
 def _same_dtype_binary(op):
     def handler(L, real, a, b):
-        return L.emit(op, [L.sym(a, real.dtype), L.sym(b, real.dtype)], real.dtype, real.shape)
+        return L.emit(_bool_op(op, real.dtype), [L.sym(a, real.dtype), L.sym(b, real.dtype)],
+                      real.dtype, real.shape)
     return handler
 
 

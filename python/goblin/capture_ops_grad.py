@@ -139,3 +139,32 @@ def _avg_pool2d_backward(L, real, grad_out, x, kernel_size, stride, padding, cei
     share = L.emit("div", [grad_out, L.scalar(divisor, x.dtype)], x.dtype, grad_out.shape)
     return L.emit("conv2d_input_grad", [share, _window_ones(L, x.shape[1], kernel, x.dtype)],
                   x.dtype, real.shape, input_shape=list(x.shape), **attrs)
+
+
+# ---- losses' special values (PyTorch's, not its decompositions') --------------------------------
+@aten("logsumexp")
+def _logsumexp(L, real, x, dim, keepdim=False):
+    """log Σ exp(x − m) + m with m the row max, and m = 0 where it is ±inf: a row holding +inf
+    gives +inf and a row of −inf gives −inf, as PyTorch's kernel (the decomposition gives NaN)."""
+    x = L.sym(x, real.dtype)
+    dims = [_dim(d, x.ndim) for d in (dim if isinstance(dim, (list, tuple)) else [dim])]
+    kept = tuple(1 if i in dims else size for i, size in enumerate(x.shape))
+    top = L.emit("amax", [x], x.dtype, kept, dims=dims, keepdim=True)
+    infinite = L.emit("eq", [L.emit("abs", [top], x.dtype, kept), L.scalar(float("inf"), x.dtype)],
+                      torch.bool, kept)
+    shift = L.emit("where", [infinite, L.scalar(0.0, x.dtype), top], x.dtype, kept)
+    exps = L.emit("exp", [L.emit("sub", [x, shift], x.dtype, x.shape)], x.dtype, x.shape)
+    sums = L.emit("sum", [exps], x.dtype, kept, dims=dims, keepdim=True)
+    out = L.emit("add", [L.emit("log", [sums], x.dtype, kept), shift], x.dtype, kept)
+    return L.reshape(out, real.shape)
+
+
+@aten("xlogy.Tensor", "xlogy.Scalar_Self", "xlogy.Scalar_Other")
+def _xlogy(L, real, x, y):
+    """x·log(y), 0 where x = 0, and NaN wherever y is NaN (PyTorch checks y first)."""
+    x, y = L.sym(x, real.dtype), L.sym(y, real.dtype)
+    product = L.emit("mul", [x, L.emit("log", [y], real.dtype, y.shape)], real.dtype, real.shape)
+    zero = L.emit("eq", [x, L.scalar(0.0, real.dtype)], torch.bool, x.shape)
+    value = L.emit("where", [zero, L.scalar(0.0, real.dtype), product], real.dtype, real.shape)
+    return L.emit("where", [L.emit("isnan", [y], torch.bool, y.shape), y, value], real.dtype,
+                  real.shape)

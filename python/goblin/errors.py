@@ -136,5 +136,13 @@ class UnsupportedOperator(GoblinError, ValueError):
                          % (len(lines), "" if len(lines) == 1 else "s", "\n  ".join(lines)))
 
 
+class CaptureError(GoblinError, RuntimeError):
+    """goblin.capture could not trace or map the program for a reason other than an unsupported
+    op (PyTorch's tracer refused it, or the program failed on its example inputs); the message
+    names the original error, which is also the exception's __cause__."""
+
+    code = "capture_failed"
+
+
 class CaptureMismatchError(GoblinError, AssertionError):
     """The captured graph, run by goblin.reference, disagrees with PyTorch on the same inputs."""

@@ -72,9 +72,32 @@ def _gelu(x, form):
     return (t(0.5) * x * (t(1) + _map_double(math.erf, x * t(0.7071067811865476)))).astype(x.dtype)
 
 
+# The dtypes each elementwise op takes, as lib/core/src/ops/infer_elementwise.cpp decides:
+# float-only ops, integer-or-bool ops, ops on any dtype; every other one takes numeric (not bool).
+FLOAT_ONLY = {"div", "pow", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "lgamma",
+              "gelu"}
+INTEGER_OR_BOOL = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"}
+ANY_DTYPE = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
+             "logical_not", "isnan"}
+
+
+def _check_kind(name, dtype):
+    if name in ANY_DTYPE:
+        return
+    if name in FLOAT_ONLY:
+        ok, wanted = dtype.kind == "f", "a floating-point dtype"
+    elif name in INTEGER_OR_BOOL:
+        ok, wanted = dtype.kind in "iub", "an integer or bool dtype"
+    else:
+        ok, wanted = dtype.kind != "b", "a numeric dtype (f32, f64, i32, i64)"
+    if not ok:
+        raise GraphError("unsupported_dtype", "%s takes %s, not %s" % (name, wanted, dtype))
+
+
 def _binary(name, a, b):
     if a.dtype != b.dtype:
         raise GraphError("unsupported_dtype", "%s: inputs have different dtypes" % name)
+    _check_kind(name, a.dtype)
     if name in ("floor_divide", "remainder") and a.dtype.kind in "iu":
         return _int_division(name, a, b)
     table = {
@@ -93,6 +116,7 @@ def _binary(name, a, b):
 
 
 def _unary(name, x, attrs):
+    _check_kind(name, x.dtype)
     t = x.dtype.type
     with np.errstate(all="ignore"):
         if name == "neg":
@@ -252,6 +276,8 @@ def _sequential_sum(a, axis):
 
 def _layer_norm_rows(x, ndim, eps):
     """x as rows of K normalised elements, with each row's mean and rstd (two passes, biased)."""
+    if not math.isfinite(eps) or eps < 0:
+        raise GraphError("invalid_input", "layer_norm: eps must be finite and ≥ 0")
     k = int(np.prod(x.shape[x.ndim - ndim:]))
     rows = x.reshape(-1, k)
     t = x.dtype.type

@@ -1,6 +1,6 @@
-"""Capture of whole training steps, (params, x, y) → (loss, grads), for the three model families of
-issue 11 — an MLP, a CNN (conv, average and max pooling) and a transformer LM (embedding, attention,
-layer norm, GELU, cross-entropy) — and of the aten ops their backward passes produce
+"""Capture of whole training steps, (params, x, y) → (loss, grads), for the three model families
+of issue 11 — an MLP, a CNN (conv, average and max pooling) and a transformer LM (embedding,
+attention, layer norm, GELU, cross-entropy) — and of the aten ops their backward passes produce
 (scatter.value from nll_loss_backward, index_put from embedding_dense_backward, slice_scatter and
 select_scatter, avg_pool2d and its backward). Each captured graph is compared with PyTorch's
 autograd on fresh inputs, in goblin.reference and on the C++ executors (CPU and OpenCL on PoCL)."""
@@ -183,3 +183,58 @@ def test_batch_norm_in_training_mode_suggests_group_or_layer_norm():
     model = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3), torch.nn.BatchNorm2d(4)).train()
     with pytest.raises(UnsupportedOperator, match="GroupNorm"):
         goblin.capture(model, torch.randn(2, 1, 6, 6))
+
+
+# ---- one semantics everywhere: PyTorch's special values, the C++ executors' dtype rules ----------
+@pytest.mark.parametrize("backend", ["reference", "cpu"])
+def test_logsumexp_and_xlogy_keep_pytorchs_special_values(backend, tmp_path):
+    def program(x, a, b):
+        return torch.logsumexp(x, 1), torch.logsumexp(x, 0, keepdim=True), torch.xlogy(a, b)
+
+    inf, nan = float("inf"), float("nan")
+    args = (torch.tensor([[inf, 1.0], [-inf, -inf], [1.0, 2.0]]),
+            torch.tensor([0.0, 0.0, 1.0, 2.0]), torch.tensor([nan, 2.0, 3.0, 0.0]))
+    captured = goblin.capture(program, *args)
+    inputs = [a.numpy() for a in args]
+    got = captured.run_reference(*inputs) if backend == "reference" else \
+        run_graph(backend, captured.graph, inputs, tmp_path)
+    for g, w in zip(got, [t.numpy() for t in program(*args)]):
+        np.testing.assert_array_equal(g, w)  # ±inf and NaN where PyTorch has them
+
+
+def test_bool_arithmetic_becomes_logical_ops_the_executors_take(tmp_path):
+    def program(a, b):
+        return torch.isclose(a, b).float(), torch.isfinite(a), (a > 0) * (b > 0), (a > 0) + (b > 1)
+
+    a = torch.tensor([1.0, float("inf"), float("nan"), -2.0])
+    b = torch.tensor([1.0, 2.0, 3.0, 4.0])
+    captured = goblin.capture(program, a, b)
+    assert {"logical_and", "logical_or"} <= _ops(captured)
+    # The C++ executor refuses mul and add of bools: it runs this graph.
+    got = run_graph("cpu", captured.graph, [a.numpy(), b.numpy()], tmp_path)
+    for g, w in zip(got, [t.numpy() for t in program(a, b)]):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_reference_refuses_what_the_cpp_executors_refuse():
+    g = goblin.graph.Graph()
+    x = g.input("bool", [3])
+    g.output(g.mul(x, x))
+    with pytest.raises(goblin.reference.GraphError) as bools:
+        goblin.reference.run(g, [np.array([True, False, True])])
+    assert bools.value.code == "unsupported_dtype"
+    h = goblin.graph.Graph()
+    y = h.input("f32", [2, 4])
+    h.output(h.layer_norm(y, h.constant(np.ones(4, np.float32)),
+                          h.constant(np.zeros(4, np.float32)), normalized_ndim=1, eps=-1.0))
+    with pytest.raises(goblin.reference.GraphError, match="eps"):
+        goblin.reference.run(h, [np.ones((2, 4), np.float32)])
+
+
+def test_programs_that_cannot_be_traced_raise_a_goblin_error():
+    def broken(x):
+        return x[torch.tensor([7])]  # index out of range on the example input
+
+    with pytest.raises(goblin.CaptureError, match="IndexError|index") as caught:
+        goblin.capture(broken, torch.randn(3))
+    assert caught.value.__cause__ is not None
