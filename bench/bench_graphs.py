@@ -12,8 +12,9 @@ recomputation, summed over all runs) as a share of the network time and of the v
 compute, and the capture time. It then prints, per program, what a cheap node audit costs (Freivalds
 on the matmuls' witnesses, the other nodes recomputed; the seconds each passed audit records in its
 verdict) ÷ the compute of the task it audited (one replica's compute_seconds), and how many audits
-were full recomputations (--full-audit-share). A matmul-heavy MLP is the case the target
-(≤ 20 %) is about.
+were full recomputations (--full-audit-share). A matmul-heavy MLP and a CNN with convolutions of a
+real network's size (32–64 channels, 3×3; witnessed and checked like matmuls) are the cases the
+target (≤ 20 %) is about; the small CNN's convolutions (8 and 16 channels) are mostly recomputed.
 
     .venv/bin/python bench/bench_graphs.py [--repeats 3] [--chunks 4]
 """
@@ -37,6 +38,24 @@ from bench_matmul import Network, best_of  # noqa: E402
 from torch_programs import SmallCNN, TransformerBlock  # noqa: E402
 
 
+class CNNLayers(torch.nn.Module):
+    """Conv layers of a real CNN's size: 3→32→64 (pool) →64 (pool) 3×3 convs on 32×32, then Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 32, kernel_size=3, padding=1)
+        self.conv2 = torch.nn.Conv2d(32, 64, kernel_size=3, padding=1)
+        self.conv3 = torch.nn.Conv2d(64, 64, kernel_size=3, padding=1)
+        self.pool = torch.nn.MaxPool2d(2)
+        self.fc = torch.nn.Linear(64 * 8 * 8, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.conv1(x))
+        x = self.pool(torch.relu(self.conv2(x)))
+        x = self.pool(torch.relu(self.conv3(x)))
+        return self.fc(torch.flatten(x, 1))
+
+
 def programs():
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
@@ -49,6 +68,8 @@ def programs():
         ("transformer block (dim 64, 4 heads, len 64, batch 32)", block,
          rng.standard_normal((32, 64, 64)).astype(np.float32)),
         ("small CNN (3×32×32, batch 64)", cnn, rng.standard_normal((64, 3, 32, 32)).astype(np.float32)),
+        ("CNN layers 3→32→64→64 (3×3, 32×32, batch 32, conv-heavy)", CNNLayers().eval(),
+         rng.standard_normal((32, 3, 32, 32)).astype(np.float32)),
     ]
 
 
