@@ -376,13 +376,41 @@ void GraphDecisions::recheck(GraphTask& task) {
     task.redeciding = true;
     GraphJob& job = m_book.jobOf(task);
     ++job.redeciding;
-    runReference(task,
-                 [this](std::int64_t taskId, Expected<std::vector<core::Tensor>> outputs,
-                        double seconds) { onRechecked(taskId, std::move(outputs), seconds); });
+    const GraphChunk& chunk = job.chunks[task.chunk];
+    // Recomputing, comparing and storing are O(size): a worker does them, core only records.
+    asio::post(m_context.workers, [this, taskId = task.id, graph = chunk.graph, plan = chunk.plan,
+                                   inputs = valuesOf(chunk.inputs), tolerances = chunk.tolerances,
+                                   replicas = task.replicas]() mutable {
+        const auto start = std::chrono::steady_clock::now();
+        RecheckOutcome outcome{reference::runGraph(graph, plan, inputs), {}, std::nullopt, 0};
+        if (outcome.reference) {
+            Replica node;
+            node.backend = "node-reference";
+            node.outputs = *outcome.reference;
+            replicas.push_back(std::move(node));
+            const Judgement judgement = judgeReplicas(tolerances, replicas);
+            for (std::size_t i = 0; i + 1 < replicas.size(); ++i)
+                if (!judgement.verdicts[i].accepted)
+                    outcome.overturned.emplace_back(replicas[i].attempt, replicas[i].volunteerId);
+        }
+        if (!outcome.overturned.empty()) {
+            // The decided outputs came from a replica the node now rejects: the node's replace
+            // them.
+            auto tensors = storeTensors(m_context.blobs, *outcome.reference);
+            if (!tensors)
+                outcome.reference =
+                    tl::unexpected(Error{ErrorCode::Internal, tensors.error().message});
+            else
+                outcome.stored = json::serialize(*tensors);
+        }
+        outcome.seconds = secondsSince(start);
+        asio::post(m_context.core, [this, taskId, outcome = std::move(outcome)]() mutable {
+            onRechecked(taskId, std::move(outcome));
+        });
+    });
 }
 
-void GraphDecisions::onRechecked(std::int64_t taskId, Expected<std::vector<core::Tensor>> reference,
-                                 double seconds) {
+void GraphDecisions::onRechecked(std::int64_t taskId, RecheckOutcome outcome) {
     GraphTask* found = m_book.task(taskId);
     if (!found)
         return;
@@ -390,28 +418,11 @@ void GraphDecisions::onRechecked(std::int64_t taskId, Expected<std::vector<core:
     GraphJob& job = m_book.jobOf(task);
     task.redeciding = false;
     --job.redeciding;
-    job.verifySeconds += seconds;
-    if (!reference)
-        return m_hooks.failJob(job, reference.error());
-    std::vector<Replica> replicas = task.replicas;
-    Replica node;
-    node.backend = "node-reference";
-    node.outputs = std::move(*reference);
-    replicas.push_back(node);
-    const GraphChunk& chunk = job.chunks[task.chunk];
-    const Judgement judgement = judgeReplicas(chunk.tolerances, replicas);
-    std::vector<std::pair<std::int64_t, std::string>> overturned; // attempt, volunteer
-    for (std::size_t i = 0; i + 1 < replicas.size(); ++i)
-        if (!judgement.verdicts[i].accepted)
-            overturned.emplace_back(replicas[i].attempt, replicas[i].volunteerId);
-    std::optional<std::string> stored;
-    if (!overturned.empty()) {
-        // The decided outputs came from a replica the node now rejects: the node's replace them.
-        auto tensors = storeTensors(m_context.blobs, node.outputs);
-        if (!tensors)
-            return m_hooks.failJob(job, Error{ErrorCode::Internal, tensors.error().message});
-        stored = json::serialize(*tensors);
-    }
+    job.verifySeconds += outcome.seconds;
+    if (!outcome.reference)
+        return m_hooks.failJob(job, outcome.reference.error());
+    const auto& overturned = outcome.overturned;
+    const std::optional<std::string>& stored = outcome.stored;
     Database& db = m_context.store.database();
     auto written = [&]() -> Expected<void> {
         auto transaction = Transaction::begin(db);
@@ -430,7 +441,7 @@ void GraphDecisions::onRechecked(std::int64_t taskId, Expected<std::vector<core:
     if (!written)
         return m_hooks.failJob(job, Error{ErrorCode::Internal, written.error().message});
     if (stored) {
-        task.outputs = node.outputs;
+        task.outputs = std::move(*outcome.reference);
         task.nodeOutputs = true;
     }
     m_context.log("graph task " + std::to_string(taskId) + " rechecked by the node: " +

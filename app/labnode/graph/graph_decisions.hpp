@@ -12,8 +12,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "cheap_audit.hpp"
 #include "graph_book.hpp"
@@ -56,8 +58,15 @@ private:
     void commitDecision(std::int64_t taskId, const Judgement& judgement, std::string storedOutputs);
     bool dropQuarantined(GraphTask& task);
     void recheck(GraphTask& task);
-    void onRechecked(std::int64_t taskId, Expected<std::vector<core::Tensor>> reference,
-                     double seconds);
+    // What a recheck found, worked out on a worker: the node's outputs, the accepted replicas
+    // they overturn (attempt, volunteer), and those outputs stored when they replace the task's.
+    struct RecheckOutcome {
+        Expected<std::vector<core::Tensor>> reference;
+        std::vector<std::pair<std::int64_t, std::string>> overturned;
+        std::optional<std::string> stored;
+        double seconds = 0;
+    };
+    void onRechecked(std::int64_t taskId, RecheckOutcome outcome);
     std::string methodOf(const GraphTask& task, const Judgement& judgement) const;
     // An audit the trust asked for: a cheap one (cheap_audit.hpp) on a worker, or, for a share
     // drawn from the CSPRNG (TrustSettings::fullAuditShare), the full recomputation.
