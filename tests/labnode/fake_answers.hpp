@@ -1,6 +1,7 @@
 // What fake volunteers answer in the job-kind tests: a matmul tile as the float64 product rounded
-// once to f32 (optionally with element 0 off), and a relu graph job of two chunks with its honest
-// outputs. Plain functions; the test's thread.
+// once to f32 (optionally with element 0 off), and a relu graph job of two chunks with its honest,
+// lying (element 0 off by 0.5, from a canonical backend) and misshapen outputs; and whether the
+// node quarantined a volunteer. Plain functions; the test's thread.
 #pragma once
 
 #include <algorithm>
@@ -60,6 +61,24 @@ inline core::Tensor relu(const core::Tensor& x, float corruption = 0) {
 
 inline net::Message honestRelu(const net::Message& task) {
     return resultFor(task, {std::make_shared<const core::Tensor>(relu(*task.tensors.at(0)))});
+}
+
+// relu(x) with element 0 off by 0.5, from a canonical backend (so only bit-for-bit agreement
+// counts).
+inline net::Message lyingRelu(const net::Message& task) {
+    return resultFor(task, {std::make_shared<const core::Tensor>(relu(*task.tensors.at(0), 0.5f))},
+                     "opencl-graph");
+}
+
+// A [1, 1] output where the task wants another shape: rejected at the gate.
+inline net::Message misshapenResult(const net::Message& task) {
+    return resultFor(task, {std::make_shared<const core::Tensor>(
+                               core::Tensor::allocate(core::DType::F32, {1, 1}).value())});
+}
+
+inline bool quarantined(NodeHarness& node, const std::string& volunteer) {
+    return queryInt(node.store, "SELECT count(*) FROM volunteer_trust WHERE volunteer_id = '" +
+                                    volunteer + "' AND quarantined_at IS NOT NULL") == 1;
 }
 
 } // namespace goblin::labnode::testing

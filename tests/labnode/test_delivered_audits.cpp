@@ -18,15 +18,6 @@ using namespace goblin::labnode::testing;
 
 namespace {
 
-net::Message lying(const net::Message& task) {
-    return resultFor(task, {std::make_shared<const core::Tensor>(relu(*task.tensors.at(0), 0.5f))},
-                     "opencl-graph");
-}
-net::Message misshapen(const net::Message& task) {
-    return resultFor(task, {std::make_shared<const core::Tensor>(
-                               core::Tensor::allocate(core::DType::F32, {1, 1}).value())});
-}
-
 CoordinatorSettings noAudits(double retentionSeconds = 7 * 24 * 3600.0) {
     CoordinatorSettings chosen;
     // The pair's agreement decides: their lie is delivered (what the audits after delivery fix).
@@ -35,11 +26,6 @@ CoordinatorSettings noAudits(double retentionSeconds = 7 * 24 * 3600.0) {
     chosen.trust.sharedAddressRate = 0.0;
     chosen.auditRetentionSeconds = retentionSeconds;
     return chosen;
-}
-
-bool quarantined(NodeHarness& node, const std::string& volunteer) {
-    return queryInt(node.store, "SELECT count(*) FROM volunteer_trust WHERE volunteer_id = '" +
-                                    volunteer + "' AND quarantined_at IS NOT NULL") == 1;
 }
 
 std::string lastJobId(const FakePeerLink& researcher) {
@@ -83,8 +69,8 @@ DeliveredLie deliverALie(NodeHarness& node, FakeCluster& cluster, const core::Te
     lie.two = &cluster.connectVolunteer(2, true, "opencl-graph", "10.0.0.2");
     cluster.fromResearcher(submitRelu(x));
     const bool done = node.waitUntil([&] {
-        cluster.answer(*lie.one, lying);
-        cluster.answer(*lie.two, lying);
+        cluster.answer(*lie.one, lyingRelu);
+        cluster.answer(*lie.two, lyingRelu);
         return lie.researcher->count("job_done") == 1;
     });
     lie.job = lastJobId(*lie.researcher);
@@ -100,7 +86,7 @@ void catchOne(NodeHarness& node, FakeCluster& cluster, DeliveredLie& lie, const 
     const std::size_t before = lie.one->link->count("task");
     cluster.fromResearcher(submitRelu(x));
     (void)node.waitUntil([&] { return lie.one->link->count("task") > before; });
-    cluster.answer(*lie.one, misshapen);
+    cluster.answer(*lie.one, misshapenResult);
 }
 
 } // namespace

@@ -23,14 +23,6 @@ namespace {
 net::Message honest(const net::Message& task) {
     return honestRelu(task);
 }
-net::Message lying(const net::Message& task) {
-    return resultFor(task, {std::make_shared<const core::Tensor>(relu(*task.tensors.at(0), 0.5f))},
-                     "opencl-graph");
-}
-net::Message misshapen(const net::Message& task) {
-    return resultFor(task, {std::make_shared<const core::Tensor>(
-                               core::Tensor::allocate(core::DType::F32, {1, 1}).value())});
-}
 
 bool outputIsRelu(const FakePeerLink& researcher, const core::Tensor& x) {
     const auto done = researcher.sentOfType("job_done");
@@ -49,11 +41,6 @@ CoordinatorSettings settings() {
     chosen.trust.auditFloor = 0.0;
     chosen.trust.sharedAddressRate = 0.0;
     return chosen;
-}
-
-bool quarantined(NodeHarness& node, const std::string& volunteer) {
-    return queryInt(node.store, "SELECT count(*) FROM volunteer_trust WHERE volunteer_id = '" +
-                                    volunteer + "' AND quarantined_at IS NOT NULL") == 1;
 }
 
 std::string jobIdOf(const FakePeerLink& researcher) {
@@ -122,7 +109,7 @@ void TestGraphJobs::liarIsCaughtByTheNodeAndQuarantined() {
     QVERIFY(node.waitUntil(
         [&] { return liar.link->count("task") == 2 && first.link->count("task") == 2; }));
     const std::string liarId = liar.id();
-    cluster.answer(liar, lying);
+    cluster.answer(liar, lyingRelu);
     cluster.answer(first, honest);
     // They disagree: the node decides (a third volunteer could be the liar's second identity).
     QVERIFY(node.waitUntil([&] { return researcher->count("job_done") == 1; }));
@@ -153,8 +140,8 @@ void TestGraphJobs::colludersOnProbationAreAuditedAndQuarantined() {
         [&] { return one.link->count("task") == 2 && two.link->count("task") == 2; }));
     const std::string ids[] = {one.id(), two.id()};
     // The same wrong answer from both, from their first task on.
-    cluster.answer(one, lying);
-    cluster.answer(two, lying);
+    cluster.answer(one, lyingRelu);
+    cluster.answer(two, lyingRelu);
     QVERIFY(node.waitUntil([&] { return researcher->count("job_done") == 1; }));
     QVERIFY(outputIsRelu(*researcher, x));
     QCOMPARE(queryInt(node.store, "SELECT count(*) FROM graph_results WHERE verdict = 'accepted'"),
@@ -227,12 +214,12 @@ void TestGraphJobs::quarantineRechecksDecidedTasks() {
         return net::Message{};
     };
     for (auto* volunteer : {&one, &two})
-        cluster.coordinator.onMessage(volunteer->peer, lying(frameOf(*volunteer, true)));
+        cluster.coordinator.onMessage(volunteer->peer, lyingRelu(frameOf(*volunteer, true)));
     QVERIFY(node.waitUntil([&] { return researcher->count("progress") == 1; }));
     QCOMPARE(queryInt(node.store, "SELECT count(*) FROM graph_results WHERE verdict = 'accepted'"),
              std::int64_t{2}); // the pair's lie got through, for now
     // One of them is caught on the other task: every task it took part in is checked again.
-    cluster.coordinator.onMessage(one.peer, misshapen(frameOf(one, false)));
+    cluster.coordinator.onMessage(one.peer, misshapenResult(frameOf(one, false)));
     cluster.coordinator.onMessage(two.peer, honest(frameOf(two, false)));
     auto& third = cluster.connectVolunteer(2, true, "cpu-eigen", "10.0.0.3");
     QVERIFY(node.waitUntil([&] {
@@ -259,7 +246,7 @@ void TestGraphJobs::wrongShapeIsRejectedAtTheGate() {
         goblin::testing::randomTensor(core::DType::F32, {kReluRows, kReluCols}, 5);
     cluster.fromResearcher(submitRelu(x));
     QVERIFY(node.waitUntil([&] {
-        cluster.answer(bad, misshapen);
+        cluster.answer(bad, misshapenResult);
         cluster.answer(good, honest);
         cluster.answer(other, honest);
         return researcher->count("job_done") == 1;

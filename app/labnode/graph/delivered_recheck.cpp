@@ -22,14 +22,6 @@ Expected<std::vector<core::Tensor>> loadStored(const BlobStore& blobs, const std
     return loadTensors(blobs, value.get_array());
 }
 
-std::vector<std::string> digestsOf(const std::string& stored) {
-    json::error_code ec;
-    json::value value = json::parse(stored, ec);
-    if (ec || !value.is_array())
-        return {};
-    return storedDigests(value.get_array());
-}
-
 Expected<TaskRecheck> recheckTask(const GraphChunk& chunk, const SuspectTask& suspect,
                                   const BlobStore& blobs) {
     auto stored = loadStored(blobs, suspect.outputs);
@@ -61,9 +53,9 @@ Expected<TaskRecheck> recheckTask(const GraphChunk& chunk, const SuspectTask& su
 
 bool jobDataKept(const GraphJobRow& job, const std::vector<GraphTaskRow>& tasks,
                  const BlobStore& blobs) {
-    std::vector<std::string> digests = digestsOf(job.inputs);
+    std::vector<std::string> digests = storedDigests(job.inputs);
     for (const GraphTaskRow& task : tasks)
-        for (std::string& digest : digestsOf(task.outputs))
+        for (std::string& digest : storedDigests(task.outputs))
             digests.push_back(std::move(digest));
     for (const std::string& digest : digests)
         if (!blobs.has(digest))

@@ -74,4 +74,12 @@ std::vector<std::string> storedDigests(const json::array& stored) {
     return digests;
 }
 
+std::vector<std::string> storedDigests(const std::string& stored) {
+    json::error_code ec;
+    json::value value = json::parse(stored, ec);
+    if (ec || !value.is_array())
+        return {};
+    return storedDigests(value.get_array());
+}
+
 } // namespace goblin::labnode

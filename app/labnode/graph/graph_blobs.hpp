@@ -18,5 +18,7 @@ Expected<boost::json::array> storeTensors(const BlobStore& blobs,
 Expected<std::vector<core::Tensor>> loadTensors(const BlobStore& blobs,
                                                 const boost::json::array& stored);
 std::vector<std::string> storedDigests(const boost::json::array& stored);
+// The same from the list's JSON text as the database holds it; empty when it is malformed.
+std::vector<std::string> storedDigests(const std::string& stored);
 
 } // namespace goblin::labnode

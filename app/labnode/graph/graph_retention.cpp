@@ -1,26 +1,10 @@
 #include "graph_retention.hpp"
 
-#include <boost/json.hpp>
-
 #include "graph_blobs.hpp"
 #include "graph_store.hpp"
 #include "job_audit_store.hpp"
 
 namespace goblin::labnode {
-
-namespace json = boost::json;
-
-namespace {
-
-std::vector<std::string> digestsOf(const std::string& stored) {
-    json::error_code ec;
-    json::value value = json::parse(stored, ec);
-    if (ec || !value.is_array())
-        return {};
-    return storedDigests(value.get_array());
-}
-
-} // namespace
 
 GraphRetention::GraphRetention(NodeContext& context, double retentionSeconds)
     : m_context(context), m_retentionSeconds(retentionSeconds), m_timer(context.core) {}
@@ -70,9 +54,9 @@ void GraphRetention::deleteData(const std::string& jobId) {
     const auto job = graphJob(db, jobId);
     if (!job)
         return;
-    std::vector<std::string> digests = digestsOf(job->inputs);
+    std::vector<std::string> digests = storedDigests(job->inputs);
     for (const GraphTaskRow& task : graphTasksOf(db, jobId))
-        for (std::string& digest : digestsOf(task.outputs))
+        for (std::string& digest : storedDigests(task.outputs))
             digests.push_back(std::move(digest));
     for (const std::string& digest : digests)
         if (!m_context.store.blobInUse(digest, jobId))
