@@ -115,12 +115,12 @@ Tensor absF64(const Tensor& t) {
     return out;
 }
 
-// An element's own bound γ_K·(op(|a|, |b|))_e for f32 values.
-double ownBoundF32(ops::OpCode op, const Tensor& a, const Tensor& b, const ops::Attributes& attrs,
-                   std::int64_t k, std::size_t element) {
+// An element's own bound γ_K·(op(|a|, |b|))_e for values of a's dtype (f32 or f64).
+double ownBound(ops::OpCode op, const Tensor& a, const Tensor& b, const ops::Attributes& attrs,
+                std::int64_t k, std::size_t element) {
     const Tensor magnitude =
         goblin::reference::runOp(op, std::vector<Tensor>{absF64(a), absF64(b)}, attrs).value();
-    const double ku = static_cast<double>(k) * std::ldexp(1.0, -24);
+    const double ku = static_cast<double>(k) * std::ldexp(1.0, a.dtype() == DType::F32 ? -24 : -53);
     return ku / (1.0 - ku) * magnitude.values<double>()[element];
 }
 
@@ -169,6 +169,9 @@ private Q_SLOTS:
     void convElementThreeTimesItsBoundIsCaught();
     void outputsConsistentWithAWrongConvWitnessFail();
     void depthwiseAndShortConvsAreNotWitnessed();
+
+private:
+    void convElementThreeTimesItsBoundIsCaughtIn(DType dtype);
 };
 
 void TestCheapAudit::honestChainPasses() {
@@ -423,8 +426,13 @@ void TestCheapAudit::wrongConvWitnessFails() {
 }
 
 void TestCheapAudit::convElementThreeTimesItsBoundIsCaught() {
-    const Prepared p = prepare(convGraph());
-    const std::vector<Tensor> inputs = convInputs();
+    for (DType dtype : {DType::F32, DType::F64})
+        convElementThreeTimesItsBoundIsCaughtIn(dtype);
+}
+
+void TestCheapAudit::convElementThreeTimesItsBoundIsCaughtIn(DType dtype) {
+    const Prepared p = prepare(convGraph(dtype));
+    const std::vector<Tensor> inputs = convInputs(dtype);
     const auto honest = goblin::reference::runGraph(p.graph, p.plan, inputs).value();
     const Tensor relu = goblin::reference::runOp(ops::OpCode::Relu,
                                                  std::vector<Tensor>{honest[positionOf(p, 4)]}, {})
@@ -448,15 +456,19 @@ void TestCheapAudit::convElementThreeTimesItsBoundIsCaught() {
         {positionOf(p, 9), ops::OpCode::Conv2dWeightGrad, relu, inputs[3], weightGrad, 132,
          "node 9 (conv2d_weight_grad"}};
     for (const Case& c : cases) {
-        const std::size_t count = honest[c.position].values<float>().size();
+        const std::size_t count = honest[c.position].elementCount();
         for (std::size_t element : {count / 2 + 3, count - 7}) {
-            const double bound = ownBoundF32(c.op, c.a, c.b, c.attrs, c.k, element);
+            const double bound = ownBound(c.op, c.a, c.b, c.attrs, c.k, element);
             QVERIFY(bound > 0.0);
             for (double sign : {1.0, -1.0}) {
                 auto claimed = honest;
                 claimed[c.position] = copyOf(claimed[c.position]);
-                float& value = claimed[c.position].values<float>()[element];
-                value = static_cast<float>(value + sign * 3.0 * bound);
+                if (dtype == DType::F32) {
+                    float& value = claimed[c.position].values<float>()[element];
+                    value = static_cast<float>(value + sign * 3.0 * bound);
+                } else {
+                    claimed[c.position].values<double>()[element] += sign * 3.0 * bound;
+                }
                 for (std::uint64_t seed = 1; seed <= 8; ++seed) {
                     const lab::CheapAuditReport report = audit(p, inputs, claimed, seed);
                     QVERIFY2(!report.passed, c.name.c_str());
