@@ -121,6 +121,26 @@ void im2col(const T* x, const Geometry& g, std::int64_t b, std::int64_t group, T
         }
 }
 
+// Columns [first, last) of image b's im2col in group g (rows (oy, ox), last − first wide): the
+// weight gradient's B in slabs of columns, so its memory stays bounded.
+template <class T>
+void im2colColumns(const T* x, const Geometry& g, std::int64_t b, std::int64_t group,
+                   std::int64_t first, std::int64_t last, T* rows) {
+    const std::int64_t taps = g.kh * g.kw;
+    for (std::int64_t oy = 0; oy < g.oh; ++oy)
+        for (std::int64_t ox = 0; ox < g.ow; ++ox)
+            for (std::int64_t q = first; q < last; ++q) {
+                const std::int64_t ch = q / taps, ky = q % taps / g.kw, kx = q % g.kw;
+                const std::int64_t iy = g.inY(oy, ky);
+                const std::int64_t ix = iy < 0 ? -1 : g.inX(ox, kx);
+                *rows++ = ix < 0 ? T(0) : x[g.x(b, group * g.ci + ch, iy, ix)];
+            }
+}
+
+// The weight gradient's im2col operand is N·OH·OW × K; it is built and checked in slabs of
+// columns of at most this many elements (each slab of dw's columns is a tile of its own).
+constexpr std::int64_t kMaxSlabElements = std::int64_t{1} << 22;
+
 template <class T>
 ConvCheckReport checkForward(const Tensor& xt, const Tensor& wt, const Tensor& yt,
                              const Geometry& g, const verify::MatmulCheckOptions& options,
@@ -223,8 +243,9 @@ ConvCheckReport checkWeightGrad(const Tensor& xt, const Tensor& dyt, const Tenso
     const T* x = xt.values<T>().data();
     const T* dy = dyt.values<T>().data();
     const std::int64_t og = g.og(), k = g.ci * g.kh * g.kw, m = g.oh * g.ow, inner = g.n * m;
+    const std::int64_t slab = std::clamp<std::int64_t>(kMaxSlabElements / inner, 1, k);
     auto aStore = buffer<T>(og * inner);
-    auto bStore = buffer<T>(inner * k);
+    auto bStore = buffer<T>(inner * slab);
     for (std::int64_t group = 0; group < g.groups; ++group) {
         T* am = typed<T>(aStore); // A[j][(b,oy,ox)] = dy[b, group·og + j, oy, ox]
         for (std::int64_t j = 0; j < og; ++j)
@@ -232,15 +253,21 @@ ConvCheckReport checkWeightGrad(const Tensor& xt, const Tensor& dyt, const Tenso
                 const T* plane = dy + g.out(b, group * og + j, 0, 0);
                 std::copy(plane, plane + m, am + j * inner + b * m);
             }
-        for (std::int64_t b = 0; b < g.n; ++b) // B = im2col of the whole batch
-            im2col(x, g, b, group, typed<T>(bStore) + b * m * k);
-        const MatrixView cv{
-            dtype, dwt.bytes().data() + static_cast<std::size_t>(group * og * k) * sizeof(T), og, k,
-            k};
-        const auto tile = verify::checkMatmulTile(
-            viewOf(aStore, dtype, og, inner), viewOf(bStore, dtype, inner, k), cv, options, random);
-        if (!fold(tile, "group " + std::to_string(group), report))
-            return report;
+        for (std::int64_t first = 0; first < k; first += slab) {
+            const std::int64_t last = std::min(k, first + slab), width = last - first;
+            for (std::int64_t b = 0; b < g.n; ++b) // B = im2col of the whole batch, these columns
+                im2colColumns(x, g, b, group, first, last, typed<T>(bStore) + b * m * width);
+            const MatrixView cv{dtype,
+                                dwt.bytes().data() +
+                                    static_cast<std::size_t>(group * og * k + first) * sizeof(T),
+                                og, width, k};
+            const auto tile =
+                verify::checkMatmulTile(viewOf(aStore, dtype, og, inner),
+                                        viewOf(bStore, dtype, inner, width), cv, options, random);
+            if (!fold(tile, "group " + std::to_string(group) + " columns " + std::to_string(first),
+                      report))
+                return report;
+        }
     }
     return report;
 }
