@@ -181,7 +181,9 @@ class Client:
     def submit_graph(self, graph, inputs: Sequence[np.ndarray], batch=None,
                      chunks: Optional[int] = None) -> str:
         """Submits a graph job (see run()) and returns its id; collect it with fetch_outputs()."""
-        request, arrays = graph_request(graph, inputs, batch, chunks)
+        request, arrays = graph_request(graph, inputs, batch, chunks,
+                                        max_tensors=self.limits["max_tensors_per_message"],
+                                        max_tensor_bytes=self.limits["max_tensor_bytes"])
         for index, array in enumerate(arrays):
             if array.nbytes > self.limits["max_tensor_bytes"]:
                 raise LimitExceededError("input %d takes %d bytes, over the node's tensor limit of "

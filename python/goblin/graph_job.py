@@ -1,7 +1,9 @@
 """The submit_graph request of a graph job (docs/protocol.md, "Graph jobs"), checked locally.
 
 Large constants leave the JSON and travel as binary tensors (the control frame stays small and
-numbers keep their exact bits); the batch split is normalised to one entry per input and output.
+numbers keep their exact bits); when there are more of them than a message may carry, those of one
+dtype travel packed in flat tensors that the graph slices and reshapes back. The batch split is
+normalised to one entry per input and output.
 """
 
 from typing import Any, Dict, List, Sequence, Tuple
@@ -63,9 +65,49 @@ def _batch(batch, researcher_inputs: int, hoisted: int, outputs: int):
     return {"inputs": dims_in + [None] * hoisted, "outputs": dims_out}
 
 
-def graph_request(graph, inputs: Sequence[np.ndarray], batch=None,
-                  chunks=None) -> Tuple[Dict[str, Any], List[np.ndarray]]:
-    """The submit_graph control message and the arrays that follow it."""
+def _value_ids(wire) -> List[int]:
+    return [int(v["id"]) for key in ("inputs", "constants", "nodes") for v in wire.get(key, [])]
+
+
+def _packed(wire, declared, arrays, researcher_inputs: int, max_bytes: int):
+    """The hoisted constants packed per dtype into flat tensors of at most max_bytes; each constant
+    becomes a slice and a reshape of its pack, ahead of the graph's nodes."""
+    next_id = max(_value_ids(wire) + [int(d["id"]) for d in declared]) + 1
+    groups: List[List[int]] = []
+    for index in range(researcher_inputs, len(arrays)):
+        group = next((g for g in groups if arrays[g[0]].dtype == arrays[index].dtype and
+                      sum(arrays[i].nbytes for i in g) + arrays[index].nbytes <= max_bytes), None)
+        if group is None:
+            groups.append([index])
+        else:
+            group.append(index)
+    packed_declared, packed_arrays = declared[:researcher_inputs], arrays[:researcher_inputs]
+    unpacking: List[Dict[str, Any]] = []
+    for group in groups:
+        pack_id, next_id = next_id, next_id + 1
+        pack = np.concatenate([arrays[i].ravel() for i in group])
+        packed_declared.append({"id": pack_id, "dtype": declared[group[0]]["dtype"],
+                                "shape": [int(pack.size)]})
+        packed_arrays.append(pack)
+        offset = 0
+        for i in group:
+            piece, next_id = next_id, next_id + 1
+            size = int(arrays[i].size)
+            unpacking.append({"id": piece, "op": "slice", "args": [pack_id],
+                              "attrs": {"dim": 0, "start": offset, "end": offset + size,
+                                        "step": 1}})
+            unpacking.append({"id": declared[i]["id"], "op": "reshape", "args": [piece],
+                              "attrs": {"shape": list(declared[i]["shape"])}})
+            offset += size
+    wire["nodes"] = unpacking + list(wire.get("nodes", []))
+    return packed_declared, packed_arrays
+
+
+def graph_request(graph, inputs: Sequence[np.ndarray], batch=None, chunks=None,
+                  max_tensors: int = 64,
+                  max_tensor_bytes: int = 1 << 30) -> Tuple[Dict[str, Any], List[np.ndarray]]:
+    """The submit_graph control message and the arrays that follow it (at most `max_tensors` of
+    them when the hoisted constants can be packed within `max_tensor_bytes` each)."""
     wire = graph_dict(graph)
     arrays = _checked_inputs(wire.get("inputs", []), inputs)
     researcher_inputs = len(arrays)
@@ -77,7 +119,10 @@ def graph_request(graph, inputs: Sequence[np.ndarray], batch=None,
         declared.append({"id": constant["id"], "dtype": constant["dtype"],
                          "shape": list(constant["shape"])})
         arrays.append(np.ascontiguousarray(tensor_from_json(constant)))
-    wire["inputs"], wire["constants"] = declared, kept
+    wire["constants"] = kept
+    if len(arrays) > max_tensors:
+        declared, arrays = _packed(wire, declared, arrays, researcher_inputs, max_tensor_bytes)
+    wire["inputs"] = declared
     request: Dict[str, Any] = {"type": "submit_graph", "graph": wire}
     split = _batch(batch, researcher_inputs, len(declared) - researcher_inputs,
                    len(wire.get("outputs", [])))

@@ -350,3 +350,38 @@ def test_catalog_1_peers_get_no_graphs(cluster):
     reply = json.loads(ws.recv(timeout=10))
     assert reply["type"] == "error" and reply["id"] == 2 and reply["code"] == "version_mismatch", reply
     ws.close()
+
+
+def many_constants_graph(count=100, seed=21):
+    """x·W_i summed over `count` weight matrices, a third of them f64: more large constants than a
+    message may carry tensors."""
+    rng = np.random.default_rng(seed)
+    g = gg.Graph()
+    x = g.input("f32", [8, 20])
+    x64 = g.cast(x, dtype="f64")
+    total = None
+    for i in range(count):
+        w = g.constant(rng.standard_normal((20, 20)).astype(np.float64 if i % 3 == 0 else
+                                                            np.float32))
+        term = g.cast(g.matmul(x64, w), dtype="f32") if i % 3 == 0 else g.matmul(x, w)
+        total = term if total is None else g.add(total, term)
+    g.output(total)
+    return g, [rng.standard_normal((8, 20)).astype(np.float32)]
+
+
+def test_more_large_constants_than_a_message_carries_travel_packed(cluster):
+    from goblin.graph_job import graph_request
+    g, inputs = many_constants_graph()
+    request, arrays = graph_request(g, inputs, batch=0, max_tensors=64)
+    assert len(arrays) == 3  # the input, then one pack per dtype
+    assert request["batch"]["inputs"] == [0, None, None]
+    np.testing.assert_array_equal(reference.run(request["graph"], arrays)[0],
+                                  reference.run(g, inputs)[0])
+    token = cluster.add_researcher()
+    cluster.start_node(extra_args=NO_AUDITS)
+    cluster.start_volunteer(threads=1, slots=2)
+    cluster.start_volunteer(threads=1, slots=2)
+    client = cluster.connect(token)
+    [output] = client.run(g, inputs, batch=0, chunks=2, timeout=JOB_TIMEOUT)
+    # Canonical backends and the reference agree bit for bit.
+    np.testing.assert_array_equal(output, reference.run(g, inputs)[0])
