@@ -36,9 +36,11 @@ namespace {
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
 public:
     HttpSession(tcp::socket socket, const Limits& limits, const std::vector<std::string>& paths,
-                HandlerFactory factory, std::shared_ptr<void> slot, std::string peer)
+                HandlerFactory factory, HttpHandler http, std::shared_ptr<void> slot,
+                std::string peer)
         : m_stream(std::move(socket)), m_limits(limits), m_paths(paths),
-          m_factory(std::move(factory)), m_slot(std::move(slot)), m_peer(std::move(peer)) {}
+          m_factory(std::move(factory)), m_http(std::move(http)), m_slot(std::move(slot)),
+          m_peer(std::move(peer)) {}
 
     void start() {
         m_parser.emplace();
@@ -57,21 +59,33 @@ private:
         const std::string path(request.target());
         if (websocket::is_upgrade(request)) {
             if (std::find(m_paths.begin(), m_paths.end(), path) == m_paths.end())
-                return respond(request, http::status::not_found, "unknown path\n");
+                return respond(request.version(), HttpAnswer{404, "text/plain", "unknown path\n"});
             return upgrade(std::move(request), path);
         }
-        if (request.method() == http::verb::get && path == "/healthz")
-            return respond(request, http::status::ok, "ok\n");
-        respond(request, http::status::not_found, "not found\n");
+        if (request.method() != http::verb::get)
+            return respond(request.version(), HttpAnswer{});
+        const std::string route = path.substr(0, path.find('?'));
+        if (!m_http) {
+            if (route == "/healthz")
+                return respond(request.version(), HttpAnswer{200, "text/plain", "ok\n"});
+            return respond(request.version(), HttpAnswer{});
+        }
+        // The handler may answer from another thread: the reply comes back to this strand.
+        auto reply = [self = shared_from_this(), version = request.version()](HttpAnswer answer) {
+            asio::post(self->m_stream.get_executor(),
+                       [self, version, answer = std::move(answer)]() mutable {
+                           self->respond(version, std::move(answer));
+                       });
+        };
+        m_http(route, std::move(reply));
     }
 
-    void respond(const http::request<http::string_body>& request, http::status status,
-                 std::string body) {
-        auto response =
-            std::make_shared<http::response<http::string_body>>(status, request.version());
-        response->set(http::field::content_type, "text/plain");
+    void respond(unsigned version, HttpAnswer answer) {
+        auto response = std::make_shared<http::response<http::string_body>>(
+            static_cast<http::status>(answer.status), version);
+        response->set(http::field::content_type, answer.contentType);
         response->keep_alive(false);
-        response->body() = std::move(body);
+        response->body() = std::move(answer.body);
         response->prepare_payload();
         http::async_write(m_stream, *response,
                           [self = shared_from_this(), response](beast::error_code, std::size_t) {
@@ -113,6 +127,7 @@ private:
     Limits m_limits;
     std::vector<std::string> m_paths;
     HandlerFactory m_factory;
+    HttpHandler m_http;
     std::shared_ptr<void> m_slot;
     std::string m_peer;
 };
@@ -170,7 +185,7 @@ void WsServer::doAccept() {
             if (auto slot = self->m_addresses->acquire(peer)) {
                 socket.set_option(tcp::no_delay(true), endpointError);
                 std::make_shared<HttpSession>(std::move(socket), self->m_limits, self->m_paths,
-                                              self->m_factory, std::move(slot), peer)
+                                              self->m_factory, self->m_http, std::move(slot), peer)
                     ->start();
             }
             // Over the per-address limit: the socket closes as it goes out of scope.

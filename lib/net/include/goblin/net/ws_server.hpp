@@ -1,6 +1,7 @@
 // The listening side of the transport: accepts TCP connections, enforces the per-address limit,
-// answers plain HTTP (GET /healthz, 404 otherwise) and upgrades WebSocket requests on the known
-// paths, handing each new WsConnection to a factory. The acceptor runs on its own strand.
+// answers plain HTTP GET requests (through an optional HttpHandler; without one GET /healthz says
+// ok and everything else is 404) and upgrades WebSocket requests on the known paths, handing each
+// new WsConnection to a factory. The acceptor runs on its own strand.
 #pragma once
 
 #include <functional>
@@ -22,6 +23,20 @@ namespace goblin::net {
 using HandlerFactory = std::function<std::shared_ptr<ConnectionHandler>(
     const std::shared_ptr<WsConnection>& connection, const std::string& path)>;
 
+// The answer to a plain HTTP GET request.
+struct HttpAnswer {
+    unsigned status = 404;
+    std::string contentType = "text/plain";
+    std::string body = "not found\n";
+};
+
+// Delivers an HttpAnswer to its session; callable once, from any thread (it posts to the session).
+using HttpReply = std::function<void(HttpAnswer)>;
+// Answers a plain GET for `path` (the request target without its query string). Called on the
+// session's strand; it may compute the answer elsewhere and call `reply` later, once. A reply that
+// is dropped uncalled closes the connection.
+using HttpHandler = std::function<void(const std::string& path, HttpReply reply)>;
+
 // Tracks live connections per remote address. Thread-safe.
 class AddressCounter : public std::enable_shared_from_this<AddressCounter> {
 public:
@@ -42,6 +57,8 @@ public:
 
     // Binds and listens; throws std::runtime_error with a clear message when it cannot.
     void listen(const std::string& host, unsigned short port);
+    // Plain GET requests go to `handler` (set before start()).
+    void setHttpHandler(HttpHandler handler) { m_http = std::move(handler); }
     void start();
     void stop();
     unsigned short port() const;
@@ -53,6 +70,7 @@ private:
     Limits m_limits;
     std::vector<std::string> m_paths;
     HandlerFactory m_factory;
+    HttpHandler m_http;
     boost::asio::ip::tcp::acceptor m_acceptor;
     std::shared_ptr<AddressCounter> m_addresses;
 };
