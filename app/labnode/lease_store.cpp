@@ -44,6 +44,15 @@ Expected<void> recordLeaseLoss(Database& db, const LeaseLossRecord& loss) {
     return insert.bind(5, leaseLossName(loss.why)).bind(6, loss.at).run();
 }
 
+Expected<void> forgetFinishedLeaseLosses(Database& db) {
+    return db
+        .prepare("DELETE FROM lease_losses WHERE (kind = 'graph' AND task_id IN (SELECT t.id FROM "
+                 "graph_tasks t JOIN graph_jobs j ON j.id = t.job_id WHERE j.state != 'running')) "
+                 "OR (kind = 'matmul' AND task_id IN (SELECT t.id FROM tasks t JOIN jobs j ON "
+                 "j.id = t.job_id WHERE j.state != 'running'))")
+        .run();
+}
+
 std::vector<LeaseLossRecord> leaseLosses(Database& db) {
     std::vector<LeaseLossRecord> losses;
     auto query = db.prepare("SELECT kind, task_id, attempt, volunteer_id, why, at FROM "

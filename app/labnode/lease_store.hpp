@@ -43,5 +43,7 @@ std::string_view leaseLossName(LeaseLoss why);
 [[nodiscard]] Expected<void> recordLeaseLoss(Database& db, const LeaseLossRecord& loss);
 // Every loss recorded, oldest first (rows with an unknown reason are skipped).
 std::vector<LeaseLossRecord> leaseLosses(Database& db);
+// Forgets the losses of tasks whose job is no longer running: nothing leases them again.
+[[nodiscard]] Expected<void> forgetFinishedLeaseLosses(Database& db);
 
 } // namespace goblin::labnode

@@ -236,6 +236,10 @@ int Scheduler::slotsOf(std::uint64_t peer) const {
 }
 
 void Scheduler::loadHistory() {
+    // Finished jobs' losses are history nothing reads: the table stays the size of the live work.
+    if (auto forgotten = forgetFinishedLeaseLosses(m_context.store.database()); !forgotten)
+        m_context.log("could not forget finished jobs' lease losses (" + forgotten.error().message +
+                      ")");
     for (const LeaseLossRecord& loss : leaseLosses(m_context.store.database()))
         m_history.remember(loss.kind, loss.task, loss.volunteerId, loss.why);
 }

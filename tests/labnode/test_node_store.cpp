@@ -12,8 +12,11 @@
 #include "verdict_store.hpp"
 
 using goblin::core::DType;
+using goblin::labnode::Database;
 using goblin::labnode::JobRecord;
 using goblin::labnode::kSchemaVersion;
+using goblin::labnode::LeaseLoss;
+using goblin::labnode::LeaseLossRecord;
 using goblin::labnode::LeaseRecord;
 using goblin::labnode::NodeStore;
 using goblin::labnode::TileRecord;
@@ -103,6 +106,7 @@ private Q_SLOTS:
     void summaryCounts();
     void transactionRollsBack();
     void blobInUse();
+    void finishedJobsLeaseLossesAreForgotten();
 
 private:
     std::string path() const { return m_dir->filePath("node.sqlite").toStdString(); }
@@ -411,6 +415,27 @@ void TestNodeStore::blobInUse() {
     QVERIFY(!store.blobInUse(first.bBlob, "j-1"));
     QVERIFY(store.setJobState("j-2", "released", 5.0).has_value());
     QVERIFY(!store.blobInUse(first.aBlob, "j-1"));
+}
+
+void TestNodeStore::finishedJobsLeaseLossesAreForgotten() {
+    NodeStore store(path());
+    const auto tasks = seedJob(store); // j-1, running
+    QCOMPARE(tasks.size(), std::size_t{4});
+    const auto researcher = store.researcherByTokenHash("token-hash-1");
+    QVERIFY(researcher.has_value());
+    QVERIFY(store.insertJob(sampleJob("j-2", *researcher)).has_value());
+    const auto finished = store.insertTask("j-2", TileRecord{0, 0, 0, 3, 2, false, 0});
+    QVERIFY(finished.has_value());
+    QVERIFY(store.setJobState("j-2", "done", 5.0).has_value());
+    Database& db = store.database();
+    for (std::int64_t task : {tasks[0], *finished})
+        QVERIFY(
+            recordLeaseLoss(db, LeaseLossRecord{"matmul", task, 1, "v-1", LeaseLoss::Expired, 6.0})
+                .has_value());
+    QVERIFY(forgetFinishedLeaseLosses(db).has_value());
+    const auto kept = leaseLosses(db);
+    QCOMPARE(kept.size(), std::size_t{1}); // the running job's loss still bars v-1
+    QCOMPARE(kept[0].task, tasks[0]);
 }
 
 QTEST_APPLESS_MAIN(TestNodeStore)
