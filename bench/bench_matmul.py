@@ -68,6 +68,7 @@ class Network:
                  node_args=()):
         self.dir = Path(tempfile.mkdtemp(prefix="goblin-bench-"))
         db = self.dir / "node.db"
+        subprocess.run([LABNODE, "init", "--db", db], check=True, capture_output=True)
         self.token = subprocess.run([LABNODE, "researcher", "add", "bench@lab.example", "--db", db],
                                     check=True, capture_output=True, text=True).stdout.strip()
         self.node_log = open(self.dir / "node.log", "w")

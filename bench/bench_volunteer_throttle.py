@@ -106,6 +106,8 @@ def main():
     parser.add_argument("--seconds", type=float, default=20.0, help="sampling window per limit")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="goblin-throttle-bench-"))
+    subprocess.run([str(LABNODE), "init", "--db", str(work / "node.db")], check=True,
+                   capture_output=True)
     token = subprocess.run([str(LABNODE), "researcher", "add", "bench@example.org", "--db",
                             str(work / "node.db")], capture_output=True, text=True,
                            check=True).stdout.strip()

@@ -16,6 +16,8 @@ pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
 
+# The database persists between runs; init makes it the first time (serve refuses a missing one).
+[ -f "$state/node.db" ] || "$bin/labnode/goblin-labnode" init --db "$state/node.db" > /dev/null
 "$bin/labnode/goblin-labnode" serve --db "$state/node.db" --data-dir "$state/data" \
   --listen 127.0.0.1:0 > "$state/labnode.log" 2>&1 &
 pids+=($!)
@@ -43,7 +45,8 @@ for i in 1 2; do
 done
 echo "demo: 2 headless volunteers started (devices: cpu and $second_devices; logs in $state/volunteer-*.log)"
 
-"$bin/labnode/goblin-labnode" researcher add demo@lab.example --db "$state/node.db" > "$state/token"
+# --rotate: a rerun replaces the credential of an earlier run (without it, add refuses the e-mail).
+"$bin/labnode/goblin-labnode" researcher add demo@lab.example --rotate --db "$state/node.db" > "$state/token"
 chmod 600 "$state/token"
 echo "demo: researcher credential for demo@lab.example written to $state/token"
 

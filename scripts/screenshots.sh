@@ -18,10 +18,12 @@ export XDG_RUNTIME_DIR="$work/xdg"
 # Two lab nodes (the volunteer lends to both, 3:1), the first with a job to compute, so the
 # status page shows a task in progress.
 start_node() { # NAME: starts a lab node with its database and log in $work/NAME.*
+  [ -f "$work/$1.db" ] || "$labnode" init --db "$work/$1.db" >/dev/null
   "$labnode" serve --db "$work/$1.db" --listen 127.0.0.1:0 --data-dir "$work/$1-data" >"$work/$1.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 50); do grep -q "listening on" "$work/$1.log" && break; sleep 0.2; done
 }
+"$labnode" init --db "$work/node.db" >/dev/null
 token="$("$labnode" researcher add shots@example.org --db "$work/node.db")"
 start_node node
 start_node second

@@ -46,6 +46,7 @@ public:
     void onClosed(std::uint64_t peer, const Error& reason);
 
     Scheduler& scheduler() { return m_scheduler; }
+    const PeerRegistry& peers() const { return m_peers; }
 
 private:
     void scheduleApprovalCheck();

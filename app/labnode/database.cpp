@@ -132,9 +132,23 @@ Transaction::~Transaction() {
 }
 
 Expected<void> Transaction::commit() {
+    const double startedAt = m_db.commitClock();
     auto ok = m_db.execute("COMMIT");
     m_done = ok.has_value();
+    if (m_done)
+        m_db.noteCommit(startedAt);
     return ok;
+}
+
+void Database::observeCommits(std::function<double()> steadySeconds,
+                              std::function<void(double)> observer) {
+    m_commitClock = std::move(steadySeconds);
+    m_commitObserver = std::move(observer);
+}
+
+void Database::noteCommit(double startedAt) {
+    if (m_commitClock && m_commitObserver)
+        m_commitObserver(m_commitClock() - startedAt);
 }
 
 } // namespace goblin::labnode

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -80,8 +81,17 @@ public:
     ScopedStatement prepare(std::string_view sql);
     std::int64_t changes() const { return sqlite3_changes(m_db); }
 
+    // Every COMMIT is timed with `steadySeconds` (a monotonic clock, injected) and the seconds it
+    // took go to `observer` (the node's commit-latency histogram).
+    void observeCommits(std::function<double()> steadySeconds,
+                        std::function<void(double)> observer);
+    void noteCommit(double startedAt);
+    double commitClock() const { return m_commitClock ? m_commitClock() : 0.0; }
+
 private:
     sqlite3* m_db = nullptr;
+    std::function<double()> m_commitClock;
+    std::function<void(double)> m_commitObserver;
     std::unordered_map<std::string, std::unique_ptr<Statement>> m_statements;
 };
 

@@ -1,5 +1,6 @@
 // goblin-labnode: the composition root. `serve` builds the store, blob store, coordinator and
-// WebSocket server and runs their threads; `researcher add` creates a researcher credential.
+// WebSocket server and runs their threads; the staff commands (init, researchers, volunteers) are
+// dispatched to their own files.
 #include <atomic>
 #include <chrono>
 #include <ctime>
@@ -18,8 +19,11 @@
 #include "coordinator.hpp"
 #include "goblin/net/ws_server.hpp"
 #include "node_connection.hpp"
+#include "node_lock.hpp"
 #include "node_store.hpp"
-#include "secrets.hpp"
+#include "researcher_commands.hpp"
+#include "staff_cli.hpp"
+#include "volunteer_commands.hpp"
 
 namespace asio = boost::asio;
 namespace po = boost::program_options;
@@ -38,11 +42,6 @@ void logLine(const std::string& line) {
     std::cout << stamp << ' ' << line << std::endl;
 }
 
-double wallClock() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
 std::pair<std::string, unsigned short> splitHostPort(const std::string& listen) {
     const auto colon = listen.rfind(':');
     if (colon == std::string::npos)
@@ -53,11 +52,31 @@ std::pair<std::string, unsigned short> splitHostPort(const std::string& listen) 
     return {listen.substr(0, colon), static_cast<unsigned short>(port)};
 }
 
+// One node per database and data folder: a second `serve` stops here, before it reads anything.
+std::vector<NodeLock> lockNode(const std::string& dbPath, const std::filesystem::path& dataDir) {
+    std::vector<NodeLock> locks;
+    std::string guarded = "database ";
+    guarded.append(dbPath);
+    auto dbLock = NodeLock::acquire(dbPath + ".lock", guarded);
+    if (!dbLock)
+        throw std::runtime_error(dbLock.error().message);
+    locks.push_back(std::move(*dbLock));
+    std::filesystem::create_directories(dataDir);
+    guarded = "data directory ";
+    guarded.append(dataDir.string());
+    auto dataLock = NodeLock::acquire(dataDir / ".lock", guarded);
+    if (!dataLock)
+        throw std::runtime_error(dataLock.error().message);
+    locks.push_back(std::move(*dataLock));
+    return locks;
+}
+
 int serve(const po::variables_map& options) {
-    const std::string dbPath = options["db"].as<std::string>();
+    const std::string dbPath = existingDatabase(options);
     std::filesystem::path dataDir =
         options.count("data-dir") ? std::filesystem::path(options["data-dir"].as<std::string>())
                                   : std::filesystem::absolute(dbPath).parent_path() / "goblin-data";
+    std::vector<NodeLock> locks = lockNode(dbPath, dataDir);
     NodeStore store(dbPath);
     BlobStore blobs(dataDir);
 
@@ -118,6 +137,10 @@ int serve(const po::variables_map& options) {
         std::lock_guard lock(logMutex);
         std::cout << "goblin-labnode listening on " << host << ":" << server->port() << std::endl;
     }
+    std::string owner = "listening on ";
+    owner.append(host).append(":").append(std::to_string(server->port()));
+    for (NodeLock& lock : locks)
+        lock.describe(nodeOwnerDescription(owner));
     logLine("database " + dbPath + ", data directory " + dataDir.string());
     if (settings.trust.auditFloor == 0.0 && settings.trust.probationAudits == 0)
         logLine("WARNING: graph audits are off (--audit-floor 0 --probation-audits 0): "
@@ -152,60 +175,10 @@ int serve(const po::variables_map& options) {
     return 0;
 }
 
-int volunteerCommand(const std::string& action, const po::variables_map& options) {
-    NodeStore store(options["db"].as<std::string>());
-    if (action == "approve") {
-        if (!options.count("volunteer"))
-            throw std::runtime_error("usage: goblin-labnode volunteer approve ID --db PATH");
-        const std::string id = options["volunteer"].as<std::string>();
-        const double now =
-            std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-                .count();
-        if (auto ok = approveVolunteer(store.database(), id, now); !ok)
-            throw std::runtime_error(ok.error().message);
-        std::cout << "approved " << id << std::endl;
-        return 0;
-    }
-    for (const VolunteerListing& volunteer : listVolunteers(store.database()))
-        std::cout << volunteer.id << "\t" << (volunteer.backend.empty() ? "-" : volunteer.backend)
-                  << "\t"
-                  << (volunteer.quarantined ? "quarantined"
-                      : volunteer.approved  ? "approved"
-                                            : "not-approved")
-                  << "\taccepted=" << volunteer.accepted << "\trejected=" << volunteer.rejected
-                  << "\n";
-    return 0;
-}
-
-int researcherAdd(const po::variables_map& options) {
-    const std::string email = options["email"].as<std::string>();
-    if (email.size() > 254 || email.find('@') == std::string::npos || email.front() == '@' ||
-        email.back() == '@')
-        throw std::runtime_error("'" + email + "' is not an e-mail address");
-    NodeStore store(options["db"].as<std::string>());
-    const std::string token = newSecret();
-    auto id = store.addResearcher(email, hashSecret(token));
-    if (!id)
-        throw std::runtime_error(id.error().message);
-    std::cout << token << std::endl;
-    return 0;
-}
-
-void printUsage(const po::options_description& serveOptions) {
-    std::cerr << "usage:\n"
-                 "  goblin-labnode serve --db PATH [--listen HOST:PORT] [--data-dir DIR]\n"
-                 "  goblin-labnode researcher add EMAIL --db PATH\n"
-                 "  goblin-labnode volunteer list --db PATH\n"
-                 "  goblin-labnode volunteer approve ID --db PATH\n\n"
-              << serveOptions;
-}
-
-} // namespace
-
-int main(int argc, char** argv) {
-    po::options_description serveOptions("options");
-    serveOptions.add_options()("help,h", "show this help")(
-        "db", po::value<std::string>(), "SQLite database file (created when missing)")(
+po::options_description serveOptions() {
+    po::options_description options("serve options");
+    options.add_options()("help,h", "show this help")(
+        "db", po::value<std::string>(), "SQLite database file (made by goblin-labnode init)")(
         "listen", po::value<std::string>()->default_value("127.0.0.1:7000"),
         "HOST:PORT to serve on (port 0 picks a free port)")(
         "data-dir", po::value<std::string>(),
@@ -234,44 +207,84 @@ int main(int argc, char** argv) {
         "audit-retention-hours", po::value<double>()->default_value(168.0),
         "keep a released graph job's data this long after it finished, so the node can recheck "
         "it if a volunteer it used is quarantined later (0: delete at release)");
+    return options;
+}
+
+const char* kUsage =
+    "usage: goblin-labnode COMMAND [ARGS] --db PATH\n"
+    "  init --db PATH                      create a node database\n"
+    "  serve --db PATH [options]           run the lab node (one per database)\n"
+    "  researcher add EMAIL [--rotate]     issue a researcher's credential (prints the token)\n"
+    "  researchers list | revoke EMAIL     list researchers, revoke a credential\n"
+    "  volunteers list | approve ID        list volunteers, approve one\n"
+    "  --version                           print the version\n"
+    "`goblin-labnode COMMAND --help` describes a command.\n\n";
+
+int init(const std::vector<std::string>& args) {
+    const auto parsed = parseCommand(
+        args, po::options_description("options"), {},
+        {"goblin-labnode init --db PATH",
+         "Creates a new, empty node database at PATH (refused when the file exists). Every other\n"
+         "command needs a database made by init, so a mistyped --db never makes a new one."});
+    if (!parsed)
+        return 0;
+    if (!parsed->count("db"))
+        throw std::runtime_error("--db PATH is required (--help for usage)");
+    const std::string path = (*parsed)["db"].as<std::string>();
+    if (std::filesystem::exists(path)) {
+        std::string message = path;
+        message.append(" already exists (init creates a new database)");
+        throw std::runtime_error(message);
+    }
+    NodeStore store(path);
+    std::cout << "created database " << path << std::endl;
+    return 0;
+}
+
+int serveCommand(const std::vector<std::string>& args) {
+    po::variables_map options;
+    po::store(po::command_line_parser(args).options(serveOptions()).run(), options);
+    if (options.count("help")) {
+        std::cout << "usage: goblin-labnode serve --db PATH [options]\n\n"
+                     "Runs the lab node on the database made by init. Only one node serves a\n"
+                     "database: a second serve on it exits at once, naming the running one.\n\n"
+                  << serveOptions() << std::endl;
+        return 0;
+    }
+    po::notify(options);
+    return serve(options);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
     try {
-        std::vector<std::string> args(argv + 1, argv + argc);
-        if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-            printUsage(serveOptions);
-            return args.empty() ? 2 : 0;
+        const std::vector<std::string> args(argv + 1, argv + argc);
+        if (args.empty()) {
+            std::cerr << kUsage;
+            return 2;
         }
-        po::options_description all("all");
-        all.add(serveOptions)
-            .add_options()("email", po::value<std::string>())("volunteer",
-                                                              po::value<std::string>());
-        po::positional_options_description positional;
-        std::vector<std::string> rest;
-        std::string command = args[0];
-        if (command == "researcher") {
-            if (args.size() < 3 || args[1] != "add")
-                throw std::runtime_error("usage: goblin-labnode researcher add EMAIL --db PATH");
-            rest.assign(args.begin() + 2, args.end());
-            positional.add("email", 1);
-        } else if (command == "volunteer") {
-            if (args.size() < 2 || (args[1] != "list" && args[1] != "approve"))
-                throw std::runtime_error(
-                    "usage: goblin-labnode volunteer list|approve [ID] --db PATH");
-            rest.assign(args.begin() + 2, args.end());
-            positional.add("volunteer", 1);
-        } else if (command == "serve") {
-            rest.assign(args.begin() + 1, args.end());
-        } else {
-            throw std::runtime_error("unknown command '" + command +
-                                     "' (serve, researcher add, volunteer list|approve)");
+        const std::string& command = args[0];
+        const std::vector<std::string> rest(args.begin() + 1, args.end());
+        if (command == "--help" || command == "-h" || command == "help") {
+            std::cout << kUsage << serveOptions() << std::endl;
+            return 0;
         }
-        po::variables_map options;
-        po::store(po::command_line_parser(rest).options(all).positional(positional).run(), options);
-        po::notify(options);
-        if (!options.count("db"))
-            throw std::runtime_error("--db PATH is required");
-        if (command == "volunteer")
-            return volunteerCommand(args[1], options);
-        return command == "serve" ? serve(options) : researcherAdd(options);
+        if (command == "--version") {
+            std::cout << "goblin-labnode " << GOBLIN_VERSION << std::endl;
+            return 0;
+        }
+        if (command == "init")
+            return init(rest);
+        if (command == "serve")
+            return serveCommand(rest);
+        if (command == "researcher" || command == "researchers")
+            return researcherCommand(rest);
+        if (command == "volunteer" || command == "volunteers")
+            return volunteerCommand(rest);
+        std::string message = "unknown command '";
+        message.append(command).append("' (goblin-labnode --help lists them)");
+        throw std::runtime_error(message);
     } catch (const std::exception& error) {
         std::cerr << "goblin-labnode: " << error.what() << std::endl;
         return 1;

@@ -81,6 +81,9 @@ CREATE TABLE IF NOT EXISTS graph_job_audits(
   tasks INTEGER NOT NULL DEFAULT 0, corrected INTEGER NOT NULL DEFAULT 0,
   created_at REAL NOT NULL, finished_at REAL);
 CREATE INDEX IF NOT EXISTS graph_job_audits_by_job ON graph_job_audits(job_id);
+-- Researcher credentials lab staff revoked (`researchers revoke`): refused at the next hello.
+CREATE TABLE IF NOT EXISTS researcher_revocations(
+  researcher_id INTEGER PRIMARY KEY REFERENCES researchers(id), revoked_at REAL NOT NULL);
 )sql";
 
 // Version 2 → 3: matmul leases move to task_leases; graph attempts already used (known from their
@@ -154,7 +157,10 @@ Expected<std::int64_t> NodeStore::addResearcher(const std::string& email,
 }
 
 std::optional<std::int64_t> NodeStore::researcherByTokenHash(const std::string& tokenHash) {
-    auto query = m_db.prepare("SELECT id FROM researchers WHERE token_hash = ?");
+    auto query =
+        m_db.prepare("SELECT r.id FROM researchers r WHERE r.token_hash = ? AND NOT EXISTS "
+                     "(SELECT 1 FROM researcher_revocations v WHERE v.researcher_id = "
+                     "r.id)");
     query.bind(1, tokenHash);
     auto row = query.step();
     if (!row || !*row)

@@ -151,7 +151,23 @@ class Cluster:
         self._counter += 1
         return "%s-%d" % (name, self._counter)
 
+    def staff(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        """Runs a staff command (`goblin-labnode ARGS --db <db>`); asserts exit 0 if `check`."""
+        done = subprocess.run([str(LABNODE)] + list(args) + ["--db", str(self.db)],
+                              capture_output=True, text=True, timeout=30,
+                              preexec_fn=_die_with_parent)
+        if check:
+            assert done.returncode == 0, "goblin-labnode %s failed (%d): %s" % (
+                " ".join(args), done.returncode, done.stderr)
+        return done
+
+    def init_db(self) -> None:
+        """`goblin-labnode init` unless the database exists (every other command needs one)."""
+        if not self.db.exists():
+            self.staff("init")
+
     def add_researcher(self, email: str = "alice@example.org") -> str:
+        self.init_db()
         done = subprocess.run([str(LABNODE), "researcher", "add", email, "--db", str(self.db)],
                               capture_output=True, text=True, timeout=30,
                               preexec_fn=_die_with_parent)
@@ -164,6 +180,7 @@ class Cluster:
     def start_node(self, lease_seconds: Optional[int] = None, port: int = 0,
                    extra_args: Sequence[str] = ()) -> Process:
         """Starts `serve` (a free port unless `port` is given) and waits for its first line."""
+        self.init_db()
         argv = [str(LABNODE), "serve", "--db", str(self.db), "--listen", "127.0.0.1:%d" % port,
                 "--data-dir", str(self.data_dir)]
         if lease_seconds is not None:

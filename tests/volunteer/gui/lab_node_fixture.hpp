@@ -27,6 +27,10 @@ public:
         if (!QFileInfo(labnode()).isExecutable())
             return QStringLiteral("goblin-labnode is not built");
         const QString db = m_dir.filePath(QStringLiteral("node.db"));
+        QProcess init; // every command but init refuses a missing database
+        init.start(labnode(), {QStringLiteral("init"), QStringLiteral("--db"), db});
+        if (!init.waitForFinished(30000) || init.exitCode() != 0)
+            return QStringLiteral("init failed: ") + init.readAllStandardError();
         QProcess add;
         add.start(labnode(), {QStringLiteral("researcher"), QStringLiteral("add"),
                               QStringLiteral("test@example.org"), QStringLiteral("--db"), db});

@@ -1,0 +1,43 @@
+// The honest /healthz: the database commits a tiny write transaction and the data directory's
+// disk has more than a small free-space floor. The free-space probe is injected (statvfs by
+// default) so tests can show a full disk. Core thread (it writes through the node's connection).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "goblin/core/error.hpp"
+
+namespace goblin::labnode {
+
+class Database;
+
+// Bytes available to the node on the file system holding `path`.
+using FreeSpaceProbe = std::function<Expected<std::uint64_t>(const std::filesystem::path& path)>;
+Expected<std::uint64_t> statvfsFreeBytes(const std::filesystem::path& path);
+
+inline constexpr std::uint64_t kMinFreeBytes = std::uint64_t{64} << 20;
+
+class HealthProbe {
+public:
+    HealthProbe(Database& db, std::filesystem::path dataDir,
+                FreeSpaceProbe freeSpace = statvfsFreeBytes,
+                std::uint64_t minFreeBytes = kMinFreeBytes);
+
+    // Nothing when healthy, otherwise why not (one line, no secrets).
+    std::optional<std::string> problem();
+
+private:
+    std::optional<std::string> commitProblem();
+
+    Database& m_db;
+    std::filesystem::path m_dataDir;
+    FreeSpaceProbe m_freeSpace;
+    std::uint64_t m_minFreeBytes;
+    std::int64_t m_probes = 0;
+};
+
+} // namespace goblin::labnode

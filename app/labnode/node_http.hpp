@@ -1,0 +1,35 @@
+// The lab node's plain HTTP pages: /healthz (HealthProbe), /metrics (Prometheus text) and /status
+// (HTML for staff). WsServer hands each GET over; main.cpp posts it here, to the core thread, where
+// this object lives with the database, and posts the answer back.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "goblin/net/ws_server.hpp"
+#include "health_probe.hpp"
+#include "node_metrics.hpp"
+#include "node_snapshot.hpp"
+
+namespace goblin::labnode {
+
+class NodeHttp {
+public:
+    // Times every COMMIT on `db` with `steadySeconds` into goblin_db_commit_seconds.
+    NodeHttp(Database& db, std::function<NodeSnapshot()> snapshot, HealthProbe health,
+             std::function<double()> steadySeconds);
+    ~NodeHttp();
+    NodeHttp(const NodeHttp&) = delete;
+    NodeHttp& operator=(const NodeHttp&) = delete;
+
+    net::HttpAnswer answer(const std::string& path);
+    const NodeCounters& counters() const { return m_counters; }
+
+private:
+    Database& m_db;
+    std::function<NodeSnapshot()> m_snapshot;
+    HealthProbe m_health;
+    NodeCounters m_counters;
+};
+
+} // namespace goblin::labnode

@@ -1,0 +1,35 @@
+// What every staff sub-command of goblin-labnode shares: parsing with `--help` on stdout, `--db`
+// that must name an existing database (`init` creates one), and numbers and times printed as
+// people write them. Used by the command files on the main thread of a short-lived process.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+namespace goblin::labnode {
+
+struct CommandUsage {
+    std::string synopsis;    // "goblin-labnode researchers revoke EMAIL --db PATH"
+    std::string description; // a few lines on what it does (and does not)
+};
+
+// Parses `args` (after the sub-command's words) with `options` plus --help and --db. Prints the
+// usage on stdout and returns nullopt for --help; throws std::runtime_error for bad options.
+std::optional<boost::program_options::variables_map>
+parseCommand(const std::vector<std::string>& args,
+             boost::program_options::options_description options,
+             const boost::program_options::positional_options_description& positional,
+             const CommandUsage& usage);
+
+// The --db value; throws unless the file exists (the message names the path and `init`).
+std::string existingDatabase(const boost::program_options::variables_map& options);
+
+std::string groupedNumber(std::int64_t value); // 1234567 -> "1,234,567"
+std::string utcTime(double secondsSinceEpoch); // "2026-12-01 14:50 UTC"; "-" for 0
+double wallClock();
+
+} // namespace goblin::labnode

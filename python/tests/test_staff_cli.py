@@ -1,0 +1,127 @@
+"""The lab staff's command line against a real goblin-labnode (issue 12): one node per database,
+`init` and the refusal of a missing database, `--help` on every sub-command, researchers'
+credentials (validation, --rotate, list, revoke)."""
+
+import re
+import subprocess
+
+import pytest
+
+import goblin
+from conftest import LABNODE, START_TIMEOUT
+
+SUBCOMMANDS = [["init"], ["serve"], ["researcher", "add"], ["researchers", "list"],
+               ["researchers", "revoke"], ["volunteers", "list"], ["volunteers", "approve"],
+               ["volunteer", "list"], ["volunteer", "approve"]]
+
+
+def labnode(*args, timeout=30):
+    return subprocess.run([str(LABNODE)] + list(args), capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def healthz(port):
+    import urllib.request
+    with urllib.request.urlopen("http://127.0.0.1:%d/healthz" % port, timeout=10) as answer:
+        return answer.status
+
+
+def test_second_serve_on_one_database_is_refused_and_the_first_keeps_serving(cluster):
+    first = cluster.start_node()
+    assert healthz(cluster.port) == 200
+    second = labnode("serve", "--db", str(cluster.db), "--listen", "127.0.0.1:0",
+                     "--data-dir", str(cluster.root / "other-data"), timeout=START_TIMEOUT)
+    assert second.returncode != 0
+    assert "another goblin-labnode" in second.stderr, second.stderr
+    assert "pid %d" % first.popen.pid in second.stderr, second.stderr
+    assert "listening on 127.0.0.1:%d" % cluster.port in second.stderr, second.stderr
+    assert str(cluster.db) in second.stderr
+    assert "listening" not in second.stdout  # it never served
+    assert first.alive()
+    assert healthz(cluster.port) == 200
+    # And the first still does work: a researcher connects to it.
+    token = cluster.add_researcher()
+    with goblin.connect(cluster.url, token=token, timeout=30):
+        pass
+
+
+def test_second_serve_on_one_data_folder_is_refused(cluster):
+    cluster.start_node()
+    other = cluster.root / "other.db"
+    assert labnode("init", "--db", str(other)).returncode == 0
+    second = labnode("serve", "--db", str(other), "--listen", "127.0.0.1:0",
+                     "--data-dir", str(cluster.data_dir), timeout=START_TIMEOUT)
+    assert second.returncode != 0
+    assert "data directory" in second.stderr and "pid %d" % cluster.node.popen.pid in second.stderr
+    assert healthz(cluster.port) == 200
+
+
+def test_a_stopped_node_releases_its_database(cluster):
+    cluster.start_node()
+    assert cluster.node.stop() == 0
+    cluster.start_node()
+    assert healthz(cluster.port) == 200
+
+
+def test_init_creates_and_every_command_refuses_a_missing_database(tmp_path):
+    missing = tmp_path / "typo.db"
+    for args in (["serve", "--listen", "127.0.0.1:0"], ["researcher", "add", "ada@lab.example"],
+                 ["researchers", "list"], ["researchers", "revoke", "ada@lab.example"],
+                 ["volunteers", "list"], ["volunteer", "approve", "v-1"]):
+        done = labnode(*args, "--db", str(missing))
+        assert done.returncode != 0, args
+        assert "no database at %s" % missing in done.stderr, (args, done.stderr)
+        assert "goblin-labnode init" in done.stderr
+        assert not missing.exists(), args
+    created = labnode("init", "--db", str(missing))
+    assert created.returncode == 0, created.stderr
+    assert missing.exists()
+    again = labnode("init", "--db", str(missing))
+    assert again.returncode != 0 and "already exists" in again.stderr
+
+
+@pytest.mark.parametrize("words", SUBCOMMANDS, ids=lambda words: "-".join(words))
+def test_help_on_every_subcommand_goes_to_stdout_and_exits_0(words):
+    done = labnode(*words, "--help")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: goblin-labnode " + " ".join(words[:1])), done.stdout
+    assert "--db" in done.stdout and done.stderr == ""
+
+
+def test_top_level_help_and_version():
+    done = labnode("--help")
+    assert done.returncode == 0 and "init --db PATH" in done.stdout and "--listen" in done.stdout
+    version = labnode("--version")
+    assert version.returncode == 0
+    assert re.fullmatch(r"goblin-labnode \d+\.\d+\.\d+\n", version.stdout), version.stdout
+
+
+def test_researcher_credentials_validate_rotate_list_and_revoke(cluster):
+    cluster.start_node()
+    for bad in ("ada", "ada@lab", "ada@@lab.example", "ada lovelace@lab.example"):
+        done = cluster.staff("researcher", "add", bad, check=False)
+        assert done.returncode != 0 and "is not an e-mail address" in done.stderr, bad
+    token = cluster.add_researcher("Ada@Lab.Example")
+    refused = cluster.staff("researcher", "add", "ada@lab.example", check=False)
+    assert refused.returncode != 0 and "--rotate" in refused.stderr
+    with goblin.connect(cluster.url, token=token, timeout=30):
+        pass  # the first token still works after the refused add
+    rotated = cluster.staff("researcher", "add", "ada@lab.example", "--rotate").stdout.strip()
+    assert rotated and rotated != token
+    with pytest.raises(goblin.GoblinError):
+        goblin.connect(cluster.url, token=token, timeout=30)
+    with goblin.connect(cluster.url, token=rotated, timeout=30):
+        pass
+
+    cluster.add_researcher("bob@lab.example")
+    listing = cluster.staff("researchers", "list").stdout
+    assert re.search(r"^ada@lab\.example\t\d{4}-\d\d-\d\d \d\d:\d\d UTC\tactive$", listing, re.M)
+    assert "2 researchers" in listing
+    assert cluster.staff("researchers", "revoke", "ada@lab.example").returncode == 0
+    with pytest.raises(goblin.GoblinError):
+        goblin.connect(cluster.url, token=rotated, timeout=30)
+    listing = cluster.staff("researchers", "list").stdout
+    assert re.search(r"^ada@lab\.example\t.*\trevoked \d{4}-", listing, re.M), listing
+    assert re.search(r"^bob@lab\.example\t.*\tactive$", listing, re.M), listing
+    unknown = cluster.staff("researchers", "revoke", "nobody@lab.example", check=False)
+    assert unknown.returncode != 0 and "no researcher nobody@lab.example" in unknown.stderr
