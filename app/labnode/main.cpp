@@ -19,7 +19,9 @@
 #include "coordinator.hpp"
 #include "goblin/net/ws_server.hpp"
 #include "node_connection.hpp"
+#include "node_http.hpp"
 #include "node_lock.hpp"
+#include "node_snapshot.hpp"
 #include "node_store.hpp"
 #include "researcher_commands.hpp"
 #include "staff_cli.hpp"
@@ -131,6 +133,21 @@ int serve(const po::variables_map& options) {
             });
             return std::make_shared<NodeConnection>(core, coordinator, peer);
         });
+    // /healthz, /metrics and /status are computed on core, next to the database they read.
+    NodeHttp pages(
+        store.database(),
+        [&] {
+            return takeSnapshot(store.database(), coordinator.peers(), coordinator.scheduler());
+        },
+        HealthProbe(store.database(), dataDir),
+        [] {
+            return std::chrono::duration<double>(
+                       std::chrono::steady_clock::now().time_since_epoch())
+                .count();
+        });
+    server->setHttpHandler([&core, &pages](const std::string& path, net::HttpReply reply) {
+        asio::post(core, [&pages, path, reply = std::move(reply)] { reply(pages.answer(path)); });
+    });
     const auto [host, port] = splitHostPort(options["listen"].as<std::string>());
     server->listen(host, port);
     {
