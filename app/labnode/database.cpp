@@ -140,6 +140,11 @@ Expected<void> Transaction::commit() {
     return ok;
 }
 
+std::string Database::filename() const {
+    const char* name = sqlite3_db_filename(m_db, "main");
+    return name ? std::string(name) : std::string();
+}
+
 void Database::observeCommits(std::function<double()> steadySeconds,
                               std::function<void(double)> observer) {
     m_commitClock = std::move(steadySeconds);

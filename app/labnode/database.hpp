@@ -80,15 +80,19 @@ public:
     // A statement prepared once and kept: reset and with no bindings each time it is handed out.
     ScopedStatement prepare(std::string_view sql);
     std::int64_t changes() const { return sqlite3_changes(m_db); }
+    // The database file's absolute path; empty for an in-memory database.
+    std::string filename() const;
 
     // Every COMMIT is timed with `steadySeconds` (a monotonic clock, injected) and the seconds it
     // took go to `observer` (the node's commit-latency histogram).
     void observeCommits(std::function<double()> steadySeconds,
                         std::function<void(double)> observer);
+
+private:
+    friend class Transaction;
     void noteCommit(double startedAt);
     double commitClock() const { return m_commitClock ? m_commitClock() : 0.0; }
 
-private:
     sqlite3* m_db = nullptr;
     std::function<double()> m_commitClock;
     std::function<void(double)> m_commitObserver;

@@ -16,24 +16,39 @@ Expected<std::uint64_t> statvfsFreeBytes(const std::filesystem::path& path) {
     return static_cast<std::uint64_t>(info.f_bavail) * static_cast<std::uint64_t>(info.f_frsize);
 }
 
-HealthProbe::HealthProbe(Database& db, std::filesystem::path dataDir, FreeSpaceProbe freeSpace,
-                         std::uint64_t minFreeBytes)
-    : m_db(db), m_dataDir(std::move(dataDir)), m_freeSpace(std::move(freeSpace)),
-      m_minFreeBytes(minFreeBytes) {}
+HealthProbe::HealthProbe(Database& db, const std::filesystem::path& dataDir,
+                         FreeSpaceProbe freeSpace, std::uint64_t minFreeBytes)
+    : m_db(db), m_directories{dataDir}, m_freeSpace(std::move(freeSpace)),
+      m_minFreeBytes(minFreeBytes) {
+    const std::string file = db.filename();
+    if (file.empty())
+        return; // in memory
+    const auto directory = std::filesystem::path(file).parent_path();
+    std::error_code ignored;
+    if (!std::filesystem::equivalent(directory, dataDir, ignored))
+        m_directories.push_back(directory);
+}
 
 std::optional<std::string> HealthProbe::problem() {
     if (auto problem = commitProblem())
         return problem;
-    const auto free = m_freeSpace(m_dataDir);
-    if (!free) {
-        std::string reason = "cannot check free space of ";
-        return reason.append(m_dataDir.string()).append(": ").append(free.error().message);
+    for (const auto& directory : m_directories) {
+        const auto free = m_freeSpace(directory);
+        if (!free) {
+            std::string reason = "cannot check free space of ";
+            return reason.append(directory.string()).append(": ").append(free.error().message);
+        }
+        if (*free >= m_minFreeBytes)
+            continue;
+        std::string reason = "disk almost full: ";
+        reason.append(std::to_string(*free >> 20))
+            .append(" MiB free in ")
+            .append(directory.string());
+        return reason.append(" (floor ")
+            .append(std::to_string(m_minFreeBytes >> 20))
+            .append(" MiB)");
     }
-    if (*free >= m_minFreeBytes)
-        return std::nullopt;
-    std::string reason = "disk almost full: ";
-    reason.append(std::to_string(*free >> 20)).append(" MiB free in ").append(m_dataDir.string());
-    return reason.append(" (floor ").append(std::to_string(m_minFreeBytes >> 20)).append(" MiB)");
+    return std::nullopt;
 }
 
 std::optional<std::string> HealthProbe::commitProblem() {

@@ -1,6 +1,7 @@
-// The honest /healthz: the database commits a tiny write transaction and the data directory's
-// disk has more than a small free-space floor. The free-space probe is injected (statvfs by
-// default) so tests can show a full disk. Core thread (it writes through the node's connection).
+// The honest /healthz: the database commits a tiny write transaction and the disks of the data
+// directory and of the database (WAL growth needs room too) have more than a small free-space
+// floor. The free-space probe is injected (statvfs by default) so tests can show a full disk. Core
+// thread (it writes through the node's connection).
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "goblin/core/error.hpp"
 
@@ -23,7 +25,8 @@ inline constexpr std::uint64_t kMinFreeBytes = std::uint64_t{64} << 20;
 
 class HealthProbe {
 public:
-    HealthProbe(Database& db, std::filesystem::path dataDir,
+    // Watches `dataDir` and the database file's directory.
+    HealthProbe(Database& db, const std::filesystem::path& dataDir,
                 FreeSpaceProbe freeSpace = statvfsFreeBytes,
                 std::uint64_t minFreeBytes = kMinFreeBytes);
 
@@ -34,7 +37,7 @@ private:
     std::optional<std::string> commitProblem();
 
     Database& m_db;
-    std::filesystem::path m_dataDir;
+    std::vector<std::filesystem::path> m_directories;
     FreeSpaceProbe m_freeSpace;
     std::uint64_t m_minFreeBytes;
     std::int64_t m_probes = 0;

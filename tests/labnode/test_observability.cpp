@@ -60,6 +60,7 @@ private Q_SLOTS:
     void healthIsOkOnAWritableDatabaseWithRoom();
     void healthIs503WhenTheDatabaseCannotCommit();
     void healthIs503WhenTheDiskIsNearlyFull();
+    void healthWatchesTheDatabaseDiskToo();
     void commitsAreTimedAndRequestsCounted();
 };
 
@@ -169,6 +170,24 @@ void TestObservability::healthIs503WhenTheDiskIsNearlyFull() {
     QCOMPARE(answer.status, 503u);
     QVERIFY2(contains(answer.body, "disk almost full: 3 MiB free in "), answer.body.c_str());
     QVERIFY2(contains(answer.body, "(floor 64 MiB)"), answer.body.c_str());
+}
+
+void TestObservability::healthWatchesTheDatabaseDiskToo() {
+    QTemporaryDir dir;
+    QVERIFY(QDir(dir.path()).mkdir("data"));
+    NodeStore store(dir.filePath("node.db").toStdString());
+    const std::filesystem::path databaseDir = std::filesystem::canonical(dir.path().toStdString());
+    // Room for blobs, none where the database (and its WAL) lives.
+    HealthProbe probe(store.database(), databaseDir / "data",
+                      [&](const std::filesystem::path& path) -> goblin::Expected<std::uint64_t> {
+                          if (std::filesystem::equivalent(path, databaseDir))
+                              return std::uint64_t{1} << 20;
+                          return std::uint64_t{10} << 30;
+                      });
+    const auto problem = probe.problem();
+    QVERIFY(problem.has_value());
+    QVERIFY2(contains(*problem, "disk almost full: 1 MiB free in " + databaseDir.string()),
+             problem->c_str());
 }
 
 void TestObservability::commitsAreTimedAndRequestsCounted() {
