@@ -18,18 +18,25 @@
 #include <boost/asio/post.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+#include <boost/json.hpp>
 
 #include "goblin/net/ws_server.hpp"
 
+using goblin::net::ConnectionHandler;
 using goblin::net::HttpAnswer;
 using goblin::net::HttpHandler;
 using goblin::net::HttpReply;
 using goblin::net::Limits;
+using goblin::net::Message;
+using goblin::net::TrafficCounters;
+using goblin::net::WsConnection;
 using goblin::net::WsServer;
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = boost::beast::http;
+namespace websocket = boost::beast::websocket;
 
 namespace {
 
@@ -63,15 +70,34 @@ std::optional<Response> fetch(unsigned short port, const std::string& target,
                     response.body()};
 }
 
+// Sends every message straight back.
+class Echo : public ConnectionHandler {
+public:
+    explicit Echo(std::weak_ptr<WsConnection> connection) : m_connection(std::move(connection)) {}
+    void onMessage(Message message) override {
+        if (auto connection = m_connection.lock())
+            connection->send(std::move(message));
+    }
+    void onClosed(const goblin::Error&) override {}
+
+private:
+    std::weak_ptr<WsConnection> m_connection;
+};
+
 // A WsServer on an ephemeral loopback port, run by one thread, and a "core" thread for handlers.
 class Server {
 public:
-    explicit Server(std::optional<HttpHandler> handler) {
-        m_server =
-            std::make_shared<WsServer>(m_io, Limits{}, std::vector<std::string>{"/v1/volunteer"},
-                                       [](const auto&, const std::string&) { return nullptr; });
+    explicit Server(std::optional<HttpHandler> handler,
+                    std::shared_ptr<TrafficCounters> traffic = nullptr) {
+        m_server = std::make_shared<WsServer>(
+            m_io, Limits{}, std::vector<std::string>{"/v1/volunteer"},
+            [](const std::shared_ptr<WsConnection>& connection, const std::string&) {
+                return std::make_shared<Echo>(connection);
+            });
         if (handler)
             m_server->setHttpHandler(std::move(*handler));
+        if (traffic)
+            m_server->setTrafficCounters(std::move(traffic));
         m_server->listen("127.0.0.1", 0);
         m_server->start();
         m_thread = std::thread([this] { m_io.run(); });
@@ -110,6 +136,7 @@ private Q_SLOTS:
     void handlerSeesThePathWithoutQuery();
     void droppedReplyClosesTheConnection();
     void nonGetIsNotFoundAndNeverReachesTheHandler();
+    void webSocketTrafficIsCounted();
 };
 
 void TestHttpHook::withoutHandlerHealthzIsOkAndTheRestNotFound() {
@@ -197,6 +224,32 @@ void TestHttpHook::nonGetIsNotFoundAndNeverReachesTheHandler() {
     QVERIFY(get.has_value());
     QCOMPARE(get->status, 200u);
     QCOMPARE(calls.load(), 1);
+}
+
+void TestHttpHook::webSocketTrafficIsCounted() {
+    auto traffic = std::make_shared<TrafficCounters>();
+    Server server(std::nullopt, traffic);
+    asio::io_context io;
+    websocket::stream<beast::tcp_stream> ws(io);
+    beast::get_lowest_layer(ws).expires_after(std::chrono::seconds(10));
+    beast::get_lowest_layer(ws).connect(
+        asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), server.port()));
+    ws.handshake("127.0.0.1", "/v1/volunteer");
+    const std::string text = boost::json::serialize(boost::json::object{{"type", "ping-me"}});
+    ws.text(true);
+    ws.write(asio::buffer(text));
+    beast::flat_buffer buffer;
+    ws.read(buffer); // the echo: written by the server, so counted before it left
+    const std::string echoed = beast::buffers_to_string(buffer.data());
+    QCOMPARE(boost::json::parse(echoed), boost::json::parse(text));
+    QCOMPARE(traffic->bytesIn.load(), std::uint64_t{text.size()});
+    // The write handler runs after the bytes left: wait for it, boundedly.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (traffic->bytesOut.load() < echoed.size() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    QCOMPARE(traffic->bytesOut.load(), std::uint64_t{echoed.size()});
+    beast::error_code ignored;
+    ws.close(websocket::close_code::normal, ignored);
 }
 
 QTEST_APPLESS_MAIN(TestHttpHook)

@@ -101,6 +101,8 @@ void WsConnection::onRead(beast::error_code ec, std::size_t) {
     }
     const FrameKind kind = m_ws.got_binary() ? FrameKind::Binary : FrameKind::Text;
     const auto data = m_buffer.cdata();
+    if (m_traffic)
+        m_traffic->bytesIn += data.size();
     auto result = m_assembler.onFrame(
         kind, std::span<const std::byte>(static_cast<const std::byte*>(data.data()), data.size()));
     m_buffer.consume(m_buffer.size());
@@ -153,13 +155,15 @@ void WsConnection::doWrite() {
     m_ws.async_write(buffers, std::move(handler));
 }
 
-void WsConnection::onWrite(beast::error_code ec, std::size_t) {
+void WsConnection::onWrite(beast::error_code ec, std::size_t bytes) {
     if (ec) {
         m_writing = false;
         m_queue.clear();
         finish(Error{ErrorCode::Internal, "write failed: " + ec.message()});
         return;
     }
+    if (m_traffic)
+        m_traffic->bytesOut += bytes;
     m_queue.pop_front();
     doWrite();
 }

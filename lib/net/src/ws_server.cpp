@@ -36,11 +36,11 @@ namespace {
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
 public:
     HttpSession(tcp::socket socket, const Limits& limits, const std::vector<std::string>& paths,
-                HandlerFactory factory, HttpHandler http, std::shared_ptr<void> slot,
-                std::string peer)
+                HandlerFactory factory, HttpHandler http, std::shared_ptr<TrafficCounters> traffic,
+                std::shared_ptr<void> slot, std::string peer)
         : m_stream(std::move(socket)), m_limits(limits), m_paths(paths),
-          m_factory(std::move(factory)), m_http(std::move(http)), m_slot(std::move(slot)),
-          m_peer(std::move(peer)) {}
+          m_factory(std::move(factory)), m_http(std::move(http)), m_traffic(std::move(traffic)),
+          m_slot(std::move(slot)), m_peer(std::move(peer)) {}
 
     void start() {
         m_parser.emplace();
@@ -105,6 +105,8 @@ private:
             auto connection =
                 std::make_shared<WsConnection>(std::move(*ws), self->m_limits, self->m_peer);
             connection->refuseTensorsUntilAllowed();
+            if (self->m_traffic)
+                connection->countTraffic(self->m_traffic);
             auto handler = self->m_factory(connection, path);
             // The connection keeps the per-address slot until it dies.
             connection->start(std::make_shared<SlotHolder>(std::move(handler), self->m_slot));
@@ -128,6 +130,7 @@ private:
     std::vector<std::string> m_paths;
     HandlerFactory m_factory;
     HttpHandler m_http;
+    std::shared_ptr<TrafficCounters> m_traffic;
     std::shared_ptr<void> m_slot;
     std::string m_peer;
 };
@@ -185,7 +188,8 @@ void WsServer::doAccept() {
             if (auto slot = self->m_addresses->acquire(peer)) {
                 socket.set_option(tcp::no_delay(true), endpointError);
                 std::make_shared<HttpSession>(std::move(socket), self->m_limits, self->m_paths,
-                                              self->m_factory, self->m_http, std::move(slot), peer)
+                                              self->m_factory, self->m_http, self->m_traffic,
+                                              std::move(slot), peer)
                     ->start();
             }
             // Over the per-address limit: the socket closes as it goes out of scope.

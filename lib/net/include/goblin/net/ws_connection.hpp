@@ -4,6 +4,8 @@
 // strand.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <string>
@@ -34,6 +36,13 @@ struct WireCounters {
     std::uint64_t bytesReceived = 0;
 };
 
+// WebSocket message payload bytes (frame headers not counted) of every connection that shares it,
+// for the node's metrics. Thread-safe.
+struct TrafficCounters {
+    std::atomic<std::uint64_t> bytesIn{0};
+    std::atomic<std::uint64_t> bytesOut{0};
+};
+
 class WsConnection : public std::enable_shared_from_this<WsConnection> {
 public:
     using Stream = boost::beast::websocket::stream<boost::beast::tcp_stream>;
@@ -54,6 +63,10 @@ public:
     void allowTensors();
 
     const std::string& peerAddress() const { return m_peerAddress; }
+    // Adds this connection's message bytes to `counters`; call before start().
+    void countTraffic(std::shared_ptr<TrafficCounters> counters) {
+        m_traffic = std::move(counters);
+    }
 
 private:
     void doRead();
@@ -73,6 +86,7 @@ private:
     boost::asio::steady_timer m_firstMessageTimer;
     std::deque<OutgoingFrame> m_queue;
     std::shared_ptr<ConnectionHandler> m_handler;
+    std::shared_ptr<TrafficCounters> m_traffic;
     std::optional<Error> m_closeAfterWrites;
     boost::beast::websocket::close_code m_closeCodeAfterWrites{};
     bool m_sawMessage = false;

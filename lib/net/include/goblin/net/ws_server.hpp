@@ -59,6 +59,10 @@ public:
     void listen(const std::string& host, unsigned short port);
     // Plain GET requests go to `handler` (set before start()).
     void setHttpHandler(HttpHandler handler) { m_http = std::move(handler); }
+    // Every WebSocket connection adds its message bytes to `counters` (set before start()).
+    void setTrafficCounters(std::shared_ptr<TrafficCounters> counters) {
+        m_traffic = std::move(counters);
+    }
     void start();
     void stop();
     unsigned short port() const;
@@ -71,6 +75,7 @@ private:
     std::vector<std::string> m_paths;
     HandlerFactory m_factory;
     HttpHandler m_http;
+    std::shared_ptr<TrafficCounters> m_traffic;
     boost::asio::ip::tcp::acceptor m_acceptor;
     std::shared_ptr<AddressCounter> m_addresses;
 };
