@@ -16,7 +16,7 @@ Coordinator::Coordinator(NodeContext context, CoordinatorSettings settings)
       m_graphs(m_context, m_peers, m_desk, m_scheduler, m_verdicts, m_trust,
                GraphJobSettings{GraphIntakeSettings{{}, settings.maxGraphTaskBytes},
                                 settings.auditRetentionSeconds}),
-      m_approvalTimer(m_context.core),
+      m_bans(m_context, m_trust), m_approvalTimer(m_context.core),
       m_approvalsPending(settings.volunteers == VolunteerPolicy::Approved) {
     m_verdicts.setObserver([this](const VerdictRecord& verdict) { m_trust.onVerdict(verdict); });
     // An expiry costs trust; a disconnect or a task error does not (they are not silence).
@@ -44,19 +44,20 @@ void Coordinator::start() {
     m_graphs.recover();
     m_matmul.recover();
     m_scheduler.start();
-    if (m_approvalsPending)
-        scheduleApprovalCheck();
+    m_bans.check();
+    scheduleStaffCheck();
 }
 
-void Coordinator::scheduleApprovalCheck() {
-    // Staff approve with a separate command on the same database: look every two seconds.
+void Coordinator::scheduleStaffCheck() {
+    // Staff approve and ban with a separate command on the same database: look every two seconds.
     m_approvalTimer.expires_after(std::chrono::seconds(2));
     m_approvalTimer.async_wait([this](boost::system::error_code ec) {
         if (ec || m_stopped)
             return;
-        if (m_admission.recheckApprovals())
+        if (m_approvalsPending && m_admission.recheckApprovals())
             m_scheduler.wake();
-        scheduleApprovalCheck();
+        m_bans.check();
+        scheduleStaffCheck();
     });
 }
 

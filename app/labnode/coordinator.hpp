@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "admission_desk.hpp"
+#include "ban_watch.hpp"
 #include "graph/graph_jobs.hpp"
 #include "matmul/matmul_jobs.hpp"
 #include "node_context.hpp"
@@ -49,7 +50,8 @@ public:
     const PeerRegistry& peers() const { return m_peers; }
 
 private:
-    void scheduleApprovalCheck();
+    // Every two seconds: approvals (--volunteers approved) and bans lab staff recorded.
+    void scheduleStaffCheck();
 
     NodeContext m_context;
     PeerRegistry m_peers;
@@ -60,6 +62,7 @@ private:
     ResearcherDesk m_desk;
     MatmulJobs m_matmul;
     GraphJobs m_graphs;
+    BanWatch m_bans;
     boost::asio::steady_timer m_approvalTimer;
     bool m_approvalsPending = false;
     bool m_stopped = false;

@@ -233,7 +233,7 @@ const char* kUsage =
     "  serve --db PATH [options]           run the lab node (one per database)\n"
     "  researcher add EMAIL [--rotate]     issue a researcher's credential (prints the token)\n"
     "  researchers list | revoke EMAIL     list researchers, revoke a credential\n"
-    "  volunteers list | approve ID        list volunteers, approve one\n"
+    "  volunteers list | show ID | approve ID | ban ID --reason TEXT | unban ID\n"
     "  --version                           print the version\n"
     "`goblin-labnode COMMAND --help` describes a command.\n\n";
 

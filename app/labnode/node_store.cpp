@@ -81,6 +81,10 @@ CREATE TABLE IF NOT EXISTS graph_job_audits(
   tasks INTEGER NOT NULL DEFAULT 0, corrected INTEGER NOT NULL DEFAULT 0,
   created_at REAL NOT NULL, finished_at REAL);
 CREATE INDEX IF NOT EXISTS graph_job_audits_by_job ON graph_job_audits(job_id);
+-- Volunteers lab staff banned (`volunteers ban|unban`): refused at hello while lifted_at is NULL.
+CREATE TABLE IF NOT EXISTS volunteer_bans(
+  volunteer_id TEXT PRIMARY KEY REFERENCES volunteers(id), banned_at REAL NOT NULL,
+  reason TEXT NOT NULL, lifted_at REAL);
 -- Researcher credentials lab staff revoked (`researchers revoke`): refused at the next hello.
 CREATE TABLE IF NOT EXISTS researcher_revocations(
   researcher_id INTEGER PRIMARY KEY REFERENCES researchers(id), revoked_at REAL NOT NULL);

@@ -47,6 +47,9 @@ public:
     void onExpired(const std::string& volunteerId);
     void quarantine(const std::string& volunteerId, const std::string& reason);
     void addQuarantineListener(QuarantineListener listener);
+    // Drops the cached record so the next look-up reads volunteer_trust again (after lab staff
+    // lifted a ban, which lifts the ban's quarantine in the database).
+    void forget(const std::string& volunteerId) { m_records.erase(volunteerId); }
     // Called at once when a volunteer is caught, before any listener: marks its connections so
     // nothing gives it more work meanwhile (the listeners run later, on core).
     void setOnCaught(std::function<void(const std::string& volunteerId)> onCaught) {

@@ -125,3 +125,53 @@ def test_researcher_credentials_validate_rotate_list_and_revoke(cluster):
     assert re.search(r"^bob@lab\.example\t.*\tactive$", listing, re.M), listing
     unknown = cluster.staff("researchers", "revoke", "nobody@lab.example", check=False)
     assert unknown.returncode != 0 and "no researcher nobody@lab.example" in unknown.stderr
+
+
+VOLUNTEER_ID = re.compile(r"registered with the lab node as (v-\S+) ")
+REFUSED = re.compile(r"the lab node refused this volunteer: banned: (.*)")
+
+
+def test_a_ban_disconnects_a_running_volunteer_and_refuses_it_until_unbanned(cluster):
+    cluster.start_node()
+    first = cluster.start_volunteer()
+    volunteer = first.wait_for_line(VOLUNTEER_ID, START_TIMEOUT).group(1)
+    listing = cluster.staff("volunteers", "list").stdout
+    assert re.search(r"^%s\t\S+\t(approved|not-approved)\t" % volunteer, listing, re.M), listing
+
+    no_reason = cluster.staff("volunteers", "ban", volunteer, check=False)
+    assert no_reason.returncode != 0 and "--reason" in no_reason.stderr
+    unknown = cluster.staff("volunteers", "ban", "v-nobody", "--reason", "x", check=False)
+    assert unknown.returncode != 0 and "no volunteer registered as v-nobody" in unknown.stderr
+
+    cluster.staff("volunteers", "ban", volunteer, "--reason", "returns garbage on purpose")
+    # The running node acts on it within its two-second database check.
+    cluster.node.wait_for_line(re.compile(r"volunteer %s BANNED by lab staff: returns garbage on "
+                                          r"purpose" % volunteer), 30)
+    cluster.node.wait_for_line(re.compile(r"volunteer %s QUARANTINED: banned by lab staff: "
+                                          % volunteer), 30)
+    closed = first.wait_for_line(REFUSED, 30)
+    assert "banned by lab staff: returns garbage on purpose" in closed.group(1), closed.group(0)
+    detail = cluster.staff("volunteers", "show", volunteer).stdout
+    assert re.search(r"^banned +\d{4}-\d\d-\d\d \d\d:\d\d UTC: returns garbage on purpose$",
+                     detail, re.M), detail
+    assert re.search(r"^%s\t\S+\tbanned\t" % volunteer,
+                     cluster.staff("volunteers", "list").stdout, re.M)
+    assert cluster.query("SELECT banned FROM volunteers WHERE id = ?", (volunteer,)) == [(1,)]
+
+    # The same identity (same config folder) is refused at hello.
+    first.stop()
+    again = cluster.start_volunteer(config_dir=first.config_dir)
+    refused = again.wait_for_line(REFUSED, START_TIMEOUT)
+    assert "banned by the lab" in refused.group(1), refused.group(0)
+
+    cluster.staff("volunteers", "unban", volunteer)
+    cluster.node.wait_for_line(re.compile(r"volunteer %s unbanned by lab staff: admitted again"
+                                          % volunteer), 30)
+    again.stop()
+    back = cluster.start_volunteer(config_dir=first.config_dir)
+    back.wait_for_line(re.compile(r"connected to %s as %s " % (re.escape(cluster.url), volunteer)),
+                       START_TIMEOUT)
+    detail = cluster.staff("volunteers", "show", volunteer).stdout
+    assert "ban lifted" in detail and "quarantined" not in detail, detail
+    not_banned = cluster.staff("volunteers", "unban", volunteer, check=False)
+    assert not_banned.returncode != 0 and "no ban on volunteer" in not_banned.stderr
