@@ -148,6 +148,9 @@ int serve(const po::variables_map& options) {
     server->setHttpHandler([&core, &pages](const std::string& path, net::HttpReply reply) {
         asio::post(core, [&pages, path, reply = std::move(reply)] { reply(pages.answer(path)); });
     });
+    auto traffic = std::make_shared<net::TrafficCounters>();
+    server->setTrafficCounters(traffic);
+    pages.countTraffic(traffic);
     const auto [host, port] = splitHostPort(options["listen"].as<std::string>());
     server->listen(host, port);
     {

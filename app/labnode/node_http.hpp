@@ -22,6 +22,10 @@ public:
     NodeHttp(const NodeHttp&) = delete;
     NodeHttp& operator=(const NodeHttp&) = delete;
 
+    // /metrics reports the WebSocket bytes these counters see (WsServer::setTrafficCounters).
+    void countTraffic(std::shared_ptr<const net::TrafficCounters> traffic) {
+        m_counters.traffic = std::move(traffic);
+    }
     net::HttpAnswer answer(const std::string& path);
     const NodeCounters& counters() const { return m_counters; }
 

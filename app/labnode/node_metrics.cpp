@@ -38,6 +38,17 @@ std::string renderMetrics(const NodeSnapshot& snapshot, const NodeCounters& coun
                Type::Counter);
     for (const auto& [path, count] : counters.httpRequests)
         out.sample("goblin_http_requests_total", {{"path", path}}, static_cast<double>(count));
+    if (counters.traffic) {
+        out.family("goblin_received_bytes_total",
+                   "WebSocket message bytes received from volunteers and researchers.",
+                   Type::Counter);
+        out.sample("goblin_received_bytes_total",
+                   static_cast<double>(counters.traffic->bytesIn.load()));
+        out.family("goblin_sent_bytes_total",
+                   "WebSocket message bytes sent to volunteers and researchers.", Type::Counter);
+        out.sample("goblin_sent_bytes_total",
+                   static_cast<double>(counters.traffic->bytesOut.load()));
+    }
     out.histogram("goblin_db_commit_seconds", "Latency of database COMMITs since the node started.",
                   counters.dbCommitSeconds);
     return out.text();

@@ -5,7 +5,10 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
+
+#include "goblin/net/ws_connection.hpp"
 
 #include "metrics_text.hpp"
 #include "node_snapshot.hpp"
@@ -17,6 +20,8 @@ struct NodeCounters {
     // By path; paths the node does not serve count as "other", so scrapers cannot grow the map.
     std::map<std::string, std::uint64_t> httpRequests;
     Histogram dbCommitSeconds;
+    // WebSocket payload bytes, counted by the network threads (atomics); null: not counted.
+    std::shared_ptr<const net::TrafficCounters> traffic;
 };
 
 // Bucket bounds of goblin_db_commit_seconds: 100 µs to 10 s.

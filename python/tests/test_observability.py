@@ -122,6 +122,11 @@ def test_metrics_and_status_follow_a_job(cluster):
     assert commits >= 16
     assert total(after, "goblin_db_commit_seconds_bucket", le="+Inf") == commits
     assert total(after, "goblin_http_requests_total", path="/metrics") >= 2
+    # A and B went in (8 KiB each in f32), C came back (16 KiB), plus the tiles to the volunteer.
+    assert total(after, "goblin_received_bytes_total") - total(before, "goblin_received_bytes_total") \
+        >= A.nbytes + B.nbytes + C.nbytes
+    assert total(after, "goblin_sent_bytes_total") - total(before, "goblin_sent_bytes_total") \
+        >= A.nbytes + B.nbytes + C.nbytes
     buckets = sorted((float(dict(pairs)["le"]), value) for (name, pairs), value in after.items()
                      if name == "goblin_db_commit_seconds_bucket")
     assert [value for _, value in buckets] == sorted(value for _, value in buckets)

@@ -118,6 +118,16 @@ void TestObservability::metricsCarryTheSnapshot() {
     QVERIFY(contains(text, "goblin_http_requests_total{path=\"/metrics\"} 4\n"));
     QVERIFY(contains(text, "goblin_db_commit_seconds_bucket{le=\"+Inf\"} 0\n"));
     QVERIFY(contains(text, "goblin_db_commit_seconds_count 0\n"));
+    QVERIFY(!contains(text, "goblin_sent_bytes_total")); // not counted: not shown as zero
+    auto traffic = std::make_shared<goblin::net::TrafficCounters>();
+    traffic->bytesIn = 1234;
+    traffic->bytesOut = 5678;
+    counters.traffic = traffic;
+    const std::string counted = renderMetrics(sampleSnapshot(), counters);
+    QVERIFY(contains(
+        counted, "# TYPE goblin_received_bytes_total counter\ngoblin_received_bytes_total 1234\n"));
+    QVERIFY(contains(counted,
+                     "# TYPE goblin_sent_bytes_total counter\ngoblin_sent_bytes_total 5678\n"));
     // Every line is a comment or a sample "name{labels} value".
     QVERIFY(!text.empty() && text.back() == '\n');
 }
