@@ -18,6 +18,7 @@
 #include "blob_store.hpp"
 #include "coordinator.hpp"
 #include "goblin/net/ws_server.hpp"
+#include "job_commands.hpp"
 #include "node_connection.hpp"
 #include "node_http.hpp"
 #include "node_lock.hpp"
@@ -237,6 +238,8 @@ const char* kUsage =
     "  researcher add EMAIL [--rotate]     issue a researcher's credential (prints the token)\n"
     "  researchers list | revoke EMAIL     list researchers, revoke a credential\n"
     "  volunteers list | show ID | approve ID | ban ID --reason TEXT | unban ID\n"
+    "  jobs list | show ID                 list jobs (no research data), show one\n"
+    "  status                              count jobs by state, volunteers, researchers\n"
     "  --version                           print the version\n"
     "`goblin-labnode COMMAND --help` describes a command.\n\n";
 
@@ -302,6 +305,10 @@ int main(int argc, char** argv) {
             return researcherCommand(rest);
         if (command == "volunteer" || command == "volunteers")
             return volunteerCommand(rest);
+        if (command == "jobs")
+            return jobCommand(rest);
+        if (command == "status")
+            return statusCommand(rest);
         std::string message = "unknown command '";
         message.append(command).append("' (goblin-labnode --help lists them)");
         throw std::runtime_error(message);

@@ -5,6 +5,7 @@ credentials (validation, --rotate, list, revoke)."""
 import re
 import subprocess
 
+import numpy as np
 import pytest
 
 import goblin
@@ -12,7 +13,9 @@ from conftest import LABNODE, START_TIMEOUT
 
 SUBCOMMANDS = [["init"], ["serve"], ["researcher", "add"], ["researchers", "list"],
                ["researchers", "revoke"], ["volunteers", "list"], ["volunteers", "approve"],
-               ["volunteer", "list"], ["volunteer", "approve"]]
+               ["volunteer", "list"], ["volunteer", "approve"], ["volunteers", "show"],
+               ["volunteers", "ban"], ["volunteers", "unban"], ["jobs", "list"], ["jobs", "show"],
+               ["status"]]
 
 
 def labnode(*args, timeout=30):
@@ -56,9 +59,13 @@ def test_second_serve_on_one_data_folder_is_refused(cluster):
     assert healthz(cluster.port) == 200
 
 
-def test_a_stopped_node_releases_its_database(cluster):
+def test_a_stopped_or_killed_node_releases_its_database(cluster):
     cluster.start_node()
-    assert cluster.node.stop() == 0
+    cluster.node.stop()
+    assert not cluster.node.alive()
+    cluster.start_node()
+    assert healthz(cluster.port) == 200
+    cluster.node.kill9()  # the kernel drops the flock with the process: no stale lock
     cluster.start_node()
     assert healthz(cluster.port) == 200
 
@@ -66,6 +73,7 @@ def test_a_stopped_node_releases_its_database(cluster):
 def test_init_creates_and_every_command_refuses_a_missing_database(tmp_path):
     missing = tmp_path / "typo.db"
     for args in (["serve", "--listen", "127.0.0.1:0"], ["researcher", "add", "ada@lab.example"],
+                 ["jobs", "list"], ["status"], ["volunteers", "ban", "v-1", "--reason", "x"],
                  ["researchers", "list"], ["researchers", "revoke", "ada@lab.example"],
                  ["volunteers", "list"], ["volunteer", "approve", "v-1"]):
         done = labnode(*args, "--db", str(missing))
@@ -175,3 +183,42 @@ def test_a_ban_disconnects_a_running_volunteer_and_refuses_it_until_unbanned(clu
     assert "ban lifted" in detail and "quarantined" not in detail, detail
     not_banned = cluster.staff("volunteers", "unban", volunteer, check=False)
     assert not_banned.returncode != 0 and "no ban on volunteer" in not_banned.stderr
+
+
+def test_jobs_and_status_show_states_counts_and_the_researcher_never_data(cluster):
+    token = cluster.add_researcher("ada@lab.example")
+    cluster.add_researcher("bob@lab.example")
+    cluster.staff("researchers", "revoke", "bob@lab.example")
+    empty = cluster.staff("status").stdout
+    assert re.search(r"^jobs +0$", empty, re.M) and "0 registered" in empty, empty
+    cluster.start_node()
+    cluster.start_volunteer()
+    cluster.start_volunteer()
+    rng = np.random.default_rng(12)
+    A, B = rng.random((64, 48)), rng.random((48, 32))
+    client = cluster.connect(token)
+    job = client.submit_matmul(A, B, tile=[32, 32])
+    C = client.fetch(job, timeout=120)
+    assert np.allclose(C, A @ B)
+
+    listing = cluster.staff("jobs", "list").stdout
+    row = re.search(r"^%s\tmatmul\t(\w+)\t2/2\t\d{4}-\d\d-\d\d \d\d:\d\d UTC\t"
+                    r"ada@lab\.example$" % re.escape(job), listing, re.M)
+    assert row, listing
+    assert "1 job" in listing
+    state = row.group(1)
+    assert state == cluster.job_state(job)
+    detail = cluster.staff("jobs", "show", job).stdout
+    assert re.search(r"^tasks +2/2 done$", detail, re.M), detail
+    assert re.search(r"^verdicts +2 accepted, 0 rejected$", detail, re.M), detail
+    assert re.search(r"^researcher +ada@lab\.example$", detail, re.M), detail
+    # No research data: neither the numbers nor the blobs' digests are printed.
+    blobs = cluster.query("SELECT a_blob, b_blob FROM jobs WHERE id = ?", (job,))[0]
+    assert not any(digest in listing + detail for digest in blobs)
+    missing = cluster.staff("jobs", "show", "j-nope", check=False)
+    assert missing.returncode != 0 and "no job j-nope" in missing.stderr
+
+    status = cluster.staff("status").stdout
+    assert re.search(r"^jobs +1 \(1 %s\)$" % state, status, re.M), status
+    assert re.search(r"^volunteers +2 registered, 0 banned, 0 quarantined$", status, re.M), status
+    assert re.search(r"^researchers +2 \(1 active\)$", status, re.M), status

@@ -1,0 +1,80 @@
+#include "job_listing.hpp"
+
+namespace goblin::labnode {
+namespace {
+
+constexpr const char* kJobs =
+    "SELECT * FROM ("
+    "SELECT j.id, 'matmul', j.state, coalesce(r.email, ''), "
+    "(SELECT count(*) FROM tasks t WHERE t.job_id = j.id), "
+    "(SELECT count(*) FROM tasks t WHERE t.job_id = j.id AND t.state = 'accepted'), "
+    "j.created_at, coalesce(j.finished_at, 0) "
+    "FROM jobs j LEFT JOIN researchers r ON r.id = j.researcher_id "
+    "UNION ALL "
+    "SELECT g.id, 'graph', g.state, coalesce(r.email, ''), g.tasks, "
+    "(SELECT count(*) FROM graph_tasks t WHERE t.job_id = g.id AND t.state = 'accepted'), "
+    "g.created_at, coalesce(g.finished_at, 0) "
+    "FROM graph_jobs g LEFT JOIN researchers r ON r.id = g.researcher_id) ";
+
+JobListing readJob(const ScopedStatement& query) {
+    return JobListing{query.columnText(0),   query.columnText(1),  query.columnText(2),
+                      query.columnText(3),   query.columnInt(4),   query.columnInt(5),
+                      query.columnDouble(6), query.columnDouble(7)};
+}
+
+std::int64_t countOf(Database& db, const char* sql) {
+    auto query = db.prepare(sql);
+    return query.step().value_or(false) ? query.columnInt(0) : 0;
+}
+
+} // namespace
+
+std::vector<JobListing> listJobs(Database& db) {
+    auto query = db.prepare(std::string(kJobs) + "ORDER BY 7 DESC, 1");
+    std::vector<JobListing> jobs;
+    while (query.step().value_or(false))
+        jobs.push_back(readJob(query));
+    return jobs;
+}
+
+std::optional<JobListing> findJob(Database& db, const std::string& id) {
+    auto query = db.prepare(std::string(kJobs) + "WHERE id = ?");
+    query.bind(1, id);
+    if (!query.step().value_or(false))
+        return std::nullopt;
+    return readJob(query);
+}
+
+JobResultCounts jobResultCounts(Database& db, const JobListing& job) {
+    auto query = db.prepare(
+        job.kind == "graph"
+            ? "SELECT coalesce(sum(r.verdict = 'accepted'), 0), "
+              "coalesce(sum(r.verdict = 'rejected'), 0), count(DISTINCT r.volunteer_id) "
+              "FROM graph_results r JOIN graph_tasks t ON t.id = r.task_id WHERE t.job_id = ?"
+            : "SELECT coalesce(sum(r.verdict = 'accepted'), 0), "
+              "coalesce(sum(r.verdict = 'rejected'), 0), count(DISTINCT r.volunteer_id) "
+              "FROM results r JOIN tasks t ON t.id = r.task_id WHERE t.job_id = ?");
+    query.bind(1, job.id);
+    if (!query.step().value_or(false))
+        return {};
+    return JobResultCounts{query.columnInt(0), query.columnInt(1), query.columnInt(2)};
+}
+
+NodeCounts countNode(Database& db) {
+    NodeCounts counts;
+    auto states = db.prepare("SELECT state, count(*) FROM (SELECT state FROM jobs UNION ALL "
+                             "SELECT state FROM graph_jobs) GROUP BY state ORDER BY state");
+    while (states.step().value_or(false))
+        counts.jobsByState.emplace_back(states.columnText(0), states.columnInt(1));
+    counts.volunteers = countOf(db, "SELECT count(*) FROM volunteers");
+    counts.banned = countOf(db, "SELECT count(*) FROM volunteer_bans WHERE lifted_at IS NULL");
+    counts.quarantined =
+        countOf(db, "SELECT count(*) FROM volunteer_trust WHERE quarantined_at IS NOT NULL");
+    counts.researchers = countOf(db, "SELECT count(*) FROM researchers");
+    counts.activeResearchers =
+        countOf(db, "SELECT count(*) FROM researchers r WHERE NOT EXISTS (SELECT 1 FROM "
+                    "researcher_revocations v WHERE v.researcher_id = r.id)");
+    return counts;
+}
+
+} // namespace goblin::labnode
