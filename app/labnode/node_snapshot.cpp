@@ -105,7 +105,6 @@ NodeSnapshot takeSnapshot(Database& db, const PeerRegistry& peers, const Schedul
     for (const Peer* peer : peers.volunteers()) {
         VolunteerRow row;
         row.id = peer->volunteer.volunteerId;
-        row.address = peer->volunteer.address;
         row.backend = peer->volunteer.backend;
         row.slots = scheduler.slotsOf(peer->id);
         row.leases = scheduler.leasesHeldBy(peer->id);

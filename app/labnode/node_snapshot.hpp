@@ -27,7 +27,7 @@ struct JobRow {
 };
 
 struct VolunteerRow {
-    std::string id, address, backend;
+    std::string id, backend;
     int slots = 0, leases = 0;
     std::int64_t auditsPassed = 0;
     bool quarantined = false;

@@ -57,12 +57,13 @@ void jobs(std::string& out, const NodeSnapshot& snapshot) {
 
 void volunteers(std::string& out, const NodeSnapshot& snapshot) {
     out.append("<h2>Connected volunteers</h2>\n<table>\n");
-    row(out, {"volunteer", "address", "backend", "slots", "leases", "audits passed", "quarantined"},
-        "th");
+    // No network addresses: the page is unauthenticated, and a volunteer's address is personal
+    // data (`goblin-labnode volunteers show ID` tells staff).
+    row(out, {"volunteer", "backend", "slots", "leases", "audits passed", "quarantined"}, "th");
     for (const auto& volunteer : snapshot.volunteers)
-        row(out, {volunteer.id, volunteer.address, volunteer.backend,
-                  std::to_string(volunteer.slots), std::to_string(volunteer.leases),
-                  std::to_string(volunteer.auditsPassed), volunteer.quarantined ? "yes" : "no"});
+        row(out, {volunteer.id, volunteer.backend, std::to_string(volunteer.slots),
+                  std::to_string(volunteer.leases), std::to_string(volunteer.auditsPassed),
+                  volunteer.quarantined ? "yes" : "no"});
     out.append("</table>\n");
 }
 

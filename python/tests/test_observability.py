@@ -140,6 +140,7 @@ def test_metrics_and_status_follow_a_job(cluster):
     volunteer = cluster.query("SELECT id FROM volunteers")[0][0]
     assert "<td>%s</td>" % volunteer in text
     assert "observer@example.org" not in text
+    assert "127.0.0.1" not in text  # no volunteer's network address on an unauthenticated page
 
     # A hello with markup in its backend: shown escaped, never as markup.
     ws, hostile = hostile_volunteer(cluster)

@@ -33,7 +33,7 @@ NodeSnapshot sampleSnapshot() {
     snapshot.leases = 2;
     snapshot.verificationSeconds = 0.25;
     snapshot.recentJobs = {{"job-1", "matmul", "done", 4, 4}};
-    snapshot.volunteers = {{"vol-<b>", "127.0.0.1", "<script>alert('x')</script>", 2, 1, 3, true}};
+    snapshot.volunteers = {{"vol-<b>", "<script>alert('x')</script>", 2, 1, 3, true}};
     snapshot.recentVerdicts = {{"matmul", 7, "vol-\"q\"", "freivalds", "accepted"}};
     return snapshot;
 }
