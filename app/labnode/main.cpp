@@ -5,6 +5,7 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -265,14 +266,35 @@ int init(const std::vector<std::string>& args) {
 }
 
 int serveCommand(const std::vector<std::string>& args) {
+    po::options_description commandLine = serveOptions();
+    commandLine.add_options()("config", po::value<std::string>(),
+                              "FILE of `key = value` lines with the keys of these options (db, "
+                              "listen, …); the command line wins");
     po::variables_map options;
-    po::store(po::command_line_parser(args).options(serveOptions()).run(), options);
+    po::store(po::command_line_parser(args).options(commandLine).run(), options);
     if (options.count("help")) {
-        std::cout << "usage: goblin-labnode serve --db PATH [options]\n\n"
+        std::cout << "usage: goblin-labnode serve --db PATH [options]\n"
+                     "       goblin-labnode serve --config FILE [options]\n\n"
                      "Runs the lab node on the database made by init. Only one node serves a\n"
                      "database: a second serve on it exits at once, naming the running one.\n\n"
-                  << serveOptions() << std::endl;
+                  << commandLine << std::endl;
         return 0;
+    }
+    if (options.count("config")) {
+        const std::string file = options["config"].as<std::string>();
+        std::ifstream in(file);
+        if (!in) {
+            std::string message = "cannot read --config ";
+            message.append(file);
+            throw std::runtime_error(message);
+        }
+        try {
+            po::store(po::parse_config_file(in, serveOptions()), options);
+        } catch (const po::error& error) {
+            std::string message = "--config ";
+            message.append(file).append(": ").append(error.what());
+            throw std::runtime_error(message);
+        }
     }
     po::notify(options);
     return serve(options);

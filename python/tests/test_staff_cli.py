@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import goblin
-from conftest import LABNODE, START_TIMEOUT
+from conftest import LABNODE, LISTENING, START_TIMEOUT, Process
 
 SUBCOMMANDS = [["init"], ["serve"], ["researcher", "add"], ["researchers", "list"],
                ["researchers", "revoke"], ["volunteers", "list"], ["volunteers", "approve"],
@@ -222,3 +222,27 @@ def test_jobs_and_status_show_states_counts_and_the_researcher_never_data(cluste
     assert re.search(r"^jobs +1 \(1 %s\)$" % state, status, re.M), status
     assert re.search(r"^volunteers +2 registered, 0 banned, 0 quarantined$", status, re.M), status
     assert re.search(r"^researchers +2 \(1 active\)$", status, re.M), status
+
+
+def test_serve_reads_a_config_file_with_the_flags_keys_and_the_command_line_wins(cluster):
+    cluster.init_db()
+    config = cluster.root / "node.conf"
+    # Port 1 is not ours to take: the node starts only if --listen on the command line wins.
+    config.write_text("# lab node\ndb = %s\nlisten = 127.0.0.1:1\ndata-dir = %s\n"
+                      "lease-seconds = 30\n" % (cluster.db, cluster.data_dir))
+    node = Process("labnode-config", [str(LABNODE), "serve", "--config", str(config),
+                                      "--listen", "127.0.0.1:0"],
+                   cluster.root / "labnode-config.log")
+    cluster.processes.append(node)
+    port = int(node.wait_for_line(LISTENING, START_TIMEOUT, first_only=True).group(1))
+    assert port != 1 and healthz(port) == 200
+    node.wait_for_line(re.compile(r"database %s, data directory %s$"
+                                  % (re.escape(str(cluster.db)), re.escape(str(cluster.data_dir)))),
+                       START_TIMEOUT)
+    bad = cluster.root / "bad.conf"
+    bad.write_text("db = %s\nlisten-port = 7000\n" % cluster.db)
+    refused = labnode("serve", "--config", str(bad))
+    assert refused.returncode != 0
+    assert "--config %s" % bad in refused.stderr and "listen-port" in refused.stderr
+    missing = labnode("serve", "--config", str(cluster.root / "none.conf"))
+    assert missing.returncode != 0 and "cannot read --config" in missing.stderr
