@@ -153,6 +153,20 @@ int serve(const po::variables_map& options) {
     auto traffic = std::make_shared<net::TrafficCounters>();
     server->setTrafficCounters(traffic);
     pages.countTraffic(traffic);
+    // Before the "listening" line: a SIGTERM right after it (a test, a service manager) is a clean
+    // shutdown, not the default action. The handler runs once network.run() does.
+    asio::signal_set signals(network, SIGINT, SIGTERM);
+    signals.async_wait([&](const boost::system::error_code&, int signal) {
+        logLine("signal " + std::to_string(signal) + ": shutting down");
+        server->stop();
+        asio::post(core, [&] {
+            coordinator.stop();
+            coreWork.reset();
+        });
+        // Give close frames a moment to leave, then stop the network threads.
+        auto timer = std::make_shared<asio::steady_timer>(network, std::chrono::milliseconds(300));
+        timer->async_wait([&network, timer](const boost::system::error_code&) { network.stop(); });
+    });
     const auto [host, port] = splitHostPort(options["listen"].as<std::string>());
     server->listen(host, port);
     {
@@ -169,19 +183,6 @@ int serve(const po::variables_map& options) {
                 "volunteers that agree on a wrong answer are not caught");
     asio::post(core, [&coordinator] { coordinator.start(); });
     server->start();
-
-    asio::signal_set signals(network, SIGINT, SIGTERM);
-    signals.async_wait([&](const boost::system::error_code&, int signal) {
-        logLine("signal " + std::to_string(signal) + ": shutting down");
-        server->stop();
-        asio::post(core, [&] {
-            coordinator.stop();
-            coreWork.reset();
-        });
-        // Give close frames a moment to leave, then stop the network threads.
-        auto timer = std::make_shared<asio::steady_timer>(network, std::chrono::milliseconds(300));
-        timer->async_wait([&network, timer](const boost::system::error_code&) { network.stop(); });
-    });
 
     std::thread coreThread([&core] { core.run(); });
     std::vector<std::thread> networkPool;
