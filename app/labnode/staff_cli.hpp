@@ -10,6 +10,8 @@
 
 #include <boost/program_options.hpp>
 
+#include "human_format.hpp"
+
 namespace goblin::labnode {
 
 struct CommandUsage {
@@ -28,8 +30,6 @@ parseCommand(const std::vector<std::string>& args,
 // The --db value; throws unless the file exists (the message names the path and `init`).
 std::string existingDatabase(const boost::program_options::variables_map& options);
 
-std::string groupedNumber(std::int64_t value); // 1234567 -> "1,234,567"
-std::string utcTime(double secondsSinceEpoch); // "2026-12-01 14:50 UTC"; "-" for 0
 double wallClock();
 
 } // namespace goblin::labnode
