@@ -75,6 +75,11 @@ bool AdmissionDesk::onHello(Peer& peer, const net::Message& message) {
     auto admitted = peer.role == PeerRole::Researcher ? admitResearcher(peer, hello)
                                                       : admitVolunteer(peer, hello, welcome);
     if (!admitted) {
+        // Failed authentications, bans and rate limits are what lab staff look for in the log.
+        std::string line = peer.role == PeerRole::Researcher ? "researcher" : "volunteer";
+        line.append(" hello from ").append(peer.link->address()).append(" refused: ");
+        line.append(admitted.error().describe());
+        m_context.log(line);
         m_peers.close(peer.id, admitted.error());
         return false;
     }

@@ -119,6 +119,8 @@ def test_researcher_credentials_validate_rotate_list_and_revoke(cluster):
         goblin.connect(cluster.url, token=token, timeout=30)
     with goblin.connect(cluster.url, token=rotated, timeout=30):
         pass
+    cluster.node.wait_for_line(re.compile(r"researcher hello from \S+ refused: "
+                                          r"unauthenticated: invalid access token"), 30)
 
     cluster.add_researcher("bob@lab.example")
     listing = cluster.staff("researchers", "list").stdout
@@ -170,6 +172,8 @@ def test_a_ban_disconnects_a_running_volunteer_and_refuses_it_until_unbanned(clu
     again = cluster.start_volunteer(config_dir=first.config_dir)
     refused = again.wait_for_line(REFUSED, START_TIMEOUT)
     assert "banned by the lab" in refused.group(1), refused.group(0)
+    cluster.node.wait_for_line(re.compile(r"volunteer hello from \S+ refused: banned: this "
+                                          r"volunteer is banned by the lab"), 30)
 
     cluster.staff("volunteers", "unban", volunteer)
     cluster.node.wait_for_line(re.compile(r"volunteer %s unbanned by lab staff: admitted again"
