@@ -109,8 +109,13 @@ UPDATE schema_version SET version = 4;
 
 } // namespace
 
-NodeStore::NodeStore(const std::string& path) : m_db(path) {
+NodeStore::NodeStore(const std::string& path) try : m_db(path) {
     migrate();
+} catch (const std::runtime_error& error) {
+    // "file is not a database" alone does not say which file.
+    std::string message = path;
+    message.append(": ").append(error.what());
+    throw std::runtime_error(message);
 }
 
 void NodeStore::migrate() {

@@ -85,6 +85,13 @@ def test_init_creates_and_every_command_refuses_a_missing_database(tmp_path):
     assert missing.exists()
     again = labnode("init", "--db", str(missing))
     assert again.returncode != 0 and "already exists" in again.stderr
+    corrupt = tmp_path / "corrupt.db"
+    corrupt.write_bytes(b"not a database at all" * 100)
+    for args in (["researchers", "list"], ["serve", "--listen", "127.0.0.1:0", "--data-dir",
+                                           str(tmp_path / "data")]):
+        done = labnode(*args, "--db", str(corrupt))
+        assert done.returncode != 0 and "listening" not in done.stdout, args
+        assert "%s: database: file is not a database" % corrupt in done.stderr, done.stderr
 
 
 @pytest.mark.parametrize("words", SUBCOMMANDS, ids=lambda words: "-".join(words))
