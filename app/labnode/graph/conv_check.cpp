@@ -13,21 +13,10 @@ using core::MatrixView;
 using core::Tensor;
 using core::ops::OpCode;
 
-// The sizes of one convolution: input [n, c, h, w], weight [o, ci, kh, kw], output [n, o, oh, ow]
-// (as lib/reference/src/conv_kernels.cpp).
-struct Geometry {
-    std::int64_t n, c, h, w, o, ci, kh, kw, oh, ow, groups;
+// One convolution's sizes and offsets (core::ops::Conv2dGeometry) with its parameters.
+struct Geometry : core::ops::Conv2dGeometry {
     core::ops::Conv2dParams p;
-    std::int64_t og() const { return o / groups; }
-    std::int64_t x(std::int64_t b, std::int64_t ch, std::int64_t y, std::int64_t z) const {
-        return ((b * c + ch) * h + y) * w + z;
-    }
-    std::int64_t wt(std::int64_t oc, std::int64_t ch, std::int64_t y, std::int64_t z) const {
-        return ((oc * ci + ch) * kh + y) * kw + z;
-    }
-    std::int64_t out(std::int64_t b, std::int64_t oc, std::int64_t y, std::int64_t z) const {
-        return ((b * o + oc) * oh + y) * ow + z;
-    }
+    std::int64_t og() const { return outPerGroup(); }
     // The input row/column a tap reads, or −1 in the padding.
     std::int64_t inY(std::int64_t oy, std::int64_t ky) const {
         const std::int64_t iy = oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
@@ -67,8 +56,7 @@ std::optional<Geometry> geometryOf(const core::graph::GraphNode& node, const cor
     if (input->size() != 4 || weight->size() != 4 || output->size() != 4)
         return std::nullopt;
     const core::Shape &x = *input, &wt = *weight, &y = *output;
-    return Geometry{x[0],  x[1],  x[2], x[3], wt[0],          wt[1],
-                    wt[2], wt[3], y[2], y[3], params->groups, *params};
+    return Geometry{core::ops::conv2dGeometry(x, wt, y, params->groups), *params};
 }
 
 template <class T> bool allFinite(const Tensor& t) {

@@ -9,26 +9,7 @@ namespace {
 
 using core::ops::Conv2dParams;
 
-// The sizes of one convolution: input [n, c, h, w], weight [o, ci, kh, kw], output [n, o, oh, ow].
-struct ConvGeometry {
-    std::int64_t n, c, h, w, o, ci, kh, kw, oh, ow, groups;
-    std::int64_t outPerGroup() const { return o / groups; }
-    std::int64_t x(std::int64_t b, std::int64_t ch, std::int64_t y, std::int64_t z) const {
-        return ((b * c + ch) * h + y) * w + z;
-    }
-    std::int64_t wt(std::int64_t oc, std::int64_t ch, std::int64_t y, std::int64_t z) const {
-        return ((oc * ci + ch) * kh + y) * kw + z;
-    }
-    std::int64_t out(std::int64_t b, std::int64_t oc, std::int64_t y, std::int64_t z) const {
-        return ((b * o + oc) * oh + y) * ow + z;
-    }
-};
-
-ConvGeometry geometryOf(const Shape& input, const Shape& weight, const Shape& output,
-                        std::int64_t groups) {
-    return {input[0],  input[1],  input[2],  input[3],  weight[0], weight[1],
-            weight[2], weight[3], output[2], output[3], groups};
-}
+using ConvGeometry = core::ops::Conv2dGeometry;
 
 template <class T>
 void conv2d(const T* x, const T* w, const ConvGeometry& g, const Conv2dParams& p, T* y) {
@@ -135,7 +116,7 @@ Expected<Tensor> runConvOp(OpCode op, Args args, const Attributes& attrs, const 
     const Shape& output = op == OpCode::Conv2d            ? spec.shape
                           : op == OpCode::Conv2dInputGrad ? args[0].shape()
                                                           : args[1].shape();
-    const ConvGeometry g = geometryOf(input, weight, output, params.groups);
+    const ConvGeometry g = core::ops::conv2dGeometry(input, weight, output, params.groups);
     visitDType(spec.dtype, [&](auto t) {
         using T = decltype(t);
         if constexpr (std::is_floating_point_v<T>) {

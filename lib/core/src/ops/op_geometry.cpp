@@ -103,4 +103,10 @@ Expected<std::int64_t> poolOutputSize(std::int64_t in, std::int64_t kernel, std:
     return out;
 }
 
+Conv2dGeometry conv2dGeometry(const core::Shape& input, const core::Shape& weight,
+                              const core::Shape& output, std::int64_t groups) {
+    return {input[0],  input[1],  input[2],  input[3],  weight[0], weight[1],
+            weight[2], weight[3], output[2], output[3], groups};
+}
+
 } // namespace goblin::core::ops

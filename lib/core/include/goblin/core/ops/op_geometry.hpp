@@ -8,6 +8,7 @@
 
 #include "goblin/core/error.hpp"
 #include "goblin/core/ops/attributes.hpp"
+#include "goblin/core/tensor.hpp"
 
 namespace goblin::core::ops {
 
@@ -31,6 +32,25 @@ struct Conv2dParams {
     std::int64_t groups = 1;
 };
 Expected<Conv2dParams> conv2dParams(const Attributes& attrs);
+
+// The sizes of one convolution — input [n, c, h, w], weight [o, ci, kh, kw], output [n, o, oh, ow]
+// — and the C-order offsets of an element of each, for every backend and checker.
+struct Conv2dGeometry {
+    std::int64_t n, c, h, w, o, ci, kh, kw, oh, ow, groups;
+    std::int64_t outPerGroup() const { return o / groups; }
+    std::int64_t x(std::int64_t b, std::int64_t ch, std::int64_t y, std::int64_t z) const {
+        return ((b * c + ch) * h + y) * w + z;
+    }
+    std::int64_t wt(std::int64_t oc, std::int64_t ch, std::int64_t y, std::int64_t z) const {
+        return ((oc * ci + ch) * kh + y) * kw + z;
+    }
+    std::int64_t out(std::int64_t b, std::int64_t oc, std::int64_t y, std::int64_t z) const {
+        return ((b * o + oc) * oh + y) * ow + z;
+    }
+};
+// Shapes of rank 4 (asserted by the callers' inference).
+Conv2dGeometry conv2dGeometry(const core::Shape& input, const core::Shape& weight,
+                              const core::Shape& output, std::int64_t groups);
 
 // The max_pool2d family: kernel required; stride absent or empty = kernel; padding ≤ kernel/2.
 struct Pool2dParams {
