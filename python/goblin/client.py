@@ -6,17 +6,19 @@ bounded: replies by the connect() timeout, jobs by the timeout given to matmul()
 
 import inspect
 import json
+import os
 import time
 import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
-from websockets.exceptions import ConnectionClosed, InvalidHandshake
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from websockets.sync.client import connect as _ws_connect
 
 from .audit import AuditReport, parse_audit_report
 from .errors import (AuthenticationError, ConnectionLostError, FrameError, GoblinError,
-                     GoblinTimeoutError, LimitExceededError, ProtocolError, RemoteError,
+                     GoblinTimeoutError, InputError, LimitExceededError, ProtocolError,
+                     RemoteError,
                      VersionMismatchError, remote_error)
 from .progress import ProgressBar
 from .graph_job import graph_request
@@ -59,15 +61,23 @@ def _closed_error(exc: ConnectionClosed) -> GoblinError:
                                close_code=code, reason=reason)
 
 
-def connect(url: str, token: Optional[str] = None, timeout: float = 30.0,
+def connect(url: Optional[str] = None, token: Optional[str] = None, timeout: float = 30.0,
             max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES) -> "Client":
     """Opens a researcher connection to the lab node at `url` ("ws://HOST:PORT").
 
-    `token` is the access token lab staff gave you (surrounding whitespace is ignored, so the text
-    of a token file can be passed as is). `timeout` bounds the handshake and every reply wait.
+    `url` defaults to the GOBLIN_NODE environment variable and `token` to GOBLIN_TOKEN. `token`
+    is the access token lab staff gave you (surrounding whitespace is ignored, so the text of a
+    token file can be passed as is). `timeout` bounds the handshake and every reply wait.
     `max_tensor_bytes` is the largest tensor this client accepts from the node.
-    Raises AuthenticationError, VersionMismatchError or ConnectionLostError.
+    Raises InputError (no URL, or not a ws:// or wss:// one), AuthenticationError,
+    VersionMismatchError or ConnectionLostError — every failure is a GoblinError.
     """
+    url = url if url is not None else os.environ.get("GOBLIN_NODE")
+    token = token if token is not None else os.environ.get("GOBLIN_TOKEN")
+    if not url:
+        raise InputError("no lab node URL: pass one to connect() or set GOBLIN_NODE")
+    if not isinstance(url, str) or not url.startswith(("ws://", "wss://")):
+        raise InputError("the lab node URL must start with ws:// or wss://, got %r" % (url,))
     options: Dict[str, Any] = {"compression": None, "open_timeout": timeout,
                                "close_timeout": min(timeout, 5.0),
                                "max_size": max_tensor_bytes + FRAME_OVERHEAD_BYTES}
@@ -79,6 +89,8 @@ def connect(url: str, token: Optional[str] = None, timeout: float = 30.0,
     target = _researcher_url(url)
     try:
         connection = _ws_connect(target, **options)
+    except (InvalidURI, ValueError) as exc:  # ValueError: urllib's, e.g. an unclosed "[::1"
+        raise InputError("%r is not a lab node URL: %s" % (url, exc)) from exc
     except (OSError, InvalidHandshake, TimeoutError) as exc:
         raise ConnectionLostError("cannot connect to %s: %s" % (target, exc)) from exc
     client = Client(connection, timeout=timeout, max_tensor_bytes=max_tensor_bytes)

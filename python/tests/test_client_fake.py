@@ -214,6 +214,23 @@ def test_malformed_audit_report_is_a_protocol_error(node):
             client.audit("j-1")
 
 
+@pytest.mark.parametrize("url", ["http://127.0.0.1:1", "127.0.0.1:7000", "ws://", "ws://[::1"])
+def test_bad_urls_raise_a_goblin_error(url):
+    with pytest.raises(goblin.GoblinError):
+        goblin.connect(url, token=TOKEN, timeout=2)
+
+
+def test_node_and_token_from_the_environment(node, monkeypatch):
+    monkeypatch.setenv("GOBLIN_NODE", node.url)
+    monkeypatch.setenv("GOBLIN_TOKEN", TOKEN)
+    A, B = matrices(dtype=np.float64)
+    with goblin.connect(timeout=10) as client:
+        np.testing.assert_allclose(client.matmul(A, B, timeout=10), A @ B)
+    monkeypatch.delenv("GOBLIN_NODE")
+    with pytest.raises(goblin.InputError, match="GOBLIN_NODE"):
+        goblin.connect(timeout=2)
+
+
 def test_error_reply_maps_to_shape_error():
     fake = FakeNode("error")
     try:
