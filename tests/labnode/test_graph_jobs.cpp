@@ -362,6 +362,12 @@ CoordinatorSettings cheapAuditsOnly() {
     return chosen;
 }
 
+// x [kMlpRows, kMlpInner] and w [kMlpInner, kMlpCols] of relu(x·w), drawn from seeds `seed`, +1.
+std::pair<core::Tensor, core::Tensor> mlpInputs(std::uint64_t seed) {
+    return {goblin::testing::randomTensor(core::DType::F32, {kMlpRows, kMlpInner}, seed),
+            goblin::testing::randomTensor(core::DType::F32, {kMlpInner, kMlpCols}, seed + 1)};
+}
+
 } // namespace
 
 void TestGraphJobs::witnessesGoToVolunteersNotToTheResearcher() {
@@ -370,10 +376,8 @@ void TestGraphJobs::witnessesGoToVolunteersNotToTheResearcher() {
     auto researcher = cluster.connectResearcher();
     auto& one = cluster.connectVolunteer(2, true, "cpu-reference", "10.0.0.1");
     auto& two = cluster.connectVolunteer(2, true, "cpu-reference", "10.0.0.2");
-    const core::Tensor x =
-        goblin::testing::randomTensor(core::DType::F32, {kMlpRows, kMlpInner}, 21);
-    const core::Tensor w =
-        goblin::testing::randomTensor(core::DType::F32, {kMlpInner, kMlpCols}, 22);
+    const auto inputs = mlpInputs(21);
+    const core::Tensor &x = inputs.first, &w = inputs.second;
     cluster.fromResearcher(submitMatmulRelu(x, w));
     std::set<std::size_t> taskOutputs;
     const auto honestly = [&](const net::Message& task) {
@@ -410,10 +414,8 @@ void TestGraphJobs::cheapAuditCatchesAgreeingLiarsOnAWitness() {
     auto researcher = cluster.connectResearcher();
     auto& one = cluster.connectVolunteer(2, true, "cpu-reference", "10.0.0.1");
     auto& two = cluster.connectVolunteer(2, true, "cpu-reference", "10.0.0.2");
-    const core::Tensor x =
-        goblin::testing::randomTensor(core::DType::F32, {kMlpRows, kMlpInner}, 23);
-    const core::Tensor w =
-        goblin::testing::randomTensor(core::DType::F32, {kMlpInner, kMlpCols}, 24);
+    const auto inputs = mlpInputs(23);
+    const core::Tensor &x = inputs.first, &w = inputs.second;
     cluster.fromResearcher(submitMatmulRelu(x, w));
     // Both return the same wrong matmul value and a relu consistent with it.
     const auto lie = [](const net::Message& task) {
@@ -446,9 +448,8 @@ void TestGraphJobs::nonCanonicalReplicasAreAuditedInFull() {
     auto researcher = cluster.connectResearcher();
     auto& one = cluster.connectVolunteer(2, true, "cpu-eigen", "10.0.0.1");
     auto& two = cluster.connectVolunteer(2, true, "cpu-eigen", "10.0.0.2");
-    cluster.fromResearcher(submitMatmulRelu(
-        goblin::testing::randomTensor(core::DType::F32, {kMlpRows, kMlpInner}, 25),
-        goblin::testing::randomTensor(core::DType::F32, {kMlpInner, kMlpCols}, 26)));
+    const auto inputs = mlpInputs(25);
+    cluster.fromResearcher(submitMatmulRelu(inputs.first, inputs.second));
     const auto eigen = [](const net::Message& task) {
         return answerWith(task, runTaskGraph(task), "cpu-eigen");
     };
