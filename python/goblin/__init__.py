@@ -15,6 +15,8 @@ from .errors import (AuthenticationError, CaptureError, CaptureMismatchError, Co
                      DTypeError, FrameError, GoblinError, GoblinTimeoutError, InputError,
                      LimitExceededError, ProtocolError, RemoteError, ShapeError,
                      TorchRequiredError, UnsupportedOperator, VersionMismatchError)
+from . import optim
+from .training import RoundRecord, TrainingError, TrainResult
 from .validation import validate_matmul_inputs
 from .wire import decode_tensor_frame, encode_tensor_frame
 
@@ -25,7 +27,7 @@ __all__ = [
     "CaptureMismatchError", "CapturedGraph", "Client",
     "ConnectionLostError", "DATA_WARNING", "DTypeError", "FrameError", "GoblinError",
     "GoblinTimeoutError", "InputError", "LimitExceededError", "PROTOCOL_VERSION", "ProtocolError",
-    "RemoteError", "ShapeError", "TorchRequiredError", "UnsupportedOperator",
+    "RemoteError", "RoundRecord", "ShapeError", "TrainResult", "TrainingError", "TorchRequiredError", "UnsupportedOperator",
     "VersionMismatchError", "capture", "connect", "decode_tensor_frame", "encode_tensor_frame",
-    "validate_matmul_inputs",
+    "optim", "validate_matmul_inputs",
 ]

@@ -7,6 +7,7 @@ bounded: replies by the connect() timeout, jobs by the timeout given to matmul()
 import inspect
 import json
 import os
+import sys
 import time
 import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -171,7 +172,8 @@ class Client:
         return self._single(self._finish(job, progress, deadline))
 
     def run(self, graph, inputs: Sequence[np.ndarray], batch=None, chunks: Optional[int] = None,
-            progress: bool = False, timeout: Optional[float] = None) -> List[np.ndarray]:
+            progress: bool = False, timeout: Optional[float] = None,
+            micro_batch: Optional[int] = None) -> List[np.ndarray]:
         """Runs an op graph on the network and returns its outputs (numpy arrays, graph order).
 
         WARNING: numbers are not encrypted while volunteers compute them.
@@ -183,19 +185,24 @@ class Client:
         `batch` lets the node split the job: an int splits every input and every output along
         that dim; a dict {"inputs": [dim or None, ...], "outputs": [dim, ...]} says it per value.
         Marking a batch dim asserts that its rows are computed independently. `chunks` asks for
-        that many tasks (node default: one per connected volunteer). The summary of the job is in
-        `last_summary`.
+        that many tasks (node default: one per connected volunteer). An output entry "sum" or
+        "mean" (for outputs without a batch dim, such as a mean loss and its gradients) adds the
+        chunks' outputs, or averages them weighted by their rows, in float64 in chunk order.
+        `micro_batch=m` says the graph is written for m rows (captured at that batch size): the
+        marked inputs may carry any multiple of m rows and every task runs the graph unchanged on
+        m of them. The summary of the job is in `last_summary`.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
-        job = self.submit_graph(graph, inputs, batch=batch, chunks=chunks)
+        job = self.submit_graph(graph, inputs, batch=batch, chunks=chunks, micro_batch=micro_batch)
         return self._finish(job, progress, deadline)
 
     def submit_graph(self, graph, inputs: Sequence[np.ndarray], batch=None,
-                     chunks: Optional[int] = None) -> str:
+                     chunks: Optional[int] = None, micro_batch: Optional[int] = None) -> str:
         """Submits a graph job (see run()) and returns its id; collect it with fetch_outputs()."""
         request, arrays = graph_request(graph, inputs, batch, chunks,
                                         max_tensors=self.limits["max_tensors_per_message"],
-                                        max_tensor_bytes=self.limits["max_tensor_bytes"])
+                                        max_tensor_bytes=self.limits["max_tensor_bytes"],
+                                        micro_batch=micro_batch)
         for index, array in enumerate(arrays):
             if array.nbytes > self.limits["max_tensor_bytes"]:
                 raise LimitExceededError("input %d takes %d bytes, over the node's tensor limit of "
@@ -216,6 +223,37 @@ class Client:
         if isinstance(reply.get("tasks"), int):
             self._progress.setdefault(job, (0, reply["tasks"]))
         return job
+
+    def train(self, model, loss_fn, data, optimizer=None, rounds: Optional[int] = None,
+              batch_size: int = 32, micro_batch: Optional[int] = None,
+              clip_grad_norm: Optional[float] = None, callback=None, progress: bool = True,
+              resume=None, timeout: Optional[float] = None):
+        """Trains a PyTorch model on the network and returns a goblin.training.TrainResult.
+
+        WARNING: numbers are not encrypted while volunteers compute them.
+
+        `model(x)` and `loss_fn(model(x), y)` (a loss averaged over the batch, PyTorch's default
+        reduction) are captured once as a training step (params, x, y) → (loss, grads) at
+        `micro_batch` rows. `data` is a pair (x, y) of arrays with a leading sample dim, uploaded
+        in the researcher's order (round r takes the next `batch_size` samples, wrapping around),
+        or an iterable of (x, y) batches of `batch_size` samples (then `rounds` may be None: until
+        it ends). Each round, the node runs the step on `batch_size / micro_batch` micro-batches,
+        every one verified like a graph task (two volunteers, bitwise agreement, node audits), and
+        averages the loss and gradients in float64 in micro-batch order; then gradients are clipped
+        to `clip_grad_norm` (torch.nn.utils.clip_grad_norm_'s formula) and `optimizer`
+        (goblin.optim.SGD, Adam or AdamW; default AdamW()) takes its step. The model passed in is
+        not modified: the result's `state_dict` holds the trained parameters, `history` one
+        RoundRecord per round; `resume=result` continues from it (parameters, optimizer state and
+        position in the data). `callback(record)` runs after each round; returning False stops.
+        A non-finite loss or gradient raises goblin.training.TrainingError naming the round, with
+        nothing applied; its `result` holds the rounds before it.
+        """
+        from .training import train
+        if progress:
+            sys.stderr.write("goblin: " + DATA_WARNING + "\n")
+        return train(self, model, loss_fn, data, optimizer=optimizer, rounds=rounds,
+                     batch_size=batch_size, micro_batch=micro_batch, clip_grad_norm=clip_grad_norm,
+                     callback=callback, progress=progress, resume=resume, timeout=timeout)
 
     def fetch_outputs(self, job_id: str, progress: bool = False,
                       timeout: Optional[float] = None) -> List[np.ndarray]:

@@ -6,7 +6,7 @@ dtype travel packed in flat tensors that the graph slices and reshapes back. The
 normalised to one entry per input and output.
 """
 
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -30,7 +30,11 @@ def graph_dict(graph) -> Dict[str, Any]:
                     % type(graph).__name__)
 
 
-def _checked_inputs(declared: List[Dict[str, Any]], inputs: Sequence[np.ndarray]) -> List[np.ndarray]:
+def _checked_inputs(declared: List[Dict[str, Any]], inputs: Sequence[np.ndarray],
+                    rows: Dict[int, Tuple[int, int]]) -> List[np.ndarray]:
+    """Each input with exactly its declared dtype and shape; `rows` maps an input of a
+    micro-batched job to (its batch dim, the micro-batch), where it may carry any positive multiple
+    of the declared rows."""
     if len(inputs) != len(declared):
         raise InputError("the graph has %d input(s), %d array(s) were given"
                          % (len(declared), len(inputs)))
@@ -40,11 +44,24 @@ def _checked_inputs(declared: List[Dict[str, Any]], inputs: Sequence[np.ndarray]
         wanted = np.dtype(DTYPES[spec["dtype"]])
         if array.dtype != wanted:
             raise DTypeError("input %d is %s, the graph declares %s" % (index, array.dtype, wanted))
-        if list(array.shape) != list(spec["shape"]):
+        shape = list(spec["shape"])
+        if index in rows and array.ndim == len(shape):
+            dim, micro = rows[index]
+            if shape[dim] != micro:
+                raise ShapeError("input %d declares %d rows along its batch dim, the micro-batch "
+                                 "is %d" % (index, shape[dim], micro))
+            if array.shape[dim] == 0 or array.shape[dim] % micro:
+                raise ShapeError("input %d carries %d rows, not a positive multiple of the "
+                                 "micro-batch %d" % (index, array.shape[dim], micro))
+            shape[dim] = array.shape[dim]
+        if list(array.shape) != shape:
             raise ShapeError("input %d has shape %s, the graph declares %s"
-                             % (index, list(array.shape), list(spec["shape"])))
+                             % (index, list(array.shape), shape))
         arrays.append(np.ascontiguousarray(array))
     return arrays
+
+
+MERGES = ("sum", "mean")
 
 
 def _batch(batch, researcher_inputs: int, hoisted: int, outputs: int):
@@ -52,7 +69,7 @@ def _batch(batch, researcher_inputs: int, hoisted: int, outputs: int):
         return None
     if isinstance(batch, (int, np.integer)) and not isinstance(batch, bool):
         dims_in: List[Any] = [int(batch)] * researcher_inputs
-        dims_out = [int(batch)] * outputs
+        dims_out: List[Any] = [int(batch)] * outputs
     elif isinstance(batch, dict):
         dims_in = list(batch.get("inputs", []))
         dims_out = list(batch.get("outputs", []))
@@ -62,7 +79,28 @@ def _batch(batch, researcher_inputs: int, hoisted: int, outputs: int):
     else:
         raise InputError("batch is an int (one dim for every input and output) or a dict "
                          "{'inputs': [...], 'outputs': [...]}")
+    for entry in dims_out:
+        if isinstance(entry, str) and entry not in MERGES:
+            raise InputError("batch outputs are dims, 'sum' or 'mean', not %r" % entry)
     return {"inputs": dims_in + [None] * hoisted, "outputs": dims_out}
+
+
+def _micro_rows(batch, declared, micro_batch) -> Dict[int, Tuple[int, int]]:
+    """The marked inputs of a micro-batched job: index → (batch dim, micro-batch)."""
+    if micro_batch is None:
+        return {}
+    if not isinstance(batch, dict) and not isinstance(batch, (int, np.integer)):
+        raise InputError("micro_batch needs a batch split")
+    if isinstance(micro_batch, bool) or not isinstance(micro_batch, (int, np.integer)) \
+            or micro_batch < 1:
+        raise InputError("micro_batch must be a positive integer")
+    dims = [batch] * len(declared) if not isinstance(batch, dict) else list(batch.get("inputs", []))
+    rows = {}
+    for index, dim in enumerate(dims[:len(declared)]):
+        if dim is not None:
+            rank = len(declared[index]["shape"])
+            rows[index] = (int(dim) % rank if rank else 0, int(micro_batch))
+    return rows
 
 
 def _value_ids(wire) -> List[int]:
@@ -104,12 +142,13 @@ def _packed(wire, declared, arrays, researcher_inputs: int, max_bytes: int):
 
 
 def graph_request(graph, inputs: Sequence[np.ndarray], batch=None, chunks=None,
-                  max_tensors: int = 64,
-                  max_tensor_bytes: int = 1 << 30) -> Tuple[Dict[str, Any], List[np.ndarray]]:
+                  max_tensors: int = 64, max_tensor_bytes: int = 1 << 30,
+                  micro_batch: Optional[int] = None) -> Tuple[Dict[str, Any], List[np.ndarray]]:
     """The submit_graph control message and the arrays that follow it (at most `max_tensors` of
     them when the hoisted constants can be packed within `max_tensor_bytes` each)."""
     wire = graph_dict(graph)
-    arrays = _checked_inputs(wire.get("inputs", []), inputs)
+    rows = _micro_rows(batch, wire.get("inputs", []), micro_batch)
+    arrays = _checked_inputs(wire.get("inputs", []), inputs, rows)
     researcher_inputs = len(arrays)
     kept, declared = [], list(wire.get("inputs", []))
     for constant in wire.get("constants", []):
@@ -129,6 +168,8 @@ def graph_request(graph, inputs: Sequence[np.ndarray], batch=None, chunks=None,
     if split is not None:
         if chunks is not None:
             split["chunks"] = int(chunks)
+        if micro_batch is not None:
+            split["micro_batch"] = int(micro_batch)
         request["batch"] = split
     elif chunks is not None:
         raise InputError("chunks needs a batch split")

@@ -16,6 +16,7 @@ torch = pytest.importorskip("torch", reason="torch is not installed (optional de
 from torch.nn import functional as F  # noqa: E402
 
 from op_suite_backends import run_graph  # noqa: E402
+from training_models import CharLM, lm_loss  # noqa: E402
 
 
 def training_step(model, loss_fn):
@@ -30,26 +31,6 @@ def training_step(model, loss_fn):
         return (loss, *torch.autograd.grad(loss, list(params.values())))
 
     return step, [p.detach().clone() for p in model.parameters()]
-
-
-class CharLM(torch.nn.Module):
-    def __init__(self, vocab=13, dim=16, heads=2, length=7):
-        super().__init__()
-        self.tokens = torch.nn.Embedding(vocab, dim)
-        self.positions = torch.nn.Parameter(torch.randn(length, dim) * 0.1)
-        self.block = torch.nn.TransformerEncoderLayer(dim, heads, 2 * dim, dropout=0.0,
-                                                      activation="gelu", batch_first=True)
-        self.head = torch.nn.Linear(dim, vocab)
-        mask = torch.triu(torch.full((length, length), float("-inf")), diagonal=1)
-        self.register_buffer("mask", mask)
-
-    def forward(self, x):
-        h = self.tokens(x) + self.positions
-        return self.head(self.block(h, src_mask=self.mask))
-
-
-def lm_loss(logits, y):
-    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 
 
 def family(name, seed):

@@ -66,6 +66,8 @@ private Q_SLOTS:
     void submissionChecksInputsAndBatch();
     void chunksAdaptStaticShapesAndMergeBack();
     void chunksRefuseANonSeparableGraph();
+    void microBatchesRunTheGraphUnchangedAndAverage();
+    void microBatchSubmissionsAreCheckedUpFront();
     void refereeDecisions();
 };
 
@@ -104,7 +106,9 @@ void TestGraphTasks::submissionChecksInputsAndBatch() {
         submission(g, {iota({6, 3, 4})}, R"({"inputs":[0],"outputs":[0,-1],"chunks":4})"), limits);
     QVERIFY2(split.has_value(), split ? "" : split.error().message.c_str());
     QCOMPARE(split->batch->size, std::int64_t{6});
-    QCOMPARE(split->batch->outputDims, (std::vector<int>{0, 0}));
+    QCOMPARE(split->batch->outputs,
+             (std::vector<lab::OutputMerge>{{lab::OutputMerge::Kind::Concat, 0},
+                                            {lab::OutputMerge::Kind::Concat, 0}}));
     QCOMPARE(split->batch->chunks, std::int64_t{4});
     for (const char* bad :
          {R"({"inputs":[3],"outputs":[0,0]})", R"({"inputs":[null],"outputs":[0,0]})",
@@ -161,6 +165,104 @@ void TestGraphTasks::chunksRefuseANonSeparableGraph() {
         submission(g, {iota({6, 2})}, R"({"inputs":[0],"outputs":[0]})"), graph::GraphLimits{});
     QVERIFY(!parsed.has_value());
     QVERIFY(parsed.error().message.find("batch") != std::string::npos);
+}
+
+// x [2, 3] (one micro-batch of 2 rows), w [3] → relu(x·w) per row [2, 3] and its mean over
+// the rows [3]: the shape of a training step's per-sample values and of its mean loss.
+graph::Graph microStep() {
+    graph::Graph g;
+    g.inputs.push_back({0, {DType::F32, {2, 3}}});
+    g.inputs.push_back({1, {DType::F32, {3}}});
+    g.nodes.push_back({2, ops::OpCode::Mul, {0, 1}, {}});
+    g.nodes.push_back({3, ops::OpCode::Relu, {2}, {}});
+    g.nodes.push_back({4, ops::OpCode::Mean, {3}, {{"dims", ops::IntList{0}}}});
+    g.outputs = {3, 4};
+    return g;
+}
+
+void TestGraphTasks::microBatchesRunTheGraphUnchangedAndAverage() {
+    const graph::GraphLimits limits;
+    const graph::Graph g = microStep();
+    Tensor x = iota({6, 3}), w = iota({3});
+    for (float& v : x.values<float>())
+        v = (v - 7.0f) / 3.0f;
+    auto parsed = lab::parseGraphSubmission(
+        submission(g, {copyOf(x), copyOf(w)},
+                   R"({"inputs":[0,null],"outputs":[0,"mean"],"micro_batch":2})"),
+        limits);
+    QVERIFY2(parsed.has_value(), parsed ? "" : parsed.error().message.c_str());
+    QCOMPARE(parsed->batch->size, std::int64_t{6});
+    QCOMPARE(parsed->batch->chunks, std::int64_t{3});
+    auto chunks = lab::splitIntoChunks(*parsed, 7, limits).value(); // the request decides: 3
+    QCOMPARE(chunks.size(), std::size_t{3});
+    std::vector<std::vector<Tensor>> outputs;
+    for (const lab::GraphChunk& chunk : chunks) {
+        QCOMPARE(chunk.graph.inputs[0].spec.shape, (goblin::core::Shape{2, 3}));
+        std::vector<Tensor> inputs{*chunk.inputs[0], *chunk.inputs[1]};
+        outputs.push_back(goblin::reference::runGraph(chunk.graph, chunk.plan, inputs).value());
+    }
+    const auto merged = lab::mergeChunkOutputs(*parsed, chunks, outputs).value();
+    QCOMPARE(merged[0].shape(), (goblin::core::Shape{6, 3}));
+    QCOMPARE(merged[1].shape(), (goblin::core::Shape{3}));
+    for (std::int64_t col = 0; col < 3; ++col) {
+        double mean = 0; // float64 recomputation over all six rows
+        for (std::int64_t row = 0; row < 6; ++row) {
+            const double y = std::max(0.0, static_cast<double>(x.values<float>()[row * 3 + col]) *
+                                               w.values<float>()[col]);
+            QCOMPARE(static_cast<double>(merged[0].values<float>()[row * 3 + col]), y);
+            mean += y / 6.0;
+        }
+        QVERIFY(std::abs(merged[1].values<float>()[col] - mean) <= 1e-6 * (1.0 + std::abs(mean)));
+    }
+    // A sum adds the micro-batches' values: three times the mean here.
+    auto summed = lab::parseGraphSubmission(
+        submission(g, {copyOf(x), copyOf(w)},
+                   R"({"inputs":[0,null],"outputs":[0,"sum"],"micro_batch":2})"),
+        limits);
+    const auto total = lab::mergeChunkOutputs(*summed, chunks, outputs).value();
+    for (std::size_t col = 0; col < 3; ++col)
+        QVERIFY(std::abs(total[1].values<float>()[col] - 3 * merged[1].values<float>()[col]) <=
+                1e-5f * (1 + std::abs(total[1].values<float>()[col])));
+}
+
+void TestGraphTasks::microBatchSubmissionsAreCheckedUpFront() {
+    const graph::GraphLimits limits;
+    const graph::Graph g = microStep();
+    struct Case {
+        std::int64_t rows;
+        const char* batch;
+        goblin::ErrorCode code;
+    };
+    for (const Case& bad : {
+             Case{5, R"({"inputs":[0,null],"outputs":[0,"mean"],"micro_batch":2})",
+                  goblin::ErrorCode::ShapeMismatch}, // 5 rows are not micro-batches of 2
+             Case{6, R"({"inputs":[0,null],"outputs":[0,"mean"],"micro_batch":3})",
+                  goblin::ErrorCode::ShapeMismatch}, // the graph is written for 2 rows
+             Case{6, R"({"inputs":[0,null],"outputs":[0,"mean"],"micro_batch":2,"chunks":2})",
+                  goblin::ErrorCode::InvalidInput}, // every chunk is one micro-batch
+             Case{6, R"({"inputs":[0,null],"outputs":[0,"median"],"micro_batch":2})",
+                  goblin::ErrorCode::InvalidInput},
+             Case{6, R"({"inputs":[0,null],"outputs":[0,"mean"],"micro_batch":0})",
+                  goblin::ErrorCode::InvalidInput},
+             Case{6, R"({"inputs":[0,null],"outputs":["mean","mean"]})",
+                  goblin::ErrorCode::ShapeMismatch}, // without a micro-batch x declares 2 rows
+         }) {
+        auto refused = lab::parseGraphSubmission(
+            submission(g, {iota({bad.rows, 3}), iota({3})}, bad.batch), limits);
+        QVERIFY2(!refused.has_value(), bad.batch);
+        QVERIFY2(refused.error().code == bad.code, refused.error().message.c_str());
+    }
+    // An integer output cannot be averaged.
+    graph::Graph counts;
+    counts.inputs.push_back({0, {DType::I64, {2, 3}}});
+    counts.nodes.push_back({1, ops::OpCode::Sum, {0}, {{"dims", ops::IntList{0}}}});
+    counts.outputs = {1};
+    Tensor ints = Tensor::allocate(DType::I64, {4, 3}).value();
+    auto refused =
+        lab::parseGraphSubmission(submission(counts, {std::move(ints)},
+                                             R"({"inputs":[0],"outputs":["sum"],"micro_batch":2})"),
+                                  limits);
+    QVERIFY(!refused && refused.error().code == goblin::ErrorCode::UnsupportedDtype);
 }
 
 void TestGraphTasks::refereeDecisions() {

@@ -7,6 +7,7 @@
 #include "goblin/net/limits.hpp"
 #include "graph_witnesses.hpp"
 #include "tensor_slices.hpp"
+#include "tensor_sums.hpp"
 
 namespace goblin::labnode {
 namespace {
@@ -89,7 +90,9 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
     }
     const BatchSplit& batch = *submission.batch;
     const std::int64_t count =
-        std::clamp<std::int64_t>(batch.chunks > 0 ? batch.chunks : chunks, 1, batch.size);
+        batch.microBatch > 0
+            ? batch.size / batch.microBatch
+            : std::clamp<std::int64_t>(batch.chunks > 0 ? batch.chunks : chunks, 1, batch.size);
     for (std::int64_t c = 0; c < count; ++c) {
         const std::int64_t begin = batch.size * c / count;
         const std::int64_t rows = batch.size * (c + 1) / count - begin;
@@ -108,6 +111,12 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
             chunk.graph.inputs[i].spec.shape[*dim] = rows;
             chunk.inputs.push_back(std::make_shared<const core::Tensor>(std::move(*part)));
         }
+        if (batch.microBatch > 0) { // the graph is already written for these rows
+            chunk.plan = submission.plan;
+            finishChunk(chunk);
+            result.push_back(std::move(chunk));
+            continue;
+        }
         auto adapted = adaptShapeTargets(chunk.graph, submission.plan.order, batch.size, rows);
         auto plan = adapted ? core::graph::validateGraph(chunk.graph, limits)
                             : Expected<core::graph::GraphPlan>(tl::unexpected(adapted.error()));
@@ -117,13 +126,20 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
                                                     " of the batch: " + plan.error().message);
         for (std::size_t o = 0; o < chunk.graph.outputs.size(); ++o) {
             core::Shape expected = submission.plan.specs.at(submission.graph.outputs[o]).shape;
-            expected[static_cast<std::size_t>(batch.outputDims[o])] = rows;
+            const OutputMerge& merge = batch.outputs[o];
+            if (merge.kind == OutputMerge::Kind::Concat)
+                expected[static_cast<std::size_t>(merge.dim)] = rows;
             if (plan->specs.at(chunk.graph.outputs[o]).shape != expected)
                 return makeError(ErrorCode::ShapeMismatch,
-                                 "the graph does not split along the marked batch dims: output " +
-                                     std::to_string(o) + " of a chunk of " + std::to_string(rows) +
-                                     " rows does not have " + std::to_string(rows) +
-                                     " rows along its batch dim");
+                                 merge.kind == OutputMerge::Kind::Concat
+                                     ? "the graph does not split along the marked batch dims: "
+                                       "output " +
+                                           std::to_string(o) + " of a chunk of " +
+                                           std::to_string(rows) + " rows does not have " +
+                                           std::to_string(rows) + " rows along its batch dim"
+                                     : "output " + std::to_string(o) +
+                                           " changes shape with the rows of a chunk; a summed or "
+                                           "averaged output keeps its shape");
         }
         chunk.plan = std::move(*plan);
         finishChunk(chunk);
@@ -143,16 +159,35 @@ mergeChunkOutputs(const GraphSubmission& submission, const std::vector<GraphChun
         return std::vector<core::Tensor>(
             only.begin(), only.begin() + static_cast<std::ptrdiff_t>(researcherOutputs));
     }
+    const BatchSplit& batch = *submission.batch;
     std::vector<core::Tensor> merged;
     for (std::size_t o = 0; o < submission.graph.outputs.size(); ++o) {
         const auto& spec = submission.plan.specs.at(submission.graph.outputs[o]);
-        auto whole = core::Tensor::allocate(spec.dtype, spec.shape);
+        const OutputMerge& merge = batch.outputs[o];
+        if (merge.kind != OutputMerge::Kind::Concat) {
+            std::vector<core::Tensor> parts;
+            std::vector<double> weights;
+            for (std::size_t c = 0; c < chunks.size(); ++c) {
+                parts.push_back(outputs.at(c).at(o));
+                const std::int64_t end = c + 1 < chunks.size() ? chunks[c + 1].offset : batch.size;
+                weights.push_back(merge.kind == OutputMerge::Kind::Sum
+                                      ? 1.0
+                                      : static_cast<double>(end - chunks[c].offset) /
+                                            static_cast<double>(batch.size));
+            }
+            auto combined = weightedSum(parts, weights);
+            if (!combined)
+                return tl::unexpected(combined.error());
+            merged.push_back(std::move(*combined));
+            continue;
+        }
+        core::Shape shape = spec.shape; // with a micro-batch, the shape of one chunk's output
+        shape[static_cast<std::size_t>(merge.dim)] = batch.size;
+        auto whole = core::Tensor::allocate(spec.dtype, shape);
         if (!whole)
             return tl::unexpected(whole.error());
         for (std::size_t c = 0; c < chunks.size(); ++c) {
-            if (auto ok = placeAlong(*whole, outputs.at(c).at(o), submission.batch->outputDims[o],
-                                     chunks[c].offset);
-                !ok)
+            if (auto ok = placeAlong(*whole, outputs.at(c).at(o), merge.dim, chunks[c].offset); !ok)
                 return tl::unexpected(ok.error());
         }
         merged.push_back(std::move(*whole));

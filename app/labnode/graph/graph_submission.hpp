@@ -11,14 +11,29 @@
 
 namespace goblin::labnode {
 
+// How one output of a split job is made from its chunks' outputs: concatenated along a dim, or
+// (outputs with no batch dim, such as a mean loss and its gradients) summed, or averaged weighted
+// by each chunk's rows, in float64 in chunk order and rounded once to the output's dtype.
+struct OutputMerge {
+    enum class Kind { Concat, Sum, Mean };
+    Kind kind = Kind::Concat;
+    int dim = 0; // Concat only
+
+    bool operator==(const OutputMerge&) const = default;
+};
+
 // Where the researcher allows the job to be split: marked inputs are cut along their dim into
-// chunks (one task each), unmarked ones go whole to every task, and each output is concatenated
-// along its dim. Marking asserts that rows of the batch are computed independently.
+// chunks (one task each), unmarked ones go whole to every task, and each output is merged as its
+// OutputMerge says. Marking asserts that rows of the batch are computed independently.
 struct BatchSplit {
     std::vector<std::optional<int>> inputDims; // per graph input; nullopt = not split
-    std::vector<int> outputDims;               // per graph output
+    std::vector<OutputMerge> outputs;          // per graph output
     std::int64_t size = 0;                     // the batch size (equal for every marked input)
     std::int64_t chunks = 0;                   // requested; 0 = the node decides
+    // When > 0, the graph is written for exactly `microBatch` rows: marked inputs carry `size`, a
+    // multiple of it, and every chunk runs the graph unchanged on `microBatch` of them (a graph
+    // captured at one batch size, e.g. a training step, is never re-shaped).
+    std::int64_t microBatch = 0;
 };
 
 struct GraphSubmission {

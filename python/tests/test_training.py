@@ -1,0 +1,196 @@
+"""Client.train on a real lab node and real volunteers: an MLP, a CNN and a character-level
+transformer LM trained in rounds of verified micro-batch tasks give PyTorch's own training (same
+initial weights, data order and optimizer); runs repeat bit for bit, a resumed run continues to the
+same bits, a lying volunteer is caught without changing a bit, and bad input fails clearly."""
+
+import copy
+
+import numpy as np
+import pytest
+
+import goblin
+from goblin import optim
+from goblin.errors import InputError, UnsupportedOperator
+from goblin.training import TrainingError
+
+torch = pytest.importorskip("torch", reason="torch is not installed (optional dependency)")
+
+from training_models import training_family  # noqa: E402
+from test_graph_network import NO_AUDITS, graph_verdicts, quarantined, wait_for_volunteers  # noqa: E402,E501
+
+ROUND_TIMEOUT = 180.0
+BATCH, MICRO = 8, 4
+
+# family → (goblin optimizer, the same in torch, clip_grad_norm)
+SETUPS = {
+    "mlp": (lambda: optim.AdamW(lr=1e-2, weight_decay=0.05),
+            lambda ps: torch.optim.AdamW(ps, lr=1e-2, weight_decay=0.05), 1.0),
+    "cnn": (lambda: optim.SGD(lr=0.05, momentum=0.9, nesterov=True),
+            lambda ps: torch.optim.SGD(ps, lr=0.05, momentum=0.9, nesterov=True), None),
+    "lm": (lambda: optim.Adam(lr=lambda step: 3e-3 * 0.8 ** step, betas=(0.9, 0.95)),
+           lambda ps: torch.optim.Adam(ps, lr=3e-3, betas=(0.9, 0.95)), 0.5),
+}
+
+
+def torch_training(model, loss_fn, x, y, rounds, make_optimizer, clip, schedule=None):
+    """PyTorch's own loop over the same batches: samples (r·B + i) mod N of round r."""
+    model = copy.deepcopy(model)
+    opt = make_optimizer(model.parameters())
+    lr_schedule = schedule(opt) if schedule else None
+    losses = []
+    for r in range(rounds):
+        rows = torch.arange(r * BATCH, (r + 1) * BATCH) % x.shape[0]
+        opt.zero_grad()
+        loss = loss_fn(model(x[rows]), y[rows])
+        loss.backward()
+        if clip is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        opt.step()
+        if lr_schedule is not None:
+            lr_schedule.step()
+        losses.append(loss.item())
+    return losses, {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def flat(state, names):
+    return np.concatenate([np.asarray(state[n], dtype=np.float64).ravel() for n in names])
+
+
+def assert_same_training(result, want_losses, want_state, start_state, names):
+    got = result.losses
+    assert len(got) == len(want_losses)
+    np.testing.assert_allclose(got, want_losses, rtol=1e-5)
+    moved = np.linalg.norm(flat(want_state, names) - flat(start_state, names))
+    off = np.linalg.norm(flat(result.state_dict, names) - flat(want_state, names))
+    assert moved > 0 and off <= 1e-2 * moved, (off, moved)
+
+
+def bits(result):
+    return [np.asarray(v).tobytes() for _, v in sorted(result.params.items())], \
+        [np.float64(loss).tobytes() for loss in result.losses]
+
+
+@pytest.fixture(scope="module")
+def client(shared_cluster):
+    return shared_cluster.connect(shared_cluster.token, timeout=120)
+
+
+@pytest.mark.parametrize("name", ["mlp", "cnn", "lm"])
+def test_training_matches_local_pytorch(client, name):
+    model, loss_fn, x, y = training_family(name, samples=20)  # 20 samples: round 2 wraps around
+    ours, theirs, clip = SETUPS[name]
+    start = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    names = [n for n, _ in model.named_parameters()]
+    records = []
+    result = client.train(model, loss_fn, (x, y), optimizer=ours(), rounds=5, batch_size=BATCH,
+                          micro_batch=MICRO, clip_grad_norm=clip, callback=records.append,
+                          progress=False, timeout=ROUND_TIMEOUT)
+    schedule = (lambda opt: torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 0.8 ** s)) \
+        if name == "lm" else None
+    want_losses, want_state = torch_training(model, loss_fn, x, y, 5, theirs, clip, schedule)
+    assert_same_training(result, want_losses, want_state, start, names)
+    # The model passed in is untouched; buffers come back as they were.
+    for key, value in model.state_dict().items():
+        assert torch.equal(value, start[key]), key
+    assert set(result.state_dict) == set(start)
+    # Each round: two verified micro-batch tasks, in the history and the callback alike.
+    assert records == result.history and [r.round for r in records] == list(range(5))
+    for record in result.history:
+        assert record.tasks == BATCH // MICRO and record.verified_tasks == record.tasks
+        assert record.samples == BATCH and record.rejected == 0 and record.grad_norm > 0
+        assert record.job.startswith("g-")
+
+
+def test_runs_repeat_bit_for_bit_and_resume_continues_to_the_same_bits(client):
+    model, loss_fn, x, y = training_family("mlp", samples=24, seed=4)
+
+    def run(rounds, resume=None):
+        return client.train(model, loss_fn, (x, y), optimizer=optim.AdamW(lr=1e-2), rounds=rounds,
+                            batch_size=BATCH, micro_batch=MICRO, progress=False, resume=resume,
+                            timeout=ROUND_TIMEOUT)
+
+    whole = run(4)
+    assert bits(run(4)) == bits(whole)
+    first = run(2)
+    resumed = run(2, resume=first)
+    assert resumed.rounds == 4 and resumed.samples_seen == 4 * BATCH
+    assert bits(resumed) == bits(whole)
+    assert [r.round for r in resumed.history] == [0, 1, 2, 3]
+
+
+def test_streamed_batches_train_until_the_iterable_ends(client):
+    model, loss_fn, x, y = training_family("mlp", samples=24, seed=5)
+    batches = [(x[i:i + BATCH], y[i:i + BATCH]) for i in range(0, 24, BATCH)]
+    result = client.train(model, loss_fn, iter(batches), optimizer=optim.SGD(lr=0.1),
+                          batch_size=BATCH, micro_batch=MICRO, progress=False,
+                          timeout=ROUND_TIMEOUT)
+    want_losses, want_state = torch_training(model, loss_fn, x, y, 3,
+                                             lambda ps: torch.optim.SGD(ps, lr=0.1), None)
+    start = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    assert_same_training(result, want_losses, want_state, start,
+                         [n for n, _ in model.named_parameters()])
+
+
+def test_a_non_finite_loss_fails_its_round_and_applies_nothing(client):
+    model, loss_fn, x, y = training_family("mlp", samples=16, seed=6)
+    x = x.clone()
+    x[BATCH + 1, 3] = float("nan")  # in round 1's batch
+    with pytest.raises(TrainingError, match="round 1: the loss is nan") as caught:
+        client.train(model, loss_fn, (x, y), optimizer=optim.SGD(lr=0.1), rounds=3,
+                     batch_size=BATCH, micro_batch=MICRO, progress=False, timeout=ROUND_TIMEOUT)
+    partial = caught.value.result
+    assert partial.rounds == 1 and len(partial.history) == 1
+    # What round 0 alone gives: the NaN never reached the parameters.
+    want_losses, want_state = torch_training(model, loss_fn, x, y, 1,
+                                             lambda ps: torch.optim.SGD(ps, lr=0.1), None)
+    for name, value in partial.params.items():
+        assert np.isfinite(value).all()
+        np.testing.assert_allclose(value, want_state[name].numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(batch_size=8, micro_batch=3), "does not divide"),
+    (dict(batch_size=64, micro_batch=8), "fewer than one batch"),
+    (dict(batch_size=8, micro_batch=0), "positive integer"),
+    (dict(batch_size=8, micro_batch=4, rounds=None), "rounds is needed"),
+    (dict(batch_size=8, micro_batch=4, optimizer=object()), "goblin.optim"),
+])
+def test_bad_training_settings_are_refused_before_any_job(client, shared_cluster, kwargs, message):
+    model, loss_fn, x, y = training_family("mlp", samples=16)
+    settings = dict(rounds=2, progress=False)
+    settings.update(kwargs)
+    jobs = shared_cluster.query("SELECT COUNT(*) FROM graph_jobs")[0][0]
+    with pytest.raises(InputError, match=message):
+        client.train(model, loss_fn, (x, y), **settings)
+    assert shared_cluster.query("SELECT COUNT(*) FROM graph_jobs")[0][0] == jobs
+
+
+def test_an_unsupported_layer_is_named(client):
+    model = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3), torch.nn.BatchNorm2d(4),
+                                torch.nn.Flatten(), torch.nn.Linear(4 * 4 * 4, 2)).train()
+    x, y = torch.randn(8, 1, 6, 6), torch.randint(0, 2, (8,))
+    with pytest.raises(UnsupportedOperator, match="GroupNorm"):
+        client.train(model, torch.nn.functional.cross_entropy, (x, y), rounds=1, batch_size=8,
+                     micro_batch=4, progress=False)
+
+
+def test_a_lying_volunteer_during_training_is_caught_and_changes_nothing(cluster):
+    token = cluster.add_researcher()
+    cluster.start_node(extra_args=NO_AUDITS)
+    _, liar = cluster.start_dishonest(corruption=1000.0)
+    cluster.start_volunteer(threads=1, slots=2)
+    cluster.start_volunteer(threads=1, slots=2)
+    wait_for_volunteers(cluster, 3)
+    client = cluster.connect(token, timeout=120)
+    model, loss_fn, x, y = training_family("mlp", samples=24, seed=7)
+    start = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    result = client.train(model, loss_fn, (x, y), optimizer=optim.Adam(lr=1e-2), rounds=3,
+                          batch_size=BATCH, micro_batch=2, progress=False, timeout=ROUND_TIMEOUT)
+    want_losses, want_state = torch_training(model, loss_fn, x, y, 3,
+                                             lambda ps: torch.optim.Adam(ps, lr=1e-2), None)
+    assert_same_training(result, want_losses, want_state, start,
+                         [n for n, _ in model.named_parameters()])
+    mine = graph_verdicts(cluster, liar)
+    assert mine and all(v == "rejected" for _, v, _ in mine), mine
+    assert quarantined(cluster, liar)
+    assert sum(r.rejected for r in result.history) == len(mine)
