@@ -3,8 +3,8 @@
 # Uses sudo when not root. Idempotent and quiet when everything is already there.
 # Usage: scripts/install_deps.sh [--bench|--test]
 #   --bench adds what bench/ compares against (Dask, PyTorch); --test adds the tests' references
-#   (PyTorch: the op suite and goblin.capture compare with it; the goblin package does not need it)
-#   and clang-format-14 for the format check.
+#   (PyTorch: the op suite and goblin.capture compare with it; the goblin package does not need it),
+#   clang-format-14 for the format check, lintian and python3-build for installer/test-packages.sh.
 set -euo pipefail
 
 packages=(
@@ -21,6 +21,8 @@ if [ "${1:-}" = "--bench" ]; then
 fi
 if [ "${1:-}" = "--test" ]; then
   packages+=(python3-torch clang-format-14)
+  # installer/test-packages.sh: lintian on the .deb files, python3-build for the wheel.
+  packages+=(lintian python3-build)
 fi
 
 missing=()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds (preset ci), then runs every test:
-# the format check, the C++ unit tests through ctest and the Python client + integration tests
-# through pytest.
+# the format check, the C++ unit tests through ctest, the Python client + integration tests
+# through pytest and the Debian packages' install test.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -19,3 +19,6 @@ export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
 chmod 0700 "$XDG_RUNTIME_DIR"
 ctest --preset ci -j 2
 .venv/bin/python -m pytest -q python/tests
+# The three .deb files from the trees above (nothing recompiled), installed, run and removed;
+# the wheel in a throwaway venv (installer/test-packages.sh, about a minute).
+bash installer/test-packages.sh --reuse build/ci build/nogui
