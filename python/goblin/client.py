@@ -227,7 +227,7 @@ class Client:
     def train(self, model, loss_fn, data, optimizer=None, rounds: Optional[int] = None,
               batch_size: int = 32, micro_batch: Optional[int] = None,
               clip_grad_norm: Optional[float] = None, callback=None, progress: bool = True,
-              resume=None, timeout: Optional[float] = None):
+              resume=None, timeout: Optional[float] = None, checkpoint: Optional[str] = None):
         """Trains a PyTorch model on the network and returns a goblin.training.TrainResult.
 
         WARNING: numbers are not encrypted while volunteers compute them.
@@ -244,16 +244,22 @@ class Client:
         (goblin.optim.SGD, Adam or AdamW; default AdamW()) takes its step. The model passed in is
         not modified: the result's `state_dict` holds the trained parameters, `history` one
         RoundRecord per round; `resume=result` continues from it (parameters, optimizer state and
-        position in the data). `callback(record)` runs after each round; returning False stops.
-        A non-finite loss or gradient raises goblin.training.TrainingError naming the round, with
-        nothing applied; its `result` holds the rounds before it.
+        position in the data; an iterable is passed again from its start). `checkpoint=PATH`
+        writes the run to PATH (atomically) after every round and once each round's job is
+        durable at the node; `resume=PATH` (with the same `optimizer` settings) continues a run
+        whose client was killed, and keeps PATH current; the job of the round in flight is
+        fetched, not computed again. `callback(record)` runs after each round; returning False
+        stops. A failed round (a non-finite loss or gradient, nothing applied; a lost connection;
+        a job the node refused) raises goblin.TrainingError naming the round; its `result`
+        resumes the run.
         """
         from .training import train
         if progress:
             sys.stderr.write("goblin: " + DATA_WARNING + "\n")
         return train(self, model, loss_fn, data, optimizer=optimizer, rounds=rounds,
                      batch_size=batch_size, micro_batch=micro_batch, clip_grad_norm=clip_grad_norm,
-                     callback=callback, progress=progress, resume=resume, timeout=timeout)
+                     callback=callback, progress=progress, resume=resume, timeout=timeout,
+                     checkpoint=checkpoint)
 
     def fetch_outputs(self, job_id: str, progress: bool = False,
                       timeout: Optional[float] = None) -> List[np.ndarray]:
