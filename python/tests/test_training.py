@@ -194,3 +194,19 @@ def test_a_lying_volunteer_during_training_is_caught_and_changes_nothing(cluster
     assert mine and all(v == "rejected" for _, v, _ in mine), mine
     assert quarantined(cluster, liar)
     assert sum(r.rejected for r in result.history) == len(mine)
+
+
+def test_a_token_outside_the_vocabulary_fails_the_job_and_marks_no_volunteer(client,
+                                                                             shared_cluster):
+    model, loss_fn, x, y = training_family("lm", samples=8)
+    x = x.clone()
+    x[5, 2] = 13  # the vocabulary has 13 tokens: 0..12
+    with pytest.raises(TrainingError, match="round 0: .*invalid_input") as caught:
+        client.train(model, loss_fn, (x, y), optimizer=optim.Adam(), rounds=2, batch_size=BATCH,
+                     micro_batch=MICRO, progress=False, timeout=ROUND_TIMEOUT)
+    assert caught.value.result.rounds == 0
+    assert "13" in str(caught.value)
+    marked = shared_cluster.query("SELECT COUNT(*) FROM graph_results WHERE verdict != 'accepted'")
+    assert marked[0][0] == 0
+    assert shared_cluster.query("SELECT COUNT(*) FROM volunteer_trust "
+                                "WHERE quarantined_at IS NOT NULL")[0][0] == 0
