@@ -18,6 +18,7 @@
 #include "admission_store.hpp"
 #include "blob_store.hpp"
 #include "coordinator.hpp"
+#include "goblin/net/tls_context.hpp"
 #include "goblin/net/ws_server.hpp"
 #include "job_commands.hpp"
 #include "node_connection.hpp"
@@ -75,8 +76,22 @@ std::vector<NodeLock> lockNode(const std::string& dbPath, const std::filesystem:
     return locks;
 }
 
+// --tls-cert and --tls-key together: the node serves wss:// and https:// only; neither: plain.
+net::TlsContext serverTls(const po::variables_map& options) {
+    if (!options.count("tls-cert") && !options.count("tls-key"))
+        return nullptr;
+    if (!options.count("tls-cert") || !options.count("tls-key"))
+        throw std::runtime_error("--tls-cert PEM and --tls-key PEM go together");
+    auto context = net::makeServerTlsContext(options["tls-cert"].as<std::string>(),
+                                             options["tls-key"].as<std::string>());
+    if (!context)
+        throw std::runtime_error(context.error().message);
+    return *context;
+}
+
 int serve(const po::variables_map& options) {
     const std::string dbPath = existingDatabase(options);
+    const net::TlsContext tls = serverTls(options);
     std::filesystem::path dataDir =
         options.count("data-dir") ? std::filesystem::path(options["data-dir"].as<std::string>())
                                   : std::filesystem::absolute(dbPath).parent_path() / "goblin-data";
@@ -152,6 +167,8 @@ int serve(const po::variables_map& options) {
     });
     auto traffic = std::make_shared<net::TrafficCounters>();
     server->setTrafficCounters(traffic);
+    server->setTls(tls);
+    server->setLog(logLine);
     pages.countTraffic(traffic);
     // Before the "listening" line: a SIGTERM right after it (a test, a service manager) is a clean
     // shutdown, not the default action. The handler runs once network.run() does.
@@ -178,6 +195,10 @@ int serve(const po::variables_map& options) {
     for (NodeLock& lock : locks)
         lock.describe(nodeOwnerDescription(owner));
     logLine("database " + dbPath + ", data directory " + dataDir.string());
+    if (tls) {
+        std::string line = "TLS: serving wss:// and https:// only, certificate ";
+        logLine(line.append(options["tls-cert"].as<std::string>()));
+    }
     if (settings.trust.auditFloor == 0.0 && settings.trust.probationAudits == 0)
         logLine("WARNING: graph audits are off (--audit-floor 0 --probation-audits 0): "
                 "volunteers that agree on a wrong answer are not caught");
@@ -204,8 +225,11 @@ po::options_description serveOptions() {
         "db", po::value<std::string>(), "SQLite database file (made by goblin-labnode init)")(
         "listen", po::value<std::string>()->default_value("127.0.0.1:7000"),
         "HOST:PORT to serve on (port 0 picks a free port)")(
-        "data-dir", po::value<std::string>(),
-        "blob folder (default: goblin-data beside the database)")(
+        "tls-cert", po::value<std::string>(),
+        "PEM certificate chain: serve TLS only (wss://, https://) on the same port")(
+        "tls-key", po::value<std::string>(),
+        "PEM private key of --tls-cert")("data-dir", po::value<std::string>(),
+                                         "blob folder (default: goblin-data beside the database)")(
         "threads", po::value<int>()->default_value(2), "network threads")(
         "lease-seconds", po::value<double>()->default_value(120.0), "lease deadline of a task")(
         "max-task-expiries", po::value<int>()->default_value(3),

@@ -58,8 +58,11 @@ int main(int argc, char** argv) {
     options.add_options()("help,h", "show this help")("headless", "run without a window")(
         "minimized", "desktop app: start in the tray, window hidden")(
         "node", po::value<std::string>(),
-        "lab node address, ws://HOST:PORT")("threads", po::value<int>()->default_value(0),
-                                            "CPU threads to compute with (0: all cores)")(
+        "lab node address, ws://HOST:PORT or wss://HOST:PORT (TLS)")(
+        "ca-file", po::value<std::string>(),
+        "PEM file of the CA certificate(s) a wss:// node's certificate must chain to (default: "
+        "the system's trust store)")("threads", po::value<int>()->default_value(0),
+                                     "CPU threads to compute with (0: all cores)")(
         "slots", po::value<int>()->default_value(2),
         "tasks in flight at once (1-16)")("memory-mb", po::value<std::int64_t>()->default_value(0),
                                           "memory to lend, MiB (0: half of what is available)")(
@@ -77,7 +80,10 @@ int main(int argc, char** argv) {
         po::store(po::parse_command_line(argc, argv, options), args);
         po::notify(args);
         if (args.count("help")) {
-            std::cout << "usage: goblin-volunteer --headless --node ws://HOST:PORT [options]\n";
+            std::cout
+                << "usage: goblin-volunteer --headless --node ws://HOST:PORT [options]\n"
+                   "       goblin-volunteer --headless --node wss://HOST:PORT [--ca-file PEM] "
+                   "[options]\n";
             if (!kHasGui)
                 std::cout << "(" << kNoGuiNote << ")\n";
             std::cout << '\n' << options;
@@ -134,6 +140,17 @@ int main(int argc, char** argv) {
         if (!url)
             throw std::runtime_error(url.error().message);
         settings.url = *url;
+        if (args.count("ca-file") && !url->tls) {
+            std::string message = "--ca-file is for wss:// lab nodes; --node is ";
+            throw std::runtime_error(message.append(settings.nodeUrl));
+        }
+        if (url->tls) {
+            auto tls = net::makeClientTlsContext(
+                args.count("ca-file") ? args["ca-file"].as<std::string>() : std::string());
+            if (!tls)
+                throw std::runtime_error(tls.error().message);
+            settings.tls = std::move(*tls);
+        }
         settings.configDir = configDir;
         settings.slots = std::clamp(args["slots"].as<int>(), 1, 16);
         settings.threads = cpuThreads;

@@ -11,7 +11,8 @@ on the public network.
 from .audit import AuditReport
 from .capture import CapturedGraph, capture
 from .client import CATALOG_VERSION, DATA_WARNING, PROTOCOL_VERSION, Client, connect
-from .errors import (AuthenticationError, CaptureError, CaptureMismatchError, ConnectionLostError,
+from .errors import (AuthenticationError, CaptureError, CaptureMismatchError, CertificateError,
+                     ConnectionLostError,
                      DTypeError, FrameError, GoblinError, GoblinTimeoutError, InputError,
                      LimitExceededError, ProtocolError, RemoteError, ShapeError,
                      TorchRequiredError, UnsupportedOperator, VersionMismatchError)
@@ -24,7 +25,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AuditReport", "AuthenticationError", "CATALOG_VERSION", "CaptureError",
-    "CaptureMismatchError", "CapturedGraph", "Client",
+    "CaptureMismatchError", "CapturedGraph", "CertificateError", "Client",
     "ConnectionLostError", "DATA_WARNING", "DTypeError", "FrameError", "GoblinError",
     "GoblinTimeoutError", "InputError", "LimitExceededError", "PROTOCOL_VERSION", "ProtocolError",
     "RemoteError", "RoundRecord", "ShapeError", "TrainResult", "TrainingError", "TorchRequiredError", "UnsupportedOperator",

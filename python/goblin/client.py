@@ -7,6 +7,7 @@ bounded: replies by the connect() timeout, jobs by the timeout given to matmul()
 import inspect
 import json
 import os
+import ssl
 import sys
 import time
 import warnings
@@ -17,7 +18,8 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from websockets.sync.client import connect as _ws_connect
 
 from .audit import AuditReport, parse_audit_report
-from .errors import (AuthenticationError, ConnectionLostError, FrameError, GoblinError,
+from .errors import (AuthenticationError, CertificateError, ConnectionLostError, FrameError,
+                     GoblinError,
                      GoblinTimeoutError, InputError, LimitExceededError, ProtocolError,
                      RemoteError,
                      VersionMismatchError, remote_error)
@@ -62,15 +64,31 @@ def _closed_error(exc: ConnectionClosed) -> GoblinError:
                                close_code=code, reason=reason)
 
 
-def connect(url: Optional[str] = None, token: Optional[str] = None, timeout: float = 30.0,
-            max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES) -> "Client":
-    """Opens a researcher connection to the lab node at `url` ("ws://HOST:PORT").
+def _tls_context(ca_file: Optional[str]) -> ssl.SSLContext:
+    """Verifies the node's certificate and host name: against `ca_file` (PEM) alone when given,
+    else against the system's trust store. TLS 1.2 at least."""
+    try:
+        context = ssl.create_default_context(cafile=ca_file or None)
+    except (OSError, ssl.SSLError) as exc:
+        raise InputError("cannot load the CA file %r: %s" % (ca_file, exc)) from exc
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    return context
 
-    `url` defaults to the GOBLIN_NODE environment variable and `token` to GOBLIN_TOKEN. `token`
-    is the access token lab staff gave you (surrounding whitespace is ignored, so the text of a
-    token file can be passed as is). `timeout` bounds the handshake and every reply wait.
-    `max_tensor_bytes` is the largest tensor this client accepts from the node.
-    Raises InputError (no URL, or not a ws:// or wss:// one), AuthenticationError,
+
+def connect(url: Optional[str] = None, token: Optional[str] = None, timeout: float = 30.0,
+            max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES,
+            ca_file: Optional[str] = None) -> "Client":
+    """Opens a researcher connection to the lab node at `url` ("ws://HOST:PORT", or
+    "wss://HOST:PORT" for TLS).
+
+    `url` defaults to the GOBLIN_NODE environment variable, `token` to GOBLIN_TOKEN and `ca_file`
+    to GOBLIN_CA_FILE. `token` is the access token lab staff gave you (surrounding whitespace is
+    ignored, so the text of a token file can be passed as is). A wss:// node's certificate must
+    chain to `ca_file` (PEM) or, without one, to the system's trust store, and name the URL's
+    host. `timeout` bounds the handshake and every reply wait. `max_tensor_bytes` is the largest
+    tensor this client accepts from the node.
+    Raises InputError (no URL, not a ws:// or wss:// one, an unreadable CA file, a `ca_file` for
+    a ws:// URL), CertificateError (the node's certificate was not trusted), AuthenticationError,
     VersionMismatchError or ConnectionLostError — every failure is a GoblinError.
     """
     url = url if url is not None else os.environ.get("GOBLIN_NODE")
@@ -82,6 +100,11 @@ def connect(url: Optional[str] = None, token: Optional[str] = None, timeout: flo
     options: Dict[str, Any] = {"compression": None, "open_timeout": timeout,
                                "close_timeout": min(timeout, 5.0),
                                "max_size": max_tensor_bytes + FRAME_OVERHEAD_BYTES}
+    if url.startswith("wss://"):
+        options["ssl"] = _tls_context(ca_file if ca_file is not None
+                                      else os.environ.get("GOBLIN_CA_FILE"))
+    elif ca_file is not None:
+        raise InputError("ca_file is for wss:// lab nodes, got the URL %r" % (url,))
     accepted = inspect.signature(_ws_connect).parameters
     if "proxy" in accepted:
         options["proxy"] = None  # websockets >= 15 would otherwise honour *_PROXY variables
@@ -90,6 +113,13 @@ def connect(url: Optional[str] = None, token: Optional[str] = None, timeout: flo
     target = _researcher_url(url)
     try:
         connection = _ws_connect(target, **options)
+    except ssl.SSLCertVerificationError as exc:  # before ValueError, which it also is
+        raise CertificateError("the node's TLS certificate was refused at %s: %s (pass the lab's "
+                               "CA certificate as ca_file or GOBLIN_CA_FILE)"
+                               % (target, exc.verify_message or exc)) from exc
+    except ssl.SSLError as exc:
+        raise ConnectionLostError("TLS handshake with %s failed: %s (does the node serve TLS on "
+                                  "that port?)" % (target, exc)) from exc
     except (InvalidURI, ValueError) as exc:  # ValueError: urllib's, e.g. an unclosed "[::1"
         raise InputError("%r is not a lab node URL: %s" % (url, exc)) from exc
     except (OSError, InvalidHandshake, TimeoutError) as exc:

@@ -78,6 +78,14 @@ class ConnectionLostError(GoblinError):
         self.reason = reason
 
 
+class CertificateError(ConnectionLostError):
+    """The TLS handshake refused the node's certificate: it does not chain to the CA file given
+    (ca_file, GOBLIN_CA_FILE) or to the system's trust store, or it does not name the host."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+
+
 class ProtocolError(GoblinError):
     """The node sent something that breaks docs/protocol.md."""
 

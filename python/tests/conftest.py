@@ -142,10 +142,12 @@ class Cluster:
         self.processes: List[Process] = []
         self.clients: List[goblin.Client] = []
         self._counter = 0
+        # Scheme and host of the node's URL for volunteers and clients (test_tls.py: wss://localhost).
+        self.origin = "ws://127.0.0.1"
 
     @property
     def url(self) -> str:
-        return "ws://127.0.0.1:%d" % self.port
+        return "%s:%d" % (self.origin, self.port)
 
     def _next(self, name: str) -> str:
         self._counter += 1

@@ -1,4 +1,4 @@
-// Tests of parseWsUrl: node addresses "ws://HOST:PORT[/path]".
+// Tests of parseWsUrl: node addresses "ws://HOST:PORT[/path]" and "wss://HOST:PORT[/path]".
 #include <QtTest/QtTest>
 
 #include <string>
@@ -47,6 +47,14 @@ void TestWsUrl::validUrls_data() {
                                     << "fe80::1"
                                     << "80"
                                     << "/v1/researcher";
+    QTest::newRow("wss") << "wss://lab.example.org:7000"
+                         << "lab.example.org"
+                         << "7000"
+                         << "";
+    QTest::newRow("wss ipv6 with path") << "wss://[::1]:443/v1/volunteer"
+                                        << "::1"
+                                        << "443"
+                                        << "/v1/volunteer";
 }
 
 void TestWsUrl::validUrls() {
@@ -59,13 +67,16 @@ void TestWsUrl::validUrls() {
     QCOMPARE(QString::fromStdString(parsed->host), host);
     QCOMPARE(QString::fromStdString(parsed->port), port);
     QCOMPARE(QString::fromStdString(parsed->path), path);
+    QCOMPARE(parsed->tls, url.startsWith("wss://"));
 }
 
 void TestWsUrl::invalidUrls_data() {
     QTest::addColumn<QString>("url");
     QTest::newRow("empty") << "";
     QTest::newRow("http scheme") << "http://127.0.0.1:7000";
-    QTest::newRow("wss scheme") << "wss://127.0.0.1:7000";
+    QTest::newRow("wss without port") << "wss://127.0.0.1";
+    QTest::newRow("wss upper-case") << "WSS://127.0.0.1:7000";
+    QTest::newRow("https scheme") << "https://127.0.0.1:7000";
     QTest::newRow("no scheme") << "127.0.0.1:7000";
     QTest::newRow("upper-case scheme") << "WS://127.0.0.1:7000";
     QTest::newRow("scheme only") << "ws://";

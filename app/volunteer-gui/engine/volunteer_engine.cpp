@@ -130,13 +130,14 @@ void VolunteerEngine::connect() {
     if (m_exit != EngineExit::Running || m_released)
         return;
     setLink(LinkState::Connecting, {});
-    net::connectWebSocket(m_io, m_settings.url, "/v1/volunteer", m_settings.limits,
-                          [this](Expected<std::shared_ptr<net::WsConnection>> connection) {
-                              asio::post(m_io,
-                                         [this, connection = std::move(connection)]() mutable {
-                                             onConnected(std::move(connection));
-                                         });
-                          });
+    net::connectWebSocket(
+        m_io, m_settings.url, "/v1/volunteer", m_settings.limits,
+        [this](Expected<std::shared_ptr<net::WsConnection>> connection) {
+            asio::post(m_io, [this, connection = std::move(connection)]() mutable {
+                onConnected(std::move(connection));
+            });
+        },
+        m_settings.tls);
 }
 
 void VolunteerEngine::onConnected(Expected<std::shared_ptr<net::WsConnection>> connection) {

@@ -22,6 +22,7 @@
 #include "goblin/compute/backend.hpp"
 #include "goblin/net/limits.hpp"
 #include "goblin/net/messages/volunteer_messages.hpp"
+#include "goblin/net/tls_context.hpp"
 #include "goblin/net/ws_connection.hpp"
 #include "goblin/net/ws_url.hpp"
 #include "graph_task.hpp"
@@ -33,6 +34,7 @@ namespace goblin::volunteer {
 struct EngineSettings {
     std::string nodeUrl;
     net::WsUrl url;
+    net::TlsContext tls; // verifies a wss:// node (makeClientTlsContext); null: system trust store
     std::filesystem::path configDir;
     int threads = 0;
     int slots = 2;

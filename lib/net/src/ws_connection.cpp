@@ -9,6 +9,7 @@
 #include <boost/beast/websocket/error.hpp>
 
 #include "goblin/net/close_reason.hpp"
+#include "ws_stream.hpp"
 
 namespace goblin::net {
 
@@ -16,29 +17,15 @@ namespace beast = boost::beast;
 namespace websocket = boost::beast::websocket;
 namespace asio = boost::asio;
 
-void configureStream(WsConnection::Stream& ws, const Limits& limits, bool serverSide) {
-    websocket::stream_base::timeout timeout{};
-    timeout.handshake_timeout = limits.handshakeTimeout;
-    timeout.idle_timeout = limits.idleTimeout;
-    timeout.keep_alive_pings = true;
-    ws.set_option(timeout);
-    (void)serverSide;
-    websocket::permessage_deflate deflate;
-    deflate.client_enable = false;
-    deflate.server_enable = false;
-    ws.set_option(deflate);
-    ws.auto_fragment(false);
-    ws.read_message_max(limits.maxControlBytes);
-}
-
-WsConnection::WsConnection(Stream stream, const Limits& limits, std::string peerAddress)
-    : m_ws(std::move(stream)), m_limits(limits), m_peerAddress(std::move(peerAddress)),
-      m_assembler(limits), m_firstMessageTimer(m_ws.get_executor()) {}
+WsConnection::WsConnection(WsStream stream, const Limits& limits, std::string peerAddress)
+    : m_ws(std::make_unique<WsStream>(std::move(stream))), m_limits(limits),
+      m_peerAddress(std::move(peerAddress)), m_assembler(limits),
+      m_firstMessageTimer(m_ws->executor()) {}
 
 WsConnection::~WsConnection() = default;
 
 void WsConnection::start(std::shared_ptr<ConnectionHandler> handler) {
-    asio::dispatch(m_ws.get_executor(), [self = shared_from_this(), handler]() mutable {
+    asio::dispatch(m_ws->executor(), [self = shared_from_this(), handler]() mutable {
         self->m_handler = std::move(handler);
         self->m_firstMessageTimer.expires_after(self->m_limits.handshakeTimeout);
         self->m_firstMessageTimer.async_wait([weak = std::weak_ptr(self)](beast::error_code ec) {
@@ -52,46 +39,49 @@ void WsConnection::start(std::shared_ptr<ConnectionHandler> handler) {
 }
 
 void WsConnection::send(Message message) {
-    asio::post(m_ws.get_executor(), [self = shared_from_this(), message = std::move(message)] {
+    asio::post(m_ws->executor(), [self = shared_from_this(), message = std::move(message)] {
         self->enqueue(encodeMessage(message));
     });
 }
 
 void WsConnection::refuseTensorsUntilAllowed() {
-    asio::dispatch(m_ws.get_executor(),
+    asio::dispatch(m_ws->executor(),
                    [self = shared_from_this()] { self->m_assembler.setTensorsAllowed(false); });
 }
 
 void WsConnection::allowTensors() {
-    asio::post(m_ws.get_executor(), [self = shared_from_this()] {
+    asio::post(m_ws->executor(), [self = shared_from_this()] {
         self->m_assembler.setTensorsAllowed(true);
         self->m_assembler.raiseControlLimit();
     });
 }
 
 void WsConnection::closeNormally() {
-    asio::post(m_ws.get_executor(), [self = shared_from_this()] {
+    asio::post(m_ws->executor(), [self = shared_from_this()] {
         self->beginClose(Error{ErrorCode::Internal, "goodbye"}, websocket::close_code::normal);
     });
 }
 
 void WsConnection::close(const Error& reason) {
-    asio::post(m_ws.get_executor(),
-               [self = shared_from_this(), reason] { self->beginClose(reason); });
+    asio::post(m_ws->executor(), [self = shared_from_this(), reason] { self->beginClose(reason); });
 }
 
 void WsConnection::doRead() {
-    m_ws.read_message_max(m_assembler.nextFrameLimit());
-    m_ws.async_read(m_buffer, beast::bind_front_handler(&WsConnection::onRead, shared_from_this()));
+    m_ws->visit([this](auto& ws) {
+        ws.read_message_max(m_assembler.nextFrameLimit());
+        ws.async_read(m_buffer,
+                      beast::bind_front_handler(&WsConnection::onRead, shared_from_this()));
+    });
 }
 
 void WsConnection::onRead(beast::error_code ec, std::size_t) {
     if (ec) {
         // A close frame that arrived says why, even when our reply then failed because the peer
         // dropped the socket right after its close frame (EPIPE or a reset instead of `closed`).
-        if (ec == websocket::error::closed || m_ws.reason().code != websocket::close_code::none) {
-            finish(
-                closeErrorFromPeer(m_ws.reason().code, std::string(m_ws.reason().reason.c_str())));
+        const websocket::close_reason peer =
+            m_ws->visit([](auto& ws) -> websocket::close_reason { return ws.reason(); });
+        if (ec == websocket::error::closed || peer.code != websocket::close_code::none) {
+            finish(closeErrorFromPeer(peer.code, std::string(peer.reason.c_str())));
         } else if (ec == websocket::error::message_too_big) {
             finish(Error{ErrorCode::LimitExceeded, "a frame was over the size limit"});
         } else {
@@ -99,7 +89,8 @@ void WsConnection::onRead(beast::error_code ec, std::size_t) {
         }
         return;
     }
-    const FrameKind kind = m_ws.got_binary() ? FrameKind::Binary : FrameKind::Text;
+    const FrameKind kind =
+        m_ws->visit([](auto& ws) { return ws.got_binary(); }) ? FrameKind::Binary : FrameKind::Text;
     const auto data = m_buffer.cdata();
     if (m_traffic)
         m_traffic->bytesIn += data.size();
@@ -144,15 +135,19 @@ void WsConnection::doWrite() {
     const OutgoingFrame& frame = m_queue.front();
     auto handler = beast::bind_front_handler(&WsConnection::onWrite, shared_from_this());
     if (frame.kind == FrameKind::Text) {
-        m_ws.text(true);
-        m_ws.async_write(asio::buffer(frame.text), std::move(handler));
+        m_ws->visit([&](auto& ws) {
+            ws.text(true);
+            ws.async_write(asio::buffer(frame.text), std::move(handler));
+        });
         return;
     }
-    m_ws.binary(true);
     std::array<asio::const_buffer, 2> buffers{
         asio::buffer(frame.prefix),
         asio::buffer(frame.tensor->bytes().data(), frame.tensor->byteSize())};
-    m_ws.async_write(buffers, std::move(handler));
+    m_ws->visit([&](auto& ws) {
+        ws.binary(true);
+        ws.async_write(buffers, std::move(handler));
+    });
 }
 
 void WsConnection::onWrite(beast::error_code ec, std::size_t bytes) {
@@ -190,8 +185,11 @@ void WsConnection::beginClose(const Error& reason, websocket::close_code code) {
     websocket::close_reason frame;
     frame.code = code;
     frame.reason = code == websocket::close_code::normal ? std::string() : closeReasonFor(reason);
-    m_ws.async_close(
-        frame, [self = shared_from_this(), reason](beast::error_code) { self->finish(reason); });
+    m_ws->visit([&](auto& ws) {
+        ws.async_close(frame, [self = shared_from_this(), reason](beast::error_code) {
+            self->finish(reason);
+        });
+    });
 }
 
 void WsConnection::finish(const Error& reason) {
@@ -200,8 +198,8 @@ void WsConnection::finish(const Error& reason) {
     m_finished = true;
     m_firstMessageTimer.cancel();
     beast::error_code ignored;
-    beast::get_lowest_layer(m_ws).socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-    beast::get_lowest_layer(m_ws).close();
+    m_ws->tcp().socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+    m_ws->tcp().close();
     if (auto handler = std::move(m_handler))
         handler->onClosed(reason);
 }

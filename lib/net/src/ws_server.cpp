@@ -2,10 +2,15 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <type_traits>
 
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/beast/core/detect_ssl.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
+
+#include "ws_stream.hpp"
 
 namespace goblin::net {
 
@@ -30,25 +35,42 @@ std::shared_ptr<void> AddressCounter::acquire(const std::string& address) {
                                  });
 }
 
+struct SessionSetup {
+    Limits limits;
+    std::vector<std::string> paths;
+    HandlerFactory factory;
+    HttpHandler http;
+    std::shared_ptr<TrafficCounters> traffic;
+    TlsContext tls;
+    ServerLog log;
+
+    void note(const std::string& line) const {
+        if (log)
+            log(line);
+    }
+};
+
 namespace {
 
-// Reads one HTTP request; answers it or upgrades it to a WebSocket connection.
-class HttpSession : public std::enable_shared_from_this<HttpSession> {
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+// Reads one HTTP request over a plain or TLS stream; answers it or upgrades it to a WebSocket
+// connection.
+template <class Stream>
+class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
 public:
-    HttpSession(tcp::socket socket, const Limits& limits, const std::vector<std::string>& paths,
-                HandlerFactory factory, HttpHandler http, std::shared_ptr<TrafficCounters> traffic,
-                std::shared_ptr<void> slot, std::string peer)
-        : m_stream(std::move(socket)), m_limits(limits), m_paths(paths),
-          m_factory(std::move(factory)), m_http(std::move(http)), m_traffic(std::move(traffic)),
+    HttpSession(Stream stream, std::shared_ptr<const SessionSetup> setup,
+                std::shared_ptr<void> slot, std::string peer, beast::flat_buffer buffer)
+        : m_stream(std::move(stream)), m_buffer(std::move(buffer)), m_setup(std::move(setup)),
           m_slot(std::move(slot)), m_peer(std::move(peer)) {}
 
     void start() {
         m_parser.emplace();
         m_parser->header_limit(8 * 1024);
         m_parser->body_limit(4 * 1024);
-        m_stream.expires_after(m_limits.handshakeTimeout);
+        beast::get_lowest_layer(m_stream).expires_after(m_setup->limits.handshakeTimeout);
         http::async_read(m_stream, m_buffer, *m_parser,
-                         beast::bind_front_handler(&HttpSession::onRead, shared_from_this()));
+                         beast::bind_front_handler(&HttpSession::onRead, this->shared_from_this()));
     }
 
 private:
@@ -57,27 +79,29 @@ private:
             return; // timeouts and garbage before a request just drop the socket
         auto request = m_parser->release();
         const std::string path(request.target());
+        const std::vector<std::string>& paths = m_setup->paths;
         if (websocket::is_upgrade(request)) {
-            if (std::find(m_paths.begin(), m_paths.end(), path) == m_paths.end())
+            if (std::find(paths.begin(), paths.end(), path) == paths.end())
                 return respond(request.version(), HttpAnswer{404, "text/plain", "unknown path\n"});
             return upgrade(std::move(request), path);
         }
         if (request.method() != http::verb::get)
             return respond(request.version(), HttpAnswer{});
         const std::string route = path.substr(0, path.find('?'));
-        if (!m_http) {
+        if (!m_setup->http) {
             if (route == "/healthz")
                 return respond(request.version(), HttpAnswer{200, "text/plain", "ok\n"});
             return respond(request.version(), HttpAnswer{});
         }
         // The handler may answer from another thread: the reply comes back to this strand.
-        auto reply = [self = shared_from_this(), version = request.version()](HttpAnswer answer) {
+        auto reply = [self = this->shared_from_this(),
+                      version = request.version()](HttpAnswer answer) {
             asio::post(self->m_stream.get_executor(),
                        [self, version, answer = std::move(answer)]() mutable {
                            self->respond(version, std::move(answer));
                        });
         };
-        m_http(route, std::move(reply));
+        m_setup->http(route, std::move(reply));
     }
 
     void respond(unsigned version, HttpAnswer answer) {
@@ -88,26 +112,36 @@ private:
         response->body() = std::move(answer.body);
         response->prepare_payload();
         http::async_write(m_stream, *response,
-                          [self = shared_from_this(), response](beast::error_code, std::size_t) {
-                              beast::error_code ignored;
-                              self->m_stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-                          });
+                          [self = this->shared_from_this(),
+                           response](beast::error_code, std::size_t) { self->endAfterReply(); });
+    }
+
+    void endAfterReply() {
+        beast::error_code ignored;
+        if constexpr (std::is_same_v<Stream, TlsStream>) {
+            // close_notify, bounded like every wait here; the socket closes with the session.
+            beast::get_lowest_layer(m_stream).expires_after(m_setup->limits.handshakeTimeout);
+            m_stream.async_shutdown([self = this->shared_from_this()](beast::error_code) {});
+        } else {
+            m_stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+        }
     }
 
     void upgrade(http::request<http::string_body> request, const std::string& path) {
-        m_stream.expires_never();
-        auto ws = std::make_shared<WsConnection::Stream>(std::move(m_stream));
-        configureStream(*ws, m_limits, true);
-        auto self = shared_from_this();
+        beast::get_lowest_layer(m_stream).expires_never();
+        auto ws = std::make_shared<websocket::stream<Stream>>(std::move(m_stream));
+        configureStream(*ws, m_setup->limits);
+        auto self = this->shared_from_this();
         ws->async_accept(request, [self, ws, path](beast::error_code ec) {
             if (ec)
                 return;
-            auto connection =
-                std::make_shared<WsConnection>(std::move(*ws), self->m_limits, self->m_peer);
+            const SessionSetup& setup = *self->m_setup;
+            auto connection = std::make_shared<WsConnection>(WsStream(std::move(*ws)), setup.limits,
+                                                             self->m_peer);
             connection->refuseTensorsUntilAllowed();
-            if (self->m_traffic)
-                connection->countTraffic(self->m_traffic);
-            auto handler = self->m_factory(connection, path);
+            if (setup.traffic)
+                connection->countTraffic(setup.traffic);
+            auto handler = setup.factory(connection, path);
             // The connection keeps the per-address slot until it dies.
             connection->start(std::make_shared<SlotHolder>(std::move(handler), self->m_slot));
         });
@@ -123,14 +157,65 @@ private:
         std::shared_ptr<void> m_slot;
     };
 
-    beast::tcp_stream m_stream;
+    Stream m_stream;
     beast::flat_buffer m_buffer;
     std::optional<http::request_parser<http::string_body>> m_parser;
-    Limits m_limits;
-    std::vector<std::string> m_paths;
-    HandlerFactory m_factory;
-    HttpHandler m_http;
-    std::shared_ptr<TrafficCounters> m_traffic;
+    std::shared_ptr<const SessionSetup> m_setup;
+    std::shared_ptr<void> m_slot;
+    std::string m_peer;
+};
+
+// On a TLS server: reads the first bytes, refuses a plain connection (with a log line) and hands a
+// TLS one, once its handshake is done, to an HttpSession. Detection and handshake share the
+// handshake timeout.
+class TlsGate : public std::enable_shared_from_this<TlsGate> {
+public:
+    TlsGate(tcp::socket socket, std::shared_ptr<const SessionSetup> setup,
+            std::shared_ptr<void> slot, std::string peer)
+        : m_tcp(std::move(socket)), m_setup(std::move(setup)), m_slot(std::move(slot)),
+          m_peer(std::move(peer)) {}
+
+    void start() {
+        m_tcp.expires_after(m_setup->limits.handshakeTimeout);
+        beast::async_detect_ssl(m_tcp, m_buffer,
+                                beast::bind_front_handler(&TlsGate::onDetect, shared_from_this()));
+    }
+
+private:
+    void onDetect(beast::error_code ec, bool tls) {
+        if (ec)
+            return; // silent or gone before its first bytes: the socket closes with the gate
+        if (!tls) {
+            std::string line = "refused a plain (non-TLS) connection from ";
+            line.append(m_peer).append(": this node serves wss:// and https:// only");
+            m_setup->note(line);
+            beast::error_code ignored;
+            m_tcp.socket().shutdown(tcp::socket::shutdown_both, ignored);
+            return;
+        }
+        m_tls.emplace(std::move(m_tcp), *m_setup->tls);
+        m_tls->async_handshake(
+            asio::ssl::stream_base::server, m_buffer.data(),
+            beast::bind_front_handler(&TlsGate::onHandshake, shared_from_this()));
+    }
+
+    void onHandshake(beast::error_code ec, std::size_t used) {
+        if (ec) {
+            std::string line = "TLS handshake with ";
+            line.append(m_peer).append(" failed: ").append(ec.message());
+            m_setup->note(line);
+            return;
+        }
+        m_buffer.consume(used);
+        std::make_shared<HttpSession<TlsStream>>(std::move(*m_tls), m_setup, std::move(m_slot),
+                                                 std::move(m_peer), std::move(m_buffer))
+            ->start();
+    }
+
+    beast::tcp_stream m_tcp;
+    std::optional<TlsStream> m_tls;
+    beast::flat_buffer m_buffer;
+    std::shared_ptr<const SessionSetup> m_setup;
     std::shared_ptr<void> m_slot;
     std::string m_peer;
 };
@@ -166,6 +251,8 @@ unsigned short WsServer::port() const {
 }
 
 void WsServer::start() {
+    m_setup = std::make_shared<const SessionSetup>(
+        SessionSetup{m_limits, m_paths, m_factory, m_http, m_traffic, m_tls, m_log});
     doAccept();
 }
 
@@ -187,10 +274,15 @@ void WsServer::doAccept() {
             const std::string peer = endpointError ? "unknown" : remote.address().to_string();
             if (auto slot = self->m_addresses->acquire(peer)) {
                 socket.set_option(tcp::no_delay(true), endpointError);
-                std::make_shared<HttpSession>(std::move(socket), self->m_limits, self->m_paths,
-                                              self->m_factory, self->m_http, self->m_traffic,
-                                              std::move(slot), peer)
-                    ->start();
+                if (self->m_setup->tls)
+                    std::make_shared<TlsGate>(std::move(socket), self->m_setup, std::move(slot),
+                                              peer)
+                        ->start();
+                else
+                    std::make_shared<HttpSession<beast::tcp_stream>>(
+                        beast::tcp_stream(std::move(socket)), self->m_setup, std::move(slot), peer,
+                        beast::flat_buffer())
+                        ->start();
             }
             // Over the per-address limit: the socket closes as it goes out of scope.
         }

@@ -5,12 +5,15 @@
 namespace goblin::net {
 
 Expected<WsUrl> parseWsUrl(const std::string& url) {
-    constexpr std::string_view kScheme = "ws://";
-    if (url.rfind(kScheme, 0) != 0)
-        return makeError(ErrorCode::InvalidInput,
-                         "node URL '" + url + "' must start with ws:// (e.g. ws://127.0.0.1:7000)");
-    std::string rest = url.substr(kScheme.size());
+    constexpr std::string_view kPlain = "ws://";
+    constexpr std::string_view kTls = "wss://";
     WsUrl parsed;
+    parsed.tls = url.rfind(kTls, 0) == 0;
+    if (!parsed.tls && url.rfind(kPlain, 0) != 0)
+        return makeError(ErrorCode::InvalidInput,
+                         "node URL '" + url +
+                             "' must start with ws:// or wss:// (e.g. wss://lab.example.org:7000)");
+    std::string rest = url.substr(parsed.tls ? kTls.size() : kPlain.size());
     if (auto slash = rest.find('/'); slash != std::string::npos) {
         parsed.path = rest.substr(slash);
         rest.resize(slash);

@@ -1,7 +1,7 @@
-// One WebSocket connection (either side): a read loop feeding a MessageAssembler, a write queue
-// with one async_write in flight, and a close with a reason. Lives on its own strand; send() and
-// close() may be called from any thread (they post to the strand). The handler is called on the
-// strand.
+// One WebSocket connection (either side, ws:// or wss://): a read loop feeding a MessageAssembler,
+// a write queue with one async_write in flight, and a close with a reason. Lives on its own strand;
+// send() and close() may be called from any thread (they post to the strand). The handler is
+// called on the strand.
 #pragma once
 
 #include <atomic>
@@ -43,11 +43,11 @@ struct TrafficCounters {
     std::atomic<std::uint64_t> bytesOut{0};
 };
 
+class WsStream; // plain or TLS (lib/net/src/ws_stream.hpp)
+
 class WsConnection : public std::enable_shared_from_this<WsConnection> {
 public:
-    using Stream = boost::beast::websocket::stream<boost::beast::tcp_stream>;
-
-    WsConnection(Stream stream, const Limits& limits, std::string peerAddress);
+    WsConnection(WsStream stream, const Limits& limits, std::string peerAddress);
     ~WsConnection();
 
     // Starts reading; the first complete message must arrive within the handshake timeout.
@@ -78,7 +78,7 @@ private:
     void beginClose(const Error& reason, boost::beast::websocket::close_code code);
     void finish(const Error& reason);
 
-    Stream m_ws;
+    std::unique_ptr<WsStream> m_ws;
     Limits m_limits;
     std::string m_peerAddress;
     MessageAssembler m_assembler;
@@ -94,8 +94,5 @@ private:
     bool m_closing = false;
     bool m_finished = false;
 };
-
-// Applies the protocol's stream settings: timeouts, no compression, read limit.
-void configureStream(WsConnection::Stream& ws, const Limits& limits, bool serverSide);
 
 } // namespace goblin::net

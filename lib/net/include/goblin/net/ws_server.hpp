@@ -1,7 +1,8 @@
 // The listening side of the transport: accepts TCP connections, enforces the per-address limit,
 // answers plain HTTP GET requests (through an optional HttpHandler; without one GET /healthz says
 // ok and everything else is 404) and upgrades WebSocket requests on the known paths, handing each
-// new WsConnection to a factory. The acceptor runs on its own strand.
+// new WsConnection to a factory. With a TLS context every connection is TLS (plain ones are
+// refused and logged). The acceptor runs on its own strand.
 #pragma once
 
 #include <functional>
@@ -15,6 +16,7 @@
 #include <boost/asio/ip/tcp.hpp>
 
 #include "goblin/net/limits.hpp"
+#include "goblin/net/tls_context.hpp"
 #include "goblin/net/ws_connection.hpp"
 
 namespace goblin::net {
@@ -36,6 +38,9 @@ using HttpReply = std::function<void(HttpAnswer)>;
 // session's strand; it may compute the answer elsewhere and call `reply` later, once. A reply that
 // is dropped uncalled closes the connection.
 using HttpHandler = std::function<void(const std::string& path, HttpReply reply)>;
+// Receives the server's own log lines (refused plain connections, failed TLS handshakes); called on
+// network threads.
+using ServerLog = std::function<void(const std::string& line)>;
 
 // Tracks live connections per remote address. Thread-safe.
 class AddressCounter : public std::enable_shared_from_this<AddressCounter> {
@@ -50,6 +55,8 @@ private:
     int m_max;
 };
 
+struct SessionSetup; // what every session of one server shares (private to ws_server.cpp)
+
 class WsServer : public std::enable_shared_from_this<WsServer> {
 public:
     WsServer(boost::asio::io_context& io, const Limits& limits, std::vector<std::string> paths,
@@ -63,6 +70,9 @@ public:
     void setTrafficCounters(std::shared_ptr<TrafficCounters> counters) {
         m_traffic = std::move(counters);
     }
+    // Serves TLS only (wss://, https://) with `context` (makeServerTlsContext; set before start()).
+    void setTls(TlsContext context) { m_tls = std::move(context); }
+    void setLog(ServerLog log) { m_log = std::move(log); }
     void start();
     void stop();
     unsigned short port() const;
@@ -76,8 +86,11 @@ private:
     HandlerFactory m_factory;
     HttpHandler m_http;
     std::shared_ptr<TrafficCounters> m_traffic;
+    TlsContext m_tls;
+    ServerLog m_log;
     boost::asio::ip::tcp::acceptor m_acceptor;
     std::shared_ptr<AddressCounter> m_addresses;
+    std::shared_ptr<const SessionSetup> m_setup; // made by start()
 };
 
 } // namespace goblin::net

@@ -1,4 +1,5 @@
-// Parsing of "ws://HOST:PORT[/path]" node addresses. Pure; safe on any thread.
+// Parsing of "ws://HOST:PORT[/path]" and "wss://HOST:PORT[/path]" (TLS) node addresses. Pure;
+// safe on any thread.
 #pragma once
 
 #include <string>
@@ -11,6 +12,7 @@ struct WsUrl {
     std::string host;
     std::string port;
     std::string path; // "" when the URL has none
+    bool tls = false; // wss://
 };
 
 Expected<WsUrl> parseWsUrl(const std::string& url);
