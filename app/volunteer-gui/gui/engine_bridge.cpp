@@ -1,11 +1,14 @@
 #include "engine_bridge.hpp"
 
+#include <optional>
+
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
 #include "device_setup.hpp"
 #include "goblin/compute/eigen_cpu_backend.hpp"
+#include "goblin/net/tls_context.hpp"
 #include "goblin/net/ws_url.hpp"
 #include "host_memory.hpp"
 #include "volunteer_engine.hpp"
@@ -36,6 +39,7 @@ std::vector<EngineBridge::PreparedEngine> EngineBridge::prepare(const BridgeConf
     m_config.nodes.clear();
     const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     std::vector<PreparedEngine> prepared;
+    std::optional<Expected<net::TlsContext>> tls; // made for the first wss:// node, then shared
     for (const BridgeNode& node : config.nodes) {
         EngineSettings settings;
         settings.nodeUrl = node.url.toStdString();
@@ -46,6 +50,16 @@ std::vector<EngineBridge::PreparedEngine> EngineBridge::prepare(const BridgeConf
             continue;
         }
         settings.url = *url;
+        if (url->tls) {
+            if (!tls)
+                tls = net::makeClientTlsContext(config.caFile.trimmed().toStdString());
+            if (!*tls) {
+                Q_EMIT linkError(QStringLiteral("cannot verify the lab node %1: %2")
+                                     .arg(node.url, QString::fromStdString(tls->error().message)));
+                continue;
+            }
+            settings.tls = **tls;
+        }
         settings.configDir = config.configDir.toStdString();
         settings.slots = config.slots;
         settings.releaseAfterPause = std::chrono::milliseconds(config.releaseAfterPauseMs);

@@ -32,6 +32,7 @@ struct BridgeNode {
 
 struct BridgeConfig {
     std::vector<BridgeNode> nodes;
+    QString caFile; // verifies wss:// nodes (empty: the system's trust store)
     QString configDir;
     int slots = 2;
     std::int64_t memoryBytes = 0;     // lent in all, split evenly between the nodes (0: half free)

@@ -9,7 +9,7 @@ namespace goblin::volunteer {
 
 std::optional<QString> nodeUrlProblem(const QString& url) {
     if (url.trimmed().isEmpty())
-        return QStringLiteral("Type the lab node's address, e.g. ws://lab.example.org:8765.");
+        return QStringLiteral("Type the lab node's address, e.g. wss://lab.example.org:8765.");
     auto parsed = net::parseWsUrl(url.trimmed().toStdString());
     if (!parsed)
         return QStringLiteral("Not a lab node address: %1.")

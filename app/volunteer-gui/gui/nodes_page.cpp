@@ -1,5 +1,6 @@
 #include "nodes_page.hpp"
 
+#include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -27,7 +28,12 @@ QTableWidgetItem* cell(const QString& text) {
 NodesPage::NodesPage(QWidget* parent) : QWidget(parent) {
     m_url = new QLineEdit;
     m_url->setObjectName(QStringLiteral("nodeUrl"));
-    m_url->setPlaceholderText(QStringLiteral("ws://lab.example.org:8765"));
+    m_url->setPlaceholderText(QStringLiteral("wss://lab.example.org:8765"));
+    m_caFile = new QLineEdit;
+    m_caFile->setObjectName(QStringLiteral("caFile"));
+    m_caFile->setPlaceholderText(QStringLiteral("empty: the system's trusted certificates"));
+    m_caFile->setToolTip(QStringLiteral("A PEM file with the CA certificate your lab gave you: "
+                                        "wss:// lab nodes must show a certificate it signed."));
     auto* add = new QPushButton(QStringLiteral("Add lab node"));
     add->setObjectName(QStringLiteral("addNode"));
     m_remove = new QPushButton(QStringLiteral("Remove selected"));
@@ -62,10 +68,20 @@ NodesPage::NodesPage(QWidget* parent) : QWidget(parent) {
     layout->addLayout(row);
     layout->addWidget(m_message);
     layout->addWidget(m_table, 1);
+    auto* tls = new QFormLayout;
+    tls->addRow(QStringLiteral("CA file for wss:// nodes:"), m_caFile);
+    layout->addLayout(tls);
     layout->addWidget(help);
     setMessage({});
     connect(add, &QPushButton::clicked, this, &NodesPage::tryAdd);
     connect(m_url, &QLineEdit::returnPressed, this, &NodesPage::tryAdd);
+    connect(m_caFile, &QLineEdit::editingFinished, this, [this] {
+        const QString file = m_caFile->text().trimmed();
+        if (file == m_shownCaFile)
+            return;
+        m_shownCaFile = file;
+        Q_EMIT caFileChanged(file);
+    });
     connect(m_table, &QTableWidget::itemSelectionChanged, this,
             [this] { m_remove->setEnabled(!m_table->selectedItems().isEmpty()); });
     connect(m_remove, &QPushButton::clicked, this, [this] {
@@ -141,6 +157,11 @@ void NodesPage::showStatus(const std::vector<NodeStatus>& nodes) {
 QString NodesPage::connectionText(const QString& url) const {
     const int row = rowOf(url);
     return row < 0 ? QString() : m_table->item(row, kConnection)->text();
+}
+
+void NodesPage::setCaFile(const QString& file) {
+    m_shownCaFile = file.trimmed();
+    m_caFile->setText(m_shownCaFile);
 }
 
 void NodesPage::setMessage(const QString& message) {

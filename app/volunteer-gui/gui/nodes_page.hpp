@@ -25,12 +25,16 @@ public:
     // Updates the share and connection columns from the engines' statuses.
     void showStatus(const std::vector<NodeStatus>& nodes);
     void setMessage(const QString& message);
+    // The CA file shown in its field (wss:// nodes).
+    void setCaFile(const QString& file);
     QString connectionText(const QString& url) const;
 
 Q_SIGNALS:
     void nodeAdded(const QString& url);
     void nodeRemoved(const QString& url);
     void shareChanged(const QString& url, int share);
+    // The volunteer finished editing the CA file field and it differs from what was set.
+    void caFileChanged(const QString& file);
 
 private:
     void tryAdd();
@@ -38,6 +42,8 @@ private:
 
     std::vector<AttachedNode> m_nodes;
     QLineEdit* m_url;
+    QLineEdit* m_caFile;
+    QString m_shownCaFile;
     QPushButton* m_remove;
     QTableWidget* m_table;
     QLabel* m_message;

@@ -195,6 +195,7 @@ LoadedSettings loadSettings(QSettings& store) {
     }
     t.gpus = readGpus(store, w);
     loaded.settings.nodes = readNodes(store, w);
+    loaded.settings.caFile = store.value(QStringLiteral("tls/ca_file")).toString().trimmed();
     loaded.settings.startAtLogin =
         readBool(store, QStringLiteral("general/start_at_login"), false, w);
     return loaded;
@@ -222,6 +223,7 @@ void saveSettings(QSettings& store, const VolunteerSettings& settings) {
         store.setValue(base + QStringLiteral("url"), settings.nodes[i].url);
         store.setValue(base + QStringLiteral("share"), settings.nodes[i].share);
     }
+    store.setValue(QStringLiteral("tls/ca_file"), settings.caFile);
     store.remove(QStringLiteral("gpus"));
     store.setValue(QStringLiteral("gpus/size"), static_cast<int>(t.gpus.size()));
     for (std::size_t i = 0; i < t.gpus.size(); ++i) {

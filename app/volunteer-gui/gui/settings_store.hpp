@@ -21,6 +21,7 @@ struct VolunteerSettings {
     ThrottleSettings throttle;
     QString scheduleText;            // the schedule as the user wrote it
     std::vector<AttachedNode> nodes; // the lab nodes and their shares, in the order added
+    QString caFile; // PEM CA file wss:// nodes' certificates must chain to (empty: system store)
     bool startAtLogin = false;
 };
 

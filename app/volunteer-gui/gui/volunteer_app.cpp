@@ -63,6 +63,7 @@ VolunteerApp::VolunteerApp(const AppOptions& options, QSettings& store, QObject*
     }
     m_window->settingsPage()->setSettings(m_settings);
     m_window->nodesPage()->setNodes(m_settings.nodes);
+    m_window->nodesPage()->setCaFile(m_settings.caFile);
     m_throttle.setSettings(m_settings.throttle);
 
     connect(&m_bridge, &EngineBridge::statusChanged, this, &VolunteerApp::onStatus);
@@ -81,6 +82,12 @@ VolunteerApp::VolunteerApp(const AppOptions& options, QSettings& store, QObject*
     connect(nodes, &NodesPage::nodeAdded, this, &VolunteerApp::addNode);
     connect(nodes, &NodesPage::nodeRemoved, this, &VolunteerApp::removeNode);
     connect(nodes, &NodesPage::shareChanged, this, &VolunteerApp::setShare);
+    connect(nodes, &NodesPage::caFileChanged, this, [this](const QString& file) {
+        m_settings.caFile = file;
+        m_linkError.clear();
+        m_window->nodesPage()->setMessage({});
+        restartEngines(QStringLiteral("CA file for wss:// nodes changed: reconnecting"));
+    });
     setupTray();
     onDecision(m_throttle.decision());
     restartEngines({});
@@ -239,6 +246,7 @@ void VolunteerApp::restartEngines(const QString& why) {
     const std::vector<int> percents = sharePercents(m_settings.nodes);
     for (std::size_t i = 0; i < m_settings.nodes.size(); ++i)
         config.nodes.push_back(BridgeNode{m_settings.nodes[i].url, percents[i]});
+    config.caFile = m_settings.caFile;
     config.configDir = m_options.configDir;
     const int cap = m_settings.throttle.memoryCapMiB;
     config.memoryBytes = cap > 0 ? cap * kMiB : 0;
