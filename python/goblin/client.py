@@ -123,7 +123,10 @@ def connect(url: Optional[str] = None, token: Optional[str] = None, timeout: flo
     except (InvalidURI, ValueError) as exc:  # ValueError: urllib's, e.g. an unclosed "[::1"
         raise InputError("%r is not a lab node URL: %s" % (url, exc)) from exc
     except (OSError, InvalidHandshake, TimeoutError) as exc:
-        raise ConnectionLostError("cannot connect to %s: %s" % (target, exc)) from exc
+        # A node that speaks the other transport drops the connection without an answer.
+        hint = (" (does the node serve TLS on that port?)" if url.startswith("wss://")
+                else " (a node that serves TLS needs a wss:// URL)")
+        raise ConnectionLostError("cannot connect to %s: %s%s" % (target, exc, hint)) from exc
     client = Client(connection, timeout=timeout, max_tensor_bytes=max_tensor_bytes)
     try:
         client._handshake(token)

@@ -148,9 +148,17 @@ def test_plain_client_on_the_tls_port_is_refused(tls_cluster):
         goblin.connect("ws://127.0.0.1:%d" % tls_cluster.port, token=tls_cluster.token,
                        timeout=30.0)
     assert not isinstance(refused.value, goblin.CertificateError)
+    assert "wss://" in str(refused.value)
     tls_cluster.node.wait_for_line(
         re.compile(r"refused a plain \(non-TLS\) connection from 127\.0\.0\.1"), START_TIMEOUT)
     assert tls_cluster.node.alive()
+
+
+def test_tls_client_on_a_plain_port_fails_with_a_hint(cluster):
+    cluster.token = cluster.add_researcher()
+    cluster.start_node()
+    with pytest.raises(goblin.ConnectionLostError, match="TLS"):
+        goblin.connect("wss://127.0.0.1:%d" % cluster.port, token=cluster.token, timeout=30.0)
 
 
 def test_volunteer_with_a_wrong_ca_does_not_connect(tls_cluster, pki):
