@@ -28,7 +28,7 @@ from .graph_job import graph_request
 from .validation import check_tile, validate_matmul_inputs
 from .wire import DEFAULT_MAX_TENSOR_BYTES, decode_tensor_frame, encode_tensor_frame
 
-PROTOCOL_VERSION = 2  # 2 added audit and audit_report
+PROTOCOL_VERSION = 3  # 2 added audit and audit_report, 3 submit_train and train_round
 CATALOG_VERSION = 3  # 1: matmul tiles; 3: op graphs as well (docs/ops.md)
 RESEARCHER_PATH = "/v1/researcher"
 # Room for the frame header and padding on top of the largest tensor.
@@ -124,8 +124,10 @@ def connect(url: Optional[str] = None, token: Optional[str] = None, timeout: flo
         raise InputError("%r is not a lab node URL: %s" % (url, exc)) from exc
     except (OSError, InvalidHandshake, TimeoutError) as exc:
         # A node that speaks the other transport drops the connection without an answer.
-        hint = (" (does the node serve TLS on that port?)" if url.startswith("wss://")
-                else " (a node that serves TLS needs a wss:// URL)")
+        hint = ""
+        if isinstance(exc, (InvalidHandshake, ConnectionResetError)):
+            hint = (" (does the node serve TLS on that port?)" if url.startswith("wss://")
+                    else " (a node that serves TLS needs a wss:// URL)")
         raise ConnectionLostError("cannot connect to %s: %s%s" % (target, exc, hint)) from exc
     client = Client(connection, timeout=timeout, max_tensor_bytes=max_tensor_bytes)
     try:
@@ -153,6 +155,8 @@ class Client:
         self._bars: Dict[str, ProgressBar] = {}
         self._released: set = set()
         self._audit_replies: Dict[int, AuditReport] = {}
+        self._train_rounds: Dict[str, List[Dict[str, Any]]] = {}  # train_round records per job
+        self._training: Dict[str, Any] = {}  # a training job's layout, optimizer and batch size
         #: Reports the node pushed when an audit of one of this researcher's jobs ended (a
         #: volunteer whose results the job used was caught later), in arrival order. They arrive
         #: while this client waits for something; audit(job_id) asks at any time.
@@ -260,39 +264,57 @@ class Client:
     def train(self, model, loss_fn, data, optimizer=None, rounds: Optional[int] = None,
               batch_size: int = 32, micro_batch: Optional[int] = None,
               clip_grad_norm: Optional[float] = None, callback=None, progress: bool = True,
-              resume=None, timeout: Optional[float] = None, checkpoint: Optional[str] = None):
-        """Trains a PyTorch model on the network and returns a goblin.training.TrainResult.
+              resume=None, timeout: Optional[float] = None):
+        """Trains a PyTorch model on the network and returns a goblin.TrainResult.
 
         WARNING: numbers are not encrypted while volunteers compute them.
 
         `model(x)` and `loss_fn(model(x), y)` (a loss averaged over the batch, PyTorch's default
         reduction) are captured once as a training step (params, x, y) → (loss, grads) at
-        `micro_batch` rows. `data` is a pair (x, y) of arrays with a leading sample dim, uploaded
-        in the researcher's order (round r takes the next `batch_size` samples, wrapping around),
-        or an iterable of (x, y) batches of `batch_size` samples (then `rounds` may be None: until
-        it ends). Each round, the node runs the step on `batch_size / micro_batch` micro-batches,
-        every one verified like a graph task (two volunteers, bitwise agreement, node audits), and
-        averages the loss and gradients in float64 in micro-batch order; then gradients are clipped
-        to `clip_grad_norm` (torch.nn.utils.clip_grad_norm_'s formula) and `optimizer`
-        (goblin.optim.SGD, Adam or AdamW; default AdamW()) takes its step. The model passed in is
-        not modified: the result's `state_dict` holds the trained parameters, `history` one
-        RoundRecord per round; `resume=result` continues from it (parameters, optimizer state and
-        position in the data; an iterable is passed again from its start). `checkpoint=PATH`
-        writes the run to PATH (atomically) after every round and once each round's job is
-        durable at the node; `resume=PATH` (with the same `optimizer` settings) continues a run
-        whose client was killed, and keeps PATH current; the job of the round in flight is
-        fetched, not computed again. `callback(record)` runs after each round; returning False
-        stops. A failed round (a non-finite loss or gradient, nothing applied; a lost connection;
-        a job the node refused) raises goblin.TrainingError naming the round; its `result`
-        resumes the run.
+        `micro_batch` rows. `data` is a pair (x, y) of arrays with a leading sample dim, or an
+        iterable of (x, y) batches of `batch_size` samples (read to its end; `rounds` defaults to
+        their number); it is uploaded once, and round r takes samples r·B … r·B+B-1 (wrapping
+        around). The lab node holds the parameters and the optimizer state and runs the rounds:
+        each round's `batch_size / micro_batch` micro-batches are graph tasks verified like any
+        (two volunteers, bitwise agreement, node audits), the losses and gradients are averaged
+        in float64 in micro-batch order, clipped to `clip_grad_norm` (clip_grad_norm_'s formula),
+        and `optimizer` (goblin.optim.SGD, Adam or AdamW; default AdamW()) takes its step at the
+        node; the round commits before the next starts. `callback(record)` gets each round's
+        RoundRecord as it commits. The model passed in is not modified: the result's
+        `state_dict` holds the trained parameters, `history` the rounds; `resume=result` trains
+        `rounds` more from it (parameters, optimizer state, position in the data). A failed job
+        (a non-finite loss or gradient: nothing applied) or a lost connection raises
+        goblin.TrainingError: its `result` holds the committed rounds, its `job` is the training
+        job, which a killed node resumes on restart and fetch_train() re-attaches to.
         """
         from .training import train
         if progress:
             sys.stderr.write("goblin: " + DATA_WARNING + "\n")
         return train(self, model, loss_fn, data, optimizer=optimizer, rounds=rounds,
                      batch_size=batch_size, micro_batch=micro_batch, clip_grad_norm=clip_grad_norm,
-                     callback=callback, progress=progress, resume=resume, timeout=timeout,
-                     checkpoint=checkpoint)
+                     callback=callback, progress=progress, resume=resume, timeout=timeout)
+
+    def submit_train(self, model, loss_fn, data, optimizer=None, rounds: Optional[int] = None,
+                     batch_size: int = 32, micro_batch: Optional[int] = None,
+                     clip_grad_norm: Optional[float] = None, resume=None) -> str:
+        """Submits a training job (see train()) and returns its id once it is durable at the
+        node; follow it with fetch_train(), on this connection or a later one."""
+        from .training import submit_train
+        return submit_train(self, model, loss_fn, data, optimizer=optimizer, rounds=rounds,
+                            batch_size=batch_size, micro_batch=micro_batch,
+                            clip_grad_norm=clip_grad_norm, resume=resume)
+
+    def fetch_train(self, job_id: str, model=None, optimizer=None,
+                    batch_size: Optional[int] = None, callback=None, progress: bool = False,
+                    timeout: Optional[float] = None):
+        """Waits for a training job (also one submitted before a client or node restart), then
+        releases it and returns its TrainResult. A job submitted on another connection needs the
+        `model` (its parameter names and shapes), and the `optimizer` and `batch_size` it was
+        submitted with if the result is to be resumed from."""
+        from .training import fetch_train
+        return fetch_train(self, job_id, model=model, optimizer=optimizer,
+                           batch_size=batch_size, callback=callback, progress=progress,
+                           timeout=timeout)
 
     def fetch_outputs(self, job_id: str, progress: bool = False,
                       timeout: Optional[float] = None) -> List[np.ndarray]:
@@ -481,8 +503,13 @@ class Client:
         """Files one incoming message where the waits above look for it."""
         kind = message.get("type")
         job = message.get("job")
-        if kind in ("progress", "job_done", "job_failed") and job in self._released:
+        if kind in ("progress", "job_done", "job_failed", "train_round") and job in self._released:
             return  # late news of a job whose result this client already returned
+        if kind == "train_round" and isinstance(job, str):
+            if not isinstance(message.get("round"), dict):
+                raise self._violation("train_round carries no round record")
+            self._train_rounds.setdefault(job, []).append(message["round"])
+            return
         if kind == "progress" and isinstance(job, str):
             done, total = message.get("done"), message.get("total")
             if isinstance(done, int) and isinstance(total, int):
