@@ -32,13 +32,13 @@ struct BridgeNode {
 
 struct BridgeConfig {
     std::vector<BridgeNode> nodes;
-    QString caFile; // verifies wss:// nodes (empty: the system's trust store)
     QString configDir;
     int slots = 2;
     std::int64_t memoryBytes = 0;     // lent in all, split evenly between the nodes (0: half free)
     int releaseAfterPauseMs = 30'000; // paused this long, hand the held tasks back
     QString devices = QStringLiteral("cpu"); // what computes, as --devices: "cpu,gpu0"
     int protocolVersion = net::kProtocolVersion;
+    QString caFile = {}; // verifies wss:// nodes (empty: the system's trust store)
 };
 
 class EngineBridge : public QObject {
