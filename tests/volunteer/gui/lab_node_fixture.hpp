@@ -20,6 +20,11 @@ public:
             m_node.kill();
     }
 
+    // Before start(): serve TLS only with these PEM files; url() is then wss://127.0.0.1:PORT.
+    void useTls(const QString& certFile, const QString& keyFile) {
+        m_tlsArgs = {QStringLiteral("--tls-cert"), certFile, QStringLiteral("--tls-key"), keyFile};
+    }
+
     // Empty when it worked, else why not (the caller QSKIPs or QFAILs with it).
     QString start() {
         if (!m_dir.isValid())
@@ -38,9 +43,11 @@ public:
             return QStringLiteral("researcher add failed: ") + add.readAllStandardError();
         m_token = QString::fromUtf8(add.readAllStandardOutput()).trimmed();
         m_node.start(labnode(),
-                     {QStringLiteral("serve"), QStringLiteral("--db"), db,
-                      QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"),
-                      QStringLiteral("--data-dir"), m_dir.filePath(QStringLiteral("data"))});
+                     QStringList{QStringLiteral("serve"), QStringLiteral("--db"), db,
+                                 QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"),
+                                 QStringLiteral("--data-dir"),
+                                 m_dir.filePath(QStringLiteral("data"))} +
+                         m_tlsArgs);
         if (!m_node.waitForStarted(10000))
             return QStringLiteral("goblin-labnode did not start");
         QDeadlineTimer deadline(20000);
@@ -52,7 +59,8 @@ public:
         const auto match = listening.match(first);
         if (!match.hasMatch())
             return QStringLiteral("unexpected first line: ") + first;
-        m_url = QStringLiteral("ws://") + match.captured(1);
+        m_url = (m_tlsArgs.isEmpty() ? QStringLiteral("ws://") : QStringLiteral("wss://")) +
+                match.captured(1);
         return {};
     }
 
@@ -94,6 +102,7 @@ private:
     QProcess m_node;
     QString m_url;
     QString m_token;
+    QStringList m_tlsArgs;
 };
 
 } // namespace goblin::testing
