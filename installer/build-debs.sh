@@ -5,6 +5,7 @@
 #                                                  build/deb-nogui (hardened, warnings as errors)
 #        installer/build-debs.sh --reuse GUI NOGUI package two trees already built, e.g.
 #                                                  build/ci build/nogui: nothing is compiled
+# GOBLIN_BUILD_LOCK=FILE runs each compile step under `flock FILE` (a machine shared by builders).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -27,10 +28,13 @@ else
     common=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DGOBLIN_WARNINGS_AS_ERRORS=ON
         "-DCMAKE_CXX_FLAGS=-D_FORTIFY_SOURCE=2 -fstack-protector-strong"
         "-DCMAKE_EXE_LINKER_FLAGS=-Wl,-z,relro,-z,now")
+    lock=()
+    [ -z "${GOBLIN_BUILD_LOCK:-}" ] || lock=(flock "$GOBLIN_BUILD_LOCK")
     cmake -S . -B "$gui" "${common[@]}" -DGOBLIN_BUILD_TESTS=OFF >/dev/null
-    cmake --build "$gui" --target goblin-labnode goblin-volunteer -j "$(nproc)"
+    "${lock[@]}" cmake --build "$gui" --target goblin-labnode -j "$(nproc)"
+    "${lock[@]}" cmake --build "$gui" --target goblin-volunteer -j "$(nproc)"
     cmake -S . -B "$nogui" "${common[@]}" -DGOBLIN_GUI=OFF >/dev/null
-    cmake --build "$nogui" --target goblin-volunteer -j "$(nproc)"
+    "${lock[@]}" cmake --build "$nogui" --target goblin-volunteer -j "$(nproc)"
 fi
 for binary in "$gui/app/labnode/goblin-labnode" "$gui/app/volunteer-gui/goblin-volunteer" \
     "$nogui/app/volunteer-gui/goblin-volunteer"; do
