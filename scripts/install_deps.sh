@@ -8,7 +8,7 @@
 set -euo pipefail
 
 packages=(
-  g++ cmake ninja-build pkg-config git
+  g++ cmake ninja-build pkg-config git dpkg-dev
   qt6-base-dev libqt6svg6 libx11-dev libxss-dev
   dbus-daemon xvfb
   libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev
