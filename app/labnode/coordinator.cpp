@@ -16,6 +16,7 @@ Coordinator::Coordinator(NodeContext context, CoordinatorSettings settings)
       m_graphs(m_context, m_peers, m_desk, m_scheduler, m_verdicts, m_trust,
                GraphJobSettings{GraphIntakeSettings{{}, settings.maxGraphTaskBytes},
                                 settings.auditRetentionSeconds}),
+      m_training(m_context, m_peers, m_desk, m_graphs, core::graph::GraphLimits{}),
       m_bans(m_context, m_trust), m_approvalTimer(m_context.core),
       m_approvalsPending(settings.volunteers == VolunteerPolicy::Approved) {
     m_verdicts.setObserver([this](const VerdictRecord& verdict) { m_trust.onVerdict(verdict); });
@@ -38,10 +39,12 @@ Coordinator::Coordinator(NodeContext context, CoordinatorSettings settings)
         m_scheduler.addKind(*kind);
         m_desk.addKind(*kind);
     }
+    m_desk.addKind(m_training); // its rounds' tasks are graph tasks: nothing to schedule
 }
 
 void Coordinator::start() {
     m_graphs.recover();
+    m_training.recover(); // after the graph jobs it re-attaches to
     m_matmul.recover();
     m_scheduler.start();
     m_bans.check();

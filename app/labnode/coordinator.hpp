@@ -1,8 +1,8 @@
 // The lab node's routing table: it builds the roles (peer registry, trust book, hello desk,
-// researcher desk, scheduler, verdict path, and the job kinds — matmul and graph) and sends every
-// connection event
-// to the role it concerns. Lives on the core thread (one io_context run by one thread), which also
-// owns the NodeStore; heavy work runs on the worker pool and posts back.
+// researcher desk, scheduler, verdict path, and the job kinds — matmul, graph and training) and
+// sends every connection event to the role it concerns. Lives on the core thread (one io_context
+// run by one thread), which also owns the NodeStore; heavy work runs on the worker pool and posts
+// back.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,7 @@
 #include "peer_registry.hpp"
 #include "researcher_desk.hpp"
 #include "scheduler.hpp"
+#include "train/training_jobs.hpp"
 #include "trust_book.hpp"
 #include "verdict_path.hpp"
 
@@ -62,6 +63,7 @@ private:
     ResearcherDesk m_desk;
     MatmulJobs m_matmul;
     GraphJobs m_graphs;
+    TrainingJobs m_training;
     BanWatch m_bans;
     boost::asio::steady_timer m_approvalTimer;
     bool m_approvalsPending = false;

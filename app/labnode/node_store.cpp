@@ -88,6 +88,20 @@ CREATE TABLE IF NOT EXISTS volunteer_bans(
 -- Researcher credentials lab staff revoked (`researchers revoke`): refused at the next hello.
 CREATE TABLE IF NOT EXISTS researcher_revocations(
   researcher_id INTEGER PRIMARY KEY REFERENCES researchers(id), revoked_at REAL NOT NULL);
+-- Training jobs (issue 11): the request ({"graph", "train"}), its stored input tensors (x and y
+-- with every sample), the current flat parameters then the optimizer state (stored tensors,
+-- replaced as each round commits), the rounds committed and the graph job of the round in flight.
+CREATE TABLE IF NOT EXISTS train_jobs(
+  id TEXT PRIMARY KEY, researcher_id INTEGER NOT NULL REFERENCES researchers(id),
+  state TEXT NOT NULL, request TEXT NOT NULL, inputs TEXT NOT NULL, params TEXT NOT NULL,
+  rounds_done INTEGER NOT NULL DEFAULT 0, round_job TEXT, error TEXT,
+  created_at REAL NOT NULL, updated_at REAL NOT NULL);
+-- One row per committed round of a training job (loss as float32's exact value).
+CREATE TABLE IF NOT EXISTS train_rounds(
+  job_id TEXT NOT NULL REFERENCES train_jobs(id), round INTEGER NOT NULL, loss REAL NOT NULL,
+  grad_norm REAL NOT NULL, tasks INTEGER NOT NULL, rejected INTEGER NOT NULL,
+  node_audited INTEGER NOT NULL, node_decided INTEGER NOT NULL, seconds REAL NOT NULL,
+  graph_job TEXT NOT NULL, PRIMARY KEY(job_id, round));
 )sql";
 
 // Version 2 → 3: matmul leases move to task_leases; graph attempts already used (known from their
@@ -291,14 +305,17 @@ Expected<void> NodeStore::setJobState(const std::string& id, const std::string& 
 }
 
 bool NodeStore::blobInUse(const std::string& digest, const std::string& exceptJob) {
-    // Blobs are content-addressed, so matmul inputs and graph inputs and outputs may share one.
+    // Blobs are content-addressed, so matmul inputs, graph inputs and outputs and training data
+    // and parameters may share one.
     auto query = m_db.prepare(
         "SELECT 1 FROM jobs WHERE id != ?1 AND state != 'released' AND (a_blob = ?2 OR b_blob = "
         "?2) "
         "UNION ALL SELECT 1 FROM graph_jobs WHERE id != ?1 AND state != 'released' AND "
         "instr(inputs, ?2) > 0 "
         "UNION ALL SELECT 1 FROM graph_tasks t JOIN graph_jobs j ON j.id = t.job_id WHERE "
-        "j.id != ?1 AND j.state != 'released' AND instr(t.outputs, ?2) > 0 LIMIT 1");
+        "j.id != ?1 AND j.state != 'released' AND instr(t.outputs, ?2) > 0 "
+        "UNION ALL SELECT 1 FROM train_jobs WHERE id != ?1 AND state != 'released' AND "
+        "(instr(inputs, ?2) > 0 OR instr(params, ?2) > 0) LIMIT 1");
     query.bind(1, exceptJob).bind(2, digest);
     return query.step().value_or(true);
 }

@@ -17,7 +17,7 @@ from .errors import (AuthenticationError, CaptureError, CaptureMismatchError, Ce
                      LimitExceededError, ProtocolError, RemoteError, ShapeError,
                      TorchRequiredError, UnsupportedOperator, VersionMismatchError)
 from . import optim
-from .training import RoundRecord, TrainingError, TrainResult
+from .training_result import RoundRecord, TrainingError, TrainResult
 from .validation import validate_matmul_inputs
 from .wire import decode_tensor_frame, encode_tensor_frame
 

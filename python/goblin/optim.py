@@ -1,5 +1,9 @@
 """Optimizers for `Client.train`, with `torch.optim`'s formulas (its single-tensor code paths).
 
+The lab node takes a training job's steps with the same formulas (app/labnode/train/
+optimizer_step.cpp) from the settings `wire()` describes; `step()` here is their reference in
+numpy, tested against torch.optim.
+
     opt = goblin.optim.AdamW(lr=3e-4, betas=(0.9, 0.95), weight_decay=0.1)
     opt = goblin.optim.SGD(lr=lambda step: 0.1 * 0.9 ** step, momentum=0.9, nesterov=True)
 
@@ -45,6 +49,23 @@ class Optimizer:
         return _number(self.lr(self.steps), "lr(%d)" % self.steps) if callable(self.lr) \
             else float(self.lr)
 
+    def rates(self, first_step: int, count: int) -> List[float]:
+        """The learning rates of steps first_step … first_step + count - 1."""
+        if not callable(self.lr):
+            return [float(self.lr)] * count
+        return [_number(self.lr(step), "lr(%d)" % step) for step in range(first_step,
+                                                                            first_step + count)]
+
+    def wire(self, first_step: int, count: int) -> Dict[str, Any]:
+        """The optimizer as a training job tells the node (docs/protocol.md, "Training jobs")."""
+        settings = {"kind": type(self).__name__.lower(), "weight_decay": self.weight_decay,
+                    "lr": self.rates(first_step, count)}
+        settings.update(self._settings())
+        return settings
+
+    def _settings(self) -> Dict[str, Any]:
+        raise NotImplementedError
+
     def step(self, params: Sequence[np.ndarray], grads: Sequence[np.ndarray]) -> None:
         """Updates `params` (float32 arrays) in place from their gradients."""
         if len(params) != len(grads):
@@ -86,6 +107,9 @@ class SGD(Optimizer):
         if self.nesterov and (self.momentum <= 0 or self.dampening != 0):
             raise InputError("Nesterov momentum requires a momentum and zero dampening")
 
+    def _settings(self) -> Dict[str, Any]:
+        return {"momentum": self.momentum, "dampening": self.dampening, "nesterov": self.nesterov}
+
     def _update(self, param, grad, state, lr) -> None:
         f32 = param.dtype.type
         d_p = grad + f32(self.weight_decay) * param if self.weight_decay else grad
@@ -112,6 +136,9 @@ class Adam(Optimizer):
             raise InputError("betas is a pair (beta1, beta2)")
         self.betas = (_number(betas[0], "beta1", below=1.0), _number(betas[1], "beta2", below=1.0))
         self.eps = _number(eps, "eps")
+
+    def _settings(self) -> Dict[str, Any]:
+        return {"betas": list(self.betas), "eps": self.eps}
 
     def _update(self, param, grad, state, lr) -> None:
         f32 = param.dtype.type

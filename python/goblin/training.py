@@ -1,34 +1,37 @@
 """Training a PyTorch model on the network: `Client.train` (docs/training.md).
 
-Each round takes the next batch of the researcher's data, and the lab node runs the captured
-training step, (params, x, y) → (loss, grads), on micro-batches: every micro-batch is a graph task
-computed by two volunteers and verified like any graph task; the node averages the accepted losses
-and gradients in float64 in a fixed order (weighted by micro-batch size). The client then clips the
-gradients if asked and takes the optimizer step (goblin.optim, torch.optim's formulas), and the
-next round starts from the new parameters.
+The client captures the training step once, (flat params, x, y) → (loss, flat grad), at the
+micro-batch size, and submits a training job: the step, every sample of the data, the initial
+parameters and the optimizer. The lab node holds the parameters and optimizer state and runs the
+rounds: each round's micro-batches are verified graph tasks, their losses and gradients averaged in
+float64, the optimizer step taken at the node, the round committed before the next starts. The
+client follows the job (train_round after each round) and gets the parameters at the end.
 """
 
-import math
-import os
 import sys
 import time
-from typing import Any, Callable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from . import optim as goblin_optim
 from .capture import _torch
-from .errors import GoblinError, InputError, RemoteError
-from .training_checkpoint import load_checkpoint, save_checkpoint
+from .errors import ConnectionLostError, GoblinError, InputError, RemoteError
+from .graph_job import graph_request
 from .training_result import RoundRecord, TrainingError, TrainResult
+from .wire import encode_tensor_frame
+
+
+def _numpy(part) -> np.ndarray:
+    return np.ascontiguousarray(part.detach().cpu().numpy() if hasattr(part, "detach")
+                                else np.asarray(part))
 
 
 def _arrays(data) -> Optional[Tuple[np.ndarray, np.ndarray]]:
     """(x, y) as numpy arrays when `data` is a pair of arrays with a leading sample dim."""
     if isinstance(data, (tuple, list)) and len(data) == 2 and all(
             hasattr(part, "shape") and len(part.shape) >= 1 for part in data):
-        x, y = (np.ascontiguousarray(part.detach().cpu().numpy() if hasattr(part, "detach")
-                                     else np.asarray(part)) for part in data)
+        x, y = _numpy(data[0]), _numpy(data[1])
         if x.shape[0] != y.shape[0]:
             raise InputError("data has %d inputs and %d targets; they pair up by their first dim"
                              % (x.shape[0], y.shape[0]))
@@ -36,33 +39,25 @@ def _arrays(data) -> Optional[Tuple[np.ndarray, np.ndarray]]:
     return None
 
 
-def _batches(data, batch_size: int, start: int) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
-    """The batches of `data` from sample `start` on: consecutive samples of arrays in the
-    researcher's order (wrapping around at the end), or the batches of an iterable as they come
-    (a resumed run skips the `start` samples it already trained on)."""
+def _dataset(data, batch_size: int) -> Tuple[np.ndarray, np.ndarray, Optional[int]]:
+    """Every sample as (x, y), and the number of batches when `data` was an iterable of them
+    (read to its end: the node holds the data, round r trains on batch r)."""
     pair = _arrays(data)
     if pair is not None:
-        x, y = pair
-        if x.shape[0] < batch_size:
-            raise InputError("data has %d samples, fewer than one batch of %d"
-                             % (x.shape[0], batch_size))
-        position = start
-        while True:
-            rows = np.arange(position, position + batch_size) % x.shape[0]
-            yield x[rows], y[rows]
-            position += batch_size
-    skipped = 0
+        return pair[0], pair[1], None
+    xs, ys = [], []
     for batch in data:
         pair = _arrays(batch)
         if pair is None:
             raise InputError("each batch of an iterable is a pair (x, y) of arrays")
         if pair[0].shape[0] != batch_size:
-            raise InputError("a streamed batch has %d samples, batch_size is %d"
+            raise InputError("a batch of the iterable has %d samples, batch_size is %d"
                              % (pair[0].shape[0], batch_size))
-        if skipped < start:
-            skipped += batch_size
-            continue
-        yield pair
+        xs.append(pair[0])
+        ys.append(pair[1])
+    if not xs:
+        raise InputError("the iterable of batches is empty")
+    return np.concatenate(xs), np.concatenate(ys), len(xs)
 
 
 def _check_sizes(batch_size, micro_batch, rounds) -> None:
@@ -72,182 +67,222 @@ def _check_sizes(batch_size, micro_batch, rounds) -> None:
     if batch_size % micro_batch:
         raise InputError("micro_batch %d does not divide batch_size %d" % (micro_batch, batch_size))
     if rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer))
-                               or rounds < 0):
-        raise InputError("rounds must be a non-negative integer, not %r" % (rounds,))
+                               or rounds < 1):
+        raise InputError("rounds must be a positive integer, not %r" % (rounds,))
 
 
-def _resumed(resume, optimizer) -> Optional[TrainResult]:
-    if isinstance(resume, (str, os.PathLike)):
-        if not isinstance(optimizer, goblin_optim.Optimizer):
-            raise InputError("resuming from a checkpoint file needs optimizer= (the same kind "
-                             "and settings as the run that saved it)")
-        return load_checkpoint(os.fspath(resume), optimizer)
-    if resume is not None and not isinstance(resume, TrainResult):
-        raise InputError("resume= is a TrainResult or a checkpoint file's path")
-    return resume
+class _Layout:
+    """The model's trainable parameters as one flat float32 vector (names, shapes, offsets)."""
 
-
-class _Run:
-    """One call of train(): the parameters, optimizer and history, round after round."""
-
-    def __init__(self, client, model, loss_fn, optimizer, resume: Optional[TrainResult],
-                 batch_size: int, micro_batch: int, timeout, checkpoint):
-        self.torch = _torch()
-        self.client, self.model, self.loss_fn = client, model, loss_fn
-        self.batch_size, self.micro_batch = batch_size, micro_batch
-        self.timeout, self.checkpoint = timeout, checkpoint
-        self.names = [name for name, p in model.named_parameters() if p.requires_grad]
-        if not self.names:
+    def __init__(self, torch, model):
+        self.torch = torch
+        self.model = model
+        named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+        if not named:
             raise InputError("the model has no parameter that requires a gradient")
-        for name, p in model.named_parameters():
-            if p.requires_grad and p.dtype != self.torch.float32:
+        for name, p in named:
+            if p.dtype != torch.float32:
                 raise InputError("parameter %s is %s; training runs in float32" % (name, p.dtype))
-        if resume is not None:
-            if sorted(resume.params) != sorted(self.names):
-                raise InputError("resume= comes from a model with other parameters")
-            self.params = {n: np.array(resume.params[n], dtype=np.float32) for n in self.names}
-            self.optimizer = resume.optimizer
-            self.history = list(resume.history)
-            self.round, self.seen, self.pending = resume.rounds, resume.samples_seen, resume.pending
-        else:
-            self.params = {n: p.detach().cpu().numpy().astype(np.float32, copy=True)
-                           for n, p in model.named_parameters() if p.requires_grad}
-            self.optimizer = optimizer if optimizer is not None else goblin_optim.AdamW()
-            self.history, self.round, self.seen, self.pending = [], 0, 0, None
-        if not isinstance(self.optimizer, goblin_optim.Optimizer):
-            raise InputError("optimizer is a goblin.optim optimizer (SGD, Adam, AdamW), not %s"
-                             % type(self.optimizer).__name__)
-        self.captured = None
-        self.split = {"inputs": [None] * len(self.names) + [0, 0],
-                      "outputs": ["mean"] * (1 + len(self.names))}
+        self.names = [n for n, _ in named]
+        self.shapes = [tuple(p.shape) for _, p in named]
+        self.sizes = [int(p.numel()) for _, p in named]
 
-    def result(self, pending=None) -> TrainResult:
+    def flat(self) -> np.ndarray:
+        return np.concatenate([p.detach().cpu().numpy().astype(np.float32).ravel()
+                               for n, p in self.model.named_parameters() if n in self.names])
+
+    def unflat(self, flat: np.ndarray) -> Dict[str, np.ndarray]:
+        parts, offset = {}, 0
+        for name, shape, size in zip(self.names, self.shapes, self.sizes):
+            parts[name] = np.array(flat[offset:offset + size], dtype=np.float32).reshape(shape)
+            offset += size
+        return parts
+
+    def state_dict(self, flat: np.ndarray) -> Dict[str, Any]:
         state = {key: value.detach().clone() for key, value in self.model.state_dict().items()}
-        for name in self.names:
-            state[name] = self.torch.from_numpy(self.params[name].copy())
-        return TrainResult(state, list(self.history),
-                           {n: self.params[n].copy() for n in self.names}, self.optimizer,
-                           self.round, self.seen, pending)
+        for name, value in self.unflat(flat).items():
+            state[name] = self.torch.from_numpy(value)
+        return state
 
-    def _save(self, pending=None) -> None:
-        if self.checkpoint:
-            save_checkpoint(self.checkpoint, self.result(pending))
-
-    def _failed(self, error, pending=None) -> TrainingError:
-        text = "round %d: %s" % (self.round, error)
-        if pending:
-            text += " (its job %s stays at the node: resume from error.result)" % pending[1]
-        return TrainingError(text, self.result(pending))
-
-    def _capture(self, x, y) -> None:
-        from .capture import capture
-        torch, names, model, loss_fn = self.torch, self.names, self.model, self.loss_fn
+    def step(self, loss_fn):
+        """(flat params, x, y) → (loss, flat grad): what every micro-batch task computes."""
+        torch, model, names, shapes, sizes = (self.torch, self.model, self.names, self.shapes,
+                                              self.sizes)
         functional_call = torch.nn.utils.stateless.functional_call
 
-        def step(*args):  # (params..., x, y) → (loss, grads...)
-            params = {name: p.detach().requires_grad_(True) for name, p in zip(names, args)}
-            loss = loss_fn(functional_call(model, params, (args[-2],)), args[-1])
-            return (loss, *torch.autograd.grad(loss, list(params.values())))
+        def step(flat, x, y):
+            flat = flat.detach().requires_grad_(True)
+            params = {n: part.view(s) for n, part, s in zip(names, torch.split(flat, sizes),
+                                                              shapes)}
+            loss = loss_fn(functional_call(model, params, (x,)), y)
+            (grad,) = torch.autograd.grad(loss, [flat])
+            return loss, grad
 
-        m = self.micro_batch
-        example = [torch.from_numpy(self.params[n].copy()) for n in names] + [
-            torch.from_numpy(np.array(x[:m])), torch.from_numpy(np.array(y[:m]))]
-        self.captured = capture(step, *example)
-
-    def _reattached(self) -> Optional[List[np.ndarray]]:
-        """The outputs of this round's job submitted before a crash; None when there is none or
-        the node no longer has it (purged, or it never became durable)."""
-        if not self.pending or self.pending[0] != self.round:
-            return None
-        try:
-            return self.client.fetch_outputs(self.pending[1], timeout=self.timeout)
-        except RemoteError as error:
-            if error.code != "not_found":
-                raise self._failed(error, self.pending) from error
-            return None
-        except GoblinError as error:
-            raise self._failed(error, self.pending) from error
-
-    def _outputs(self, x, y) -> List[np.ndarray]:
-        outputs = self._reattached()
-        if outputs is not None:
-            return outputs
-        inputs = [self.params[n] for n in self.names] + [x, y]
-        try:
-            job = self.client.submit_graph(self.captured, inputs, batch=self.split,
-                                           micro_batch=self.micro_batch)
-        except GoblinError as error:
-            raise self._failed(error) from error
-        pending = (self.round, job)  # durable at the node from here on
-        self._save(pending)
-        try:
-            return self.client.fetch_outputs(job, timeout=self.timeout)
-        except GoblinError as error:
-            raise self._failed(error, pending) from error
-
-    def train_round(self, x, y, clip_grad_norm) -> RoundRecord:
-        started = time.monotonic()
-        if self.captured is None:
-            self._capture(x, y)
-        outputs = self._outputs(x, y)
-        self.pending = None
-        loss, grads = float(outputs[0]), [np.array(g, dtype=np.float32) for g in outputs[1:]]
-        if not math.isfinite(loss) or not all(np.isfinite(g).all() for g in grads):
-            what = "the loss is %r" % loss if not math.isfinite(loss) else \
-                "a gradient is not finite (the loss is %r)" % loss
-            raise TrainingError("round %d: %s; nothing was applied" % (self.round, what),
-                                self.result())
-        norm = goblin_optim.clip_grad_norm(grads, clip_grad_norm) \
-            if clip_grad_norm is not None else goblin_optim.grad_norm(grads)
-        self.optimizer.step([self.params[n] for n in self.names], grads)
-        summary = self.client.last_summary or {}
-        tasks = int(summary.get("tasks", 0))
-        record = RoundRecord(round=self.round, loss=loss, samples=self.batch_size, tasks=tasks,
-                             verified_tasks=tasks,
-                             rejected=int(summary.get("verdicts", {}).get("rejected", 0)),
-                             node_audited=int(summary.get("node_recomputed", 0)),
-                             node_decided=int(summary.get("node_tiebreaks", 0)),
-                             grad_norm=norm, seconds=time.monotonic() - started,
-                             job=str(self.client.last_job))
-        self.history.append(record)
-        self.round += 1
-        self.seen += self.batch_size
-        self._save()
-        return record
+        return step
 
 
-def train(client, model, loss_fn: Callable, data, optimizer: Optional[goblin_optim.Optimizer] = None,
-          rounds: Optional[int] = None, batch_size: int = 32, micro_batch: Optional[int] = None,
-          clip_grad_norm: Optional[float] = None,
-          callback: Optional[Callable[[RoundRecord], Any]] = None, progress: bool = True,
-          resume=None, timeout: Optional[float] = None,
-          checkpoint: Optional[str] = None) -> TrainResult:
-    """See Client.train."""
+def _request(client, layout, loss_fn, x, y, flat, optimizer, first_round, rounds, batch_size,
+             micro_batch, clip_grad_norm):
+    """The submit_train message and its tensor frames."""
+    from .capture import capture
+    torch = layout.torch
+    example = [torch.from_numpy(flat.copy()), torch.from_numpy(np.array(x[:micro_batch])),
+               torch.from_numpy(np.array(y[:micro_batch]))]
+    captured = capture(layout.step(loss_fn), *example)
+    graph, arrays = graph_request(captured, [a.numpy() for a in example],
+                                  max_tensors=client.limits["max_tensors_per_message"],
+                                  max_tensor_bytes=client.limits["max_tensor_bytes"])
+    arrays[1], arrays[2] = x, y  # every sample; the graph declares one micro-batch
+    train = {"params": 0, "data": [1, 2], "batch_size": int(batch_size),
+             "micro_batch": int(micro_batch), "rounds": int(rounds),
+             "first_round": int(first_round),
+             "clip_grad_norm": None if clip_grad_norm is None else float(clip_grad_norm),
+             "optimizer": optimizer.wire(first_round, rounds)}
+    return {"type": "submit_train", "graph": graph["graph"], "train": train}, arrays
+
+
+def submit_train(client, model, loss_fn: Callable, data,
+                 optimizer: Optional[goblin_optim.Optimizer] = None, rounds: Optional[int] = None,
+                 batch_size: int = 32, micro_batch: Optional[int] = None,
+                 clip_grad_norm: Optional[float] = None,
+                 resume: Optional[TrainResult] = None) -> str:
+    """See Client.submit_train."""
+    torch = _torch()
     micro = batch_size if micro_batch is None else micro_batch
     _check_sizes(batch_size, micro, rounds)
-    if rounds is None and _arrays(data) is not None:
-        raise InputError("rounds is needed when data is arrays (it is optional for an iterable "
-                         "of batches, which then trains until it ends)")
-    if isinstance(resume, (str, os.PathLike)) and checkpoint is None:
-        checkpoint = os.fspath(resume)  # a run resumed from its file keeps that file current
-    run = _Run(client, model, loss_fn, optimizer, _resumed(resume, optimizer), batch_size, micro,
-               timeout, checkpoint)
-    last = None if rounds is None else run.round + rounds
-    batches = _batches(data, batch_size, run.seen)
-    while last is None or run.round < last:
-        batch = next(batches, None)
-        if batch is None:
-            break
-        record = run.train_round(*batch, clip_grad_norm)
-        if progress:
-            sys.stderr.write("round %d: loss %.6g, %d tasks verified, %d rejected, %.2f s\n"
-                             % (record.round, record.loss, record.verified_tasks,
-                                record.rejected, record.seconds))
-            sys.stderr.flush()
-        if callback is not None and callback(record) is False:
-            break
-    return run.result()
+    x, y, batches = _dataset(data, batch_size)
+    if rounds is None:
+        if batches is None:
+            raise InputError("rounds is needed when data is arrays (an iterable of batches "
+                             "trains one round per batch)")
+        rounds = batches
+    if x.shape[0] < batch_size:
+        raise InputError("data has %d samples, fewer than one batch of %d" % (x.shape[0],
+                                                                            batch_size))
+    layout = _Layout(torch, model)
+    state: List[np.ndarray] = []
+    if resume is not None:
+        if not isinstance(resume, TrainResult):
+            raise InputError("resume= is the TrainResult of an earlier run")
+        if sorted(resume.params) != sorted(layout.names):
+            raise InputError("resume= comes from a model with other parameters")
+        flat, optimizer = resume.flat_params, resume.optimizer
+        state, first_round = list(resume.optimizer_state), resume.rounds
+    else:
+        flat = layout.flat()
+        optimizer = optimizer if optimizer is not None else goblin_optim.AdamW()
+        first_round = 0
+    if clip_grad_norm is not None and not (isinstance(clip_grad_norm, (int, float))
+                                           and clip_grad_norm > 0):
+        raise InputError("clip_grad_norm is a positive number or None")
+    if not isinstance(optimizer, goblin_optim.Optimizer):
+        raise InputError("optimizer is a goblin.optim optimizer (SGD, Adam, AdamW), not %s"
+                         % type(optimizer).__name__)
+    request, arrays = _request(client, layout, loss_fn, x, y, flat, optimizer, first_round,
+                               rounds, batch_size, micro, clip_grad_norm)
+    frames = [encode_tensor_frame(a) for a in arrays + state]
+    reply = client._request(request, frames)
+    job = reply.get("job")
+    if reply.get("type") != "job_accepted" or not isinstance(job, str):
+        raise client._violation("submit_train was answered with %r" % (reply,))
+    client.last_job = job
+    client._training[job] = (layout, optimizer, batch_size)
+    return job
 
 
-__all__ = ["RoundRecord", "TrainResult", "TrainingError", "load_checkpoint", "save_checkpoint",
-           "train"]
+def _round_records(client, job: str, seen: int, samples: int) -> List[RoundRecord]:
+    rounds = client._train_rounds.get(job, [])
+    try:
+        return [RoundRecord.from_wire(r, samples) for r in rounds[seen:]]
+    except (KeyError, TypeError, ValueError) as error:
+        raise client._violation("a train_round record is malformed: %s" % error) from None
+
+
+def _result(client, job, layout, optimizer, summary, tensors, batch_size) -> TrainResult:
+    history = [RoundRecord.from_wire(r, batch_size) for r in summary.get("history", [])]
+    if not tensors:
+        raise client._violation("a training job's job_done carries no parameters")
+    flat = np.array(tensors[0], dtype=np.float32)
+    state = [np.array(t, dtype=np.float32) for t in tensors[1:]]
+    rounds = int(summary.get("first_round", 0)) + int(summary.get("rounds", len(history)))
+    optimizer.steps = rounds
+    return TrainResult(layout.state_dict(flat), history, layout.unflat(flat), optimizer, rounds,
+                       job, flat, state)
+
+
+def fetch_train(client, job: str, model=None, optimizer: Optional[goblin_optim.Optimizer] = None,
+                batch_size: Optional[int] = None, callback=None, progress: bool = False,
+                timeout: Optional[float] = None) -> TrainResult:
+    """See Client.fetch_train."""
+    known = client._training.get(job)
+    if known is None:
+        if model is None:
+            raise InputError("fetch_train of a job submitted on another connection needs the "
+                             "model (its parameter names and shapes)")
+        known = (_Layout(_torch(), model), optimizer or goblin_optim.AdamW(), batch_size or 0)
+    layout, optimizer, batch_size = known
+    deadline = None if timeout is None else time.monotonic() + timeout
+    client._released.discard(job)
+    seen = len(client._train_rounds.get(job, []))
+    if job not in client._done and job not in client._failed:
+        try:
+            status = client._request({"type": "fetch", "job": job}, [])
+        except RemoteError as error:
+            raise TrainingError(str(error), None, job, code=error.code) from error
+        if status.get("type") != "job_status":
+            raise client._violation("fetch was answered with %r" % (status,))
+    try:
+        while True:
+            client._wait(lambda: job in client._done or job in client._failed or
+                         len(client._train_rounds.get(job, [])) > seen, deadline,
+                         "training job %s did not finish in time; it keeps running at the node "
+                         "(client.fetch_train(%r, model))" % (job, job))
+            for record in _round_records(client, job, seen, batch_size):
+                seen += 1
+                if progress:
+                    sys.stderr.write("%s round %d: loss %.6g, %d tasks verified, %d rejected, "
+                                     "%.2f s\n" % (job, record.round, record.loss,
+                                                   record.verified_tasks, record.rejected,
+                                                   record.seconds))
+                    sys.stderr.flush()
+                if callback is not None:
+                    callback(record)
+            if job in client._failed:  # the node still has the rounds committed before it
+                client._failed.pop(job)
+                client._request({"type": "fetch", "job": job}, [])
+            elif job in client._done:
+                break
+    except ConnectionLostError as error:
+        raise TrainingError("%s; training job %s keeps running at the node: re-attach with "
+                            "client.fetch_train(%r, model)" % (error, job, job), None, job,
+                            code=error.code) from error
+    summary, tensors = client._done.pop(job)
+    client._train_rounds.pop(job, None)
+    client.last_job = job
+    client.last_summary = summary
+    result = _result(client, job, layout, optimizer, summary, tensors, batch_size)
+    client._release(job)
+    if summary.get("state") == "failed":
+        error = str(summary.get("error", "the training job failed"))
+        code, _, message = error.partition(": ")
+        raise TrainingError(message or error, result, job, code=code if message else None)
+    return result
+
+
+def train(client, model, loss_fn: Callable, data, optimizer=None, rounds=None, batch_size=32,
+          micro_batch=None, clip_grad_norm=None, callback=None, progress=True, resume=None,
+          timeout=None) -> TrainResult:
+    """See Client.train."""
+    job = submit_train(client, model, loss_fn, data, optimizer=optimizer, rounds=rounds,
+                       batch_size=batch_size, micro_batch=micro_batch,
+                       clip_grad_norm=clip_grad_norm, resume=resume)
+    if progress:
+        sys.stderr.write("goblin: training job %s (re-attach with client.fetch_train(%r, model))\n"
+                         % (job, job))
+    previous = resume.history if resume is not None else []
+    result = fetch_train(client, job, callback=callback, progress=progress, timeout=timeout)
+    result.history = list(previous) + result.history
+    return result
+
+
+__all__ = ["RoundRecord", "TrainResult", "TrainingError", "fetch_train", "submit_train", "train"]

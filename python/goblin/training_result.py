@@ -1,7 +1,7 @@
 """What Client.train returns, and the error a failed round raises."""
 
-from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 
@@ -24,20 +24,29 @@ class RoundRecord:
     seconds: float
     job: str             # the round's graph job at the node
 
+    @classmethod
+    def from_wire(cls, record: Dict[str, Any], samples: int) -> "RoundRecord":
+        return cls(round=int(record["round"]), loss=float(record["loss"]), samples=samples,
+                   tasks=int(record["tasks"]), verified_tasks=int(record["verified_tasks"]),
+                   rejected=int(record["rejected"]), node_audited=int(record["node_audited"]),
+                   node_decided=int(record["node_decided"]),
+                   grad_norm=float(record["grad_norm"]), seconds=float(record["seconds"]),
+                   job=str(record["graph_job"]))
+
 
 @dataclass
 class TrainResult:
     """The trained parameters and what each round did. `state_dict` is the model's state dict
-    with the trained parameters (torch tensors); pass the result as `resume=` to continue.
-    `pending` is (round, job id) of a round submitted but not applied (the client or the node went
-    away while it ran): resuming fetches that job instead of computing the round again."""
+    with the trained parameters (torch tensors); `params` the same parameters as numpy arrays;
+    pass the result as `resume=` to train on from it. `job` is the node's training job."""
     state_dict: Dict[str, Any]
     history: List[RoundRecord]
     params: Dict[str, np.ndarray]
     optimizer: goblin_optim.Optimizer
-    rounds: int = 0
-    samples_seen: int = 0
-    pending: Optional[Tuple[int, str]] = None
+    rounds: int
+    job: str
+    flat_params: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, np.float32))
+    optimizer_state: List[np.ndarray] = field(repr=False, default_factory=list)
 
     @property
     def losses(self) -> List[float]:
@@ -45,9 +54,13 @@ class TrainResult:
 
 
 class TrainingError(GoblinError):
-    """A round failed (a non-finite loss, a job the node refused, a lost connection); `result`
-    holds the rounds that completed, to resume from."""
+    """A training job failed (a non-finite loss or gradient, bad data the node refused) or its
+    connection was lost. `result` holds the rounds committed before the failure (None when the
+    node could not be asked); `job` is the training job, to fetch again after a lost connection
+    (`Client.fetch_train`)."""
 
-    def __init__(self, message: str, result: TrainResult):
-        super().__init__(message)
+    def __init__(self, message: str, result: Optional[TrainResult], job: Optional[str] = None,
+                 code: Optional[str] = None):
+        super().__init__(message, code=code)
         self.result = result
+        self.job = job

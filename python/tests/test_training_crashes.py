@@ -1,9 +1,9 @@
-"""Training survives crashes: a node killed with SIGKILL while a round's job runs (and the
-volunteers killed with it) and a researcher's client killed with SIGKILL mid-round both resume —
-the first from the TrainingError's result, the second from its checkpoint file — re-attaching to
-the round's durable job, and finish with the same bits as a run that never stopped."""
+"""Training survives crashes: the lab node holds a training job's parameters and optimizer state
+and commits every round, so a node killed with SIGKILL while a round runs (its volunteers killed
+too) resumes the job on restart — re-attached to the round's graph job, not computing it again —
+and a researcher's client killed with SIGKILL re-attaches with fetch_train; both finish with the
+same bits as a run that never stopped."""
 
-import json
 import subprocess
 import sys
 import textwrap
@@ -16,7 +16,7 @@ from goblin import optim
 
 torch = pytest.importorskip("torch", reason="torch is not installed (optional dependency)")
 
-from conftest import START_TIMEOUT, TESTS, _die_with_parent  # noqa: E402
+from conftest import TESTS, _die_with_parent  # noqa: E402
 from goblin.training import TrainingError  # noqa: E402
 from training_models import training_family  # noqa: E402
 
@@ -24,11 +24,20 @@ ROUNDS, BATCH, MICRO, SAMPLES, SEED = 4, 8, 4, 24, 11
 TIMEOUT = 180.0
 
 
-def train(client, rounds=ROUNDS, **kwargs):
-    model, loss_fn, x, y = training_family("mlp", samples=SAMPLES, seed=SEED)
-    return client.train(model, loss_fn, (x, y), optimizer=optim.AdamW(lr=1e-2), rounds=rounds,
+def family():
+    return training_family("mlp", samples=SAMPLES, seed=SEED)
+
+
+def train(client, **kwargs):
+    model, loss_fn, x, y = family()
+    return client.train(model, loss_fn, (x, y), optimizer=optim.AdamW(lr=1e-2), rounds=ROUNDS,
                         batch_size=BATCH, micro_batch=MICRO, progress=False, timeout=TIMEOUT,
                         **kwargs)
+
+
+def fetch(client, job):
+    return client.fetch_train(job, family()[0], optimizer=optim.AdamW(lr=1e-2), batch_size=BATCH,
+                              timeout=TIMEOUT)
 
 
 def bits(result):
@@ -44,107 +53,78 @@ def two_volunteers(cluster):
     return [cluster.start_volunteer(threads=1, slots=2) for _ in range(2)]
 
 
-def test_a_node_killed_mid_round_resumes_to_the_same_bits(cluster):
+def test_a_node_killed_mid_round_resumes_the_job_to_the_same_bits(cluster):
     token = cluster.add_researcher()
     node = cluster.start_node()
     volunteers = two_volunteers(cluster)
     client = cluster.connect(token, timeout=TIMEOUT)
     uninterrupted = train(client)
+    jobs_before = len(graph_jobs(cluster))
 
-    def stop_after_round_one(record):
-        if record.round == 1:  # round 2 will wait: nobody computes it
+    def stop_volunteers_after_round_one(record):
+        if record.round == 1:  # round 2 waits: nobody computes it
             for volunteer in volunteers:
                 volunteer.kill9()
 
-    jobs_before = len(graph_jobs(cluster))
-
-    def kill_node_when_round_two_is_durable():
+    def kill_node_once_round_two_is_durable():
         cluster.wait_until(lambda: len(graph_jobs(cluster)) == jobs_before + 3, TIMEOUT,
-                           "round 2's job at the node")
+                           "round 2's graph job at the node")
         node.kill9()
 
-    killer = threading.Thread(target=kill_node_when_round_two_is_durable, daemon=True)
+    killer = threading.Thread(target=kill_node_once_round_two_is_durable, daemon=True)
     killer.start()
-    with pytest.raises(TrainingError, match="round 2") as caught:
-        train(client, callback=stop_after_round_one)
+    with pytest.raises(TrainingError, match="keeps running at the node") as caught:
+        train(client, callback=stop_volunteers_after_round_one)
     killer.join(TIMEOUT)
-    partial = caught.value.result
-    assert partial.rounds == 2 and partial.pending is not None
-    pending_round, pending_job = partial.pending
-    assert pending_round == 2 and pending_job == graph_jobs(cluster)[-1]
+    job = caught.value.job
+    round_two = graph_jobs(cluster)[-1]
+    assert cluster.query("SELECT rounds_done, round_job FROM train_jobs WHERE id = ?",
+                         (job,)) == [(2, round_two)]
 
     cluster.start_node()  # the same database and data folder
     two_volunteers(cluster)
-    client = cluster.connect(token, timeout=TIMEOUT)
-    resumed = train(client, rounds=ROUNDS - 2, resume=partial)
+    resumed = fetch(cluster.connect(token, timeout=TIMEOUT), job)
     assert bits(resumed) == bits(uninterrupted)
-    # Round 2 came from the job that was running when the node died, not from a new one.
-    assert resumed.history[2].job == pending_job
-    assert len(graph_jobs(cluster)) == jobs_before + 4
+    assert resumed.history[2].job == round_two  # re-attached, not submitted again
+    assert len(graph_jobs(cluster)) == jobs_before + ROUNDS
 
 
-CLIENT = textwrap.dedent("""
+RESEARCHER = textwrap.dedent("""
     import sys
     sys.path.insert(0, %(tests)r)
     import goblin
     from goblin import optim
     from training_models import training_family
 
-    def wait_after_round_one(record):
-        print("round", record.round, flush=True)
-        if record.round == 1:
-            sys.stdin.readline()  # the test kills the volunteers, then lets round 2 start
-
     model, loss_fn, x, y = training_family("mlp", samples=%(samples)d, seed=%(seed)d)
-    with goblin.connect(%(url)r, token=%(token)r, timeout=%(timeout)r) as client:
-        client.train(model, loss_fn, (x, y), optimizer=optim.AdamW(lr=1e-2), rounds=%(rounds)d,
-                     batch_size=%(batch)d, micro_batch=%(micro)d, progress=False,
-                     checkpoint=%(checkpoint)r, callback=wait_after_round_one)
+    client = goblin.connect(%(url)r, token=%(token)r, timeout=%(timeout)r)
+    job = client.submit_train(model, loss_fn, (x, y), optimizer=optim.AdamW(lr=1e-2),
+                              rounds=%(rounds)d, batch_size=%(batch)d, micro_batch=%(micro)d)
+    print(job, flush=True)
+    sys.stdin.readline()  # killed here, while the node trains
 """)
 
 
-def pending_in(path):
-    try:
-        with np.load(path) as stored:
-            return json.loads(stored["meta"].tobytes().decode()).get("pending")
-    except (OSError, ValueError, KeyError):
-        return None
-
-
-def test_a_client_killed_mid_round_resumes_from_its_checkpoint(cluster, tmp_path):
+def test_a_client_killed_mid_run_re_attaches_to_the_same_bits(cluster):
     token = cluster.add_researcher()
     cluster.start_node()
-    volunteers = two_volunteers(cluster)
+    two_volunteers(cluster)
     client = cluster.connect(token, timeout=TIMEOUT)
     uninterrupted = train(client)
 
-    checkpoint = tmp_path / "run.npz"
-    script = CLIENT % dict(tests=str(TESTS), samples=SAMPLES, seed=SEED, url=cluster.url,
-                           token=token, timeout=TIMEOUT, rounds=ROUNDS, batch=BATCH, micro=MICRO,
-                           checkpoint=str(checkpoint))
+    script = RESEARCHER % dict(tests=str(TESTS), samples=SAMPLES, seed=SEED, url=cluster.url,
+                               token=token, timeout=TIMEOUT, rounds=ROUNDS, batch=BATCH,
+                               micro=MICRO)
     researcher = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, text=True, preexec_fn=_die_with_parent)
     try:
-        for expected in ("round 0", "round 1"):
-            assert researcher.stdout.readline().strip() == expected
-        for volunteer in volunteers:
-            volunteer.kill9()
-        researcher.stdin.write("\n")
-        researcher.stdin.flush()
-        pending = cluster.wait_until(lambda: pending_in(checkpoint), START_TIMEOUT * 4,
-                                     "round 2's job in the checkpoint")
-        researcher.kill()  # SIGKILL, while round 2 runs
-        researcher.wait(30)
+        job = researcher.stdout.readline().strip()
+        assert job.startswith("t-"), job
     finally:
-        if researcher.poll() is None:
-            researcher.kill()
-    assert pending[0] == 2
-
-    two_volunteers(cluster)
-    resumed = train(client, rounds=ROUNDS - 2, resume=str(checkpoint))
-    assert bits(resumed) == bits(uninterrupted)
-    assert resumed.history[2].job == pending[1]
-    # The checkpoint kept up: it now holds the finished run.
-    assert pending_in(checkpoint) is None
-    with np.load(checkpoint) as stored:
-        assert json.loads(stored["meta"].tobytes().decode())["rounds"] == ROUNDS
+        researcher.kill()  # SIGKILL
+        researcher.wait(30)
+    result = fetch(client, job)
+    assert bits(result) == bits(uninterrupted)
+    assert [r.round for r in result.history] == list(range(ROUNDS))
+    # Released once fetched: the node no longer has it.
+    assert cluster.query("SELECT state FROM train_jobs WHERE id = ?", (job,)) == [("released",)]

@@ -121,9 +121,9 @@ void GraphJobs::submit(const ResearcherRequest& request, Message message) {
     });
 }
 
-void GraphJobs::createJob(const ResearcherRequest& request, GraphIntake intake) {
+Expected<GraphJob*> GraphJobs::insertJob(std::int64_t researcherId, GraphIntake intake) {
     GraphJobRow row{randomId("g-", m_context.random),
-                    request.researcherId,
+                    researcherId,
                     "running",
                     static_cast<std::int64_t>(intake.chunks.size()),
                     std::move(intake.request),
@@ -131,17 +131,67 @@ void GraphJobs::createJob(const ResearcherRequest& request, GraphIntake intake) 
                     m_context.clock()};
     auto tasks = insertGraphJobAndTasks(m_context.store.database(), row);
     if (!tasks)
-        return m_desk.replyError(request.peer, request.requestId,
-                                 Error{ErrorCode::Internal, tasks.error().message});
+        return makeError(ErrorCode::Internal, tasks.error().message);
     GraphJob& added = addJob(row, std::move(intake), *tasks);
-    m_desk.watch(added.id, request.peer);
     m_context.log("graph job " + added.id + " accepted: " +
                   std::to_string(added.submission.graph.nodes.size()) + " node(s), " +
                   std::to_string(added.taskIds.size()) + " task(s), each computed twice");
+    return &added;
+}
+
+void GraphJobs::createJob(const ResearcherRequest& request, GraphIntake intake) {
+    auto added = insertJob(request.researcherId, std::move(intake));
+    if (!added)
+        return m_desk.replyError(request.peer, request.requestId, added.error());
+    m_desk.watch((*added)->id, request.peer);
     m_peers.send(request.peer, net::toMessage(net::GraphJobAccepted{
-                                   request.requestId, added.id,
-                                   static_cast<std::int64_t>(added.taskIds.size())}));
+                                   request.requestId, (*added)->id,
+                                   static_cast<std::int64_t>((*added)->taskIds.size())}));
     m_scheduler.wake();
+}
+
+void GraphJobs::submitFor(std::int64_t researcherId, Message message,
+                          std::function<void(Expected<std::string>)> accepted) {
+    const auto volunteers = static_cast<std::int64_t>(graphVolunteers().size());
+    asio::post(m_context.workers, [this, researcherId, volunteers, message = std::move(message),
+                                   accepted = std::move(accepted)]() mutable {
+        auto intake = takeInGraph(message, volunteers, m_settings.intake, m_context.blobs);
+        asio::post(m_context.core, [this, researcherId, intake = std::move(intake),
+                                    accepted = std::move(accepted)]() mutable {
+            if (!intake)
+                return accepted(tl::unexpected(intake.error()));
+            auto added = insertJob(researcherId, std::move(*intake));
+            if (!added)
+                return accepted(tl::unexpected(added.error()));
+            accepted((*added)->id);
+            m_scheduler.wake();
+        });
+    });
+}
+
+bool GraphJobs::follow(const std::string& jobId, GraphJobFollower follower) {
+    GraphJob* job = m_book.job(jobId);
+    if (!job || job->state == "failed")
+        return false;
+    if (job->state == "done") {
+        asio::post(m_context.core, [this, jobId, follower = std::move(follower)] {
+            if (GraphJob* done = m_book.job(jobId); done && done->state == "done")
+                follower.done(jobId, done->result);
+        });
+        return true;
+    }
+    m_followers[jobId] = std::move(follower);
+    return true;
+}
+
+void GraphJobs::releaseFor(const std::string& jobId) {
+    m_followers.erase(jobId);
+    GraphJob* job = m_book.job(jobId);
+    if (!job || job->state == "running")
+        return;
+    if (auto outcome = m_retention.release(jobId); !outcome)
+        m_context.log("graph job " + jobId + " not released: " + outcome.error().message);
+    m_book.remove(jobId);
 }
 
 GraphJob* GraphJobs::ownedJob(const ResearcherRequest& request, const std::string& jobId) {
@@ -310,6 +360,8 @@ void GraphJobs::failJob(GraphJob& job, const Error& error) {
         m_scheduler.withdraw(taskOp(), taskId);
     }
     m_desk.reportFailure(job.id, error);
+    if (auto follower = m_followers.extract(job.id))
+        follower.mapped().failed(job.id, error);
 }
 
 void GraphJobs::onRecheckDone(GraphJob& job) {
@@ -364,6 +416,8 @@ void GraphJobs::onMerged(const std::string& jobId, Expected<std::vector<core::Te
     job.chunks.clear();
     job.chunkGraphs.clear();
     job.submission.inputs.clear();
+    if (auto follower = m_followers.extract(jobId)) // last: it may release the job
+        follower.mapped().done(jobId, job.result);
 }
 
 void GraphJobs::deliver(std::uint64_t peer, const GraphJob& job, std::int64_t requestId) {

@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +39,13 @@ struct GraphJobSettings {
     double auditRetentionSeconds = 7 * 24 * 3600.0;
 };
 
+// Whoever runs a graph job on a researcher's behalf (a training round): told on core when it
+// ends, instead of a connection watching it.
+struct GraphJobFollower {
+    std::function<void(const std::string& jobId, const std::vector<core::Tensor>& outputs)> done;
+    std::function<void(const std::string& jobId, const Error& error)> failed;
+};
+
 class GraphJobs final : public JobKind {
 public:
     GraphJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk& desk, Scheduler& scheduler,
@@ -56,6 +65,16 @@ public:
     void release(const ResearcherRequest& request, const std::string& jobId) override;
     void audit(const ResearcherRequest& request, const std::string& jobId) override;
 
+    // Graph jobs another kind runs for a researcher (training rounds), on core. `accepted` gets
+    // the durable job's id, or why the submission was refused.
+    void submitFor(std::int64_t researcherId, net::Message message,
+                   std::function<void(Expected<std::string>)> accepted);
+    // Tells `follower` when the loaded job `jobId` ends (at once, posted, if it is done already);
+    // false when no such job is loaded (released, failed or unknown).
+    bool follow(const std::string& jobId, GraphJobFollower follower);
+    // Releases a followed job once its outputs are used (its data kept for audits like any).
+    void releaseFor(const std::string& jobId);
+
     bool hasQueued() const override { return m_book.hasQueued(); }
     std::optional<TaskClaim> claimTaskFor(const Peer& volunteer,
                                           const TaskFilter& mayTake) override;
@@ -67,6 +86,7 @@ public:
 
 private:
     void createJob(const ResearcherRequest& request, GraphIntake intake);
+    Expected<GraphJob*> insertJob(std::int64_t researcherId, GraphIntake intake);
     Expected<void> resumeJob(const GraphJobRow& row);
     GraphJob& addJob(const GraphJobRow& row, GraphIntake intake,
                      const std::vector<GraphTaskRow>& tasks);
@@ -90,6 +110,7 @@ private:
     GraphDecisions m_decisions;
     DeliveredAudits m_audits;
     GraphRetention m_retention;
+    std::map<std::string, GraphJobFollower> m_followers;
 };
 
 } // namespace goblin::labnode

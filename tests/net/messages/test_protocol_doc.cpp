@@ -105,6 +105,10 @@ Expected<Message> reparse(const Message& message, std::string& variant) {
     case MessageType::SubmitGraph:
         return written(parseSubmitGraph(message));
     case MessageType::JobAccepted:
+        if (isTrainJobAccepted(control)) {
+            variant += " (train)";
+            return written(parseTrainJobAccepted(control));
+        }
         variant += isGraphJobAccepted(control) ? " (graph)" : " (matmul)";
         if (isGraphJobAccepted(control))
             return written(parseGraphJobAccepted(control));
@@ -140,6 +144,10 @@ Expected<Message> reparse(const Message& message, std::string& variant) {
         return written(parseAudit(control));
     case MessageType::AuditReport:
         return written(parseAuditReport(message));
+    case MessageType::SubmitTrain:
+        return written(parseSubmitTrain(message));
+    case MessageType::TrainRound:
+        return written(parseTrainRound(control));
     case MessageType::Count:
         break;
     }
@@ -205,6 +213,9 @@ void TestProtocolDoc::everyMessageHasAnExample() {
                                          "submit_graph",
                                          "job_accepted (matmul)",
                                          "job_accepted (graph)",
+                                         "job_accepted (train)",
+                                         "submit_train",
+                                         "train_round",
                                          "progress",
                                          "job_status",
                                          "fetch",
@@ -262,7 +273,7 @@ void TestProtocolDoc::exampleGraphsValidate() {
                  example.at("tensors").to_number<std::int64_t>());
         ++graphs;
     }
-    QCOMPARE(graphs, std::size_t{2});
+    QCOMPARE(graphs, std::size_t{3}); // submit_graph, a graph task, submit_train
 }
 
 QTEST_APPLESS_MAIN(TestProtocolDoc)

@@ -33,6 +33,8 @@ enum class MessageType {
     Verdict,      // node → volunteer: the task's decision for this attempt
     Audit,        // researcher → node: what later audits found about a delivered job (protocol 2)
     AuditReport,  // node → researcher: reply to audit, or pushed when an audit of a job ends
+    SubmitTrain,  // researcher → node: a training job (protocol 3)
+    TrainRound,   // node → researcher: a training job's round committed (protocol 3)
     Count         // not a message
 };
 
@@ -40,7 +42,7 @@ inline constexpr std::size_t kMessageTypeCount = static_cast<std::size_t>(Messag
 
 // Tripwire: adding, removing or reordering a message without bumping kProtocolVersion (and this
 // pair) fails the build.
-static_assert(kMessageTypeCount == 19 && kProtocolVersion == 2,
+static_assert(kMessageTypeCount == 21 && kProtocolVersion == 3,
               "the message set changed: bump kProtocolVersion, docs/protocol.md and this assert");
 
 // "hello", "submit_matmul", …; empty for Count.

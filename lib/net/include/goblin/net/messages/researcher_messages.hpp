@@ -139,6 +139,30 @@ struct AuditReport {
 };
 inline constexpr std::size_t kMaxAuditEntries = 256;
 
+// → {"type":"submit_train","id","graph":{…},"train":{…},"tensors":N} + the graph's inputs (x and
+// y with every sample), then the optimizer state to resume from (protocol 3). The node checks the
+// graph and `train` (labnode/train/train_submission.hpp); this parser only their presence.
+struct SubmitTrain {
+    std::int64_t id = 0;
+    boost::json::object graph;
+    boost::json::object train;
+    std::vector<TensorPtr> tensors;
+};
+
+// ← {"type":"job_accepted","id","job","kind":"train","rounds"} (protocol 3).
+struct TrainJobAccepted {
+    std::int64_t id = 0;
+    std::string job;
+    std::int64_t rounds = 0;
+};
+
+// ← {"type":"train_round","job","round":{…}}: one committed round of a training job (its record:
+// round, loss, grad_norm, tasks, rejected, node_audited, node_decided, seconds, graph_job).
+struct TrainRound {
+    std::string job;
+    boost::json::object record;
+};
+
 Message toMessage(const SubmitMatmul& submit);
 Message toMessage(const SubmitGraph& submit);
 Message toMessage(const MatmulJobAccepted& accepted);
@@ -152,6 +176,9 @@ Message toMessage(const JobDone& done);
 Message toMessage(const JobFailed& failed);
 Message toMessage(const Audit& audit);
 Message toMessage(const AuditReport& report);
+Message toMessage(const SubmitTrain& submit);
+Message toMessage(const TrainJobAccepted& accepted);
+Message toMessage(const TrainRound& round);
 
 // Each parser checks "type" and every field; errors are InvalidMessage naming the field unless
 // the struct's comment says otherwise. A request's "id" is optional (0 when absent).
@@ -171,5 +198,10 @@ parseMatmulJobAccepted(const boost::json::object& control);
 [[nodiscard]] Expected<JobFailed> parseJobFailed(const boost::json::object& control);
 [[nodiscard]] Expected<Audit> parseAudit(const boost::json::object& control);
 [[nodiscard]] Expected<AuditReport> parseAuditReport(const Message& message);
+[[nodiscard]] Expected<SubmitTrain> parseSubmitTrain(const Message& message);
+// job_accepted with "kind":"train".
+[[nodiscard]] bool isTrainJobAccepted(const boost::json::object& control);
+[[nodiscard]] Expected<TrainJobAccepted> parseTrainJobAccepted(const boost::json::object& control);
+[[nodiscard]] Expected<TrainRound> parseTrainRound(const boost::json::object& control);
 
 } // namespace goblin::net

@@ -1,0 +1,51 @@
+// A researcher's submit_train request, checked completely before anything is stored: the captured
+// training step (a graph (flat params, x, y, constants…) → (loss, flat grad), written for one
+// micro-batch), every sample of x and y, the optimizer and its learning rate per round, and the
+// optimizer state to resume from (docs/protocol.md, "Training jobs"). Also the submit_graph of each
+// round: the step on the round's batch, in micro-batch tasks whose loss and gradient the node
+// averages. Pure; any thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include <boost/json/value.hpp>
+
+#include "goblin/core/graph/graph.hpp"
+#include "goblin/net/message.hpp"
+#include "optimizer_step.hpp"
+
+namespace goblin::labnode {
+
+struct TrainPlan {
+    std::size_t paramsInput = 0; // the graph input holding the flat float32 parameter vector
+    std::size_t xInput = 0, yInput = 0;
+    std::int64_t batchSize = 0, microBatch = 0;
+    std::int64_t rounds = 0;     // rounds of this job
+    std::int64_t firstRound = 0; // rounds trained before (a resumed run): the data position and
+                                 // the optimizer's step count continue from there
+    std::optional<double> clipGradNorm;
+    OptimizerSpec optimizer;
+    std::vector<double> learningRates; // one per round of this job
+};
+
+struct TrainSubmission {
+    boost::json::value graph; // the step's wire form, as submitted
+    TrainPlan plan;
+    std::vector<net::TensorPtr> inputs; // graph.inputs order; x and y carry every sample
+    std::vector<core::Tensor> state;    // optimizer buffers to resume from; empty = fresh
+    std::int64_t samples = 0;
+};
+
+inline constexpr std::int64_t kMaxTrainRounds = 1'000'000;
+
+// `message.tensors` are the graph's inputs, then `train.state` optimizer buffers.
+Expected<TrainSubmission> parseTrainSubmission(const net::Message& message,
+                                               const core::graph::GraphLimits& limits);
+
+// The submit_graph of absolute round `round` with `params`: samples (round·B + i) mod N.
+Expected<net::Message> roundMessage(const TrainSubmission& submission, const core::Tensor& params,
+                                    std::int64_t round);
+
+} // namespace goblin::labnode
