@@ -54,6 +54,24 @@ void ResearcherDesk::replyError(std::uint64_t peer, std::int64_t requestId, cons
     m_peers.send(peer, net::toMessage(net::ErrorReply{requestId, error}));
 }
 
+void ResearcherDesk::answerFetch(std::uint64_t peer, const net::JobStatus& status,
+                                 const std::function<void()>& deliver) {
+    m_peers.send(peer, net::toMessage(status));
+    if (status.state == "running")
+        watch(status.job, peer);
+    else
+        deliver();
+}
+
+bool ResearcherDesk::refuseRunningRelease(const ResearcherRequest& request,
+                                          const std::string& jobId, const std::string& state) {
+    if (state != "running")
+        return false;
+    replyError(request.peer, request.requestId,
+               Error{ErrorCode::InvalidInput, "job " + jobId + " is still running"});
+    return true;
+}
+
 void ResearcherDesk::reportProgress(const std::string& jobId, std::int64_t done, std::int64_t total,
                                     ProgressPace pace) {
     if (pace == ProgressPace::Throttled && done < total) {

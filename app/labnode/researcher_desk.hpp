@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "goblin/net/messages/researcher_messages.hpp"
 #include "job_kind.hpp"
 #include "node_context.hpp"
 #include "peer_registry.hpp"
@@ -27,6 +28,13 @@ public:
     void onMessage(const Peer& researcher, net::Message message);
 
     void replyError(std::uint64_t peer, std::int64_t requestId, const Error& error);
+    // fetch's answer, for every kind: the job's status, then a running job is watched by the
+    // asking connection and any other is handed to `deliver` (which sends what its state allows).
+    void answerFetch(std::uint64_t peer, const net::JobStatus& status,
+                     const std::function<void()>& deliver);
+    // release of a job that still runs is refused: true when it was (and the error sent).
+    bool refuseRunningRelease(const ResearcherRequest& request, const std::string& jobId,
+                              const std::string& state);
     void watch(const std::string& jobId, std::uint64_t peer) { m_peers.watch(jobId, peer); }
     void unwatch(const std::string& jobId, std::uint64_t peer) { m_peers.unwatch(jobId, peer); }
     void reportProgress(const std::string& jobId, std::int64_t done, std::int64_t total,

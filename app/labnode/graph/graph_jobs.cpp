@@ -212,23 +212,20 @@ void GraphJobs::fetch(const ResearcherRequest& request, const std::string& jobId
     GraphJob* job = ownedJob(request, jobId);
     if (!job)
         return;
-    m_peers.send(request.peer,
-                 net::toMessage(net::JobStatus{request.requestId, jobId, job->state, job->done,
-                                               static_cast<std::int64_t>(job->taskIds.size())}));
-    if (job->state == "running")
-        m_desk.watch(jobId, request.peer);
-    else if (job->state == "done")
-        deliver(request.peer, *job, request.requestId);
+    const auto total = static_cast<std::int64_t>(job->taskIds.size());
+    m_desk.answerFetch(request.peer,
+                       net::JobStatus{request.requestId, jobId, job->state, job->done, total}, [&] {
+                           if (job->state == "done")
+                               deliver(request.peer, *job, request.requestId);
+                       });
 }
 
 void GraphJobs::release(const ResearcherRequest& request, const std::string& jobId) {
     GraphJob* job = ownedJob(request, jobId);
     if (!job)
         return;
-    if (job->state == "running")
-        return m_desk.replyError(
-            request.peer, request.requestId,
-            Error{ErrorCode::InvalidInput, "job " + jobId + " is still running"});
+    if (m_desk.refuseRunningRelease(request, jobId, job->state))
+        return;
     auto outcome = m_retention.release(jobId);
     if (!outcome)
         return m_desk.replyError(request.peer, request.requestId, outcome.error());

@@ -87,22 +87,19 @@ void MatmulJobs::fetch(const ResearcherRequest& request, const std::string& jobI
         done = running->acceptedTiles;
         total = running->totalTiles;
     }
-    m_peers.send(request.peer, net::toMessage(net::JobStatus{request.requestId, jobId,
-                                                             record->state, done, total}));
-    if (record->state == "running")
-        m_desk.watch(jobId, request.peer);
-    else if (record->state == "done")
-        deliver(request.peer, *record, request.requestId);
+    m_desk.answerFetch(request.peer,
+                       net::JobStatus{request.requestId, jobId, record->state, done, total}, [&] {
+                           if (record->state == "done")
+                               deliver(request.peer, *record, request.requestId);
+                       });
 }
 
 void MatmulJobs::release(const ResearcherRequest& request, const std::string& jobId) {
     auto record = ownedJob(request, jobId);
     if (!record)
         return m_desk.replyError(request.peer, request.requestId, record.error());
-    if (record->state == "running")
-        return m_desk.replyError(
-            request.peer, request.requestId,
-            Error{ErrorCode::InvalidInput, "job " + jobId + " is still running"});
+    if (m_desk.refuseRunningRelease(request, jobId, record->state))
+        return;
     if (auto ok = m_context.store.setJobState(jobId, "released", m_context.clock()); !ok)
         return m_desk.replyError(request.peer, request.requestId, ok.error());
     for (const std::string& digest : {record->aBlob, record->bBlob})

@@ -417,23 +417,19 @@ void TrainingJobs::fetch(const ResearcherRequest& request, const std::string& jo
     Job* job = ownedJob(request, jobId);
     if (!job)
         return;
-    m_peers.send(request.peer,
-                 net::toMessage(net::JobStatus{request.requestId, jobId, job->state,
-                                               job->roundsDone, job->submission.plan.rounds}));
-    if (job->state == "running")
-        m_desk.watch(jobId, request.peer);
-    else
-        deliver(request.peer, *job, request.requestId);
+    // A failed job is delivered too: the rounds it committed, with its error in the summary.
+    m_desk.answerFetch(request.peer,
+                       net::JobStatus{request.requestId, jobId, job->state, job->roundsDone,
+                                      job->submission.plan.rounds},
+                       [&] { deliver(request.peer, *job, request.requestId); });
 }
 
 void TrainingJobs::release(const ResearcherRequest& request, const std::string& jobId) {
     Job* job = ownedJob(request, jobId);
     if (!job)
         return;
-    if (job->state == "running")
-        return m_desk.replyError(
-            request.peer, request.requestId,
-            Error{ErrorCode::InvalidInput, "job " + jobId + " is still running"});
+    if (m_desk.refuseRunningRelease(request, jobId, job->state))
+        return;
     Database& db = m_context.store.database();
     const auto row = trainJob(db, jobId);
     (void)setTrainJobState(db, jobId, "released", {}, m_context.clock());
