@@ -4,13 +4,13 @@
 For an MLP, a CNN and a character-level transformer LM, at sizes where one round (one optimizer
 step on one batch) takes about a second or more in local PyTorch on this machine, it times:
   torch      a local PyTorch training round (forward, backward, AdamW step; all cores)
-  network    Client.train's round through a real lab node and 2 headless volunteers (1 thread
-             each): the batch and parameters uploaded, one task per micro-batch computed by both
-             volunteers and compared bit for bit, the node's audits at the rate trust asks for, the
-             float64 merge of loss and gradients, their download and the client's AdamW step
-and prints torch ÷ network (median round after the first, which includes the capture), the
-verification share (the node's comparison and audit seconds ÷ the round's seconds, from the job
-summaries), and the bytes that crossed the node's sockets per round ÷ the parameter bytes.
+  network    a round of a training job on a real lab node and 2 headless volunteers (1 thread
+             each), as its train_round record times it at the node: one task per micro-batch
+             computed by both volunteers and compared bit for bit, the node's audits at the rate
+             trust asks for, the float64 merge of loss and gradients, the AdamW step and the commit
+and prints torch ÷ network (median round after the first), the verification share (the node's
+comparison and audit seconds ÷ the round's seconds), and the bytes that crossed the node's sockets
+per round ÷ the parameter bytes (the data is uploaded once, with the job, before round 0).
 
     .venv/bin/python bench/bench_training.py [--rounds 4] [--families mlp,cnn,lm]
 """
@@ -95,13 +95,11 @@ def torch_round_seconds(model, loss_fn, x, y, batch, rounds):
 
 def network_round(net, client, model, loss_fn, x, y, batch, micro, rounds):
     rows = []
-    last = {"bytes": net.socket_bytes(), "at": time.perf_counter()}
+    last = {"bytes": net.socket_bytes()}
 
     def measure(record):
         now_bytes = net.socket_bytes()
-        summary = client.last_summary or {}
-        rows.append((record.seconds, summary.get("verification_seconds", 0.0),
-                     now_bytes - last["bytes"]))
+        rows.append((record.seconds, record.verification_seconds, now_bytes - last["bytes"]))
         last["bytes"] = now_bytes
 
     client.train(model, loss_fn, (x, y), optimizer=goblin.optim.AdamW(lr=1e-3), rounds=rounds,
@@ -134,7 +132,7 @@ def main():
                 model, loss_fn, x, y, batch, micro = family(name, args.scale)  # fresh weights
                 seconds, share, moved, first = network_round(net, client, model, loss_fn, x, y,
                                                              batch, micro, args.rounds)
-                print("%-5s %9d %8s %9.3f %8.3f %11.3f %9.1f%% %12.2f   (first round %.1f s)"
+                print("%-5s %9d %8s %9.3f %8.3f %11.3f %9.1f%% %12.2f   (round 0: %.1f s)"
                       % (name, param_bytes // 4, "%d/%d" % (batch, micro), local, seconds,
                          local / seconds, 100 * share, moved / param_bytes, first), flush=True)
     finally:

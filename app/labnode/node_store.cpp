@@ -101,7 +101,7 @@ CREATE TABLE IF NOT EXISTS train_rounds(
   job_id TEXT NOT NULL REFERENCES train_jobs(id), round INTEGER NOT NULL, loss REAL NOT NULL,
   grad_norm REAL NOT NULL, tasks INTEGER NOT NULL, rejected INTEGER NOT NULL,
   node_audited INTEGER NOT NULL, node_decided INTEGER NOT NULL, seconds REAL NOT NULL,
-  graph_job TEXT NOT NULL, PRIMARY KEY(job_id, round));
+  verification_seconds REAL NOT NULL, graph_job TEXT NOT NULL, PRIMARY KEY(job_id, round));
 )sql";
 
 // Version 2 → 3: matmul leases move to task_leases; graph attempts already used (known from their

@@ -22,6 +22,7 @@ class RoundRecord:
     node_decided: int    # tasks the node decided or computed itself
     grad_norm: float     # the total 2-norm of the merged gradient, before clipping
     seconds: float
+    verification_seconds: float  # the node's comparisons and audits of the round's tasks
     job: str             # the round's graph job at the node
 
     @classmethod
@@ -31,6 +32,7 @@ class RoundRecord:
                    rejected=int(record["rejected"]), node_audited=int(record["node_audited"]),
                    node_decided=int(record["node_decided"]),
                    grad_norm=float(record["grad_norm"]), seconds=float(record["seconds"]),
+                   verification_seconds=float(record.get("verification_seconds", 0.0)),
                    job=str(record["graph_job"]))
 
 

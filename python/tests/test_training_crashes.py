@@ -1,13 +1,13 @@
 """Training survives crashes: the lab node holds a training job's parameters and optimizer state
-and commits every round, so a node killed with SIGKILL while a round runs (its volunteers killed
-too) resumes the job on restart — re-attached to the round's graph job, not computing it again —
-and a researcher's client killed with SIGKILL re-attaches with fetch_train; both finish with the
-same bits as a run that never stopped."""
+and commits every round, so a node killed with SIGKILL while a round is in flight (a job resumed
+from two committed rounds, its volunteers killed first so that the round waits) resumes the job on
+restart — re-attached to the round's graph job, not submitting it again — and a researcher's client
+killed with SIGKILL re-attaches with fetch_train; both finish with the same bits as a run that
+never stopped."""
 
 import subprocess
 import sys
 import textwrap
-import threading
 
 import numpy as np
 import pytest
@@ -59,34 +59,34 @@ def test_a_node_killed_mid_round_resumes_the_job_to_the_same_bits(cluster):
     volunteers = two_volunteers(cluster)
     client = cluster.connect(token, timeout=TIMEOUT)
     uninterrupted = train(client)
+    model, loss_fn, x, y = family()
+    first = client.train(model, loss_fn, (x, y), optimizer=optim.AdamW(lr=1e-2), rounds=2,
+                         batch_size=BATCH, micro_batch=MICRO, progress=False, timeout=TIMEOUT)
     jobs_before = len(graph_jobs(cluster))
+    # Nobody computes from here on: the next job's first round stays in flight.
+    for volunteer in volunteers:
+        volunteer.kill9()
+    job = client.submit_train(model, loss_fn, (x, y), rounds=ROUNDS - 2, batch_size=BATCH,
+                              micro_batch=MICRO, resume=first)
 
-    def stop_volunteers_after_round_one(record):
-        if record.round == 1:  # round 2 waits: nobody computes it
-            for volunteer in volunteers:
-                volunteer.kill9()
+    def in_flight():
+        rows = cluster.query("SELECT rounds_done, round_job FROM train_jobs WHERE id = ?", (job,))
+        return rows[0][1] if rows and rows[0][1] else None
 
-    def kill_node_once_round_two_is_durable():
-        cluster.wait_until(lambda: len(graph_jobs(cluster)) == jobs_before + 3, TIMEOUT,
-                           "round 2's graph job at the node")
-        node.kill9()
-
-    killer = threading.Thread(target=kill_node_once_round_two_is_durable, daemon=True)
-    killer.start()
-    with pytest.raises(TrainingError, match="keeps running at the node") as caught:
-        train(client, callback=stop_volunteers_after_round_one)
-    killer.join(TIMEOUT)
-    job = caught.value.job
-    round_two = graph_jobs(cluster)[-1]
+    round_job = cluster.wait_until(in_flight, TIMEOUT, "the round's graph job at the node")
+    node.kill9()
     assert cluster.query("SELECT rounds_done, round_job FROM train_jobs WHERE id = ?",
-                         (job,)) == [(2, round_two)]
+                         (job,)) == [(0, round_job)]
+    assert graph_jobs(cluster)[-1] == round_job
 
     cluster.start_node()  # the same database and data folder
     two_volunteers(cluster)
     resumed = fetch(cluster.connect(token, timeout=TIMEOUT), job)
+    assert [r.round for r in resumed.history] == [2, 3]
+    resumed.history = first.history + resumed.history
     assert bits(resumed) == bits(uninterrupted)
-    assert resumed.history[2].job == round_two  # re-attached, not submitted again
-    assert len(graph_jobs(cluster)) == jobs_before + ROUNDS
+    assert resumed.history[2].job == round_job  # re-attached, not submitted again
+    assert len(graph_jobs(cluster)) == jobs_before + ROUNDS - 2
 
 
 RESEARCHER = textwrap.dedent("""

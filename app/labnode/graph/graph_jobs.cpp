@@ -184,6 +184,11 @@ bool GraphJobs::follow(const std::string& jobId, GraphJobFollower follower) {
     return true;
 }
 
+double GraphJobs::verificationSeconds(const std::string& jobId) {
+    const GraphJob* job = m_book.job(jobId);
+    return job ? job->verifySeconds : 0.0;
+}
+
 void GraphJobs::releaseFor(const std::string& jobId) {
     m_followers.erase(jobId);
     GraphJob* job = m_book.job(jobId);

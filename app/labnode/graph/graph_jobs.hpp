@@ -72,6 +72,8 @@ public:
     // Tells `follower` when the loaded job `jobId` ends (at once, posted, if it is done already);
     // false when no such job is loaded (released, failed or unknown).
     bool follow(const std::string& jobId, GraphJobFollower follower);
+    // The node's comparison and recomputation seconds for a loaded job (0 when not loaded).
+    double verificationSeconds(const std::string& jobId);
     // Releases a followed job once its outputs are used (its data kept for audits like any).
     void releaseFor(const std::string& jobId);
 

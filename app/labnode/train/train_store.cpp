@@ -36,10 +36,11 @@ Expected<void> commitTrainRound(Database& db, const std::string& id, const Train
                                 const std::string& params, const std::string& state, double now) {
     auto insert = db.prepare(
         "INSERT INTO train_rounds(job_id, round, loss, grad_norm, tasks, rejected, node_audited, "
-        "node_decided, seconds, graph_job) VALUES(?,?,?,?,?,?,?,?,?,?)");
+        "node_decided, seconds, verification_seconds, graph_job) VALUES(?,?,?,?,?,?,?,?,?,?,?)");
     insert.bind(1, id).bind(2, round.round).bind(3, round.loss).bind(4, round.gradNorm);
     insert.bind(5, round.tasks).bind(6, round.rejected).bind(7, round.nodeAudited);
-    insert.bind(8, round.nodeDecided).bind(9, round.seconds).bind(10, round.graphJob);
+    insert.bind(8, round.nodeDecided).bind(9, round.seconds).bind(10, round.verificationSeconds);
+    insert.bind(11, round.graphJob);
     if (auto ok = insert.run(); !ok)
         return ok;
     return db
@@ -83,15 +84,16 @@ std::vector<TrainJobRow> unreleasedTrainJobs(Database& db) {
 
 std::vector<TrainRoundRow> trainRounds(Database& db, const std::string& id) {
     auto query = db.prepare("SELECT round, loss, grad_norm, tasks, rejected, node_audited, "
-                            "node_decided, seconds, graph_job FROM train_rounds WHERE job_id = ? "
+                            "node_decided, seconds, verification_seconds, graph_job FROM "
+                            "train_rounds WHERE job_id = ? "
                             "ORDER BY round");
     query.bind(1, id);
     std::vector<TrainRoundRow> rounds;
     while (query.step().value_or(false))
-        rounds.push_back(TrainRoundRow{query.columnInt(0), query.columnDouble(1),
-                                       query.columnDouble(2), query.columnInt(3),
-                                       query.columnInt(4), query.columnInt(5), query.columnInt(6),
-                                       query.columnDouble(7), query.columnText(8)});
+        rounds.push_back(TrainRoundRow{
+            query.columnInt(0), query.columnDouble(1), query.columnDouble(2), query.columnInt(3),
+            query.columnInt(4), query.columnInt(5), query.columnInt(6), query.columnDouble(7),
+            query.columnDouble(8), query.columnText(9)});
     return rounds;
 }
 

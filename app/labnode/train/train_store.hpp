@@ -31,6 +31,7 @@ struct TrainRoundRow {
     double loss = 0, gradNorm = 0;
     std::int64_t tasks = 0, rejected = 0, nodeAudited = 0, nodeDecided = 0;
     double seconds = 0;
+    double verificationSeconds = 0; // the node's comparisons and audits of the round's tasks
     std::string graphJob;
 };
 

@@ -58,6 +58,7 @@ json::object recordJson(const TrainRoundRow& round) {
                         {"node_audited", round.nodeAudited},
                         {"node_decided", round.nodeDecided},
                         {"seconds", round.seconds},
+                        {"verification_seconds", round.verificationSeconds},
                         {"graph_job", round.graphJob}};
 }
 
@@ -270,6 +271,7 @@ void TrainingJobs::onRoundDone(const std::string& jobId, const std::string& grap
     record.nodeAudited = counts.audited;
     record.nodeDecided = counts.tiebreaks;
     record.seconds = m_context.clock() - job.roundStarted;
+    record.verificationSeconds = m_graphs.verificationSeconds(graphJob);
     record.graphJob = graphJob;
     // The step is O(parameters): a worker takes it on copies, the core thread commits it.
     asio::post(m_context.workers, [this, jobId, plan = job.submission.plan, params = job.params,

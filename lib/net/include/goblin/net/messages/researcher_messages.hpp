@@ -157,7 +157,8 @@ struct TrainJobAccepted {
 };
 
 // ← {"type":"train_round","job","round":{…}}: one committed round of a training job (its record:
-// round, loss, grad_norm, tasks, rejected, node_audited, node_decided, seconds, graph_job).
+// round, loss, grad_norm, tasks, verified_tasks, rejected, node_audited, node_decided, seconds,
+// verification_seconds, graph_job).
 struct TrainRound {
     std::string job;
     boost::json::object record;
