@@ -10,13 +10,13 @@ client follows the job (train_round after each round) and gets the parameters at
 
 import sys
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from . import optim as goblin_optim
 from .capture import _torch
-from .errors import ConnectionLostError, GoblinError, InputError, RemoteError
+from .errors import ConnectionLostError, InputError, RemoteError
 from .graph_job import graph_request
 from .training_result import RoundRecord, TrainingError, TrainResult
 from .wire import encode_tensor_frame

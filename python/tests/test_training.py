@@ -8,7 +8,6 @@ import copy
 import numpy as np
 import pytest
 
-import goblin
 from goblin import optim
 from goblin.errors import InputError, UnsupportedOperator
 from goblin.training import TrainingError

@@ -17,7 +17,6 @@ from goblin import optim
 torch = pytest.importorskip("torch", reason="torch is not installed (optional dependency)")
 
 from conftest import TESTS, _die_with_parent  # noqa: E402
-from goblin.training import TrainingError  # noqa: E402
 from training_models import training_family  # noqa: E402
 
 ROUNDS, BATCH, MICRO, SAMPLES, SEED = 4, 8, 4, 24, 11
