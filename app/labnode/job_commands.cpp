@@ -13,8 +13,8 @@ namespace goblin::labnode {
 namespace {
 
 const CommandUsage kListUsage{"goblin-labnode jobs list --db PATH",
-                              "Lists jobs, newest first: id, kind, state, tasks done of all, "
-                              "created, researcher."};
+                              "Lists jobs, newest first: id, kind, state, tasks done of all "
+                              "(rounds for a training job), created, researcher."};
 const CommandUsage kShowUsage{"goblin-labnode jobs show ID --db PATH",
                               "Shows one job: kind, state, researcher, times, tasks, verdicts "
                               "and volunteers (no research data)."};
@@ -68,7 +68,8 @@ int show(const std::vector<std::string>& args) {
               << "researcher  " << job->researcher << "\n"
               << "created     " << utcTime(job->createdAt) << "\n"
               << "finished    " << utcTime(job->finishedAt) << "\n"
-              << "tasks       " << taskCount(*job) << " done\n"
+              << (job->kind == "train" ? "rounds      " : "tasks       ") << taskCount(*job)
+              << " done\n"
               << "verdicts    " << groupedNumber(results.accepted) << " accepted, "
               << groupedNumber(results.rejected) << " rejected\n"
               << "volunteers  " << groupedNumber(results.volunteers) << std::endl;

@@ -14,7 +14,12 @@ constexpr const char* kJobs =
     "SELECT g.id, 'graph', g.state, coalesce(r.email, ''), g.tasks, "
     "(SELECT count(*) FROM graph_tasks t WHERE t.job_id = g.id AND t.state = 'accepted'), "
     "g.created_at, coalesce(g.finished_at, 0) "
-    "FROM graph_jobs g LEFT JOIN researchers r ON r.id = g.researcher_id) ";
+    "FROM graph_jobs g LEFT JOIN researchers r ON r.id = g.researcher_id "
+    "UNION ALL "
+    "SELECT t.id, 'train', t.state, coalesce(r.email, ''), "
+    "coalesce(json_extract(t.request, '$.train.rounds'), 0), t.rounds_done, t.created_at, "
+    "CASE WHEN t.state = 'running' THEN 0 ELSE t.updated_at END "
+    "FROM train_jobs t LEFT JOIN researchers r ON r.id = t.researcher_id) ";
 
 JobListing readJob(const ScopedStatement& query) {
     return JobListing{query.columnText(0),   query.columnText(1),  query.columnText(2),
@@ -46,14 +51,18 @@ std::optional<JobListing> findJob(Database& db, const std::string& id) {
 }
 
 JobResultCounts jobResultCounts(Database& db, const JobListing& job) {
-    auto query = db.prepare(
-        job.kind == "graph"
-            ? "SELECT coalesce(sum(r.verdict = 'accepted'), 0), "
-              "coalesce(sum(r.verdict = 'rejected'), 0), count(DISTINCT r.volunteer_id) "
-              "FROM graph_results r JOIN graph_tasks t ON t.id = r.task_id WHERE t.job_id = ?"
-            : "SELECT coalesce(sum(r.verdict = 'accepted'), 0), "
-              "coalesce(sum(r.verdict = 'rejected'), 0), count(DISTINCT r.volunteer_id) "
-              "FROM results r JOIN tasks t ON t.id = r.task_id WHERE t.job_id = ?");
+    constexpr const char* kCounts = "SELECT coalesce(sum(r.verdict = 'accepted'), 0), "
+                                    "coalesce(sum(r.verdict = 'rejected'), 0), "
+                                    "count(DISTINCT r.volunteer_id) ";
+    // A training job's results are those of its committed rounds' graph jobs.
+    const std::string from =
+        job.kind == "graph" ? "FROM graph_results r JOIN graph_tasks t ON t.id = r.task_id "
+                              "WHERE t.job_id = ?"
+        : job.kind == "train"
+            ? "FROM graph_results r JOIN graph_tasks t ON t.id = r.task_id JOIN train_rounds "
+              "w ON w.graph_job = t.job_id WHERE w.job_id = ?"
+            : "FROM results r JOIN tasks t ON t.id = r.task_id WHERE t.job_id = ?";
+    auto query = db.prepare(std::string(kCounts) + from);
     query.bind(1, job.id);
     if (!query.step().value_or(false))
         return {};
@@ -63,7 +72,8 @@ JobResultCounts jobResultCounts(Database& db, const JobListing& job) {
 NodeCounts countNode(Database& db) {
     NodeCounts counts;
     auto states = db.prepare("SELECT state, count(*) FROM (SELECT state FROM jobs UNION ALL "
-                             "SELECT state FROM graph_jobs) GROUP BY state ORDER BY state");
+                             "SELECT state FROM graph_jobs UNION ALL SELECT state FROM "
+                             "train_jobs) GROUP BY state ORDER BY state");
     while (states.step().value_or(false))
         counts.jobsByState.emplace_back(states.columnText(0), states.columnInt(1));
     counts.volunteers = countOf(db, "SELECT count(*) FROM volunteers");

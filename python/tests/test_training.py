@@ -4,6 +4,7 @@ training (same initial weights, data order and optimizer); runs repeat bit for b
 continues to the same bits, a lying volunteer is caught, and bad input fails clearly."""
 
 import copy
+import re
 
 import numpy as np
 import pytest
@@ -214,3 +215,17 @@ def test_a_token_outside_the_vocabulary_fails_the_job_and_marks_no_volunteer(cli
     assert marked[0][0] == 0
     assert shared_cluster.query("SELECT COUNT(*) FROM volunteer_trust "
                                 "WHERE quarantined_at IS NOT NULL")[0][0] == 0
+
+
+def test_staff_see_training_jobs_with_their_rounds_and_verdicts(client, shared_cluster):
+    model, loss_fn, x, y = training_family("mlp", samples=16, seed=8)
+    result = client.train(model, loss_fn, (x, y), optimizer=optim.SGD(lr=0.1), rounds=2,
+                          batch_size=BATCH, micro_batch=MICRO, progress=False,
+                          timeout=ROUND_TIMEOUT)
+    listing = [line.split() for line in shared_cluster.staff("jobs", "list").stdout.splitlines()]
+    row = next(line for line in listing if line and line[0] == result.job)
+    assert row[1:4] == ["train", "released", "2/2"], row
+    detail = shared_cluster.staff("jobs", "show", result.job).stdout
+    assert re.search(r"^rounds +2/2 done$", detail, re.M), detail
+    accepted = len(result.history) * (BATCH // MICRO) * 2  # two replicas per task
+    assert re.search(r"^verdicts +%d accepted, 0 rejected$" % accepted, detail, re.M), detail
