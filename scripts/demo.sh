@@ -44,6 +44,16 @@ for i in 1 2; do
   pids+=($!)
 done
 echo "demo: 2 headless volunteers started (devices: cpu and $second_devices; logs in $state/volunteer-*.log)"
+# The jobs below are announced for two volunteers: wait until both are connected (an OpenCL
+# device takes a few seconds to set up), at most two minutes.
+connected=0
+for _ in $(seq 1 1200); do
+  connected="$( (grep -l ' connected to ' "$state"/volunteer-[12].log 2>/dev/null || true) | wc -l)"
+  [ "$connected" -ge 2 ] && break
+  sleep 0.1
+done
+[ "$connected" -ge 2 ] || { echo "demo: the volunteers did not connect:"; tail -n 5 "$state"/volunteer-*.log; exit 1; }
+echo "demo: both volunteers are connected"
 
 # --rotate: a rerun replaces the credential of an earlier run (without it, add refuses the e-mail).
 "$bin/labnode/goblin-labnode" researcher add demo@lab.example --rotate --db "$state/node.db" > "$state/token"
