@@ -201,6 +201,10 @@ LoadedSettings loadSettings(QSettings& store) {
     return loaded;
 }
 
+bool isFirstRun(const QSettings& store) {
+    return store.allKeys().isEmpty();
+}
+
 void saveSettings(QSettings& store, const VolunteerSettings& settings) {
     const ThrottleSettings& t = settings.throttle;
     store.setValue(QStringLiteral("cpu/cores"), t.cpuCores);

@@ -31,6 +31,8 @@ struct LoadedSettings {
 };
 
 LoadedSettings loadSettings(QSettings& store);
+// No setting saved yet: the app starts on its first-run page (first_run_page.hpp).
+bool isFirstRun(const QSettings& store);
 void saveSettings(QSettings& store, const VolunteerSettings& settings);
 
 // "Mon 22:00-06:00; Tue-Fri 09:00-17:00" ↔ ranges. Day names are English three-letter names;

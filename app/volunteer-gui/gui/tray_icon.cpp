@@ -39,8 +39,7 @@ TrayIcon::~TrayIcon() {
 void TrayIcon::showState(VolunteerState state, const QString& tooltip) {
     m_icon.setIcon(stateIcon(state));
     m_icon.setToolTip(tooltip);
-    m_pause->setText(state == VolunteerState::PausedByUser ? QStringLiteral("Resume")
-                                                           : QStringLiteral("Pause"));
+    m_pause->setText(pauseActionText(state));
 }
 
 } // namespace goblin::volunteer

@@ -44,12 +44,16 @@ VolunteerApp::VolunteerApp(const AppOptions& options, QSettings& store, QObject*
     const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     m_window = std::make_unique<MainWindow>(hardware);
     m_window->setWindowIcon(stateIcon(VolunteerState::Computing));
+    m_firstRun = isFirstRun(m_store);
     LoadedSettings loaded = loadSettings(m_store);
     for (const QString& warning : loaded.warnings)
         log(warning);
     m_settings = loaded.settings;
     listGpus();
-    if (!m_options.nodeUrl.isEmpty()) {
+    if (m_firstRun) { // --node only fills in the page's answer: the volunteer still confirms
+        m_window->firstRunPage()->setNodeUrl(m_options.nodeUrl);
+        m_window->showFirstRun();
+    } else if (!m_options.nodeUrl.isEmpty()) {
         if (const auto problem = nodeUrlProblem(m_options.nodeUrl))
             m_linkError = *problem;
         else if (std::none_of(
@@ -88,9 +92,45 @@ VolunteerApp::VolunteerApp(const AppOptions& options, QSettings& store, QObject*
         m_window->nodesPage()->setMessage({});
         restartEngines(QStringLiteral("CA file for wss:// nodes changed: reconnecting"));
     });
+    connect(m_window.get(), &MainWindow::pauseToggled, this, &VolunteerApp::togglePause);
+    connect(m_window->firstRunPage(), &FirstRunPage::completed, this,
+            &VolunteerApp::completeFirstRun);
     setupTray();
     onDecision(m_throttle.decision());
-    restartEngines({});
+    if (!m_firstRun) {
+        restartEngines({});
+        return;
+    }
+    log(QStringLiteral("first run: choose a lab node and what to lend; nothing computes until "
+                       "you press Start"));
+    m_status.link = LinkState::Stopped;
+    m_window->showNormal(); // even --minimized: only this page can make the app do anything
+    refreshView();
+}
+
+// The first run's answers replace the defaults (and are saved, so the page never shows again);
+// only then do the engines start.
+void VolunteerApp::completeFirstRun(const FirstRunChoice& choice) {
+    if (!m_firstRun || firstRunProblem(choice))
+        return;
+    m_firstRun = false;
+    const VolunteerSettings chosen = firstRunSettings(choice);
+    m_settings.nodes = chosen.nodes;
+    m_settings.caFile = chosen.caFile;
+    m_settings.throttle.cpuCores = chosen.throttle.cpuCores;
+    m_settings.throttle.idleMinutes = chosen.throttle.idleMinutes;
+    m_window->settingsPage()->setSettings(m_settings);
+    m_window->nodesPage()->setNodes(m_settings.nodes);
+    m_window->nodesPage()->setCaFile(m_settings.caFile);
+    m_throttle.setSettings(m_settings.throttle);
+    m_window->showTabs();
+    restartEngines(
+        QStringLiteral("first run done: lending %1 core(s) %2; attaching to %3")
+            .arg(m_settings.throttle.cpuCores)
+            .arg(m_settings.throttle.idleMinutes > 0
+                     ? QStringLiteral("after %1 min idle").arg(m_settings.throttle.idleMinutes)
+                     : QStringLiteral("always"))
+            .arg(m_settings.nodes.front().url));
 }
 
 VolunteerApp::~VolunteerApp() {
@@ -364,6 +404,7 @@ void VolunteerApp::refreshView() {
     const QString tooltip = stateTooltip(current, m_throttle.decision(), shown);
     if (m_tray)
         m_tray->showState(current, tooltip);
+    m_window->showState(current);
     StatusView view;
     view.state = tooltip.section(QStringLiteral(" — "), 1);
     const auto connected =

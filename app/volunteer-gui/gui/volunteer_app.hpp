@@ -1,6 +1,7 @@
 // The desktop app's composition (GUI thread): settings store, host probe, throttle controller,
 // engine bridge (one engine per lab node), window and tray, wired together. Keeps the day's
-// tallies (tasks, network bytes) and watches the tray host.
+// tallies (tasks, network bytes) and watches the tray host. With no settings saved yet it opens on
+// the first-run page and starts no engine until that page is completed.
 #pragma once
 
 #include <QObject>
@@ -12,6 +13,7 @@
 #include <optional>
 
 #include "engine_bridge.hpp"
+#include "first_run_page.hpp"
 #include "host_probe.hpp"
 #include "settings_page.hpp"
 #include "settings_store.hpp"
@@ -57,6 +59,9 @@ public:
     void addNode(const QString& url);
     void removeNode(const QString& url);
     void setShare(const QString& url, int share);
+    // The first-run page is up: nothing computes until it is completed.
+    bool firstRunPending() const { return m_firstRun; }
+    void completeFirstRun(const FirstRunChoice& choice);
 
 private:
     void log(const QString& line);
@@ -86,6 +91,7 @@ private:
     QString m_linkError;
     bool m_draining = false;
     bool m_trayLost = false;
+    bool m_firstRun = false;
     QTimer m_trayWatch;
     std::int64_t m_seenTasks = 0, m_seenBytes = 0;
 };

@@ -43,6 +43,11 @@ QString backendLabel(const std::string& backend) {
     return QString::fromStdString(backend);
 }
 
+QString pauseActionText(VolunteerState state) {
+    return state == VolunteerState::PausedByUser ? QStringLiteral("Resume")
+                                                 : QStringLiteral("Pause");
+}
+
 QString linkText(const EngineStatus& status) {
     switch (status.link) {
     case LinkState::Connecting:

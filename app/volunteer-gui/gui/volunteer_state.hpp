@@ -22,6 +22,9 @@ QString stateName(VolunteerState state); // "computing", "paused", … (also the
 QString stateTooltip(VolunteerState state, const ThrottleDecision& decision,
                      const EngineStatus& status);
 QString linkText(const EngineStatus& status);
+// What the pause command reads in the tray menu and the window: "Resume" while the volunteer's
+// pause holds, "Pause" otherwise.
+QString pauseActionText(VolunteerState state);
 // "CPU", "GPU" for an engine's backend name.
 QString backendLabel(const std::string& backend);
 

@@ -50,15 +50,23 @@ public:
                          m_tlsArgs);
         if (!m_node.waitForStarted(10000))
             return QStringLiteral("goblin-labnode did not start");
-        QDeadlineTimer deadline(20000);
-        while (!m_node.canReadLine() && !deadline.hasExpired())
-            m_node.waitForReadyRead(100);
-        const QString first = QString::fromUtf8(m_node.readLine()).trimmed();
+        // Notes the node logs at start (e.g. about its access pages) may come before this line.
         static const QRegularExpression listening(
             QStringLiteral(R"(^goblin-labnode listening on (127\.0\.0\.1:\d+)$)"));
-        const auto match = listening.match(first);
+        QDeadlineTimer deadline(20000);
+        QRegularExpressionMatch match;
+        QString lines;
+        while (!match.hasMatch() && !deadline.hasExpired()) {
+            if (!m_node.canReadLine()) {
+                m_node.waitForReadyRead(100);
+                continue;
+            }
+            const QString line = QString::fromUtf8(m_node.readLine()).trimmed();
+            lines += line + QLatin1Char('\n');
+            match = listening.match(line);
+        }
         if (!match.hasMatch())
-            return QStringLiteral("unexpected first line: ") + first;
+            return QStringLiteral("the node did not say where it listens: ") + lines;
         m_url = (m_tlsArgs.isEmpty() ? QStringLiteral("ws://") : QStringLiteral("wss://")) +
                 match.captured(1);
         return {};

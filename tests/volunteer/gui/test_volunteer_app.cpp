@@ -42,6 +42,11 @@ QString eventLog(VolunteerApp& app) {
     return app.window().findChild<QPlainTextEdit*>(QStringLiteral("eventLog"))->toPlainText();
 }
 
+// A volunteer who has been through the first run (an empty store opens on the first-run page).
+void markSetUp(QSettings& store) {
+    store.setValue(QStringLiteral("general/start_at_login"), false);
+}
+
 void addNodeByHand(VolunteerApp& app, const QString& url) {
     NodesPage* page = app.window().nodesPage();
     page->findChild<QLineEdit*>(QStringLiteral("nodeUrl"))->setText(url);
@@ -102,6 +107,7 @@ void TestVolunteerApp::finishCurrentTaskThenPause() {
 
 void TestVolunteerApp::unreachableNodeIsShown() {
     QSettings store(m_node.path(QStringLiteral("app2.ini")), QSettings::IniFormat);
+    markSetUp(store);
     VolunteerApp app(AppOptions{QStringLiteral("ws://127.0.0.1:1"),
                                 m_node.path(QStringLiteral("id2")), true,
                                 [] { return HostState{}; }},
@@ -185,6 +191,7 @@ void TestVolunteerApp::twoNodesShareTheTime() {
 // error state, and the engine does not come back to the node in a loop.
 void TestVolunteerApp::refusedProtocolIsShownAndNotRetried() {
     QSettings store(m_node.path(QStringLiteral("app4.ini")), QSettings::IniFormat);
+    markSetUp(store);
     AppOptions options{m_node.url(), m_node.path(QStringLiteral("id5")), true,
                        [] { return HostState{}; }};
     options.protocolVersion = goblin::net::kProtocolVersion + 1;
@@ -205,6 +212,7 @@ void TestVolunteerApp::refusedProtocolIsShownAndNotRetried() {
 // its GPU-time limit caps the duty live; switching it off goes back to the CPU.
 void TestVolunteerApp::gpuSwitchRestartsOnTheDevice() {
     QSettings store(m_node.path(QStringLiteral("app5.ini")), QSettings::IniFormat);
+    markSetUp(store);
     VolunteerApp app(AppOptions{m_node.url(), m_node.path(QStringLiteral("id6")), true,
                                 [] { return HostState{}; }},
                      store);
@@ -238,6 +246,7 @@ void TestVolunteerApp::gpuSwitchRestartsOnTheDevice() {
 // closing the window now quits; when the host is back, closing only hides again.
 void TestVolunteerApp::trayHostLossShowsTheWindow() {
     QSettings store(m_node.path(QStringLiteral("app6.ini")), QSettings::IniFormat);
+    markSetUp(store);
     bool trayHost = true;
     AppOptions options{{}, m_node.path(QStringLiteral("id7")), true, [] { return HostState{}; }};
     options.trayAvailable = [&] { return trayHost; };
@@ -258,6 +267,7 @@ void TestVolunteerApp::trayHostLossShowsTheWindow() {
 
     // No tray host at all from the start: the window shows at once, minimized or not.
     QSettings store2(m_node.path(QStringLiteral("app7.ini")), QSettings::IniFormat);
+    markSetUp(store2);
     options.trayAvailable = [] { return false; };
     VolunteerApp bare(options, store2);
     QVERIFY(bare.window().isVisible());
