@@ -165,11 +165,7 @@ void VolunteerApp::setupTray() {
     connect(m_tray.get(), &TrayIcon::pauseHourRequested, this, &VolunteerApp::pauseForAnHour);
     connect(m_tray.get(), &TrayIcon::finishThenPauseRequested, this,
             &VolunteerApp::finishThenPause);
-    connect(m_tray.get(), &TrayIcon::openWindowRequested, this, [this] {
-        m_window->showNormal();
-        m_window->raise();
-        m_window->activateWindow();
-    });
+    connect(m_tray.get(), &TrayIcon::openWindowRequested, this, &VolunteerApp::raiseWindow);
     connect(m_tray.get(), &TrayIcon::quitRequested, qApp, &QApplication::quit);
     if (!m_options.trayAvailable)
         m_options.trayAvailable = [] { return QSystemTrayIcon::isSystemTrayAvailable(); };
@@ -187,6 +183,12 @@ void VolunteerApp::setupTray() {
     m_trayWatch.setInterval(5000);
     connect(&m_trayWatch, &QTimer::timeout, this, &VolunteerApp::checkTrayHost);
     m_trayWatch.start();
+}
+
+void VolunteerApp::raiseWindow() {
+    m_window->showNormal();
+    m_window->raise();
+    m_window->activateWindow();
 }
 
 // A tray host can go away (a panel restarts or is removed): then the window is the only way in,

@@ -53,6 +53,8 @@ public:
     void togglePause();
     void pauseForAnHour();
     void finishThenPause();
+    // Shows the window on top (the tray's "Open window", a second launch).
+    void raiseWindow();
     // Shows the window when the tray host went away (also run every 5 s).
     void checkTrayHost();
     // The node edits of the lab nodes page.
