@@ -4,7 +4,8 @@
 # Usage: scripts/install_deps.sh [--bench|--test]
 #   --bench adds what bench/ compares against (Dask, PyTorch); --test adds the tests' references
 #   (PyTorch: the op suite and goblin.capture compare with it; the goblin package does not need it),
-#   clang-format-14 for the format check, lintian and python3-build for installer/test-packages.sh.
+#   clang-format-14 for the format check, lintian and python3-build for installer/test-packages.sh,
+#   Chromium, its driver, Selenium and aiosmtpd for the access-request browser test.
 set -euo pipefail
 
 packages=(
@@ -13,6 +14,7 @@ packages=(
   dbus-daemon xvfb
   libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev
   libeigen3-dev libopenblas-dev libsqlite3-dev libexpected-dev libssl-dev zlib1g-dev
+  libcurl4-openssl-dev
   ocl-icd-opencl-dev opencl-headers opencl-clhpp-headers libclblast-dev pocl-opencl-icd clinfo
   python3 python3-venv python3-pip python3-numpy
 )
@@ -23,6 +25,8 @@ if [ "${1:-}" = "--test" ]; then
   packages+=(python3-torch clang-format-14)
   # installer/test-packages.sh: lintian on the .deb files, python3-build for the wheel.
   packages+=(lintian python3-build)
+  # python/tests/test_access_requests.py: a real headless browser and a real SMTP server.
+  packages+=(chromium chromium-driver python3-selenium python3-aiosmtpd)
 fi
 
 missing=()

@@ -15,6 +15,10 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/program_options.hpp>
 
+#include "access/access_app.hpp"
+#include "access/access_form.hpp"
+#include "access/request_commands.hpp"
+#include "access/smtp_code_mailer.hpp"
 #include "admission_store.hpp"
 #include "blob_store.hpp"
 #include "coordinator.hpp"
@@ -87,6 +91,15 @@ net::TlsContext serverTls(const po::variables_map& options) {
     if (!context)
         throw std::runtime_error(context.error().message);
     return *context;
+}
+
+// --smtp-url names the relay that mails sign-in codes; without one they go to a file staff read.
+std::unique_ptr<access::CodeMailer> codeMailer(const po::variables_map& options,
+                                               const std::filesystem::path& dataDir) {
+    if (options.count("smtp-url"))
+        return std::make_unique<access::SmtpCodeMailer>(options["smtp-url"].as<std::string>(),
+                                                        options["smtp-from"].as<std::string>());
+    return std::make_unique<access::FileCodeMailer>(dataDir / access::kCodeFileName);
 }
 
 int serve(const po::variables_map& options) {
@@ -162,9 +175,26 @@ int serve(const po::variables_map& options) {
                        std::chrono::steady_clock::now().time_since_epoch())
                 .count();
         });
-    server->setHttpHandler([&core, &pages](const std::string& path, net::HttpReply reply) {
-        asio::post(core, [&pages, path, reply = std::move(reply)] { reply(pages.answer(path)); });
-    });
+    // /access: researchers ask for access (sign-in codes by mail, the request form, the
+    // credential shown once); staff decide with `goblin-labnode requests`.
+    const std::string accessPolicy = options["access-requests"].as<std::string>();
+    if (accessPolicy != "on" && accessPolicy != "off")
+        throw std::invalid_argument("--access-requests must be 'on' or 'off'");
+    const std::unique_ptr<access::CodeMailer> mailer = codeMailer(options, dataDir);
+    access::AccessSettings accessSettings;
+    accessSettings.secureCookies = tls != nullptr;
+    access::AccessApp accessApp(store.database(), wallClock, random, *mailer, logLine,
+                                accessSettings);
+    if (accessPolicy == "on")
+        pages.serveAccess(&accessApp);
+    server->setHttpRequestHandler(
+        [&core, &pages](net::HttpRequest request, net::HttpReply reply) {
+            asio::post(core,
+                       [&pages, request = std::move(request), reply = std::move(reply)]() mutable {
+                           pages.handle(request, std::move(reply));
+                       });
+        },
+        access::kMaxFormBodyBytes);
     auto traffic = std::make_shared<net::TrafficCounters>();
     server->setTrafficCounters(traffic);
     server->setTls(tls);
@@ -195,6 +225,10 @@ int serve(const po::variables_map& options) {
     for (NodeLock& lock : locks)
         lock.describe(nodeOwnerDescription(owner));
     logLine("database " + dbPath + ", data directory " + dataDir.string());
+    if (accessPolicy == "on") {
+        std::string line = "access requests on /access: ";
+        logLine(line.append(mailer->describe()));
+    }
     if (tls) {
         std::string line = "TLS: serving wss:// and https:// only, certificate ";
         logLine(line.append(options["tls-cert"].as<std::string>()));
@@ -253,7 +287,15 @@ po::options_description serveOptions() {
         "largest graph task (all its values at once), MiB")(
         "audit-retention-hours", po::value<double>()->default_value(168.0),
         "keep a released graph job's data this long after it finished, so the node can recheck "
-        "it if a volunteer it used is quarantined later (0: delete at release)");
+        "it if a volunteer it used is quarantined later (0: delete at release)")(
+        "access-requests", po::value<std::string>()->default_value("on"),
+        "'on': researchers ask for access on /access (staff decide with `requests`); 'off'")(
+        "smtp-url", po::value<std::string>(),
+        "SMTP relay that mails /access sign-in codes (smtp://HOST:PORT, STARTTLS when offered, "
+        "or smtps://; smtp://USER:PASS@HOST in a --config file). Without one, codes are appended "
+        "to access-codes.txt in the data folder, for staff to pass on")(
+        "smtp-from", po::value<std::string>()->default_value("gpu-goblin@localhost"),
+        "sender address of the sign-in code mails");
     return options;
 }
 
@@ -265,6 +307,8 @@ const char* kUsage =
     "  researchers list | revoke EMAIL     list researchers, revoke a credential\n"
     "  volunteers list | show ID | approve ID | ban ID --reason TEXT | unban ID\n"
     "  jobs list | show ID                 list jobs (no research data), show one\n"
+    "  requests list | show ID | approve ID | refuse ID [--reason TEXT]\n"
+    "                                      researchers' access requests (from /access)\n"
     "  status                              count jobs by state, volunteers, researchers\n"
     "  --version                           print the version\n"
     "`goblin-labnode COMMAND --help` describes a command.\n\n";
@@ -354,6 +398,8 @@ int main(int argc, char** argv) {
             return volunteerCommand(rest);
         if (command == "jobs")
             return jobCommand(rest);
+        if (command == "requests" || command == "request")
+            return access::requestCommand(rest);
         if (command == "status")
             return statusCommand(rest);
         std::string message = "unknown command '";

@@ -1,5 +1,6 @@
 #include "node_http.hpp"
 
+#include "access/access_app.hpp"
 #include "database.hpp"
 #include "status_page.hpp"
 
@@ -30,6 +31,18 @@ net::HttpAnswer NodeHttp::answer(const std::string& path) {
     if (path == "/status")
         return {200, "text/html; charset=utf-8", renderStatusPage(m_snapshot())};
     return {};
+}
+
+void NodeHttp::handle(const net::HttpRequest& request, net::HttpReply reply) {
+    if (m_access && access::AccessApp::handles(request.path)) {
+        ++m_counters.httpRequests["/access"];
+        return m_access->handle(request, std::move(reply));
+    }
+    if (request.method != "GET") {
+        ++m_counters.httpRequests["other"];
+        return reply({405, "text/plain; charset=utf-8", "method not allowed\n"});
+    }
+    reply(answer(request.path));
 }
 
 } // namespace goblin::labnode

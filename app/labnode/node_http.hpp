@@ -1,6 +1,7 @@
-// The lab node's plain HTTP pages: /healthz (HealthProbe), /metrics (Prometheus text) and /status
-// (HTML for staff). WsServer hands each GET over; main.cpp posts it here, to the core thread, where
-// this object lives with the database, and posts the answer back.
+// The lab node's plain HTTP pages: /healthz (HealthProbe), /metrics (Prometheus text), /status
+// (HTML for staff) and, when given one, the access-request app under /access. WsServer hands each
+// request over; main.cpp posts it here, to the core thread, where this object lives with the
+// database, and posts the answer back.
 #pragma once
 
 #include <functional>
@@ -12,6 +13,10 @@
 #include "node_snapshot.hpp"
 
 namespace goblin::labnode {
+
+namespace access {
+class AccessApp;
+}
 
 class NodeHttp {
 public:
@@ -27,6 +32,9 @@ public:
         m_counters.traffic = std::move(traffic);
     }
     net::HttpAnswer answer(const std::string& path);
+    // Any request: GET of the pages above, or the access app's pages (set with serveAccess).
+    void handle(const net::HttpRequest& request, net::HttpReply reply);
+    void serveAccess(access::AccessApp* app) { m_access = app; }
     const NodeCounters& counters() const { return m_counters; }
 
 private:
@@ -34,6 +42,7 @@ private:
     std::function<NodeSnapshot()> m_snapshot;
     HealthProbe m_health;
     NodeCounters m_counters;
+    access::AccessApp* m_access = nullptr;
 };
 
 } // namespace goblin::labnode

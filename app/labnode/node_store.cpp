@@ -102,6 +102,25 @@ CREATE TABLE IF NOT EXISTS train_rounds(
   grad_norm REAL NOT NULL, tasks INTEGER NOT NULL, rejected INTEGER NOT NULL,
   node_audited INTEGER NOT NULL, node_decided INTEGER NOT NULL, seconds REAL NOT NULL,
   verification_seconds REAL NOT NULL, graph_job TEXT NOT NULL, PRIMARY KEY(job_id, round));
+-- Access requests (issue 12, app/labnode/access/): one-time sign-in codes (hashed, single use,
+-- expiring; rows also count issues per e-mail and per address for the rate limit), browser
+-- sessions (the cookie's hash; email NULL until signed in) and researchers' requests as the form
+-- took them. A request's credential is created when its researcher first asks to see it.
+CREATE TABLE IF NOT EXISTS access_codes(
+  id INTEGER PRIMARY KEY, email TEXT NOT NULL, address TEXT NOT NULL, code_hash TEXT NOT NULL,
+  issued_at REAL NOT NULL, expires_at REAL NOT NULL, failures INTEGER NOT NULL DEFAULT 0,
+  used_at REAL);
+CREATE INDEX IF NOT EXISTS access_codes_by_email ON access_codes(email, issued_at);
+CREATE INDEX IF NOT EXISTS access_codes_by_address ON access_codes(address, issued_at);
+CREATE TABLE IF NOT EXISTS access_sessions(
+  token_hash TEXT PRIMARY KEY, email TEXT, pending_email TEXT, created_at REAL NOT NULL,
+  expires_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS access_requests(
+  id INTEGER PRIMARY KEY, email TEXT NOT NULL, name TEXT NOT NULL, institution TEXT NOT NULL,
+  purpose TEXT NOT NULL, computations TEXT NOT NULL, needs TEXT NOT NULL, scale TEXT NOT NULL,
+  state TEXT NOT NULL DEFAULT 'pending', created_at REAL NOT NULL, decided_at REAL,
+  staff_note TEXT, credential_shown_at REAL);
+CREATE INDEX IF NOT EXISTS access_requests_by_email ON access_requests(email, id);
 )sql";
 
 // Version 2 → 3: matmul leases move to task_leases; graph attempts already used (known from their

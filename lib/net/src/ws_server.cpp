@@ -40,6 +40,8 @@ struct SessionSetup {
     std::vector<std::string> paths;
     HandlerFactory factory;
     HttpHandler http;
+    HttpRequestHandler requests;
+    std::size_t maxHttpBody = 4 * 1024;
     std::shared_ptr<TrafficCounters> traffic;
     TlsContext tls;
     ServerLog log;
@@ -67,7 +69,7 @@ public:
     void start() {
         m_parser.emplace();
         m_parser->header_limit(8 * 1024);
-        m_parser->body_limit(4 * 1024);
+        m_parser->body_limit(m_setup->requests ? m_setup->maxHttpBody : 4 * 1024);
         beast::get_lowest_layer(m_stream).expires_after(m_setup->limits.handshakeTimeout);
         http::async_read(m_stream, m_buffer, *m_parser,
                          beast::bind_front_handler(&HttpSession::onRead, this->shared_from_this()));
@@ -75,6 +77,11 @@ public:
 
 private:
     void onRead(beast::error_code ec, std::size_t) {
+        if (ec == http::error::body_limit && m_setup->requests) {
+            m_drainAfterReply = true;
+            return respond(
+                11, HttpAnswer{413, "text/plain; charset=utf-8", "request body too large\n"});
+        }
         if (ec)
             return; // timeouts and garbage before a request just drop the socket
         auto request = m_parser->release();
@@ -85,6 +92,8 @@ private:
                 return respond(request.version(), HttpAnswer{404, "text/plain", "unknown path\n"});
             return upgrade(std::move(request), path);
         }
+        if (m_setup->requests)
+            return handOver(request);
         if (request.method() != http::verb::get)
             return respond(request.version(), HttpAnswer{});
         const std::string route = path.substr(0, path.find('?'));
@@ -104,10 +113,37 @@ private:
         m_setup->http(route, std::move(reply));
     }
 
+    void handOver(http::request<http::string_body>& request) {
+        HttpRequest fields;
+        fields.method = std::string(request.method_string());
+        const std::string target(request.target());
+        const auto question = target.find('?');
+        fields.path = target.substr(0, question);
+        if (question != std::string::npos)
+            fields.query = target.substr(question + 1);
+        fields.cookie = std::string(request[http::field::cookie]);
+        fields.contentType = std::string(request[http::field::content_type]);
+        fields.origin = std::string(request[http::field::origin]);
+        fields.body = std::move(request.body());
+        fields.peer = m_peer;
+        m_setup->requests(std::move(fields), replyFor(request.version()));
+    }
+
+    HttpReply replyFor(unsigned version) {
+        return [self = this->shared_from_this(), version](HttpAnswer answer) {
+            asio::post(self->m_stream.get_executor(),
+                       [self, version, answer = std::move(answer)]() mutable {
+                           self->respond(version, std::move(answer));
+                       });
+        };
+    }
+
     void respond(unsigned version, HttpAnswer answer) {
         auto response = std::make_shared<http::response<http::string_body>>(
             static_cast<http::status>(answer.status), version);
         response->set(http::field::content_type, answer.contentType);
+        for (const auto& [name, value] : answer.headers)
+            response->insert(name, value);
         response->keep_alive(false);
         response->body() = std::move(answer.body);
         response->prepare_payload();
@@ -124,7 +160,26 @@ private:
             m_stream.async_shutdown([self = this->shared_from_this()](beast::error_code) {});
         } else {
             m_stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+            if (m_drainAfterReply)
+                drain(0);
         }
+    }
+
+    // After a 413 the client may still be sending its body: read and drop it (bounded in bytes and
+    // time) so closing the socket does not reset the connection before the client reads the
+    // answer.
+    void drain(std::size_t drained) {
+        static constexpr std::size_t kMaxDrain = 64u << 20;
+        if (drained > kMaxDrain)
+            return;
+        m_buffer.clear();
+        beast::get_lowest_layer(m_stream).expires_after(m_setup->limits.handshakeTimeout);
+        m_stream.async_read_some(
+            m_buffer.prepare(64 * 1024),
+            [self = this->shared_from_this(), drained](beast::error_code ec, std::size_t bytes) {
+                if (!ec)
+                    self->drain(drained + bytes);
+            });
     }
 
     void upgrade(http::request<http::string_body> request, const std::string& path) {
@@ -163,6 +218,7 @@ private:
     std::shared_ptr<const SessionSetup> m_setup;
     std::shared_ptr<void> m_slot;
     std::string m_peer;
+    bool m_drainAfterReply = false;
 };
 
 // On a TLS server: reads the first bytes, refuses a plain connection (with a log line) and hands a
@@ -252,7 +308,8 @@ unsigned short WsServer::port() const {
 
 void WsServer::start() {
     m_setup = std::make_shared<const SessionSetup>(
-        SessionSetup{m_limits, m_paths, m_factory, m_http, m_traffic, m_tls, m_log});
+        SessionSetup{m_limits, m_paths, m_factory, m_http, m_httpRequests, m_maxHttpBody, m_traffic,
+                     m_tls, m_log});
     doAccept();
 }
 

@@ -1,8 +1,9 @@
 // The listening side of the transport: accepts TCP connections, enforces the per-address limit,
 // answers plain HTTP GET requests (through an optional HttpHandler; without one GET /healthz says
-// ok and everything else is 404) and upgrades WebSocket requests on the known paths, handing each
-// new WsConnection to a factory. With a TLS context every connection is TLS (plain ones are
-// refused and logged). The acceptor runs on its own strand.
+// ok and everything else is 404; or any method through an HttpRequestHandler) and upgrades
+// WebSocket requests on the known paths, handing each new WsConnection to a factory. With a TLS
+// context every connection is TLS (plain ones are refused and logged). The acceptor runs on its own
+// strand.
 #pragma once
 
 #include <functional>
@@ -25,11 +26,24 @@ namespace goblin::net {
 using HandlerFactory = std::function<std::shared_ptr<ConnectionHandler>(
     const std::shared_ptr<WsConnection>& connection, const std::string& path)>;
 
-// The answer to a plain HTTP GET request.
+// The answer to a plain HTTP request; `headers` are extra response fields (Set-Cookie, …).
 struct HttpAnswer {
     unsigned status = 404;
     std::string contentType = "text/plain";
     std::string body = "not found\n";
+    std::vector<std::pair<std::string, std::string>> headers{};
+};
+
+// A plain HTTP request as a request handler sees it (the body already read, within the limit).
+struct HttpRequest {
+    std::string method; // "GET", "POST", …
+    std::string path;   // the target without its query string
+    std::string query;  // after '?', still percent-encoded
+    std::string cookie; // the Cookie field
+    std::string contentType;
+    std::string origin; // the Origin field, when the browser sent one
+    std::string body;
+    std::string peer; // the remote address
 };
 
 // Delivers an HttpAnswer to its session; callable once, from any thread (it posts to the session).
@@ -38,6 +52,8 @@ using HttpReply = std::function<void(HttpAnswer)>;
 // session's strand; it may compute the answer elsewhere and call `reply` later, once. A reply that
 // is dropped uncalled closes the connection.
 using HttpHandler = std::function<void(const std::string& path, HttpReply reply)>;
+// Answers every plain request (any method) with its fields and body; called like HttpHandler.
+using HttpRequestHandler = std::function<void(HttpRequest request, HttpReply reply)>;
 // Receives the server's own log lines (refused plain connections, failed TLS handshakes); called on
 // network threads.
 using ServerLog = std::function<void(const std::string& line)>;
@@ -66,6 +82,12 @@ public:
     void listen(const std::string& host, unsigned short port);
     // Plain GET requests go to `handler` (set before start()).
     void setHttpHandler(HttpHandler handler) { m_http = std::move(handler); }
+    // Every plain request goes to `handler` instead (set before start()); bodies over
+    // `maxBodyBytes` are answered 413 without calling it.
+    void setHttpRequestHandler(HttpRequestHandler handler, std::size_t maxBodyBytes) {
+        m_httpRequests = std::move(handler);
+        m_maxHttpBody = maxBodyBytes;
+    }
     // Every WebSocket connection adds its message bytes to `counters` (set before start()).
     void setTrafficCounters(std::shared_ptr<TrafficCounters> counters) {
         m_traffic = std::move(counters);
@@ -85,6 +107,8 @@ private:
     std::vector<std::string> m_paths;
     HandlerFactory m_factory;
     HttpHandler m_http;
+    HttpRequestHandler m_httpRequests;
+    std::size_t m_maxHttpBody = 4 * 1024;
     std::shared_ptr<TrafficCounters> m_traffic;
     TlsContext m_tls;
     ServerLog m_log;

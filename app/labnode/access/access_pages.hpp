@@ -1,0 +1,31 @@
+// The HTML of the access pages: sign-in (e-mail, then code), the request form, the request's
+// status and the credential shown once. Every value is HTML-escaped; no scripts. Pure functions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "access/access_form.hpp"
+#include "access/access_requests.hpp"
+
+namespace goblin::labnode::access {
+
+struct PageNotes {
+    std::vector<std::string> errors; // shown as a list in red
+    std::string notice;              // one line of good news
+};
+
+std::string emailPage(const std::string& csrf, const PageNotes& notes);
+std::string codePage(const std::string& csrf, const std::string& pendingEmail,
+                     const PageNotes& notes);
+// `typed` refills the form after a refusal.
+std::string requestFormPage(const std::string& csrf, const std::string& email,
+                            const AccessRequestForm& typed, const PageNotes& notes,
+                            const AccessRequest* refused);
+// `credential` is the token, on the one answer that shows it; empty otherwise.
+std::string requestStatusPage(const std::string& csrf, const AccessRequest& request,
+                              const std::string& credential, const PageNotes& notes);
+// A short page for errors that are not about a form field (403, 404, 413).
+std::string messagePage(const std::string& title, const std::string& text);
+
+} // namespace goblin::labnode::access

@@ -1,0 +1,186 @@
+#include "access/request_commands.hpp"
+
+#include <iostream>
+#include <stdexcept>
+
+#include "access/access_requests.hpp"
+#include "access/terminal_text.hpp"
+#include "node_store.hpp"
+#include "researcher_book.hpp"
+#include "staff_cli.hpp"
+
+namespace po = boost::program_options;
+
+namespace goblin::labnode::access {
+namespace {
+
+const CommandUsage kListUsage{
+    "goblin-labnode requests list --db PATH [--state pending|approved|refused]",
+    "Lists researchers' access requests (made on the node's /access pages), newest first: id,\n"
+    "state, created, e-mail, name, institution, computation types."};
+const CommandUsage kShowUsage{"goblin-labnode requests show ID --db PATH",
+                              "Shows one access request as the researcher typed it, and its "
+                              "decision."};
+const CommandUsage kApproveUsage{
+    "goblin-labnode requests approve ID --db PATH",
+    "Approves a pending request. The researcher's credential is created the first time they\n"
+    "open their request page and ask for it, and shown that once (the node keeps its hash, as\n"
+    "with `researcher add`). Refused when the e-mail already has an active credential."};
+const CommandUsage kRefuseUsage{"goblin-labnode requests refuse ID --db PATH [--reason TEXT]",
+                                "Refuses a pending request; the reason is shown to the researcher "
+                                "on their request page, where they may ask again."};
+
+std::int64_t idArgument(const po::variables_map& options, const CommandUsage& usage) {
+    if (!options.count("id")) {
+        std::string message = "usage: ";
+        throw std::runtime_error(message.append(usage.synopsis));
+    }
+    const std::string text = options["id"].as<std::string>();
+    std::size_t used = 0;
+    std::int64_t id = 0;
+    try {
+        id = std::stoll(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != text.size() || id <= 0) {
+        std::string message = "no access request ";
+        throw std::runtime_error(message.append(terminalSafe(text)).append(" (ids are numbers)"));
+    }
+    return id;
+}
+
+std::optional<po::variables_map> parseWithId(const std::vector<std::string>& args,
+                                             po::options_description options,
+                                             const CommandUsage& usage) {
+    options.add_options()("id", po::value<std::string>(), "the request's id");
+    po::positional_options_description positional;
+    positional.add("id", 1);
+    return parseCommand(args, options, positional, usage);
+}
+
+void multiline(const std::string& label, const std::string& text) {
+    std::cout << label << ":\n";
+    std::string safe = terminalSafe(text);
+    std::size_t start = 0;
+    while (start <= safe.size()) {
+        const auto end = safe.find('\n', start);
+        std::cout << "  " << safe.substr(start, end - start) << '\n';
+        if (end == std::string::npos)
+            break;
+        start = end + 1;
+    }
+}
+
+int list(const std::vector<std::string>& args) {
+    po::options_description options("options");
+    options.add_options()("state", po::value<std::string>()->default_value(""),
+                          "only requests in this state (pending, approved, refused)");
+    const auto parsed = parseCommand(args, options, {}, kListUsage);
+    if (!parsed)
+        return 0;
+    const std::string state = (*parsed)["state"].as<std::string>();
+    if (!state.empty() && state != "pending" && state != "approved" && state != "refused")
+        throw std::runtime_error("--state must be pending, approved or refused");
+    NodeStore store(existingDatabase(*parsed));
+    const auto requests = listAccessRequests(store.database(), state);
+    std::cout << "ID\tSTATE\tCREATED\tEMAIL\tNAME\tINSTITUTION\tCOMPUTATIONS\n";
+    for (const AccessRequest& request : requests)
+        std::cout << request.id << '\t' << request.state << '\t' << utcTime(request.createdAt)
+                  << '\t' << request.email << '\t' << terminalSafe(request.form.name) << '\t'
+                  << terminalSafe(request.form.institution) << '\t'
+                  << joinComputations(request.form.computations) << '\n';
+    std::cout << groupedNumber(static_cast<std::int64_t>(requests.size())) << " request"
+              << (requests.size() == 1 ? "" : "s") << std::endl;
+    return 0;
+}
+
+int show(const std::vector<std::string>& args) {
+    const auto parsed = parseWithId(args, po::options_description("options"), kShowUsage);
+    if (!parsed)
+        return 0;
+    const std::int64_t id = idArgument(*parsed, kShowUsage);
+    NodeStore store(existingDatabase(*parsed));
+    const auto request = accessRequest(store.database(), id);
+    if (!request) {
+        std::string message = "no access request ";
+        throw std::runtime_error(message.append(std::to_string(id)));
+    }
+    std::cout << "request " << request->id << "\nstate: " << request->state
+              << "\ne-mail: " << request->email << "\ncreated: " << utcTime(request->createdAt)
+              << "\nname: " << terminalSafe(request->form.name)
+              << "\ninstitution: " << terminalSafe(request->form.institution)
+              << "\ncomputation types: " << joinComputations(request->form.computations) << '\n';
+    multiline("research purpose", request->form.purpose);
+    multiline("what the research needs", request->form.needs);
+    multiline("expected scale", request->form.scale);
+    if (request->state != "pending")
+        std::cout << "decided: " << utcTime(request->decidedAt) << '\n';
+    if (!request->staffNote.empty())
+        std::cout << "reason: " << terminalSafe(request->staffNote) << '\n';
+    if (request->state == "approved" && request->credentialShownAt > 0)
+        std::cout << "credential: shown " << utcTime(request->credentialShownAt) << '\n';
+    else if (request->state == "approved")
+        std::cout << "credential: not shown yet\n";
+    std::cout.flush();
+    return 0;
+}
+
+int decide(const std::vector<std::string>& args, const std::string& state) {
+    po::options_description options("options");
+    if (state == "refused")
+        options.add_options()("reason", po::value<std::string>()->default_value(""),
+                              "why (shown to the researcher)");
+    const CommandUsage& usage = state == "refused" ? kRefuseUsage : kApproveUsage;
+    const auto parsed = parseWithId(args, options, usage);
+    if (!parsed)
+        return 0;
+    const std::int64_t id = idArgument(*parsed, usage);
+    NodeStore store(existingDatabase(*parsed));
+    Database& db = store.database();
+    const std::string reason =
+        state == "refused" ? (*parsed)["reason"].as<std::string>() : std::string();
+    if (state == "approved") {
+        const auto request = accessRequest(db, id);
+        if (request)
+            for (const ResearcherListing& researcher : listResearchers(db))
+                if (researcher.email == request->email && researcher.active)
+                    throw std::runtime_error(
+                        request->email +
+                        " already has an active credential (researchers revoke it first, or "
+                        "refuse this request)");
+    }
+    auto decided = decideAccessRequest(db, id, state, reason, wallClock());
+    if (!decided)
+        throw std::runtime_error(decided.error().message);
+    std::cout << state << " request " << id << " of " << decided->email;
+    if (state == "approved")
+        std::cout << ": their credential is shown once on their request page (/access/request)";
+    std::cout << std::endl;
+    return 0;
+}
+
+} // namespace
+
+int requestCommand(const std::vector<std::string>& args) {
+    const std::string action = args.empty() ? std::string() : args.front();
+    const std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
+    if (action == "list")
+        return list(rest);
+    if (action == "show")
+        return show(rest);
+    if (action == "approve")
+        return decide(rest, "approved");
+    if (action == "refuse")
+        return decide(rest, "refused");
+    if (action == "--help" || action == "-h") {
+        std::cout << "usage:\n  " << kListUsage.synopsis << "\n  " << kShowUsage.synopsis << "\n  "
+                  << kApproveUsage.synopsis << "\n  " << kRefuseUsage.synopsis
+                  << "\n(--help after an action for its options)\n";
+        return 0;
+    }
+    throw std::runtime_error("usage: goblin-labnode requests list|show|approve|refuse ... --db "
+                             "PATH (--help for more)");
+}
+
+} // namespace goblin::labnode::access
