@@ -53,6 +53,8 @@ SettingsPage::SettingsPage(int hardwareThreads, QWidget* parent) : QWidget(paren
     m_schedule->setObjectName(QStringLiteral("schedule"));
     m_schedule->setPlaceholderText(QStringLiteral("Mon-Fri 18:00-08:00; Sat-Sun 00:00-24:00"));
     m_scheduleError = new QLabel;
+    m_scheduleError->setObjectName(QStringLiteral("scheduleError"));
+    m_scheduleError->setWordWrap(true);
     m_scheduleError->setStyleSheet(QStringLiteral("color: #b00020"));
     m_memoryCap = spinBox(QStringLiteral("memoryCap"), 0, 1 << 20, QStringLiteral(" MiB"),
                           QStringLiteral("half of the free memory"));
@@ -208,14 +210,16 @@ void SettingsPage::collect() {
         }
     }
     QString error;
-    if (auto ranges = parseSchedule(m_schedule->text(), &error)) {
+    const ScheduleUse use = m_scheduleEnabled->isChecked() ? ScheduleUse::On : ScheduleUse::Off;
+    if (auto ranges = usableSchedule(m_schedule->text(), use, &error)) {
         m_scheduleError->clear();
         m_scheduleError->hide();
         next.scheduleText = m_schedule->text().trimmed();
         t.schedule = *ranges;
         t.scheduleEnabled = m_scheduleEnabled->isChecked();
     } else {
-        m_scheduleError->setText(error); // keep the last valid schedule until this one reads
+        // Refused: the last schedule that was usable (or none, switched off) still holds.
+        m_scheduleError->setText(QStringLiteral("Not applied: %1.").arg(error));
         m_scheduleError->show();
     }
     if (next.throttle == m_settings.throttle && next.scheduleText == m_settings.scheduleText &&

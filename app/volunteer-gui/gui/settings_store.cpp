@@ -163,6 +163,17 @@ std::optional<std::vector<ScheduleRange>> parseSchedule(const QString& text, QSt
     return ranges;
 }
 
+std::optional<std::vector<ScheduleRange>> usableSchedule(const QString& text, ScheduleUse use,
+                                                         QString* error) {
+    auto ranges = parseSchedule(text, error);
+    if (!ranges || use == ScheduleUse::Off || !ranges->empty())
+        return ranges;
+    if (error)
+        *error = QStringLiteral("the schedule names no hours: write when to compute, e.g. "
+                                "'Mon-Fri 18:00-08:00', or switch the schedule off");
+    return std::nullopt;
+}
+
 LoadedSettings loadSettings(QSettings& store) {
     LoadedSettings loaded;
     QStringList& w = loaded.warnings;
@@ -186,7 +197,8 @@ LoadedSettings loadSettings(QSettings& store) {
         readInt(store, QStringLiteral("network/cap_mib_per_day"), 0, 0, 1LL << 30, w);
     loaded.settings.scheduleText = store.value(QStringLiteral("schedule/hours")).toString();
     QString error;
-    if (auto ranges = parseSchedule(loaded.settings.scheduleText, &error)) {
+    const ScheduleUse use = t.scheduleEnabled ? ScheduleUse::On : ScheduleUse::Off;
+    if (auto ranges = usableSchedule(loaded.settings.scheduleText, use, &error)) {
         t.schedule = *ranges;
     } else {
         w << QStringLiteral("setting schedule/hours: %1; the schedule is off").arg(error);

@@ -17,6 +17,8 @@
 
 namespace goblin::volunteer {
 
+enum class ScheduleUse { Off, On };
+
 struct VolunteerSettings {
     ThrottleSettings throttle;
     QString scheduleText;            // the schedule as the user wrote it
@@ -39,6 +41,12 @@ void saveSettings(QSettings& store, const VolunteerSettings& settings);
 // a day span expands to one range per day. Empty when the text is malformed (with the reason).
 std::optional<std::vector<ScheduleRange>> parseSchedule(const QString& text,
                                                         QString* error = nullptr);
+
+// The schedule as the form and the loader accept it: readable, and, when switched on, naming at
+// least one span of hours (an empty one would mean "never", which is not what anyone asks for).
+// Empty with the reason otherwise.
+std::optional<std::vector<ScheduleRange>> usableSchedule(const QString& text, ScheduleUse use,
+                                                         QString* error);
 
 // Writes or removes ~/.config/autostart/goblin-volunteer.desktop (XDG autostart).
 bool applyStartAtLogin(bool enabled, QString* error = nullptr);

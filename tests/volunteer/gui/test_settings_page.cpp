@@ -3,6 +3,7 @@
 #include <QtTest>
 
 #include <QCheckBox>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QSlider>
@@ -22,6 +23,8 @@ private Q_SLOTS:
     void editsReachTheEnginePlan();
     void idleRuleFollowsTheProbe();
     void badScheduleKeepsTheLastGood();
+    void emptyScheduleIsRefused();
+    void emptyStoredScheduleIsSwitchedOff();
     void corruptValuesAreClampedAndLogged();
     void scheduleText();
     void startAtLoginWritesTheAutostartEntry();
@@ -94,6 +97,65 @@ void TestSettingsPage::badScheduleKeepsTheLastGood() {
     QCOMPARE(app.throttle().settings().schedule.size(), std::size_t{5});
     QCOMPARE(store.value(QStringLiteral("schedule/hours")).toString(),
              QStringLiteral("Mon-Fri 09:00-17:00"));
+}
+
+// A schedule switched on must name hours: an empty one is refused in the form (it would mean
+// "never"), with a message, and what held before still holds; stored, it is switched off.
+void TestSettingsPage::emptyScheduleIsRefused() {
+    QSettings store(iniPath(), QSettings::IniFormat);
+    store.setValue(QStringLiteral("cpu/limit_percent"), 100); // set up: no first run
+    VolunteerApp app(AppOptions{{}, m_dir->path(), true, [] { return HostState{}; }}, store);
+    SettingsPage* page = app.window().settingsPage();
+    auto* text = page->findChild<QLineEdit*>(QStringLiteral("schedule"));
+    auto* enabled = page->findChild<QCheckBox*>(QStringLiteral("scheduleEnabled"));
+    auto* error = page->findChild<QLabel*>(QStringLiteral("scheduleError"));
+    enabled->setChecked(true); // with no hours written
+    QVERIFY(!error->isHidden());
+    QVERIFY2(error->text().startsWith(QStringLiteral("Not applied: the schedule names no hours")),
+             qPrintable(error->text()));
+    QVERIFY(!app.throttle().settings().scheduleEnabled);
+    QVERIFY(app.bridge().plan().run); // not "no hours": nothing stopped
+    QCOMPARE(store.value(QStringLiteral("schedule/enabled")).toBool(), false);
+    text->setText(QStringLiteral(" ; ; "));
+    Q_EMIT text->editingFinished();
+    QVERIFY(!error->isHidden());
+    QVERIFY(!app.throttle().settings().scheduleEnabled);
+
+    text->setText(QStringLiteral("Sat-Sun 00:00-24:00"));
+    Q_EMIT text->editingFinished();
+    QVERIFY(error->isHidden());
+    QVERIFY(app.throttle().settings().scheduleEnabled);
+    QCOMPARE(app.throttle().settings().schedule.size(), std::size_t{2});
+    text->clear(); // emptied again: refused, the weekend still holds
+    Q_EMIT text->editingFinished();
+    QVERIFY(!error->isHidden());
+    QVERIFY(app.throttle().settings().scheduleEnabled);
+    QCOMPARE(app.throttle().settings().schedule.size(), std::size_t{2});
+    QCOMPARE(store.value(QStringLiteral("schedule/hours")).toString(),
+             QStringLiteral("Sat-Sun 00:00-24:00"));
+    enabled->setChecked(false); // switched off, an empty text is fine
+    QVERIFY(error->isHidden());
+    QVERIFY(!app.throttle().settings().scheduleEnabled);
+
+    QString why;
+    QVERIFY(!usableSchedule(QString(), ScheduleUse::On, &why));
+    QVERIFY(why.contains(QLatin1String("names no hours")));
+    QVERIFY(usableSchedule(QString(), ScheduleUse::Off, &why));
+    QVERIFY(!usableSchedule(QStringLiteral("Mon 9-5"), ScheduleUse::Off, &why));
+}
+
+void TestSettingsPage::emptyStoredScheduleIsSwitchedOff() {
+    {
+        QSettings store(iniPath(), QSettings::IniFormat);
+        store.setValue(QStringLiteral("schedule/enabled"), true);
+        store.setValue(QStringLiteral("schedule/hours"), QString());
+    }
+    QSettings store(iniPath(), QSettings::IniFormat);
+    const LoadedSettings loaded = loadSettings(store);
+    QCOMPARE(loaded.settings.throttle.scheduleEnabled, false);
+    QCOMPARE(loaded.warnings.size(), 1);
+    QVERIFY2(loaded.warnings[0].contains(QLatin1String("names no hours")),
+             qPrintable(loaded.warnings[0]));
 }
 
 void TestSettingsPage::corruptValuesAreClampedAndLogged() {
