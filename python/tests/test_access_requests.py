@@ -1,0 +1,337 @@
+"""Access requests end to end (issue 12, part 1): a real goblin-labnode mailing sign-in codes to a
+real SMTP server on loopback (aiosmtpd), a real headless Chromium driven through sign-in, the
+request form, staff approval with `goblin-labnode requests approve`, the credential shown once,
+and a verified matmul with that credential. Then the bad input: wrong and replayed codes, a POST
+without its CSRF token, a 10 MB field, and `<script>` in every field."""
+
+import email
+import email.policy
+import html
+import http.client
+import re
+import socket
+import threading
+import time
+import urllib.parse
+
+import numpy as np
+import pytest
+
+from conftest import START_TIMEOUT
+
+# Missing ones fail the run (never a skip): scripts/install_deps.sh --test installs them.
+import aiosmtpd.controller as aiosmtpd_controller
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+MAIL_TIMEOUT = 30.0
+JOB_TIMEOUT = 120.0
+SCRIPT = "<script>document.title='owned'</script>"
+
+
+class Mailbox:
+    """An aiosmtpd handler that keeps every message it receives."""
+
+    def __init__(self):
+        self.messages = []
+        self._changed = threading.Condition()
+
+    async def handle_DATA(self, server, session, envelope):
+        message = email.message_from_bytes(envelope.content, policy=email.policy.default)
+        with self._changed:
+            self.messages.append((list(envelope.rcpt_tos), message))
+            self._changed.notify_all()
+        return "250 OK"
+
+    def wait_for(self, count: int):
+        deadline = time.monotonic() + MAIL_TIMEOUT
+        with self._changed:
+            while len(self.messages) < count:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    pytest.fail("the SMTP server got %d mails, expected %d"
+                                % (len(self.messages), count))
+                self._changed.wait(left)
+            return self.messages[count - 1]
+
+    def code(self, count: int, to: str) -> str:
+        recipients, message = self.wait_for(count)
+        assert recipients == [to]
+        assert message["To"].addresses[0].addr_spec == to
+        assert message["Subject"] == "Your GPU Goblin sign-in code"
+        match = re.search(r"sign-in code for the GPU Goblin lab node is (\d{8})",
+                          message.get_content())
+        assert match, message.get_content()
+        return match.group(1)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def smtp():
+    mailbox = Mailbox()
+    controller = aiosmtpd_controller.Controller(mailbox, hostname="127.0.0.1", port=free_port())
+    controller.start()
+    mailbox.url = "smtp://127.0.0.1:%d" % controller.port
+    try:
+        yield mailbox
+    finally:
+        controller.stop()
+
+
+@pytest.fixture
+def node(cluster, smtp):
+    cluster.init_db()
+    cluster.start_node(extra_args=["--smtp-url", smtp.url, "--smtp-from", "node@lab.example"])
+    cluster.http = "http://127.0.0.1:%d" % cluster.port
+    return cluster
+
+
+@pytest.fixture
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-extensions", "--no-first-run"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(30)
+    driver.implicitly_wait(10)  # a form's answer may wait for the mail to go out
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+class Http:
+    """A cookie-keeping form client (http.client): what a scripted attacker or a second browser
+    would send, for the bad-input cases."""
+
+    def __init__(self, port: int):
+        self.port = port
+        self.cookie = ""
+
+    def request(self, method: str, path: str, body: bytes = b"", headers=None):
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        fields = {"Content-Type": "application/x-www-form-urlencoded"}
+        if self.cookie:
+            fields["Cookie"] = self.cookie
+        fields.update(headers or {})
+        try:
+            connection.request(method, path, body=body, headers=fields)
+            answer = connection.getresponse()
+            text = answer.read().decode("utf-8", "replace")
+        finally:
+            connection.close()
+        cookie = answer.getheader("Set-Cookie")
+        if cookie:
+            self.cookie = cookie.split(";")[0]
+        return answer.status, answer.getheader("Location"), text
+
+    def get(self, path: str):
+        return self.request("GET", path)
+
+    def post(self, path: str, fields, headers=None):
+        return self.request("POST", path, urllib.parse.urlencode(fields, doseq=True).encode(),
+                            headers)
+
+    @staticmethod
+    def csrf(page: str) -> str:
+        match = re.search(r'name="csrf" value="([0-9a-f]+)"', page)
+        assert match, page
+        return match.group(1)
+
+    def sign_in(self, mailbox: Mailbox, address: str) -> str:
+        """Signs in through the code mailed to `address`; returns the CSRF token of the session."""
+        _, _, page = self.get("/access")
+        sent = len(mailbox.messages)
+        status, location, _ = self.post("/access/code", {"csrf": self.csrf(page),
+                                                         "email": address})
+        assert (status, location) == (303, "/access/verify")
+        code = mailbox.code(sent + 1, address)
+        _, _, page = self.get("/access/verify")
+        status, location, _ = self.post("/access/verify", {"csrf": self.csrf(page), "code": code})
+        assert (status, location) == (303, "/access/request")
+        status, _, page = self.get("/access/request")
+        assert status == 200
+        return self.csrf(page)
+
+
+def requests_in_db(cluster) -> int:
+    return cluster.query("SELECT count(*) FROM access_requests")[0][0]
+
+
+def test_browser_sign_in_request_approval_credential_and_matmul(node, smtp, browser):
+    address = "ada@lab.example"
+    browser.get(node.http + "/access")
+    browser.find_element(By.ID, "email").send_keys(address)
+    browser.find_element(By.ID, "send-code").click()
+    code = smtp.code(1, address)
+    assert browser.find_element(By.ID, "pending-email").text == address
+    cookie = browser.get_cookie("goblin_access")
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+    browser.find_element(By.ID, "code").send_keys(code)
+    browser.find_element(By.ID, "sign-in").click()
+    assert browser.find_element(By.ID, "signed-in").text == address
+    assert browser.get_cookie("goblin_access")["value"] != cookie["value"]  # replaced at sign-in
+
+    browser.find_element(By.ID, "name").send_keys("Ada Lovelace")
+    browser.find_element(By.ID, "institution").send_keys("Analytical Engine Lab")
+    browser.find_element(By.ID, "purpose").send_keys("Bernoulli numbers, at scale")
+    browser.find_element(By.ID, "computation-matmul").click()
+    browser.find_element(By.ID, "needs").send_keys("sparse solvers one day")
+    browser.find_element(By.ID, "scale").send_keys("a few GFLOP a day")
+    browser.find_element(By.ID, "submit-request").click()
+    assert browser.find_element(By.ID, "state").text == "pending"
+    assert browser.find_element(By.ID, "field-computations").text == "matmul"
+    assert 'id="show-credential"' not in browser.page_source
+
+    listing = node.staff("requests", "list").stdout
+    match = re.search(r"^(\d+)\tpending\t.*\tada@lab\.example\tAda Lovelace\t", listing, re.M)
+    assert match, listing
+    request_id = match.group(1)
+    approved = node.staff("requests", "approve", request_id)
+    assert "approved request %s of ada@lab.example" % request_id in approved.stdout
+    assert node.staff("requests", "approve", request_id, check=False).returncode != 0
+
+    browser.refresh()
+    assert browser.find_element(By.ID, "state").text == "approved"
+    browser.find_element(By.ID, "show-credential").click()
+    token = browser.find_element(By.ID, "credential").text
+    assert re.fullmatch(r"[0-9a-f]{64}", token), token
+    # Only its hash is stored, and it is shown once: afterwards only its existence.
+    assert node.query("SELECT count(*) FROM researchers WHERE email = ? AND token_hash != ?",
+                      (address, token)) == [(1,)]
+    browser.get(node.http + "/access/request")
+    assert token not in browser.page_source
+    assert browser.find_elements(By.ID, "credential-shown")
+    assert "credential: shown" in node.staff("requests", "show", request_id).stdout
+
+    node.start_volunteer(threads=1, slots=2)
+    client = node.connect(token)
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((64, 48))
+    B = rng.standard_normal((48, 40))
+    C = client.matmul(A, B, tile=[32, 20], timeout=JOB_TIMEOUT)
+    np.testing.assert_allclose(C, A @ B, rtol=1e-12, atol=1e-12)
+    assert node.query("SELECT count(*) FROM results WHERE verdict = 'accepted'")[0][0] >= 4
+
+
+def test_wrong_and_replayed_codes_are_refused(node, smtp):
+    web = Http(node.port)
+    _, _, page = web.get("/access")
+    csrf = web.csrf(page)
+    assert web.post("/access/code", {"csrf": csrf, "email": "bob@lab.example"})[0] == 303
+    code = smtp.code(1, "bob@lab.example")
+    wrong = "%08d" % ((int(code) + 1) % 10 ** 8)
+    status, _, page = web.post("/access/verify", {"csrf": csrf, "code": wrong})
+    assert status == 401 and "wrong code" in page
+    status, location, _ = web.post("/access/verify", {"csrf": csrf, "code": code})
+    assert (status, location) == (303, "/access/request")
+
+    # The same code again, from a new session that asks for the same address.
+    replay = Http(node.port)
+    _, _, page = replay.get("/access")
+    replay_csrf = replay.csrf(page)
+    assert replay.post("/access/code", {"csrf": replay_csrf, "email": "bob@lab.example"})[0] == 303
+    smtp.wait_for(2)
+    status, _, page = replay.post("/access/verify", {"csrf": replay_csrf, "code": code})
+    assert status == 401 and "already used" in page
+    assert replay.get("/access/request")[1] == "/access"  # not signed in
+
+
+def test_posts_without_the_sessions_csrf_token_are_refused(node, smtp):
+    web = Http(node.port)
+    _, _, page = web.get("/access")
+    assert web.post("/access/code", {"email": "eve@lab.example"})[0] == 403
+    assert web.post("/access/code", {"csrf": "0" * 64, "email": "eve@lab.example"})[0] == 403
+    # A token from another session does not do either.
+    other = Http(node.port)
+    _, _, other_page = other.get("/access")
+    assert web.post("/access/code", {"csrf": other.csrf(other_page),
+                                     "email": "eve@lab.example"})[0] == 403
+    assert smtp.messages == []
+    assert any("without its session's CSRF token" in line for line in node.node.lines)
+    # Signed in, the request form refuses a CSRF-less post too, and stores nothing.
+    web.sign_in(smtp, "eve@lab.example")
+    status, _, _ = web.post("/access/request", {"name": "Eve", "institution": "X",
+                                                "purpose": "p", "computation": "graph",
+                                                "scale": "s"})
+    assert status == 403
+    assert requests_in_db(node) == 0
+
+
+def test_a_10_mb_field_is_refused_and_nothing_is_stored(node, smtp):
+    web = Http(node.port)
+    csrf = web.sign_in(smtp, "mallory@lab.example")
+    fields = {"csrf": csrf, "name": "M", "institution": "X", "purpose": "x" * (10 << 20),
+              "computation": "matmul", "scale": "s"}
+    status, _, page = web.post("/access/request", fields)
+    assert status == 413, page
+    # Within the body limit but over the field's own: a clear message naming the field.
+    fields["purpose"] = "x" * 4001
+    status, _, page = web.post("/access/request", fields)
+    assert status == 400
+    assert "Research purpose: at most 4000 bytes (got 4001)" in page
+    assert requests_in_db(node) == 0
+    assert web.get("/access/request")[0] == 200  # the node still serves
+
+
+def test_script_tags_in_every_field_are_escaped(node, smtp):
+    web = Http(node.port)
+    csrf = web.sign_in(smtp, "script@lab.example")
+    fields = {"csrf": csrf, "name": SCRIPT, "institution": SCRIPT, "purpose": SCRIPT,
+              "computation": "graph", "needs": SCRIPT, "scale": SCRIPT}
+    status, location, _ = web.post("/access/request", fields)
+    assert (status, location) == (303, "/access/request")
+    _, _, page = web.get("/access/request")
+    assert "<script" not in page
+    assert page.count(html.escape(SCRIPT, quote=True).replace("&#x27;", "&#39;")) == 5
+    request_id = re.search(r"Request (\d+) of", page).group(1)
+    shown = node.staff("requests", "show", request_id).stdout
+    assert shown.count(SCRIPT) == 5, shown  # printed as typed (a terminal runs no markup)
+    assert "\x1b" not in shown
+    node.staff("requests", "refuse", request_id, "--reason", SCRIPT)
+    _, _, page = web.get("/access/request")
+    assert "<script" not in page and "was refused" in page
+    assert page.count(html.escape(SCRIPT, quote=True).replace("&#x27;", "&#39;")) == 1
+
+
+@pytest.mark.parametrize("action", ["list", "show", "approve", "refuse"])
+def test_requests_commands_help_and_refuse_a_missing_database(tmp_path, action):
+    import subprocess
+    from conftest import LABNODE
+    shown = subprocess.run([str(LABNODE), "requests", action, "--help"], capture_output=True,
+                           text=True, timeout=30)
+    assert shown.returncode == 0 and shown.stdout.startswith("usage: goblin-labnode requests")
+    missing = tmp_path / "typo.db"
+    args = [str(LABNODE), "requests", action] + ([] if action == "list" else ["1"])
+    refused = subprocess.run(args + ["--db", str(missing)], capture_output=True, text=True,
+                             timeout=30)
+    assert refused.returncode != 0
+    assert "no database at %s" % missing in refused.stderr
+    assert not missing.exists()
+
+
+def test_without_a_relay_codes_go_to_a_file_staff_can_read(cluster):
+    cluster.start_node()
+    web = Http(cluster.port)
+    _, _, page = web.get("/access")
+    status, location, _ = web.post("/access/code", {"csrf": web.csrf(page),
+                                                    "email": "Zoe@Lab.example"})
+    assert (status, location) == (303, "/access/verify")
+    codes = cluster.data_dir / "access-codes.txt"
+    line = codes.read_text().splitlines()[-1]
+    assert re.search(r" zoe@lab\.example \d{8} \(valid 15 minutes\)$", line), line
+    assert codes.stat().st_mode & 0o077 == 0  # the node's user only
+    assert any("access-codes.txt" in line for line in cluster.node.lines)
+    code = line.split()[2]
+    status, location, _ = web.post("/access/verify", {"csrf": web.csrf(page), "code": code})
+    assert (status, location) == (303, "/access/request")
