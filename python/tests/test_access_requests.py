@@ -10,14 +10,13 @@ import html
 import http.client
 import re
 import socket
+import sqlite3
 import threading
 import time
 import urllib.parse
 
 import numpy as np
 import pytest
-
-from conftest import START_TIMEOUT
 
 # Missing ones fail the run (never a skip): scripts/install_deps.sh --test installs them.
 import aiosmtpd.controller as aiosmtpd_controller
@@ -245,6 +244,47 @@ def test_wrong_and_replayed_codes_are_refused(node, smtp):
     status, _, page = replay.post("/access/verify", {"csrf": replay_csrf, "code": code})
     assert status == 401 and "already used" in page
     assert replay.get("/access/request")[1] == "/access"  # not signed in
+
+
+def test_an_expired_code_is_refused_and_a_new_one_works(node, smtp):
+    web = Http(node.port)
+    _, _, page = web.get("/access")
+    csrf = web.csrf(page)
+    assert web.post("/access/code", {"csrf": csrf, "email": "old@lab.example"})[0] == 303
+    code = smtp.code(1, "old@lab.example")
+    # Time passes (as the node's clock sees it): the code's expiry moves into the past.
+    with sqlite3.connect(str(node.db), timeout=10) as db:
+        db.execute("UPDATE access_codes SET expires_at = issued_at - 1")
+    status, _, page = web.post("/access/verify", {"csrf": csrf, "code": code})
+    assert status == 401 and "expired" in page
+    assert web.post("/access/code", {"csrf": csrf, "email": "old@lab.example"})[0] == 303
+    fresh = smtp.code(2, "old@lab.example")
+    assert web.post("/access/verify", {"csrf": csrf, "code": fresh})[:2] == (303,
+                                                                           "/access/request")
+
+
+def test_codes_are_rate_limited_per_email(node, smtp):
+    web = Http(node.port)
+    _, _, page = web.get("/access")
+    csrf = web.csrf(page)
+    for _ in range(5):
+        assert web.post("/access/code", {"csrf": csrf, "email": "many@lab.example"})[0] == 303
+    status, _, page = web.post("/access/code", {"csrf": csrf, "email": "many@lab.example"})
+    assert status == 429 and "too many codes" in page
+    assert len(smtp.messages) == 5
+    assert web.post("/access/code", {"csrf": csrf, "email": "other@lab.example"})[0] == 303
+
+
+def test_approval_is_refused_when_the_email_already_has_a_credential(node, smtp):
+    web = Http(node.port)
+    csrf = web.sign_in(smtp, "alice@example.org")
+    assert web.post("/access/request", {"csrf": csrf, "name": "Alice", "institution": "X",
+                                        "purpose": "p", "computation": "graph",
+                                        "scale": "s"})[0] == 303
+    node.add_researcher("alice@example.org")
+    refused = node.staff("requests", "approve", "1", check=False)
+    assert refused.returncode != 0 and "already has an active credential" in refused.stderr
+    assert "state: pending" in node.staff("requests", "show", "1").stdout
 
 
 def test_posts_without_the_sessions_csrf_token_are_refused(node, smtp):
