@@ -53,6 +53,19 @@ Expected<DeviceChoice> parseDeviceChoice(const std::string& text) {
     return choice;
 }
 
+bool isOpenClCpuDevice(const compute::OpenClDeviceInfo& device) {
+    return device.type == "cpu";
+}
+
+std::vector<compute::OpenClDeviceInfo>
+gpuDevices(const std::vector<compute::OpenClDeviceInfo>& devices, OpenClCpuDevices cpuDevices) {
+    std::vector<compute::OpenClDeviceInfo> gpus;
+    for (const auto& device : devices)
+        if (cpuDevices == OpenClCpuDevices::Offer || !isOpenClCpuDevice(device))
+            gpus.push_back(device);
+    return gpus;
+}
+
 std::string formatDeviceTable(const CpuDescription& cpu,
                               const Expected<std::vector<compute::OpenClDeviceInfo>>& devices) {
     std::string table = padded("DEVICE", 7) + padded("BACKEND", 16) + padded("NAME", 44) +
@@ -73,6 +86,13 @@ std::string formatDeviceTable(const CpuDescription& cpu,
                  padded(std::to_string(device.computeUnits), 6) +
                  (device.fp64 ? "yes  " : "no   ") + (device.fp16 ? "yes" : "no") + "\n";
     }
+    for (const auto& device : *devices)
+        if (isOpenClCpuDevice(device))
+            table.append("note: gpu")
+                .append(std::to_string(device.index))
+                .append(" is an OpenCL CPU device, not a GPU: it runs on the same cores as the cpu "
+                        "backend (the desktop app does not offer it; --devices may still name "
+                        "it)\n");
     return table;
 }
 

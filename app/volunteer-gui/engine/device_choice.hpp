@@ -19,12 +19,23 @@ struct DeviceChoice {
 // "cpu", "gpu0", "cpu,gpu1" … ; InvalidInput for anything else, duplicates or an empty list.
 [[nodiscard]] Expected<DeviceChoice> parseDeviceChoice(const std::string& text);
 
+// Whether an OpenCL CPU device (PoCL's "cpu-…", Intel's CPU runtime) counts among the GPUs. The
+// desktop app hides them: the CPU already computes through Eigen on the same cores, so lending it
+// "as a GPU" would run the same cores twice. Tests and CI, which have only PoCL, offer it.
+enum class OpenClCpuDevices { Hide, Offer };
+
+bool isOpenClCpuDevice(const compute::OpenClDeviceInfo& device);
+// The devices to offer as GPUs, in listed order (their index, hence "gpu<index>", unchanged).
+std::vector<compute::OpenClDeviceInfo>
+gpuDevices(const std::vector<compute::OpenClDeviceInfo>& devices, OpenClCpuDevices cpuDevices);
+
 struct CpuDescription {
     int threads = 0;
     std::int64_t memoryBytes = 0;
 };
 
-// The table `--list-devices` prints: the CPU backend, then every OpenCL device (or why none).
+// The table `--list-devices` prints: the CPU backend, then every OpenCL device (or why none),
+// and a note under it naming the OpenCL devices that are CPUs, not GPUs.
 std::string formatDeviceTable(const CpuDescription& cpu,
                               const Expected<std::vector<compute::OpenClDeviceInfo>>& devices);
 

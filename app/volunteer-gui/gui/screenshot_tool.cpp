@@ -90,7 +90,10 @@ int main(int argc, char** argv) {
         store.setValue(QStringLiteral("gpus/1/limit_percent"), 60);
     }
     // The real host probes, so the status page says what works on this machine.
-    VolunteerApp app(AppOptions{{}, dir.filePath(QStringLiteral("identity")), false, {}}, store);
+    AppOptions options{{}, dir.filePath(QStringLiteral("identity")), false, {}};
+    if (args.contains(QStringLiteral("--gpu"))) // CI's only OpenCL device is PoCL's CPU
+        options.openClCpuDevices = OpenClCpuDevices::Offer;
+    VolunteerApp app(options, store);
     app.window().show();
     settle(nodes.isEmpty() ? 500 : 6000); // let the engines connect and compute a while
     const QStringList pages{QStringLiteral("status"), QStringLiteral("nodes"),

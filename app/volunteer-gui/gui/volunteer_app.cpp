@@ -147,8 +147,9 @@ void VolunteerApp::listGpus() {
                                                 QString::fromStdString(devices.error().message));
         return;
     }
+    const auto gpus = gpuDevices(*devices, m_options.openClCpuDevices);
     std::vector<ListedGpu> listed;
-    for (const auto& device : *devices) {
+    for (const auto& device : gpus) {
         const QString id = QStringLiteral("gpu%1").arg(device.index);
         m_gpus.push_back(
             GpuDevice{id, QStringLiteral("%1 (%2)").arg(QString::fromStdString(device.name),
@@ -156,7 +157,11 @@ void VolunteerApp::listGpus() {
         listed.push_back(ListedGpu{id.toStdString(), device.name + " / " + device.vendor});
     }
     m_settings.throttle.gpus = matchGpuSettings(m_settings.throttle.gpus, listed);
-    m_window->settingsPage()->setGpuDevices(m_gpus);
+    const bool onlyCpus = gpus.empty() && !devices->empty();
+    m_window->settingsPage()->setGpuDevices(
+        m_gpus, onlyCpus ? QStringLiteral("the OpenCL devices here are CPUs (e.g. PoCL), not GPUs; "
+                                          "the CPU already computes on these cores")
+                         : QString());
 }
 
 void VolunteerApp::setupTray() {

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 
+#include "device_choice.hpp"
 #include "engine_bridge.hpp"
 #include "first_run_page.hpp"
 #include "host_probe.hpp"
@@ -34,6 +35,8 @@ struct AppOptions {
     std::function<bool()> trayAvailable = {};
     int protocolVersion = net::kProtocolVersion; // what the engines offer (tests offer others)
     int releaseAfterPauseMs = 30'000;
+    // OpenCL CPU devices (PoCL) are no GPUs; tests on machines with only PoCL offer them.
+    OpenClCpuDevices openClCpuDevices = OpenClCpuDevices::Hide;
 };
 
 class VolunteerApp : public QObject {

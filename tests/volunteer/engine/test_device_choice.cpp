@@ -8,6 +8,8 @@ using goblin::compute::OpenClDeviceInfo;
 using goblin::volunteer::CpuDescription;
 using goblin::volunteer::describeDevices;
 using goblin::volunteer::formatDeviceTable;
+using goblin::volunteer::gpuDevices;
+using goblin::volunteer::OpenClCpuDevices;
 using goblin::volunteer::parseDeviceChoice;
 
 namespace {
@@ -40,6 +42,7 @@ private Q_SLOTS:
     void tableListsCpuAndDevices();
     void tableSaysWhenThereIsNoOpenCl();
     void helloDescribesDevices();
+    void openClCpuIsNotAGpu();
 };
 
 void TestDeviceChoice::parsesValidLists() {
@@ -95,6 +98,27 @@ void TestDeviceChoice::helloDescribesDevices() {
     QCOMPARE(device.at("max_alloc_bytes").to_number<std::uint64_t>(), std::uint64_t{35} << 30);
     QVERIFY(device.at("fp64").as_bool());
     QCOMPARE(describeDevices(CpuDescription{1, 1}, nullptr).size(), std::size_t{1});
+}
+
+// PoCL's CPU device (type "cpu") is listed by OpenCL beside real GPUs: not offered as one.
+void TestDeviceChoice::openClCpuIsNotAGpu() {
+    OpenClDeviceInfo pocl;
+    pocl.index = 0;
+    pocl.platform = "Portable Computing Language";
+    pocl.name = "pthread-AMD EPYC";
+    pocl.vendor = "AuthenticAMD";
+    pocl.type = "cpu";
+    const std::vector<OpenClDeviceInfo> listed{pocl, fakeGpu()};
+    const auto offered = gpuDevices(listed, OpenClCpuDevices::Hide);
+    QCOMPARE(offered.size(), std::size_t{1});
+    QCOMPARE(offered[0].index, 1); // the GPU keeps its id, gpu1
+    QCOMPARE(offered[0].type, std::string("gpu"));
+    QVERIFY(gpuDevices({pocl}, OpenClCpuDevices::Hide).empty());
+    QCOMPARE(gpuDevices(listed, OpenClCpuDevices::Offer).size(), std::size_t{2});
+    const std::string table = formatDeviceTable(CpuDescription{2, 1 << 30}, listed);
+    QVERIFY2(table.find("note: gpu0 is an OpenCL CPU device, not a GPU") != std::string::npos,
+             table.c_str());
+    QVERIFY2(table.find("note: gpu1") == std::string::npos, table.c_str());
 }
 
 QTEST_APPLESS_MAIN(TestDeviceChoice)

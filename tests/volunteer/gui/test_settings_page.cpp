@@ -10,6 +10,7 @@
 #include <QSpinBox>
 #include <QTemporaryDir>
 
+#include "goblin/compute/opencl_devices.hpp"
 #include "main_window.hpp"
 #include "settings_page.hpp"
 #include "volunteer_app.hpp"
@@ -25,6 +26,7 @@ private Q_SLOTS:
     void badScheduleKeepsTheLastGood();
     void emptyScheduleIsRefused();
     void emptyStoredScheduleIsSwitchedOff();
+    void openClCpuDeviceIsNotOfferedAsGpu();
     void corruptValuesAreClampedAndLogged();
     void scheduleText();
     void startAtLoginWritesTheAutostartEntry();
@@ -156,6 +158,34 @@ void TestSettingsPage::emptyStoredScheduleIsSwitchedOff() {
     QCOMPARE(loaded.warnings.size(), 1);
     QVERIFY2(loaded.warnings[0].contains(QLatin1String("names no hours")),
              qPrintable(loaded.warnings[0]));
+}
+
+// PoCL's CPU device is no GPU: the settings page has no switch for it (unless asked to offer it,
+// as the tests that need a device do).
+void TestSettingsPage::openClCpuDeviceIsNotOfferedAsGpu() {
+    const auto devices = goblin::compute::listOpenClDevices();
+    const auto cpu = devices ? std::find_if(devices->begin(), devices->end(),
+                                            [](const auto& device) { return device.type == "cpu"; })
+                             : decltype(devices->begin()){};
+    if (!devices || cpu == devices->end())
+        QSKIP("no OpenCL CPU device here (install pocl-opencl-icd)");
+    const QString name = QStringLiteral("gpuEnabled_gpu%1").arg(cpu->index);
+    QSettings store(iniPath(), QSettings::IniFormat);
+    store.setValue(QStringLiteral("cpu/limit_percent"), 100); // set up: no first run
+    AppOptions options{{}, m_dir->path(), true, [] { return HostState{}; }};
+    {
+        VolunteerApp app(options, store);
+        QVERIFY(!app.window().settingsPage()->findChild<QCheckBox*>(name));
+        const bool onlyCpus = std::all_of(devices->begin(), devices->end(),
+                                          [](const auto& device) { return device.type == "cpu"; });
+        const auto* box = app.window().settingsPage()->findChild<QWidget*>(QStringLiteral("gpus"));
+        if (onlyCpus)
+            QVERIFY(box->findChild<QLabel*>()->text().contains(
+                QLatin1String("the OpenCL devices here are CPUs")));
+    }
+    options.openClCpuDevices = OpenClCpuDevices::Offer;
+    VolunteerApp offering(options, store);
+    QVERIFY(offering.window().settingsPage()->findChild<QCheckBox*>(name));
 }
 
 void TestSettingsPage::corruptValuesAreClampedAndLogged() {

@@ -213,9 +213,10 @@ void TestVolunteerApp::refusedProtocolIsShownAndNotRetried() {
 void TestVolunteerApp::gpuSwitchRestartsOnTheDevice() {
     QSettings store(m_node.path(QStringLiteral("app5.ini")), QSettings::IniFormat);
     markSetUp(store);
-    VolunteerApp app(AppOptions{m_node.url(), m_node.path(QStringLiteral("id6")), true,
-                                [] { return HostState{}; }},
-                     store);
+    AppOptions options{m_node.url(), m_node.path(QStringLiteral("id6")), true,
+                       [] { return HostState{}; }};
+    options.openClCpuDevices = OpenClCpuDevices::Offer; // PoCL's CPU device stands in for a GPU
+    VolunteerApp app(options, store);
     app.bridge().setPollInterval(50);
     SettingsPage* page = app.window().settingsPage();
     auto* enabled = page->findChild<QCheckBox*>(QStringLiteral("gpuEnabled_gpu0"));
