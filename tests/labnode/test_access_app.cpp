@@ -131,6 +131,10 @@ private Q_SLOTS:
         QVERIFY(cookie.find("; Secure") != std::string::npos);
         QVERIFY(header(first, "Content-Security-Policy").find("default-src 'none'") !=
                 std::string::npos);
+        // Page views store nothing: a session is stored once a code is sent for it.
+        auto sessions = f.store.database().prepare("SELECT count(*) FROM access_sessions");
+        QVERIFY(sessions.step().value_or(false));
+        QCOMPARE(sessions.columnInt(0), std::int64_t{0});
     }
 
     void postsWithoutTheSessionsCsrfTokenAreRefused() {

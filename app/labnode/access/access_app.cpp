@@ -73,10 +73,8 @@ void AccessApp::get(const net::HttpRequest& request, const net::HttpReply& reply
             return reply(redirect("/access/request"));
         if (session)
             return reply(html(200, emailPage(session->csrf, {})));
-        auto fresh = m_sessions.start();
-        if (!fresh)
-            return reply(message(503, "Unavailable", "The node cannot start a session now."));
-        return reply(withCookie(html(200, emailPage(fresh->csrf, {})), *fresh));
+        const Session fresh = AccessSessions::anonymous();
+        return reply(withCookie(html(200, emailPage(fresh.csrf, {})), fresh));
     }
     if (request.path == "/access/verify") {
         if (!session || session->pendingEmail.empty())

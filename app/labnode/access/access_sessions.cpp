@@ -21,39 +21,46 @@ bool sameSecret(const std::string& a, const std::string& b) {
 
 AccessSessions::AccessSessions(Database& db, Clock clock) : m_db(db), m_clock(std::move(clock)) {}
 
+namespace {
+
+// newSecret()'s form: 64 lower-case hex digits.
+bool wellFormedToken(const std::string& token) {
+    return token.size() == 64 && token.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+} // namespace
+
 std::optional<Session> AccessSessions::find(const std::string& token) {
-    if (token.empty())
+    if (!wellFormedToken(token))
         return std::nullopt;
     auto query = m_db.prepare("SELECT email, pending_email FROM access_sessions WHERE "
                               "token_hash = ? AND expires_at > ?");
     query.bind(1, hashSecret(token)).bind(2, m_clock());
     if (!query.step().value_or(false))
-        return std::nullopt;
+        return Session{token, "", "", csrfToken(token)};
     Session session{token, query.columnIsNull(0) ? std::string() : query.columnText(0),
                     query.columnIsNull(1) ? std::string() : query.columnText(1), csrfToken(token)};
     return session;
 }
 
-Expected<Session> AccessSessions::start() {
-    const double now = m_clock();
-    // Expired sessions go as new ones come: the table stays the size of the live ones.
-    (void)m_db.prepare("DELETE FROM access_sessions WHERE expires_at <= ?").bind(1, now).run();
+Session AccessSessions::anonymous() {
     Session session;
     session.token = newSecret();
     session.csrf = csrfToken(session.token);
-    auto insert = m_db.prepare(
-        "INSERT INTO access_sessions(token_hash, created_at, expires_at) VALUES(?, ?, ?)");
-    insert.bind(1, hashSecret(session.token)).bind(2, now).bind(3, now + kLifetimeSeconds);
-    if (auto ok = insert.run(); !ok)
-        return tl::unexpected(ok.error());
     return session;
 }
 
 Expected<void> AccessSessions::setPendingEmail(const Session& session, const std::string& email) {
-    return m_db.prepare("UPDATE access_sessions SET pending_email = ? WHERE token_hash = ?")
-        .bind(1, email)
-        .bind(2, hashSecret(session.token))
-        .run();
+    const double now = m_clock();
+    // Expired sessions go as new ones are stored (as often as codes are sent, which is
+    // rate-limited): the table stays the size of the live ones.
+    (void)m_db.prepare("DELETE FROM access_sessions WHERE expires_at <= ?").bind(1, now).run();
+    auto upsert = m_db.prepare(
+        "INSERT INTO access_sessions(token_hash, pending_email, created_at, expires_at) "
+        "VALUES(?, ?, ?, ?) ON CONFLICT(token_hash) DO UPDATE SET pending_email = "
+        "excluded.pending_email");
+    upsert.bind(1, hashSecret(session.token)).bind(2, email).bind(3, now);
+    return upsert.bind(4, now + kLifetimeSeconds).run();
 }
 
 Expected<Session> AccessSessions::signIn(const Session& session, const std::string& email) {

@@ -1,7 +1,8 @@
 // Browser sessions of the access pages. A session is a random token in an HttpOnly,
-// SameSite=Strict cookie (stored only as its hash); it starts anonymous, remembers the e-mail a
-// code was sent to, and is replaced by a new token when the code signs it in. Every form carries
-// the session's CSRF token, derived from the session token (never stored). Core thread.
+// SameSite=Strict cookie. It starts anonymous and unstored (so page views write nothing), is stored
+// (as the token's hash) once a code is sent for it, with that e-mail, and is replaced by a new
+// token when the code signs it in. Every form carries the session's CSRF token, derived from the
+// session token (never stored). Core thread.
 #pragma once
 
 #include <optional>
@@ -25,10 +26,12 @@ public:
 
     AccessSessions(Database& db, Clock clock);
 
-    // The live session of cookie `token`, or nullopt (unknown, expired).
+    // The stored live session of cookie `token`; an anonymous one for any other well-formed token
+    // (never stored, or expired); nullopt for a malformed or missing one.
     std::optional<Session> find(const std::string& token);
-    // A new anonymous session.
-    [[nodiscard]] Expected<Session> start();
+    // A new anonymous session (nothing stored).
+    static Session anonymous();
+    // Stores the session (anonymous until now, or not) with the e-mail a code was sent to.
     [[nodiscard]] Expected<void> setPendingEmail(const Session& session, const std::string& email);
     // Ends `session` and returns a new one signed in as `email` (no fixation of the old token).
     [[nodiscard]] Expected<Session> signIn(const Session& session, const std::string& email);

@@ -61,6 +61,8 @@ Expected<std::string> SignInCodes::issue(const std::string& email, const std::st
         return makeError(ErrorCode::LimitExceeded,
                          "too many codes were asked from your network address in the last hour; "
                          "try later");
+    // Codes a day old count for nothing any more: they go as new ones come.
+    (void)m_db.prepare("DELETE FROM access_codes WHERE issued_at < ?").bind(1, now - 86400.0).run();
     const std::string code = newCode();
     auto insert = m_db.prepare("INSERT INTO access_codes(email, address, code_hash, issued_at, "
                                "expires_at) VALUES(?, ?, ?, ?, ?)");
