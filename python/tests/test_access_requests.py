@@ -11,9 +11,12 @@ import http.client
 import re
 import socket
 import sqlite3
+import ssl
+import subprocess
 import threading
 import time
 import urllib.parse
+import urllib.request
 
 import numpy as np
 import pytest
@@ -23,6 +26,9 @@ import aiosmtpd.controller as aiosmtpd_controller
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+
+from conftest import LABNODE
+from test_tls import pki, tls_cluster  # noqa: F401  (fixtures: a CA, a certificate, a TLS node)
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -346,8 +352,6 @@ def test_script_tags_in_every_field_are_escaped(node, smtp):
 
 @pytest.mark.parametrize("action", ["list", "show", "approve", "refuse"])
 def test_requests_commands_help_and_refuse_a_missing_database(tmp_path, action):
-    import subprocess
-    from conftest import LABNODE
     shown = subprocess.run([str(LABNODE), "requests", action, "--help"], capture_output=True,
                            text=True, timeout=30)
     assert shown.returncode == 0 and shown.stdout.startswith("usage: goblin-labnode requests")
@@ -375,3 +379,34 @@ def test_without_a_relay_codes_go_to_a_file_staff_can_read(cluster):
     code = line.split()[2]
     status, location, _ = web.post("/access/verify", {"csrf": web.csrf(page), "code": code})
     assert (status, location) == (303, "/access/request")
+
+
+
+def test_over_https_the_session_cookie_is_secure(tls_cluster, pki):
+    context = ssl.create_default_context(cafile=str(pki / "ca.crt"))
+    with urllib.request.urlopen("https://localhost:%d/access" % tls_cluster.port,
+                                context=context, timeout=30) as answer:
+        assert answer.status == 200
+        cookie = answer.headers["Set-Cookie"]
+    assert cookie.startswith("goblin_access=")
+    assert "; Secure" in cookie and "; HttpOnly" in cookie and "; SameSite=Strict" in cookie
+
+
+def test_a_relay_that_cannot_be_reached_is_a_clear_error(cluster):
+    cluster.start_node(extra_args=["--smtp-url", "smtp://127.0.0.1:%d" % free_port()])
+    web = Http(cluster.port)
+    _, _, page = web.get("/access")
+    status, _, page = web.post("/access/code", {"csrf": web.csrf(page),
+                                                "email": "ada@lab.example"})
+    assert status == 503 and "could not send the code" in page
+    cluster.wait_until(lambda: any("could not send a sign-in code to ada@lab.example" in line
+                                   for line in cluster.node.lines), 10, "the log line")
+
+
+def test_a_bad_smtp_url_stops_serve(cluster):
+    cluster.init_db()
+    done = subprocess.run([str(LABNODE), "serve", "--db", str(cluster.db), "--listen",
+                           "127.0.0.1:0", "--smtp-url", "http://mail.lab.example"],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode != 0
+    assert "--smtp-url must start with smtp:// or smtps://" in done.stderr
