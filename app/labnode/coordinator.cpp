@@ -60,6 +60,7 @@ void Coordinator::scheduleStaffCheck() {
         if (m_approvalsPending && m_admission.recheckApprovals())
             m_scheduler.wake();
         m_bans.check();
+        m_desk.checkStaffRequests(); // jobs cancel|purge
         scheduleStaffCheck();
     });
 }

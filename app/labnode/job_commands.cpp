@@ -1,9 +1,12 @@
 #include "job_commands.hpp"
 
+#include <chrono>
 #include <iostream>
 #include <stdexcept>
+#include <thread>
 
 #include "job_listing.hpp"
+#include "job_requests.hpp"
 #include "node_store.hpp"
 #include "staff_cli.hpp"
 
@@ -18,6 +21,17 @@ const CommandUsage kListUsage{"goblin-labnode jobs list --db PATH",
 const CommandUsage kShowUsage{"goblin-labnode jobs show ID --db PATH",
                               "Shows one job: kind, state, researcher, times, tasks, verdicts "
                               "and volunteers (no research data)."};
+const CommandUsage kCancelUsage{
+    "goblin-labnode jobs cancel ID --db PATH [--wait S]",
+    "Cancels a running job: the node drops its tasks and leases, deletes its data (a training "
+    "job keeps its committed rounds) and tells its researcher (code cancelled). The node serving "
+    "the database does it at its next two-second check; this waits up to --wait seconds (default "
+    "10) for it."};
+const CommandUsage kPurgeUsage{
+    "goblin-labnode jobs purge ID --db PATH [--wait S]",
+    "Deletes a job that no longer runs (done, failed, cancelled, released): its data and its "
+    "records. A running job is refused: cancel it first. Carried out by the node serving the "
+    "database, like cancel."};
 const CommandUsage kStatusUsage{
     "goblin-labnode status --db PATH",
     "Counts jobs by state, volunteers (ever registered, banned, quarantined) and researchers."};
@@ -76,6 +90,60 @@ int show(const std::vector<std::string>& args) {
     return 0;
 }
 
+// The node carries the request out at its next staff check: wait for the outcome it records.
+int requestAction(const std::vector<std::string>& args, JobAction action,
+                  const CommandUsage& usage) {
+    po::options_description options("options");
+    options.add_options()("job", po::value<std::string>(),
+                          "the job's id")("wait", po::value<double>()->default_value(10.0),
+                                          "seconds to wait for the node to carry it out");
+    po::positional_options_description positional;
+    positional.add("job", 1);
+    const auto parsed = parseCommand(args, options, positional, usage);
+    if (!parsed)
+        return 0;
+    if (!parsed->count("job"))
+        throw std::runtime_error("usage: " + usage.synopsis);
+    const std::string id = (*parsed)["job"].as<std::string>();
+    const char* verb = action == JobAction::Cancel ? "cancel" : "purge";
+    NodeStore store(existingDatabase(*parsed));
+    const auto job = findJob(store.database(), id);
+    if (!job) {
+        std::string message = "no job ";
+        message.append(id);
+        throw std::runtime_error(message);
+    }
+    if (action == JobAction::Cancel && job->state != "running")
+        throw std::runtime_error("job " + id + " is " + job->state + ": only a running job can " +
+                                 "be cancelled");
+    if (action == JobAction::Purge && job->state == "running")
+        throw std::runtime_error("job " + id + " is running: cancel it first (goblin-labnode " +
+                                 "jobs cancel " + id + ")");
+    auto request = requestJobAction(store.database(), id, action, wallClock());
+    if (!request)
+        throw std::runtime_error("cannot record the request: " + request.error().message);
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration<double>((*parsed)["wait"].as<double>());
+    for (;;) {
+        if (const auto outcome = jobRequestOutcome(store.database(), *request)) {
+            if (*outcome != "ok")
+                throw std::runtime_error(std::string("the node refused to ") + verb + " job " + id +
+                                         ": " + *outcome);
+            std::cout << "job " << id << (action == JobAction::Cancel ? " cancelled" : " purged")
+                      << std::endl;
+            return 0;
+        }
+        if (std::chrono::steady_clock::now() >= deadline)
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    std::cout << verb << " of job " << id
+              << " requested; no node has carried it out yet (is `goblin-labnode serve` running "
+                 "on this database?). The node does it at its next check."
+              << std::endl;
+    return 0;
+}
+
 } // namespace
 
 int jobCommand(const std::vector<std::string>& args) {
@@ -85,13 +153,18 @@ int jobCommand(const std::vector<std::string>& args) {
         return list(rest);
     if (action == "show")
         return show(rest);
+    if (action == "cancel")
+        return requestAction(rest, JobAction::Cancel, kCancelUsage);
+    if (action == "purge")
+        return requestAction(rest, JobAction::Purge, kPurgeUsage);
     if (action == "--help" || action == "-h") {
-        std::cout << "usage:\n  " << kListUsage.synopsis << "\n  " << kShowUsage.synopsis
+        std::cout << "usage:\n  " << kListUsage.synopsis << "\n  " << kShowUsage.synopsis << "\n  "
+                  << kCancelUsage.synopsis << "\n  " << kPurgeUsage.synopsis
                   << "\n(--help after an action for its options)\n";
         return 0;
     }
     throw std::runtime_error(
-        "usage: goblin-labnode jobs list|show ... --db PATH (--help for more)");
+        "usage: goblin-labnode jobs list|show|cancel|purge ... --db PATH (--help for more)");
 }
 
 int statusCommand(const std::vector<std::string>& args) {

@@ -1,5 +1,5 @@
-// `goblin-labnode jobs list|show` and `status`: what lab staff see of the jobs and the node in
-// its database (researchers' e-mails, states and counts; never research data).
+// `goblin-labnode jobs list|show|cancel|purge` and `status`: what lab staff see of the jobs and the
+// node in its database (researchers' e-mails, states and counts; never research data).
 #pragma once
 
 #include <string>

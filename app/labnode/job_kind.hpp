@@ -76,6 +76,15 @@ public:
     virtual void release(const ResearcherRequest& request, const std::string& jobId) = 0;
     // What audits after delivery found (audit_report); released jobs may be asked too.
     virtual void audit(const ResearcherRequest& request, const std::string& jobId) = 0;
+    // Cancels a running job (its researcher's `cancel`, or lab staff's; `who` says which, for
+    // the log and the researcher): its queued tasks and outstanding leases end (a late result is
+    // stale), its data is deleted (a training job keeps its committed rounds), its state becomes
+    // "cancelled" and its watchers get job_failed with code cancelled. It never merges or
+    // delivers afterwards. InvalidInput when the job does not run (ResearcherDesk checks owners).
+    virtual Expected<void> cancel(const std::string& jobId, const std::string& who) = 0;
+    // Deletes a job that no longer runs (done, failed, cancelled, released): its data and its
+    // rows. NotFound for an unknown job, InvalidInput for a running one.
+    virtual Expected<void> purge(const std::string& jobId) = 0;
 
     // Scheduler.
     virtual bool hasQueued() const = 0;

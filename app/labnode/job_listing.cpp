@@ -5,26 +5,26 @@ namespace {
 
 constexpr const char* kJobs =
     "SELECT * FROM ("
-    "SELECT j.id, 'matmul', j.state, coalesce(r.email, ''), "
+    "SELECT j.id AS id, 'matmul' AS kind, j.state, coalesce(r.email, ''), "
     "(SELECT count(*) FROM tasks t WHERE t.job_id = j.id), "
     "(SELECT count(*) FROM tasks t WHERE t.job_id = j.id AND t.state = 'accepted'), "
-    "j.created_at, coalesce(j.finished_at, 0) "
+    "j.created_at, coalesce(j.finished_at, 0), j.researcher_id AS researcher_id "
     "FROM jobs j LEFT JOIN researchers r ON r.id = j.researcher_id "
     "UNION ALL "
     "SELECT g.id, 'graph', g.state, coalesce(r.email, ''), g.tasks, "
     "(SELECT count(*) FROM graph_tasks t WHERE t.job_id = g.id AND t.state = 'accepted'), "
-    "g.created_at, coalesce(g.finished_at, 0) "
+    "g.created_at, coalesce(g.finished_at, 0), g.researcher_id "
     "FROM graph_jobs g LEFT JOIN researchers r ON r.id = g.researcher_id "
     "UNION ALL "
     "SELECT t.id, 'train', t.state, coalesce(r.email, ''), "
     "coalesce(json_extract(t.request, '$.train.rounds'), 0), t.rounds_done, t.created_at, "
-    "CASE WHEN t.state = 'running' THEN 0 ELSE t.updated_at END "
+    "CASE WHEN t.state = 'running' THEN 0 ELSE t.updated_at END, t.researcher_id "
     "FROM train_jobs t LEFT JOIN researchers r ON r.id = t.researcher_id) ";
 
 JobListing readJob(const ScopedStatement& query) {
-    return JobListing{query.columnText(0),   query.columnText(1),  query.columnText(2),
-                      query.columnText(3),   query.columnInt(4),   query.columnInt(5),
-                      query.columnDouble(6), query.columnDouble(7)};
+    return JobListing{query.columnText(0),   query.columnText(1),   query.columnText(2),
+                      query.columnText(3),   query.columnInt(4),    query.columnInt(5),
+                      query.columnDouble(6), query.columnDouble(7), query.columnInt(8)};
 }
 
 std::int64_t countOf(Database& db, const char* sql) {
@@ -36,6 +36,22 @@ std::int64_t countOf(Database& db, const char* sql) {
 
 std::vector<JobListing> listJobs(Database& db) {
     auto query = db.prepare(std::string(kJobs) + "ORDER BY 7 DESC, 1");
+    std::vector<JobListing> jobs;
+    while (query.step().value_or(false))
+        jobs.push_back(readJob(query));
+    return jobs;
+}
+
+std::vector<JobListing> listJobsOf(Database& db, std::int64_t researcherId, std::size_t limit) {
+    // A training job's rounds are graph jobs of its researcher too: the training job stands for
+    // them.
+    auto query =
+        db.prepare(std::string(kJobs) +
+                   "WHERE researcher_id = ?1 AND NOT (kind = 'graph' AND (id IN (SELECT "
+                   "graph_job FROM train_rounds) OR id IN (SELECT round_job FROM "
+                   "train_jobs WHERE round_job IS NOT NULL))) ORDER BY 7 DESC, 1 LIMIT ?2");
+    query.bind(1, researcherId);
+    query.bind(2, static_cast<std::int64_t>(limit));
     std::vector<JobListing> jobs;
     while (query.step().value_or(false))
         jobs.push_back(readJob(query));

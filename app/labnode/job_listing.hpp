@@ -3,6 +3,7 @@
 // for the staff commands (their own connection).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -17,8 +18,12 @@ struct JobListing {
     std::string id, kind, state, researcher;
     std::int64_t tasks = 0, tasksDone = 0;
     double createdAt = 0, finishedAt = 0;
+    std::int64_t researcherId = 0;
 };
-std::vector<JobListing> listJobs(Database& db); // newest first, matmul and graph jobs together
+std::vector<JobListing> listJobs(Database& db); // newest first, every kind together
+// One researcher's jobs, newest first, at most `limit`; its training jobs' rounds (graph jobs the
+// node submitted for it) are left out.
+std::vector<JobListing> listJobsOf(Database& db, std::int64_t researcherId, std::size_t limit);
 std::optional<JobListing> findJob(Database& db, const std::string& id);
 
 struct JobResultCounts {

@@ -307,6 +307,7 @@ const char* kUsage =
     "  researchers list | revoke EMAIL     list researchers, revoke a credential\n"
     "  volunteers list | show ID | approve ID | ban ID --reason TEXT | unban ID\n"
     "  jobs list | show ID                 list jobs (no research data), show one\n"
+    "  jobs cancel ID | purge ID           cancel a running job, delete a finished one\n"
     "  requests list | show ID | approve ID | refuse ID [--reason TEXT]\n"
     "                                      researchers' access requests (from /access)\n"
     "  status                              count jobs by state, volunteers, researchers\n"

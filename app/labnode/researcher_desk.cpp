@@ -33,6 +33,10 @@ void ResearcherDesk::onMessage(const Peer& researcher, net::Message message) {
                                         std::to_string(researcher.catalog)});
         return kind->submit(request, std::move(message));
     }
+    if (type == "cancel")
+        return m_control.onCancel(researcher, message);
+    if (type == "list_jobs")
+        return m_control.onListJobs(researcher, message);
     if (type != "fetch" && type != "release" && type != "audit")
         return m_peers.close(researcher.id, Error{ErrorCode::InvalidMessage,
                                                   "unexpected message type '" + type + "'"});
@@ -61,6 +65,14 @@ void ResearcherDesk::answerFetch(std::uint64_t peer, const net::JobStatus& statu
         watch(status.job, peer);
     else
         deliver();
+}
+
+void ResearcherDesk::answerCancelledFetch(std::uint64_t peer, std::int64_t requestId,
+                                          const std::string& jobId, std::int64_t done,
+                                          std::int64_t total) {
+    m_peers.send(peer, net::toMessage(net::JobStatus{requestId, jobId, "cancelled", done, total}));
+    m_peers.send(peer, net::toMessage(net::JobFailed{
+                           jobId, Error{ErrorCode::Cancelled, "job " + jobId + " was cancelled"}}));
 }
 
 bool ResearcherDesk::refuseRunningRelease(const ResearcherRequest& request,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "goblin/net/messages/researcher_messages.hpp"
+#include "job_control.hpp"
 #include "job_kind.hpp"
 #include "node_context.hpp"
 #include "peer_registry.hpp"
@@ -21,7 +22,12 @@ enum class ProgressPace { Throttled, EveryStep };
 class ResearcherDesk {
 public:
     ResearcherDesk(NodeContext& context, PeerRegistry& peers)
-        : m_context(context), m_peers(peers) {}
+        : m_context(context), m_peers(peers),
+          m_control(
+              context, peers, [this](std::string_view jobId) { return kindOfJob(jobId); },
+              [this](std::uint64_t peer, std::int64_t id, const Error& error) {
+                  replyError(peer, id, error);
+              }) {}
 
     void addKind(JobKind& kind);
     // A message from a researcher whose hello was accepted.
@@ -33,6 +39,12 @@ public:
     void answerFetch(std::uint64_t peer, const net::JobStatus& status,
                      const std::function<void()>& deliver);
     // release of a job that still runs is refused: true when it was (and the error sent).
+    // fetch of a cancelled job: its status, then job_failed with code cancelled.
+    void answerCancelledFetch(std::uint64_t peer, std::int64_t requestId, const std::string& jobId,
+                              std::int64_t done, std::int64_t total);
+    // Lab staff's cancel and purge requests (JobControl), at the coordinator's staff check.
+    void checkStaffRequests() { m_control.checkStaffRequests(); }
+    JobControl& control() { return m_control; }
     bool refuseRunningRelease(const ResearcherRequest& request, const std::string& jobId,
                               const std::string& state);
     void watch(const std::string& jobId, std::uint64_t peer) { m_peers.watch(jobId, peer); }
@@ -51,6 +63,7 @@ private:
     PeerRegistry& m_peers;
     std::vector<JobKind*> m_kinds;
     std::unordered_map<std::string, double> m_lastProgress;
+    JobControl m_control;
 };
 
 } // namespace goblin::labnode

@@ -14,8 +14,10 @@ from .client import CATALOG_VERSION, DATA_WARNING, PROTOCOL_VERSION, Client, con
 from .errors import (AuthenticationError, CaptureError, CaptureMismatchError, CertificateError,
                      ConnectionLostError,
                      DTypeError, FrameError, GoblinError, GoblinTimeoutError, InputError,
+                     JobCancelledError,
                      LimitExceededError, ProtocolError, RemoteError, ShapeError,
                      TorchRequiredError, UnsupportedOperator, VersionMismatchError)
+from .jobs import Job, JobInfo
 from . import optim
 from .training_result import RoundRecord, TrainingError, TrainResult
 from .validation import validate_matmul_inputs
@@ -27,7 +29,8 @@ __all__ = [
     "AuditReport", "AuthenticationError", "CATALOG_VERSION", "CaptureError",
     "CaptureMismatchError", "CapturedGraph", "CertificateError", "Client",
     "ConnectionLostError", "DATA_WARNING", "DTypeError", "FrameError", "GoblinError",
-    "GoblinTimeoutError", "InputError", "LimitExceededError", "PROTOCOL_VERSION", "ProtocolError",
+    "GoblinTimeoutError", "InputError", "Job", "JobCancelledError", "JobInfo",
+    "LimitExceededError", "PROTOCOL_VERSION", "ProtocolError",
     "RemoteError", "RoundRecord", "ShapeError", "TrainResult", "TrainingError", "TorchRequiredError", "UnsupportedOperator",
     "VersionMismatchError", "capture", "connect", "decode_tensor_frame", "encode_tensor_frame",
     "optim", "validate_matmul_inputs",

@@ -19,16 +19,18 @@ from websockets.sync.client import connect as _ws_connect
 
 from .audit import AuditReport, parse_audit_report
 from .errors import (AuthenticationError, CertificateError, ConnectionLostError, FrameError,
-                     GoblinError,
+                     GoblinError, JobCancelledError,
                      GoblinTimeoutError, InputError, LimitExceededError, ProtocolError,
                      RemoteError,
                      VersionMismatchError, remote_error)
 from .progress import ProgressBar
 from .graph_job import graph_request
+from .jobs import Job, JobInfo
 from .validation import check_tile, validate_matmul_inputs
 from .wire import DEFAULT_MAX_TENSOR_BYTES, decode_tensor_frame, encode_tensor_frame
 
-PROTOCOL_VERSION = 3  # 2 added audit and audit_report, 3 submit_train and train_round
+PROTOCOL_VERSION = 4  # 2 added audit and audit_report, 3 submit_train and train_round, 4 cancel
+# and list_jobs
 CATALOG_VERSION = 3  # 1: matmul tiles; 3: op graphs as well (docs/ops.md)
 RESEARCHER_PATH = "/v1/researcher"
 # Room for the frame header and padding on top of the largest tensor.
@@ -73,6 +75,24 @@ def _tls_context(ca_file: Optional[str]) -> ssl.SSLContext:
         raise InputError("cannot load the CA file %r: %s" % (ca_file, exc)) from exc
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     return context
+
+
+class _interrupt_note:
+    """Says, when a wait for `job` is interrupted (Ctrl-C), that the job keeps running at the
+    node and how to collect it: the id is on the terminal before the interrupt goes on."""
+
+    def __init__(self, job: str, fetch: str):
+        self._job, self._fetch = job, fetch
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, traceback) -> bool:
+        if kind is KeyboardInterrupt:
+            sys.stderr.write("goblin: interrupted; job %s keeps running at the node: collect it "
+                             "with client.%s(%r) or stop it with client.cancel(%r)\n"
+                             % (self._job, self._fetch, str(self._job), str(self._job)))
+        return False
 
 
 def connect(url: Optional[str] = None, token: Optional[str] = None, timeout: float = 30.0,
@@ -206,7 +226,8 @@ class Client:
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         job = self._submit(A, B, tile)
-        return self._single(self._finish(job, progress, deadline))
+        with _interrupt_note(job, "fetch"):
+            return self._single(self._finish(job, progress, deadline))
 
     def run(self, graph, inputs: Sequence[np.ndarray], batch=None, chunks: Optional[int] = None,
             progress: bool = False, timeout: Optional[float] = None,
@@ -231,11 +252,13 @@ class Client:
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         job = self.submit_graph(graph, inputs, batch=batch, chunks=chunks, micro_batch=micro_batch)
-        return self._finish(job, progress, deadline)
+        with _interrupt_note(job, "fetch_outputs"):
+            return self._finish(job, progress, deadline)
 
     def submit_graph(self, graph, inputs: Sequence[np.ndarray], batch=None,
-                     chunks: Optional[int] = None, micro_batch: Optional[int] = None) -> str:
-        """Submits a graph job (see run()) and returns its id; collect it with fetch_outputs()."""
+                     chunks: Optional[int] = None, micro_batch: Optional[int] = None) -> Job:
+        """Submits a graph job (see run()) and returns its handle (a goblin.Job, which is also its
+        id): collect it with job.result() or fetch_outputs(job), cancel it with job.cancel()."""
         request, arrays = graph_request(graph, inputs, batch, chunks,
                                         max_tensors=self.limits["max_tensors_per_message"],
                                         max_tensor_bytes=self.limits["max_tensor_bytes"],
@@ -252,14 +275,14 @@ class Client:
         if size > self.limits["max_authenticated_control_bytes"]:
             raise LimitExceededError("the graph's JSON takes %d bytes, over the node's limit of %d"
                                      % (size, self.limits["max_authenticated_control_bytes"]))
-        reply = self._request(request, [encode_tensor_frame(a) for a in arrays])
+        reply = self._submit_request(request, [encode_tensor_frame(a) for a in arrays])
         job = reply.get("job")
         if reply.get("type") != "job_accepted" or not isinstance(job, str):
             raise self._violation("submit_graph was answered with %s" % json.dumps(reply)[:200])
         self.last_job = job
         if isinstance(reply.get("tasks"), int):
             self._progress.setdefault(job, (0, reply["tasks"]))
-        return job
+        return Job(job, self, "graph")
 
     def train(self, model, loss_fn, data, optimizer=None, rounds: Optional[int] = None,
               batch_size: int = 32, micro_batch: Optional[int] = None,
@@ -296,13 +319,15 @@ class Client:
 
     def submit_train(self, model, loss_fn, data, optimizer=None, rounds: Optional[int] = None,
                      batch_size: int = 32, micro_batch: Optional[int] = None,
-                     clip_grad_norm: Optional[float] = None, resume=None) -> str:
-        """Submits a training job (see train()) and returns its id once it is durable at the
-        node; follow it with fetch_train(), on this connection or a later one."""
+                     clip_grad_norm: Optional[float] = None, resume=None) -> Job:
+        """Submits a training job (see train()) and returns its handle (a goblin.Job, also its
+        id) once it is durable at the node; follow it with job.result() or fetch_train(), on
+        this connection or a later one."""
         from .training import submit_train
-        return submit_train(self, model, loss_fn, data, optimizer=optimizer, rounds=rounds,
-                            batch_size=batch_size, micro_batch=micro_batch,
-                            clip_grad_norm=clip_grad_norm, resume=resume)
+        job = submit_train(self, model, loss_fn, data, optimizer=optimizer, rounds=rounds,
+                           batch_size=batch_size, micro_batch=micro_batch,
+                           clip_grad_norm=clip_grad_norm, resume=resume)
+        return Job(job, self, "train")
 
     def fetch_train(self, job_id: str, model=None, optimizer=None,
                     batch_size: Optional[int] = None, callback=None, progress: bool = False,
@@ -322,13 +347,40 @@ class Client:
         return self._fetch(job_id, progress, timeout)
 
     def submit_matmul(self, A: np.ndarray, B: np.ndarray,
-                      tile: Optional[Sequence[int]] = None) -> str:
-        """Submits C = A @ B and returns the job id once the job is durable at the node.
+                      tile: Optional[Sequence[int]] = None) -> Job:
+        """Submits C = A @ B and returns the job's handle once the job is durable at the node.
 
-        Same checks and data warning as matmul(). Collect the result with fetch(job_id), on this
-        connection or on a later one (e.g. after the node restarted).
+        Same checks and data warning as matmul(). The handle (a goblin.Job) is also the job id:
+        collect the result with job.result() or fetch(job), on this connection or on a later
+        one (e.g. after the node restarted); job.cancel() stops it.
         """
-        return self._submit(A, B, tile)
+        return Job(self._submit(A, B, tile), self, "matmul")
+
+    def cancel(self, job_id: str, timeout: Optional[float] = None) -> str:
+        """Cancels one of this researcher's jobs at the node and returns its state
+        ("cancelled"). Its queued tasks and leases are dropped and its data deleted; a training
+        job keeps the rounds it committed (fetch_train delivers them). Waiting for it then
+        raises JobCancelledError (TrainingError with code "cancelled" for training). A job that
+        already finished raises InputError; an unknown one, or another researcher's, RemoteError
+        with code not_found."""
+        reply = self._request({"type": "cancel", "job": str(job_id)}, [], timeout=timeout)
+        if reply.get("type") != "cancelled" or reply.get("job") != job_id:
+            raise self._violation("cancel was answered with %s" % json.dumps(reply)[:200])
+        return str(reply.get("state", "cancelled"))
+
+    def jobs(self, timeout: Optional[float] = None) -> List[JobInfo]:
+        """This researcher's jobs at the node, newest first (at most 1000): goblin.JobInfo with
+        id, kind, state, done, total and created. Never another researcher's."""
+        reply = self._request({"type": "list_jobs"}, [], timeout=timeout)
+        listed = reply.get("jobs")
+        if reply.get("type") != "job_list" or not isinstance(listed, list):
+            raise self._violation("list_jobs was answered with %s" % json.dumps(reply)[:200])
+        try:
+            return [JobInfo(str(entry["job"]), str(entry["kind"]), str(entry["state"]),
+                            int(entry["done"]), int(entry["total"]), float(entry["created"]))
+                    for entry in listed]
+        except (KeyError, TypeError, ValueError):
+            raise self._violation("a job_list entry lacks a field") from None
 
     def audit(self, job_id: str, timeout: Optional[float] = None) -> AuditReport:
         """What audits after delivery found about a job (also one already fetched and released).
@@ -369,6 +421,12 @@ class Client:
             state = status.get("state")
             if state == "released":
                 raise RemoteError("not_found", "job %s was already released" % job_id)
+            if state == "cancelled":  # its job_failed follows; nothing more will come
+                self._wait(lambda: job_id in self._failed, time.monotonic() + self._timeout,
+                           "no job_failed after job %s's cancelled status" % job_id)
+                code, message = self._failed.pop(job_id)
+                self._released.add(job_id)  # a second job_failed may follow: old news
+                raise JobCancelledError(code, message)
             if state == "failed" and job_id not in self._done:
                 code, message = self._failed.get(
                     job_id, (status.get("code", "internal"), status.get("message", "job failed")))
@@ -410,7 +468,7 @@ class Client:
         request: Dict[str, Any] = {"type": "submit_matmul"}
         if tile is not None:
             request["tile"] = list(tile)
-        reply = self._request(request, frames)
+        reply = self._submit_request(request, frames)
         job = reply.get("job")
         if reply.get("type") != "job_accepted" or not isinstance(job, str):
             raise self._violation("submit_matmul was answered with %s" % json.dumps(reply)[:200])
@@ -479,19 +537,66 @@ class Client:
         self._next_id += 1
         return request_id
 
-    def _request(self, message: Dict[str, Any], frames: List[bytes]) -> Dict[str, Any]:
+    def _request(self, message: Dict[str, Any], frames: List[bytes],
+                 timeout: Optional[float] = None) -> Dict[str, Any]:
         """Sends a request (with an id) and returns its reply; an `error` reply raises."""
+        request_id = self._send_request(message, frames)
+        return self._reply(request_id, message["type"], timeout)
+
+    def _send_request(self, message: Dict[str, Any], frames: List[bytes]) -> int:
         request_id = self._take_id()
         message = dict(message, id=request_id)
         if frames:
             message["tensors"] = len(frames)
         self._send(message, frames)
-        deadline = time.monotonic() + self._timeout
-        self._wait(lambda: request_id in self._replies or request_id in self._errors, deadline,
-                   "no reply to %s within %.0f s" % (message["type"], self._timeout))
+        return request_id
+
+    def _reply(self, request_id: int, kind: str, timeout: Optional[float] = None) \
+            -> Dict[str, Any]:
+        wait = self._timeout if timeout is None else timeout
+        self._wait(lambda: request_id in self._replies or request_id in self._errors,
+                   time.monotonic() + wait, "no reply to %s within %.0f s" % (kind, wait))
         if request_id in self._errors:
             raise remote_error(*self._errors.pop(request_id))
         return self._replies.pop(request_id)
+
+    def _submit_request(self, message: Dict[str, Any], frames: List[bytes]) -> Dict[str, Any]:
+        """A submit_* request; a KeyboardInterrupt never leaves an orphaned job at the node.
+
+        Interrupted while its frames are sent, the node holds half a message, never a job: the
+        connection (out of step now) is closed, which drops it. Interrupted while the acceptance
+        is awaited, the job may be durable already: the reply is awaited anyway and the job
+        cancelled before the interrupt goes on.
+        """
+        try:
+            request_id = self._send_request(message, frames)
+        except KeyboardInterrupt:
+            self._lost(ConnectionLostError("interrupted while uploading %s: nothing was "
+                                           "submitted" % message["type"]))
+            raise
+        try:
+            return self._reply(request_id, message["type"])
+        except KeyboardInterrupt:
+            self._cancel_unwanted(request_id, message["type"])
+            raise
+
+    def _cancel_unwanted(self, request_id: int, kind: str) -> None:
+        try:
+            reply = self._reply(request_id, kind)
+            job = reply.get("job")
+            if reply.get("type") == "job_accepted" and isinstance(job, str):
+                self.cancel(job)
+                sys.stderr.write("goblin: interrupted; job %s was cancelled at the node\n" % job)
+        except GoblinError as error:  # refused, or the connection is gone: no job to orphan
+            sys.stderr.write("goblin: interrupted while %s was answered (%s)\n" % (kind, error))
+
+    def _poll(self) -> None:
+        """Files whatever the node has sent already, without waiting."""
+        while True:
+            try:
+                self._absorb(*self._receive(time.monotonic(), "nothing pending"))
+            except GoblinTimeoutError:
+                return
 
     def _wait(self, ready, deadline: Optional[float], timeout_message: str) -> None:
         while not ready():
@@ -531,8 +636,9 @@ class Client:
             elif isinstance(message.get("id"), int):
                 self._audit_replies[message["id"]] = report
         elif kind == "job_failed" and isinstance(job, str):
-            self._failed[job] = (str(message.get("code", "internal")),
-                                 str(message.get("message", "")))
+            # The first word on a failure stands (a cancel pushed to watchers names who did it).
+            self._failed.setdefault(job, (str(message.get("code", "internal")),
+                                          str(message.get("message", ""))))
         elif kind == "error":
             code, text = str(message.get("code", "internal")), str(message.get("message", ""))
             if not isinstance(message.get("id"), int):

@@ -104,6 +104,15 @@ class GoblinTimeoutError(GoblinError, TimeoutError):
     code = "timeout"
 
 
+class JobCancelledError(RemoteError):
+    """The job was cancelled (by its researcher with cancel(), or by lab staff); code "cancelled".
+    Nothing more of it is computed; a cancelled training job still delivers its committed rounds
+    (fetch_train raises TrainingError with code "cancelled" and the rounds in its result)."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(code, message)
+
+
 _REMOTE_CLASSES = {
     "shape_mismatch": ShapeError,
     "unsupported_dtype": DTypeError,
@@ -116,6 +125,8 @@ _REMOTE_CLASSES = {
 
 def remote_error(code: str, message: str) -> GoblinError:
     """The exception for an `error` or `job_failed` message carrying `code`."""
+    if code == "cancelled":
+        return JobCancelledError(code, message)
     cls = _REMOTE_CLASSES.get(code)
     if cls is None:
         return RemoteError(code, message)

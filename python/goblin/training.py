@@ -262,8 +262,8 @@ def fetch_train(client, job: str, model=None, optimizer: Optional[goblin_optim.O
     client.last_summary = summary
     result = _result(client, job, layout, optimizer, summary, tensors, batch_size)
     client._release(job)
-    if summary.get("state") == "failed":
-        error = str(summary.get("error", "the training job failed"))
+    if summary.get("state") in ("failed", "cancelled"):  # its committed rounds are in `result`
+        error = str(summary.get("error", "the training job " + str(summary.get("state"))))
         code, _, message = error.partition(": ")
         raise TrainingError(message or error, result, job, code=code if message else None)
     return result

@@ -6,6 +6,7 @@
 #include <deque>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/json/object.hpp>
@@ -35,6 +36,14 @@ public:
     }
     void release(const ResearcherRequest& request, const std::string& jobId) override {
         released.push_back({request, jobId});
+    }
+    Expected<void> cancel(const std::string& jobId, const std::string& who) override {
+        cancelled.push_back({jobId, who});
+        return {};
+    }
+    Expected<void> purge(const std::string& jobId) override {
+        purged.push_back(jobId);
+        return {};
     }
 
     bool hasQueued() const override { return !queue.empty(); }
@@ -98,6 +107,8 @@ public:
     std::vector<std::int64_t> computedOnNode;
     std::vector<Submitted> submitted;
     std::vector<Named> fetched, released, audited;
+    std::vector<std::pair<std::string, std::string>> cancelled; // job, who
+    std::vector<std::string> purged;
     int recovered = 0;
 
 private:

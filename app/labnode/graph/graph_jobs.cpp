@@ -11,6 +11,8 @@
 #include "goblin/net/messages/volunteer_messages.hpp"
 #include "graph_blobs.hpp"
 #include "graph_delivery.hpp"
+#include "job_control.hpp"
+#include "job_purge.hpp"
 #include "secrets.hpp"
 
 namespace goblin::labnode {
@@ -213,7 +215,18 @@ GraphJob* GraphJobs::ownedJob(const ResearcherRequest& request, const std::strin
     return nullptr;
 }
 
+std::optional<GraphJobRow> GraphJobs::cancelledJob(const ResearcherRequest& request,
+                                                   const std::string& jobId) {
+    auto row = graphJob(m_context.store.database(), jobId);
+    if (!row || row->researcherId != request.researcherId || row->state != "cancelled")
+        return std::nullopt;
+    return row;
+}
+
 void GraphJobs::fetch(const ResearcherRequest& request, const std::string& jobId) {
+    if (const auto cancelled = cancelledJob(request, jobId))
+        return m_desk.answerCancelledFetch(request.peer, request.requestId, jobId, 0,
+                                           cancelled->tasks);
     GraphJob* job = ownedJob(request, jobId);
     if (!job)
         return;
@@ -226,6 +239,14 @@ void GraphJobs::fetch(const ResearcherRequest& request, const std::string& jobId
 }
 
 void GraphJobs::release(const ResearcherRequest& request, const std::string& jobId) {
+    if (cancelledJob(request, jobId)) { // its data went with the cancel
+        if (auto ok =
+                setGraphJobState(m_context.store.database(), jobId, "released", m_context.clock());
+            !ok)
+            return m_desk.replyError(request.peer, request.requestId, ok.error());
+        m_desk.unwatch(jobId, request.peer);
+        return m_peers.send(request.peer, net::toMessage(net::Released{request.requestId, jobId}));
+    }
     GraphJob* job = ownedJob(request, jobId);
     if (!job)
         return;
@@ -241,6 +262,44 @@ void GraphJobs::release(const ResearcherRequest& request, const std::string& job
                        ? std::string("its blobs are deleted")
                        : std::string("its data is kept for audits until its retention ends")));
     m_peers.send(request.peer, net::toMessage(net::Released{request.requestId, jobId}));
+}
+
+Expected<void> GraphJobs::cancel(const std::string& jobId, const std::string& who) {
+    GraphJob* job = m_book.job(jobId);
+    if (!job || job->state != "running")
+        return makeError(ErrorCode::InvalidInput, "graph job " + jobId + " is not running");
+    if (auto ok =
+            setGraphJobState(m_context.store.database(), jobId, "cancelled", m_context.clock());
+        !ok)
+        return ok;
+    job->state = "cancelled"; // a comparison or merge still on a worker finds it so and stops
+    for (std::int64_t taskId : job->taskIds) {
+        m_book.dropQueued(taskId);
+        m_book.task(taskId)->decided = true;
+        m_scheduler.withdraw(taskOp(), taskId); // a result still computing is answered stale
+    }
+    const Error error = cancelledError(jobId, who);
+    m_desk.reportFailure(jobId, error);
+    if (auto follower = m_followers.extract(jobId))
+        follower.mapped().failed(jobId, error);
+    m_book.remove(jobId);
+    m_retention.deleteData(jobId);
+    m_context.log("graph job " + jobId + " cancelled by " + who +
+                  ": its tasks are dropped and its data deleted");
+    return {};
+}
+
+Expected<void> GraphJobs::purge(const std::string& jobId) {
+    if (!graphJob(m_context.store.database(), jobId))
+        return makeError(ErrorCode::NotFound, "no job " + jobId);
+    if (GraphJob* job = m_book.job(jobId)) {
+        if (job->state == "running")
+            return makeError(ErrorCode::InvalidInput, "graph job " + jobId + " is running");
+        m_followers.erase(jobId);
+        m_book.remove(jobId);
+    }
+    m_retention.deleteData(jobId);
+    return purgeJobRows(m_context.store.database(), "graph", jobId);
 }
 
 void GraphJobs::audit(const ResearcherRequest& request, const std::string& jobId) {

@@ -64,6 +64,9 @@ public:
     void fetch(const ResearcherRequest& request, const std::string& jobId) override;
     void release(const ResearcherRequest& request, const std::string& jobId) override;
     void audit(const ResearcherRequest& request, const std::string& jobId) override;
+    // A followed job's follower is told it failed (code cancelled), as for any failure.
+    Expected<void> cancel(const std::string& jobId, const std::string& who) override;
+    Expected<void> purge(const std::string& jobId) override;
 
     // Graph jobs another kind runs for a researcher (training rounds), on core. `accepted` gets
     // the durable job's id, or why the submission was refused.
@@ -101,6 +104,9 @@ private:
     void deliver(std::uint64_t peer, const GraphJob& job, std::int64_t requestId);
     void failJob(GraphJob& job, const Error& error);
     GraphJob* ownedJob(const ResearcherRequest& request, const std::string& jobId);
+    // The researcher's own job, when it was cancelled (and so no longer loaded).
+    std::optional<GraphJobRow> cancelledJob(const ResearcherRequest& request,
+                                            const std::string& jobId);
 
     NodeContext& m_context;
     PeerRegistry& m_peers;

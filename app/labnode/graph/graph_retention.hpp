@@ -27,9 +27,10 @@ public:
     Expected<ReleaseOutcome> release(const std::string& jobId);
     // Deletes the data of retained jobs whose retention has passed.
     void prune();
+    // Deletes the job's inputs and task outputs now (a cancel, a purge), whatever its state.
+    void deleteData(const std::string& jobId);
 
 private:
-    void deleteData(const std::string& jobId);
     void schedule();
 
     NodeContext& m_context;

@@ -35,6 +35,14 @@ void JobBook::removeJob(const std::string& jobId) {
     m_jobs.erase(jobId);
 }
 
+std::vector<std::int64_t> JobBook::taskIdsOf(const std::string& jobId) const {
+    std::vector<std::int64_t> ids;
+    for (const auto& [id, task] : m_tasks)
+        if (task.jobId == jobId)
+            ids.push_back(id);
+    return ids;
+}
+
 RunningJob* JobBook::job(const std::string& jobId) {
     auto it = m_jobs.find(jobId);
     return it == m_jobs.end() ? nullptr : &it->second;

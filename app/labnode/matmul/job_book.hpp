@@ -49,6 +49,7 @@ public:
     void removeJob(const std::string& jobId);
 
     RunningJob* job(const std::string& jobId);
+    std::vector<std::int64_t> taskIdsOf(const std::string& jobId) const;
     TileTask* task(std::int64_t taskId);
     bool hasQueued() const { return !m_queue.empty(); }
 

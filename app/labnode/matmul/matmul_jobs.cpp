@@ -4,6 +4,8 @@
 
 #include "goblin/net/json_fields.hpp"
 #include "goblin/net/messages/researcher_messages.hpp"
+#include "job_control.hpp"
+#include "job_purge.hpp"
 #include "matmul_delivery.hpp"
 #include "matmul_request.hpp"
 #include "task_message.hpp"
@@ -87,11 +89,48 @@ void MatmulJobs::fetch(const ResearcherRequest& request, const std::string& jobI
         done = running->acceptedTiles;
         total = running->totalTiles;
     }
+    if (record->state == "cancelled")
+        return m_desk.answerCancelledFetch(request.peer, request.requestId, jobId, 0, 0);
     m_desk.answerFetch(request.peer,
                        net::JobStatus{request.requestId, jobId, record->state, done, total}, [&] {
                            if (record->state == "done")
                                deliver(request.peer, *record, request.requestId);
                        });
+}
+
+Expected<void> MatmulJobs::cancel(const std::string& jobId, const std::string& who) {
+    const RunningJob* running = m_book.job(jobId);
+    if (!running)
+        return makeError(ErrorCode::InvalidInput, "job " + jobId + " is not running");
+    const JobRecord record = running->record;
+    if (auto ok = m_context.store.setJobState(jobId, "cancelled", m_context.clock()); !ok)
+        return ok;
+    // Its leases end (a result still computing is answered stale) and its tiles leave the queue.
+    for (std::int64_t task : m_book.taskIdsOf(jobId))
+        m_scheduler.withdraw(taskOp(), task);
+    m_book.removeJob(jobId);
+    deleteData(record);
+    m_context.log("job " + jobId + " cancelled by " + who + ": its tiles are dropped and its " +
+                  "blobs deleted");
+    m_desk.reportFailure(jobId, cancelledError(jobId, who));
+    return {};
+}
+
+Expected<void> MatmulJobs::purge(const std::string& jobId) {
+    auto record = m_context.store.job(jobId);
+    if (!record)
+        return makeError(ErrorCode::NotFound, "no job " + jobId);
+    if (m_book.job(jobId))
+        return makeError(ErrorCode::InvalidInput, "job " + jobId + " is running");
+    deleteData(*record);
+    return purgeJobRows(m_context.store.database(), "matmul", jobId);
+}
+
+void MatmulJobs::deleteData(const JobRecord& job) {
+    for (const std::string& digest : {job.aBlob, job.bBlob})
+        if (!m_context.store.blobInUse(digest, job.id))
+            m_context.blobs.remove(digest);
+    m_context.blobs.removeResult(job.id);
 }
 
 void MatmulJobs::release(const ResearcherRequest& request, const std::string& jobId) {
@@ -102,10 +141,7 @@ void MatmulJobs::release(const ResearcherRequest& request, const std::string& jo
         return;
     if (auto ok = m_context.store.setJobState(jobId, "released", m_context.clock()); !ok)
         return m_desk.replyError(request.peer, request.requestId, ok.error());
-    for (const std::string& digest : {record->aBlob, record->bBlob})
-        if (!m_context.store.blobInUse(digest, jobId))
-            m_context.blobs.remove(digest);
-    m_context.blobs.removeResult(jobId);
+    deleteData(*record);
     m_desk.unwatch(jobId, request.peer);
     m_context.log("job " + jobId + " released: its blobs are deleted");
     m_peers.send(request.peer, net::toMessage(net::Released{request.requestId, jobId}));
@@ -175,6 +211,11 @@ void MatmulJobs::onResult(const Lease& lease, net::Message message) {
 }
 
 void MatmulJobs::onVerified(std::uint64_t peer, VerdictRecord verdict) {
+    if (!m_book.task(verdict.task)) { // its job was cancelled while the tile was verified
+        if (peer != 0)
+            m_verdicts.sendStale(peer, verdict.task, verdict.attempt);
+        return;
+    }
     // Verdicts that arrive together commit together: one transaction per burst, not per tile.
     VerdictBatch batch;
     batch.committed = [this](const VerdictBatch& done) {

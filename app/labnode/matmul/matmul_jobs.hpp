@@ -32,6 +32,8 @@ public:
     void release(const ResearcherRequest& request, const std::string& jobId) override;
     // Always clean: every tile is checked on its own, so a later quarantine changes no tile.
     void audit(const ResearcherRequest& request, const std::string& jobId) override;
+    Expected<void> cancel(const std::string& jobId, const std::string& who) override;
+    Expected<void> purge(const std::string& jobId) override;
 
     bool hasQueued() const override { return m_book.hasQueued(); }
     std::optional<TaskClaim> claimTaskFor(const Peer& volunteer,
@@ -52,6 +54,7 @@ private:
     void applyVerdict(const VerdictRecord& verdict);
     void finishJob(const std::string& jobId);
     void deliver(std::uint64_t peer, const JobRecord& job, std::int64_t requestId);
+    void deleteData(const JobRecord& job);
 
     NodeContext& m_context;
     PeerRegistry& m_peers;

@@ -72,10 +72,10 @@ std::optional<TrainJobRow> trainJob(Database& db, const std::string& id) {
 }
 
 std::vector<TrainJobRow> unreleasedTrainJobs(Database& db) {
-    auto query =
-        db.prepare(std::string(kJobColumns) + "WHERE state IN ('running', 'done', 'failed') "
-                                              "ORDER BY "
-                                              "created_at");
+    auto query = db.prepare(std::string(kJobColumns) +
+                            "WHERE state IN ('running', 'done', 'failed', 'cancelled') "
+                            "ORDER BY "
+                            "created_at");
     std::vector<TrainJobRow> jobs;
     while (query.step().value_or(false))
         jobs.push_back(readJob(query));

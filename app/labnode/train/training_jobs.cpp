@@ -11,6 +11,8 @@
 #include "graph/graph_store.hpp"
 #include "graph/graph_submission.hpp"
 #include "graph/tensor_slices.hpp"
+#include "job_control.hpp"
+#include "job_purge.hpp"
 #include "secrets.hpp"
 
 namespace goblin::labnode {
@@ -393,7 +395,7 @@ void TrainingJobs::deliver(std::uint64_t peer, const Job& job, std::int64_t requ
                          {"first_round", job.submission.plan.firstRound},
                          {"optimizer_state", job.optimizerState.size()},
                          {"history", std::move(history)}};
-    if (job.state == "failed")
+    if (job.state == "failed" || job.state == "cancelled")
         summary["error"] = job.error;
     std::vector<net::TensorPtr> tensors{std::make_shared<const core::Tensor>(job.params)};
     for (const core::Tensor& buffer : job.optimizerState)
@@ -444,6 +446,51 @@ void TrainingJobs::release(const ResearcherRequest& request, const std::string& 
     m_jobs.erase(jobId);
     m_context.log("training job " + jobId + " released: its data and parameters are deleted");
     m_peers.send(request.peer, net::toMessage(net::Released{request.requestId, jobId}));
+}
+
+Expected<void> TrainingJobs::cancel(const std::string& jobId, const std::string& who) {
+    auto it = m_jobs.find(jobId);
+    if (it == m_jobs.end() || it->second.state != "running")
+        return makeError(ErrorCode::InvalidInput, "training job " + jobId + " is not running");
+    Job& job = it->second;
+    const Error error = cancelledError(jobId, who);
+    if (auto ok = setTrainJobState(m_context.store.database(), jobId, "cancelled", error.describe(),
+                                   m_context.clock());
+        !ok)
+        return ok;
+    job.state = "cancelled"; // a round still stepping on a worker never commits
+    job.error = error.describe();
+    if (!job.roundJob.empty())
+        if (auto ok = m_graphs.cancel(job.roundJob, who); !ok)
+            m_graphs.releaseFor(job.roundJob); // it had finished: its outputs go unused
+    job.roundJob.clear();
+    m_context.log("training job " + jobId + " cancelled by " + who + " after " +
+                  std::to_string(job.roundsDone) + " committed round(s)");
+    m_desk.reportFailure(jobId, error);
+    return {};
+}
+
+Expected<void> TrainingJobs::purge(const std::string& jobId) {
+    Database& db = m_context.store.database();
+    const auto row = trainJob(db, jobId);
+    if (!row)
+        return makeError(ErrorCode::NotFound, "no job " + jobId);
+    if (row->state == "running")
+        return makeError(ErrorCode::InvalidInput, "training job " + jobId + " is running");
+    std::vector<std::string> graphJobs;
+    for (const TrainRoundRow& round : trainRounds(db, jobId))
+        graphJobs.push_back(round.graphJob);
+    if (!row->roundJob.empty()) // the round in flight when it failed or was cancelled
+        graphJobs.push_back(row->roundJob);
+    for (const std::string& graphJob : graphJobs)
+        if (auto ok = m_graphs.purge(graphJob); !ok && ok.error().code != ErrorCode::NotFound)
+            return ok;
+    for (const std::string& stored : {row->inputs, row->params})
+        for (const std::string& digest : storedDigests(stored))
+            if (!m_context.store.blobInUse(digest, jobId))
+                m_context.blobs.remove(digest);
+    m_jobs.erase(jobId);
+    return purgeJobRows(db, "train", jobId);
 }
 
 void TrainingJobs::audit(const ResearcherRequest& request, const std::string& jobId) {

@@ -41,6 +41,11 @@ public:
     void fetch(const ResearcherRequest& request, const std::string& jobId) override;
     void release(const ResearcherRequest& request, const std::string& jobId) override;
     void audit(const ResearcherRequest& request, const std::string& jobId) override;
+    // Keeps the committed rounds (fetch delivers them, summary.state "cancelled") and cancels
+    // the running round's graph job; the data stays until release (a restart reloads the job).
+    Expected<void> cancel(const std::string& jobId, const std::string& who) override;
+    // Its rounds' graph jobs are purged with it.
+    Expected<void> purge(const std::string& jobId) override;
 
     // No tasks of its own: its rounds are graph jobs.
     bool hasQueued() const override { return false; }
@@ -56,14 +61,14 @@ private:
     struct Job {
         std::string id;
         std::int64_t researcher = 0;
-        std::string state = "running"; // running, done, failed (until released)
+        std::string state = "running"; // running, done, failed, cancelled (until released)
         TrainSubmission submission;
         core::Tensor params;
         std::vector<core::Tensor> optimizerState;
         std::string storedParams; // their stored tensors (train_jobs.params)
         std::int64_t roundsDone = 0;
         std::string roundJob;
-        std::string error; // why it failed
+        std::string error; // why it failed, or who cancelled it
         double roundStarted = 0;
         bool stepping = false;
     };

@@ -6,7 +6,7 @@
 namespace goblin {
 namespace {
 
-constexpr std::array<std::pair<ErrorCode, std::string_view>, 13> kNames{{
+constexpr std::array<std::pair<ErrorCode, std::string_view>, 14> kNames{{
     {ErrorCode::InvalidFrame, "invalid_frame"},
     {ErrorCode::InvalidMessage, "invalid_message"},
     {ErrorCode::LimitExceeded, "limit_exceeded"},
@@ -20,6 +20,7 @@ constexpr std::array<std::pair<ErrorCode, std::string_view>, 13> kNames{{
     {ErrorCode::VerificationFailed, "verification_failed"},
     {ErrorCode::Timeout, "timeout"},
     {ErrorCode::Internal, "internal"},
+    {ErrorCode::Cancelled, "cancelled"},
 }};
 
 } // namespace

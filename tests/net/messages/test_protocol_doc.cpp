@@ -12,6 +12,7 @@
 #include "goblin/core/graph/graph_json.hpp"
 #include "goblin/core/ops/op_code.hpp"
 #include "goblin/net/messages/handshake.hpp"
+#include "goblin/net/messages/job_control_messages.hpp"
 #include "goblin/net/messages/message_type.hpp"
 #include "goblin/net/messages/researcher_messages.hpp"
 #include "goblin/net/messages/volunteer_messages.hpp"
@@ -148,6 +149,14 @@ Expected<Message> reparse(const Message& message, std::string& variant) {
         return written(parseSubmitTrain(message));
     case MessageType::TrainRound:
         return written(parseTrainRound(control));
+    case MessageType::Cancel:
+        return written(parseCancel(control));
+    case MessageType::Cancelled:
+        return written(parseCancelled(control));
+    case MessageType::ListJobs:
+        return written(parseListJobs(control));
+    case MessageType::JobList:
+        return written(parseJobList(control));
     case MessageType::Count:
         break;
     }

@@ -279,8 +279,8 @@ Expected<JobStatus> parseJobStatus(const json::object& control) {
     auto total = requireCount(control, "total");
     if (!state)
         return tl::unexpected(state.error());
-    if (*state != "running" && *state != "done" && *state != "failed")
-        return invalid("field 'state' must be running, done or failed");
+    if (*state != "running" && *state != "done" && *state != "failed" && *state != "cancelled")
+        return invalid("field 'state' must be running, done, failed or cancelled");
     if (!done)
         return tl::unexpected(done.error());
     if (!total)

@@ -25,6 +25,7 @@ enum class ErrorCode {
     VerificationFailed,
     Timeout,
     Internal,
+    Cancelled, // a job its researcher or lab staff cancelled
 };
 
 // The snake_case name used on the wire ("invalid_frame", ...).

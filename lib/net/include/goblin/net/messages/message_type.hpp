@@ -35,6 +35,10 @@ enum class MessageType {
     AuditReport,  // node → researcher: reply to audit, or pushed when an audit of a job ends
     SubmitTrain,  // researcher → node: a training job (protocol 3)
     TrainRound,   // node → researcher: a training job's round committed (protocol 3)
+    Cancel,       // researcher → node: cancel a job (protocol 4)
+    Cancelled,    // node → researcher: reply to cancel
+    ListJobs,     // researcher → node: the researcher's own jobs (protocol 4)
+    JobList,      // node → researcher: reply to list_jobs
     Count         // not a message
 };
 
@@ -42,7 +46,7 @@ inline constexpr std::size_t kMessageTypeCount = static_cast<std::size_t>(Messag
 
 // Tripwire: adding, removing or reordering a message without bumping kProtocolVersion (and this
 // pair) fails the build.
-static_assert(kMessageTypeCount == 21 && kProtocolVersion == 3,
+static_assert(kMessageTypeCount == 25 && kProtocolVersion == 4,
               "the message set changed: bump kProtocolVersion, docs/protocol.md and this assert");
 
 // "hello", "submit_matmul", …; empty for Count.

@@ -66,7 +66,8 @@ struct Progress {
     std::int64_t total = 0;
 };
 
-// ← {"type":"job_status","id","job","state","done","total"}; state is running, done or failed.
+// ← {"type":"job_status","id","job","state","done","total"}; state is running, done, failed or
+// cancelled.
 struct JobStatus {
     std::int64_t id = 0;
     std::string job;

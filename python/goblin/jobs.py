@@ -1,0 +1,136 @@
+"""Handles of submitted jobs and the researcher's job list (docs/protocol.md, protocol 4).
+
+`Client.submit_matmul`, `submit_graph` and `submit_train` return a `Job`: the job id (a `str`, so
+it goes wherever an id went: `client.fetch(job)`, logs, files) with the `concurrent.futures` /
+Dask conventions on top: `result(timeout=None)`, `done()`, `cancel()`, `progress`, `summary`.
+A handle belongs to the client that made it and is used from that client's thread.
+"""
+
+from dataclasses import dataclass
+from typing import Any, Dict, Optional, Tuple
+
+from .errors import GoblinError, JobCancelledError
+
+_PENDING = object()
+
+
+@dataclass(frozen=True)
+class JobInfo:
+    """One of the researcher's jobs, as `Client.jobs()` lists them."""
+
+    id: str
+    kind: str  # "matmul", "graph" or "train"
+    state: str  # "running", "done", "failed", "cancelled" or "released"
+    done: int  # tasks decided (rounds committed for a training job)
+    total: int
+    created: float  # seconds since the epoch
+
+
+class Job(str):
+    """A submitted job: its id, and how to wait for it, cancel it and read its progress.
+
+    `result()` waits for the verified outputs (matmul: C; graph: the list of outputs; training:
+    the TrainResult), releases the job at the node and returns them; later calls return the same
+    object. A job that failed raises the node's error (JobCancelledError once cancelled).
+    """
+
+    def __new__(cls, job_id: str, client, kind: str):
+        handle = super().__new__(cls, job_id)
+        handle._client = client
+        handle._kind = kind
+        handle._outcome: Any = _PENDING
+        handle._error: Optional[BaseException] = None
+        handle._summary: Optional[Dict[str, Any]] = None
+        return handle
+
+    @property
+    def id(self) -> str:
+        return str(self)
+
+    @property
+    def kind(self) -> str:
+        return self._kind
+
+    @property
+    def progress(self) -> Tuple[int, int]:
+        """(done, total) as the node last reported it: tasks (graph), tiles (matmul) or rounds
+        (training). Read after done() or a wait; it does not ask the node."""
+        return self._client._progress.get(self.id, (0, 0))
+
+    @property
+    def summary(self) -> Optional[Dict[str, Any]]:
+        """The job's summary once result() returned (None before)."""
+        return self._summary
+
+    def done(self) -> bool:
+        """True once the job finished, failed or was cancelled (reads what the node sent so far,
+        without waiting)."""
+        if self._outcome is not _PENDING or self._error is not None:
+            return True
+        self._client._poll()
+        return self.id in self._client._done or self.id in self._client._failed
+
+    def cancelled(self) -> bool:
+        """True once the node said the job was cancelled (read without waiting, like done())."""
+        if isinstance(self._error, JobCancelledError):
+            return True
+        self._client._poll()
+        return self._client._failed.get(self.id, ("",))[0] == "cancelled"
+
+    def cancel(self) -> bool:
+        """Cancels the job at the node; True when it is cancelled now (False when it had already
+        finished: its result stays collectable)."""
+        if self._outcome is not _PENDING:
+            return False
+        try:
+            self._client.cancel(self.id)
+        except GoblinError as error:
+            if getattr(error, "code", None) == "invalid_input":  # done or failed meanwhile
+                return False
+            raise
+        return True
+
+    def result(self, timeout: Optional[float] = None):
+        """Waits (at most `timeout` seconds; None: as long as the job runs) and returns the
+        outputs. GoblinTimeoutError leaves the job running: call result() again later."""
+        if self._error is not None:
+            raise self._error
+        if self._outcome is not _PENDING:
+            return self._outcome
+        client = self._client
+        try:
+            if self._kind == "matmul":
+                outcome = client.fetch(self.id, timeout=timeout)
+            elif self._kind == "train":
+                outcome = client.fetch_train(self.id, timeout=timeout)
+            else:
+                outcome = client.fetch_outputs(self.id, timeout=timeout)
+        except JobCancelledError as error:
+            self._error = error
+            raise
+        except GoblinError as error:
+            if getattr(error, "code", None) not in (None, "timeout"):
+                self._error = error
+            raise
+        self._outcome = outcome
+        self._summary = client.last_summary
+        return outcome
+
+    def exception(self, timeout: Optional[float] = None) -> Optional[BaseException]:
+        """The error the job ended with (None when it succeeded); waits like result()."""
+        try:
+            self.result(timeout)
+        except GoblinError as error:
+            if getattr(error, "code", None) == "timeout":
+                raise
+            return error
+        return None
+
+    def __repr__(self) -> str:
+        return "<goblin.Job %s (%s)>" % (self.id, self._kind)
+
+    def __reduce__(self):  # pickles (and copies) as the plain id: a client does not travel
+        return (str, (self.id,))
+
+
+__all__ = ["Job", "JobInfo"]
