@@ -61,6 +61,10 @@ std::optional<po::variables_map> parseWithId(const std::vector<std::string>& arg
 
 void multiline(const std::string& label, const std::string& text) {
     std::cout << label << ":\n";
+    if (text.empty()) {
+        std::cout << "  -\n";
+        return;
+    }
     std::string safe = terminalSafe(text);
     std::size_t start = 0;
     while (start <= safe.size()) {
