@@ -6,12 +6,14 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <thread>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/program_options.hpp>
 
 #include "device_choice.hpp"
@@ -173,6 +175,20 @@ int main(int argc, char** argv) {
             auto timer = std::make_shared<asio::steady_timer>(io, std::chrono::milliseconds(500));
             timer->async_wait([&io, timer](const boost::system::error_code&) { io.stop(); });
         });
+        // The engine gives up only when the node refuses it (banned, another protocol version):
+        // then only the signal wait is left, so end that too and exit saying why.
+        asio::steady_timer exitWatch(io);
+        std::function<void()> watchExit = [&] {
+            exitWatch.expires_after(std::chrono::milliseconds(200));
+            exitWatch.async_wait([&](const boost::system::error_code& ec) {
+                if (ec)
+                    return;
+                if (engine.exitState() == volunteer::EngineExit::Running)
+                    return watchExit();
+                signals.cancel();
+            });
+        };
+        watchExit();
         logLine("goblin-volunteer " + std::to_string(settings.threads) + " thread(s), lending " +
                 std::to_string(settings.memoryBytes >> 20) + " MiB, node " + settings.nodeUrl);
         engine.start();
@@ -181,7 +197,11 @@ int main(int argc, char** argv) {
         logLine("stopped: " + std::to_string(counters.computed) + " task(s) computed, " +
                 std::to_string(counters.accepted) + " accepted, " +
                 std::to_string(counters.rejected) + " rejected");
-        return engine.exitState() == volunteer::EngineExit::Refused ? 3 : 0;
+        if (engine.exitState() != volunteer::EngineExit::Refused)
+            return 0;
+        std::cerr << "goblin-volunteer: " << engine.status().lastError << " (" << settings.nodeUrl
+                  << "); exiting" << std::endl;
+        return 3;
     } catch (const std::exception& error) {
         std::cerr << "goblin-volunteer: " << error.what() << std::endl;
         return 1;

@@ -1,10 +1,12 @@
 #include "engine_bridge.hpp"
 
+#include <chrono>
 #include <optional>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "device_setup.hpp"
 #include "goblin/compute/eigen_cpu_backend.hpp"
@@ -17,6 +19,11 @@
 namespace goblin::volunteer {
 
 namespace asio = boost::asio;
+
+namespace {
+// How long a stop waits for the engines' close frames to leave before the thread ends anyway.
+constexpr std::chrono::milliseconds kCloseGrace{200};
+} // namespace
 
 struct EngineBridge::PreparedEngine {
     EngineSettings settings;
@@ -86,6 +93,8 @@ void EngineBridge::start(const BridgeConfig& config) {
         return;
     m_io = std::make_unique<asio::io_context>(1);
     m_engines = std::make_unique<Engines>();
+    m_work = std::make_shared<asio::executor_work_guard<asio::io_context::executor_type>>(
+        m_io->get_executor());
     auto log = [this](const std::string& line) {
         QMetaObject::invokeMethod(
             this, [this, text = QString::fromStdString(line)] { Q_EMIT logLine(text); },
@@ -97,7 +106,6 @@ void EngineBridge::start(const BridgeConfig& config) {
     devices.configDir = config.configDir.toStdString();
     m_thread = std::thread([io = m_io.get(), engines = m_engines.get(), log, devices,
                             prepared = std::move(prepared)]() mutable {
-        auto work = asio::make_work_guard(*io);
         // The engine takes its devices when it is built: a change of devices restarts the
         // engines (VolunteerApp), and they are set up here, off the GUI thread.
         for (PreparedEngine& engine : prepared) {
@@ -126,11 +134,16 @@ void EngineBridge::stop() {
     m_poll.stop();
     if (!m_thread.joinable())
         return;
-    asio::post(*m_io, [io = m_io.get(), engines = m_engines.get()] {
-        for (auto& engine : *engines)
-            engine->stop();
-        io->stop();
-    });
+    // Each engine sends its close frame (the node then knows the volunteer left on purpose);
+    // the thread ends when nothing is left to do, or after the grace period at the latest.
+    asio::post(
+        *m_io, [io = m_io.get(), engines = m_engines.get(), work = std::move(m_work)]() mutable {
+            for (auto& engine : *engines)
+                engine->stop();
+            work.reset();
+            auto deadline = std::make_shared<asio::steady_timer>(*io, kCloseGrace);
+            deadline->async_wait([io, deadline](const boost::system::error_code&) { io->stop(); });
+        });
     m_thread.join();
     m_engines.reset();
     m_io.reset();

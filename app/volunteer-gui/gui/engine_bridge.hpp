@@ -79,6 +79,7 @@ private:
     BridgeConfig m_config;
     std::unique_ptr<boost::asio::io_context> m_io;
     std::unique_ptr<Engines> m_engines; // touched on the network thread only
+    std::shared_ptr<void> m_work; // keeps the network thread's io_context running until stop()
     std::thread m_thread;
     ComputePlan m_plan;
     QTimer m_poll;

@@ -72,6 +72,22 @@ public:
         return {};
     }
 
+    // Waits for a line of the node's output that matches (lines read so far are searched too).
+    QRegularExpressionMatch waitForLine(const QRegularExpression& pattern, int milliseconds) {
+        QDeadlineTimer deadline(milliseconds);
+        for (;;) {
+            while (m_node.canReadLine())
+                m_seen += QString::fromUtf8(m_node.readLine());
+            for (const QString& line : m_seen.split(QLatin1Char('\n')))
+                if (auto match = pattern.match(line); match.hasMatch())
+                    return match;
+            if (deadline.hasExpired())
+                return {};
+            m_node.waitForReadyRead(100);
+        }
+    }
+    QString output() const { return m_seen; }
+    QString db() const { return m_dir.filePath(QStringLiteral("node.db")); }
     QString url() const { return m_url; }
     QString path(const QString& name) const { return m_dir.filePath(name); }
 
@@ -98,7 +114,6 @@ print("ok", client.last_summary["verdicts"])
                                     QString::number(rows), QString::number(tileRows)});
     }
 
-private:
     // GOBLIN_LABNODE in the environment overrides the built one (e.g. a plain node beside a
     // sanitizer build of the volunteer).
     static QString labnode() {
@@ -106,8 +121,10 @@ private:
         return chosen.isEmpty() ? QStringLiteral(GOBLIN_LABNODE) : chosen;
     }
 
+private:
     QTemporaryDir m_dir;
     QProcess m_node;
+    QString m_seen; // the node's output read by waitForLine
     QString m_url;
     QString m_token;
     QStringList m_tlsArgs;
