@@ -129,6 +129,7 @@ Expected<void> AdmissionDesk::admitVolunteer(Peer& peer, const json::object& hel
     info.memoryBytes = capabilities->memoryBytes;
     info.dtypes = std::move(capabilities->dtypes);
     info.graphs = capabilities->graphs && peer.catalog >= net::kCatalogVersion;
+    info.inputCacheBytes = peer.protocol >= 4 ? capabilities->inputCacheBytes : 0;
     if (admission->newSecret) {
         welcome.secret = *admission->newSecret;
         m_context.log("volunteer " + info.volunteerId + " registered");

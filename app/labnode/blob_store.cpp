@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
+#include "goblin/net/content_digest.hpp"
 
 namespace goblin::labnode {
 
@@ -47,20 +47,6 @@ bool writeAll(int fd, const std::byte* data, std::size_t size, off_t offset) {
 
 } // namespace
 
-std::string sha256Hex(std::span<const std::byte> bytes) {
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int length = 0;
-    EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string hex;
-    hex.reserve(2 * length);
-    for (unsigned int i = 0; i < length; ++i) {
-        hex.push_back(kHex[digest[i] >> 4]);
-        hex.push_back(kHex[digest[i] & 15]);
-    }
-    return hex;
-}
-
 Expected<std::shared_ptr<MappedFile>> MappedFile::open(const fs::path& path) {
     FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
     if (file.fd < 0)
@@ -95,7 +81,7 @@ BlobStore::BlobStore(fs::path root) : m_root(std::move(root)) {
 }
 
 Expected<std::string> BlobStore::put(const core::Tensor& tensor) const {
-    std::string digest = sha256Hex(tensor.bytes());
+    std::string digest = net::sha256Hex(tensor.bytes());
     const fs::path target = m_root / "blobs" / (digest + ".bin");
     if (fs::exists(target))
         return digest;

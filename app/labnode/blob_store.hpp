@@ -54,6 +54,4 @@ private:
     std::filesystem::path m_root;
 };
 
-std::string sha256Hex(std::span<const std::byte> bytes);
-
 } // namespace goblin::labnode

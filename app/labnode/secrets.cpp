@@ -4,7 +4,7 @@
 
 #include <openssl/rand.h>
 
-#include "blob_store.hpp"
+#include "goblin/net/content_digest.hpp"
 
 namespace goblin::labnode {
 
@@ -31,7 +31,7 @@ std::string randomId(const std::string& prefix, core::RandomSource& random) {
 }
 
 std::string hashSecret(const std::string& secret) {
-    return sha256Hex(std::as_bytes(std::span(secret.data(), secret.size())));
+    return net::sha256Hex(std::as_bytes(std::span(secret.data(), secret.size())));
 }
 
 } // namespace goblin::labnode

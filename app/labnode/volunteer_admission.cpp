@@ -41,6 +41,12 @@ Expected<VolunteerCapabilities> parseCapabilities(const json::object& hello) {
         return makeError(ErrorCode::VersionMismatch, "the volunteer does not run 'matmul'");
     VolunteerCapabilities parsed{
         *backend, static_cast<int>(*slots), *memory, {}, listsOp(ops->get_array(), "graph")};
+    if (caps.contains("input_cache_bytes")) {
+        auto cache = net::requireIntIn(caps, "input_cache_bytes", 0, INT64_MAX);
+        if (!cache)
+            return tl::unexpected(cache.error());
+        parsed.inputCacheBytes = *cache;
+    }
     for (const auto& dtype : dtypes->get_array()) {
         if (dtype.is_string() && parsed.dtypes.size() < 8)
             parsed.dtypes.insert(std::string(dtype.get_string()));

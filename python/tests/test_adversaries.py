@@ -524,6 +524,37 @@ def test_sybil_registrations_are_limited_and_its_identities_caught(cluster):
 
 # -- the adversary itself, without a node ---------------------------------------------------------
 
+def weighted_graph(batch, weights_seed, features=16, hidden=32):
+    """relu(x·W): W has 512 elements, so the client sends it as an input every chunk gets whole
+    (named by digest to volunteers that keep inputs)."""
+    g = gg.Graph()
+    x = g.input("f32", [batch, features])
+    w = g.constant(np.random.default_rng(weights_seed).standard_normal((features, hidden))
+                   .astype(np.float32))
+    g.output(g.relu(g.matmul(x, w)))
+    return g, [np.random.default_rng(weights_seed + 1).standard_normal((batch, features))
+               .astype(np.float32)]
+
+
+def test_stale_kept_inputs_are_caught(cluster):
+    """A volunteer that keeps inputs by digest and computes the second job on the first job's
+    weights (a lie no frame check can see) is rejected; the researcher gets the new weights'
+    product."""
+    token = cluster.add_researcher()
+    cluster.start_node()
+    honest_ids = start_honest(cluster, 2)
+    adversary, ids = cluster.start_adversary("stale-inputs", extra_args=["--slots", "2"])
+    wait_for_connected(cluster, 3)
+    client = cluster.connect(token)
+    for seed in (5, 50):  # the second job brings other weights
+        g, inputs = weighted_graph(24, seed)
+        outputs = client.run(g, inputs, batch={"inputs": [0], "outputs": [0]}, chunks=12,
+                             timeout=JOB_TIMEOUT)
+        assert_honest_outputs(g, inputs, outputs)
+    assert lines_with(adversary, "forgot "), "the node never told it to drop the first weights"
+    assert_graph_lies_caught(cluster, adversary, ids, honest_ids)
+
+
 def test_adversary_frame_codec_passes_the_protocol_vectors():
     from adversary import frame
     manifest = json.loads((VECTORS / "manifest.json").read_text())

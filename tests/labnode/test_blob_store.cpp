@@ -12,12 +12,13 @@
 #include <vector>
 
 #include "blob_store.hpp"
+#include "goblin/net/content_digest.hpp"
 
 using goblin::core::DType;
 using goblin::core::Shape;
 using goblin::core::Tensor;
 using goblin::labnode::BlobStore;
-using goblin::labnode::sha256Hex;
+using goblin::net::sha256Hex;
 
 namespace fs = std::filesystem;
 

@@ -1,9 +1,12 @@
 #include "graph_chunks.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
+#include <variant>
 
 #include "goblin/core/graph/graph_json.hpp"
+#include "goblin/net/content_digest.hpp"
 #include "goblin/net/limits.hpp"
 #include "graph_witnesses.hpp"
 #include "tensor_slices.hpp"
@@ -73,6 +76,44 @@ void finishChunk(GraphChunk& chunk) {
     chunk.peakBytes = peakBytesOf(chunk.plan);
 }
 
+// The digests of the inputs every chunk gets whole (`splitDims[i]` nullopt).
+std::vector<std::string> wholeInputDigests(const std::vector<net::TensorPtr>& inputs,
+                                           const std::vector<std::optional<int>>& splitDims) {
+    std::vector<std::string> digests(inputs.size());
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+        if (!splitDims.at(i) && inputs[i]->byteSize() >= kMinNamedInputBytes)
+            digests[i] = net::tensorDigest(*inputs[i]);
+    return digests;
+}
+
+// Micro-batch `c` of a graph whose dropout masks draw `drawn` numbers in all: every mask's stream
+// starts c·drawn further on, so each micro-batch gets fresh masks while both replicas of it draw
+// the same ones (docs/training.md, "Dropout").
+Expected<void> offsetDropoutStreams(core::graph::Graph& graph, std::int64_t c) {
+    std::int64_t drawn = 0;
+    for (const auto& node : graph.nodes)
+        if (node.op == OpCode::DropoutMask) {
+            std::int64_t count = 1;
+            for (std::int64_t dim : std::get<core::ops::IntList>(node.attrs.at("shape")))
+                count *= dim;
+            drawn += count;
+        }
+    if (drawn == 0 || c == 0)
+        return {};
+    for (auto& node : graph.nodes)
+        if (node.op == OpCode::DropoutMask) {
+            const auto offset = node.attrs.find("offset");
+            const std::int64_t base =
+                offset == node.attrs.end() ? 0 : std::get<std::int64_t>(offset->second);
+            if (base > std::numeric_limits<std::int64_t>::max() - c * drawn)
+                return makeError(ErrorCode::InvalidInput,
+                                 "a dropout_mask offset leaves no room for the micro-batches' "
+                                 "streams (keep offsets below 2^62)");
+            node.attrs["offset"] = base + c * drawn;
+        }
+    return {};
+}
+
 } // namespace
 
 Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submission,
@@ -93,12 +134,17 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
         batch.microBatch > 0
             ? batch.size / batch.microBatch
             : std::clamp<std::int64_t>(batch.chunks > 0 ? batch.chunks : chunks, 1, batch.size);
+    // Only inputs several tasks share are worth naming (one task goes to different volunteers).
+    const std::vector<std::string> digests =
+        count > 1 ? wholeInputDigests(submission.inputs, batch.inputDims)
+                  : std::vector<std::string>(submission.inputs.size());
     for (std::int64_t c = 0; c < count; ++c) {
         const std::int64_t begin = batch.size * c / count;
         const std::int64_t rows = batch.size * (c + 1) / count - begin;
         GraphChunk chunk;
         chunk.graph = submission.graph;
         chunk.offset = begin;
+        chunk.inputDigests = digests;
         for (std::size_t i = 0; i < submission.inputs.size(); ++i) {
             const auto& dim = batch.inputDims[i];
             if (!dim) {
@@ -112,6 +158,8 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
             chunk.inputs.push_back(std::make_shared<const core::Tensor>(std::move(*part)));
         }
         if (batch.microBatch > 0) { // the graph is already written for these rows
+            if (auto ok = offsetDropoutStreams(chunk.graph, c); !ok)
+                return tl::unexpected(ok.error());
             chunk.plan = submission.plan;
             finishChunk(chunk);
             result.push_back(std::move(chunk));

@@ -19,6 +19,9 @@ struct GraphChunk {
     core::graph::GraphPlan plan;
     std::string json; // what volunteers receive
     std::vector<net::TensorPtr> inputs;
+    // Per input: its tensor digest when every chunk gets it whole and it is worth naming (at
+    // least kMinNamedInputBytes), else empty. Volunteers that keep inputs get it once.
+    std::vector<std::string> inputDigests;
     std::vector<verify::OutputTolerance> tolerances;
     std::int64_t offset = 0; // first batch row (0 when unsplit)
     // Memory a volunteer needs for it: every value of the graph at once (what the reference
@@ -27,6 +30,8 @@ struct GraphChunk {
     // Witness outputs appended after the researcher's (graph.outputs' last `witnesses` entries).
     std::size_t witnesses = 0;
 };
+
+inline constexpr std::size_t kMinNamedInputBytes = 1024;
 
 // `chunks` is used when the submission does not ask for a number; clamped to [1, batch size].
 Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submission,

@@ -282,6 +282,7 @@ Expected<void> GraphJobs::cancel(const std::string& jobId, const std::string& wh
     m_desk.reportFailure(jobId, error);
     if (auto follower = m_followers.extract(jobId))
         follower.mapped().failed(jobId, error);
+    forgetInputsOf(jobId);
     m_book.remove(jobId);
     m_retention.deleteData(jobId);
     m_context.log("graph job " + jobId + " cancelled by " + who +
@@ -333,10 +334,35 @@ TaskFrame GraphJobs::taskFrame(const Lease& lease) {
     const GraphJob& job = m_book.jobOf(task);
     const GraphChunk& chunk = job.chunks[task.chunk];
     // Only the computation: no job name, researcher or description reaches a volunteer.
-    Message frame =
-        net::toMessage(net::GraphTask{net::TaskRef{task.id, lease.attempt},
-                                      job.chunkGraphs[task.chunk].as_object(), chunk.inputs});
+    net::GraphTask graphTask{net::TaskRef{task.id, lease.attempt},
+                             job.chunkGraphs[task.chunk].as_object(),
+                             chunk.inputs,
+                             {}};
+    if (const Peer* holder = m_peers.find(lease.peer);
+        holder && holder->volunteer.inputCacheBytes > 0) {
+        // Built inline and sent at once, so the volunteer sees the frames in planning order.
+        auto [sent, added] =
+            m_sentInputs.try_emplace(lease.peer, holder->volunteer.inputCacheBytes);
+        InputPlan plan = sent->second.plan(job.id, chunk.inputs, chunk.inputDigests);
+        if (!plan.forget.empty())
+            m_peers.send(lease.peer, net::toMessage(net::ForgetInputs{std::move(plan.forget)}));
+        graphTask.inputs = std::move(plan.following);
+        graphTask.inputRefs = std::move(plan.refs);
+    }
+    Message frame = net::toMessage(graphTask);
     return TaskFrame{[frame = std::move(frame)]() -> Expected<Message> { return frame; }, false};
+}
+
+void GraphJobs::forgetInputsOf(const std::string& jobId) {
+    for (auto it = m_sentInputs.begin(); it != m_sentInputs.end();) {
+        if (!m_peers.find(it->first)) { // that connection closed: its volunteer dropped them
+            it = m_sentInputs.erase(it);
+            continue;
+        }
+        if (auto digests = it->second.forgetJob(jobId); !digests.empty())
+            m_peers.send(it->first, net::toMessage(net::ForgetInputs{std::move(digests)}));
+        ++it;
+    }
 }
 
 void GraphJobs::queueOpinion(GraphTask& task) {
@@ -420,6 +446,7 @@ void GraphJobs::failJob(GraphJob& job, const Error& error) {
         m_book.task(taskId)->decided = true;
         m_scheduler.withdraw(taskOp(), taskId);
     }
+    forgetInputsOf(job.id);
     m_desk.reportFailure(job.id, error);
     if (auto follower = m_followers.extract(job.id))
         follower.mapped().failed(job.id, error);
@@ -477,6 +504,7 @@ void GraphJobs::onMerged(const std::string& jobId, Expected<std::vector<core::Te
     job.chunks.clear();
     job.chunkGraphs.clear();
     job.submission.inputs.clear();
+    forgetInputsOf(jobId);
     if (auto follower = m_followers.extract(jobId)) // last: it may release the job
         follower.mapped().done(jobId, job.result);
 }

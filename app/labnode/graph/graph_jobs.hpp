@@ -27,6 +27,7 @@
 #include "replica_referee.hpp"
 #include "researcher_desk.hpp"
 #include "scheduler.hpp"
+#include "sent_inputs.hpp"
 #include "trust_book.hpp"
 #include "verdict_path.hpp"
 
@@ -103,6 +104,8 @@ private:
     void onMerged(const std::string& jobId, Expected<std::vector<core::Tensor>> merged);
     void deliver(std::uint64_t peer, const GraphJob& job, std::int64_t requestId);
     void failJob(GraphJob& job, const Error& error);
+    // The job ended: volunteers drop the inputs they kept only for it (forget_inputs).
+    void forgetInputsOf(const std::string& jobId);
     GraphJob* ownedJob(const ResearcherRequest& request, const std::string& jobId);
     // The researcher's own job, when it was cancelled (and so no longer loaded).
     std::optional<GraphJobRow> cancelledJob(const ResearcherRequest& request,
@@ -119,6 +122,7 @@ private:
     DeliveredAudits m_audits;
     GraphRetention m_retention;
     std::map<std::string, GraphJobFollower> m_followers;
+    std::map<std::uint64_t, SentInputs> m_sentInputs; // by volunteer connection
 };
 
 } // namespace goblin::labnode

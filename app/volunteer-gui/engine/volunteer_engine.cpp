@@ -38,7 +38,10 @@ VolunteerEngine::VolunteerEngine(asio::io_context& io, EngineSettings settings,
       m_graphExecutors(
           m_settings.graphDevice,
           [this](const std::string& line) { asio::post(m_io, [this, line] { m_log(line); }); }),
-      m_reconnectTimer(io), m_releaseTimer(io) {}
+      m_reconnectTimer(io), m_releaseTimer(io),
+      m_keptInputs(m_settings.memoryBytes > 0
+                       ? std::min(m_settings.inputCacheBytes, m_settings.memoryBytes / 4)
+                       : m_settings.inputCacheBytes) {}
 
 VolunteerEngine::~VolunteerEngine() {
     m_gate.shutdown();
@@ -153,6 +156,7 @@ void VolunteerEngine::onConnected(Expected<std::shared_ptr<net::WsConnection>> c
     }
     m_connection = *connection;
     m_liveGeneration = ++m_generation;
+    m_keptInputs.clear(); // a new connection starts with nothing kept, on both sides
     m_connection->start(std::make_shared<Link>(*this, m_generation));
     sendHello();
 }
@@ -173,6 +177,7 @@ void VolunteerEngine::sendHello() {
     capabilities.ops = {"matmul", "graph"};
     capabilities.slots = m_settings.slots;
     capabilities.devices = m_settings.devices;
+    capabilities.inputCacheBytes = m_keptInputs.budgetBytes();
     m_connection->send(net::toMessage(hello));
 }
 
@@ -184,6 +189,11 @@ void VolunteerEngine::onMessage(std::uint64_t generation, net::Message message) 
         return onWelcome(message.control);
     if (type == "task")
         return onTask(std::move(message));
+    if (type == "forget_inputs") {
+        if (auto forget = net::parseForgetInputs(message.control))
+            return m_keptInputs.forget(forget->digests);
+        return m_log("malformed forget_inputs from the node; ignoring it");
+    }
     if (type == "verdict") {
         // A verdict that does not parse counts as stale, as one the node gives up on would.
         const auto verdict = net::parseTaskVerdict(message.control);
@@ -250,6 +260,14 @@ void VolunteerEngine::onTask(net::Message message) {
         auto task = net::parseGraphTask(message);
         if (!task)
             return report(net::TaskOp::Graph, task.error());
+        // Resolved on arrival, in the order the node planned the frames.
+        auto inputs = m_keptInputs.resolve(*task);
+        if (!inputs)
+            return report(net::TaskOp::Graph, inputs.error());
+        for (const auto& tensor : task->inputs)
+            m_counters.bytesReceived += static_cast<std::int64_t>(tensor->byteSize());
+        task->inputs = std::move(*inputs);
+        task->inputRefs.clear();
         return onGraphTask(std::move(*task));
     }
     auto task = net::parseMatmulTask(message);
@@ -278,8 +296,6 @@ void VolunteerEngine::finishTask(std::int64_t computed, std::int64_t failed, dou
 
 void VolunteerEngine::onGraphTask(net::GraphTask task) {
     ++m_tasksOpen;
-    for (const auto& tensor : task.inputs)
-        m_counters.bytesReceived += static_cast<std::int64_t>(tensor->byteSize());
     asio::post(m_compute, [this, connection = m_connection, generation = m_generation,
                            task = std::move(task)] {
         computeGraph(connection, generation, task.ref.task, task.ref.attempt,

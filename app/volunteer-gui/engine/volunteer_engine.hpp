@@ -26,6 +26,7 @@
 #include "goblin/net/ws_connection.hpp"
 #include "goblin/net/ws_url.hpp"
 #include "graph_task.hpp"
+#include "kept_inputs.hpp"
 #include "sliced_matmul.hpp"
 #include "volunteer_identity.hpp"
 
@@ -39,6 +40,9 @@ struct EngineSettings {
     int threads = 0;
     int slots = 2;
     std::int64_t memoryBytes = 0;
+    // Graph inputs kept by digest between tasks (announced as "input_cache_bytes"; 0: none). The
+    // engine keeps at most a quarter of memoryBytes when that is set.
+    std::int64_t inputCacheBytes = std::int64_t{256} << 20;
     boost::json::array devices;     // capabilities.devices of the hello
     std::optional<int> graphDevice; // OpenCL device index for graph tasks (else the CPU reference)
                                     // (device_choice.hpp)
@@ -117,6 +121,7 @@ private:
     std::string m_lastError;
     std::string m_volunteerId;
     int m_tasksOpen = 0;
+    KeptInputs m_keptInputs; // of the current connection
     std::optional<TaskProgress> m_running;
     EngineExit m_exit = EngineExit::Running;
     bool m_usedIdentity = false;

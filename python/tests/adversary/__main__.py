@@ -71,7 +71,8 @@ def main(argv=None) -> int:
         pairs = register_sybils(options, ops)
     else:
         count = options.identities or strategy.identities
-        pairs = [volunteer.register(options.node, options.slots, ops) for _ in range(count)]
+        pairs = [volunteer.register(options.node, options.slots, ops, strategy.input_cache_bytes)
+                 for _ in range(count)]
     identities = []
     for index, (ws, welcome) in enumerate(pairs):
         identity = volunteer.Identity(index, ws, welcome, options.slots, strategy)

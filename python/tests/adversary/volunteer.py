@@ -6,18 +6,21 @@ One `Identity` runs on its own thread; all identities of a process share the str
 which guards its shared state with a lock.
 """
 
+import hashlib
 import inspect
 import json
 import sys
 import threading
 import time
 
+import numpy as np
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from . import frame
 
 PROTOCOL = 1
+CACHE_PROTOCOL = 4  # the first that names task inputs by digest
 CATALOG = 3
 MAX_TENSOR_BYTES = 1 << 30
 _print_lock = threading.Lock()
@@ -36,21 +39,31 @@ def open_socket(node: str):
     return connect(node.rstrip("/") + "/v1/volunteer", **options)
 
 
-def hello_message(slots: int, ops) -> dict:
-    return {"type": "hello", "id": 1, "protocol": PROTOCOL, "catalog": CATALOG, "identity": None,
-            "capabilities": {"backend": "cpu-numpy", "threads": 1, "memory_bytes": 1 << 30,
-                             "dtypes": ["f32", "f64"], "ops": list(ops), "slots": slots}}
+def hello_message(slots: int, ops, cache_bytes: int = 0) -> dict:
+    hello = {"type": "hello", "id": 1, "protocol": PROTOCOL, "catalog": CATALOG, "identity": None,
+             "capabilities": {"backend": "cpu-numpy", "threads": 1, "memory_bytes": 1 << 30,
+                              "dtypes": ["f32", "f64"], "ops": list(ops), "slots": slots}}
+    if cache_bytes:
+        hello["protocol"] = CACHE_PROTOCOL
+        hello["capabilities"]["input_cache_bytes"] = cache_bytes
+    return hello
+
+
+def input_digest(array) -> str:
+    """docs/protocol.md, "Inputs by digest": SHA-256 of "<dtype>:<d0>,<d1>,…,:" and the bytes."""
+    header = "%s:%s:" % (frame.dtype_name(array.dtype), "".join("%d," % d for d in array.shape))
+    return hashlib.sha256(header.encode() + np.ascontiguousarray(array).tobytes()).hexdigest()
 
 
 class Refused(Exception):
     """The node closed or answered the hello with something other than a welcome."""
 
 
-def register(node: str, slots: int, ops):
+def register(node: str, slots: int, ops, cache_bytes: int = 0):
     """Connects and says hello without an identity; returns (socket, welcome)."""
     ws = open_socket(node)
     try:
-        ws.send(json.dumps(hello_message(slots, ops)))
+        ws.send(json.dumps(hello_message(slots, ops, cache_bytes)))
         welcome = json.loads(ws.recv(timeout=20))
     except ConnectionClosed as exc:
         ws.close()
@@ -81,6 +94,7 @@ class Identity:
         self.strategy = strategy
         self.held = {}  # (task, attempt) -> the task message, while this identity holds it
         self.seen = set()  # (task, attempt) of every task frame received
+        self.kept = {}  # digest -> array the node told this connection to keep
         self.closed = threading.Event()
         self._send_lock = threading.Lock()
         self.thread = threading.Thread(target=self._run, name=self.id, daemon=True)
@@ -143,9 +157,34 @@ class Identity:
             self.ws.close()
             self.closed.set()
 
+    def _resolve(self, message: dict, arrays) -> list:
+        """Every graph input of a task with "input_refs", in order; keeps what it is told to."""
+        coming, inputs = list(arrays), []
+        for ref in message["input_refs"]:
+            if ref is None or ref.get("keep"):
+                if not coming:
+                    raise NodeViolation("input_refs name more tensors than came")
+                inputs.append(coming.pop(0))
+                if ref is not None:
+                    if input_digest(inputs[-1]) != ref["digest"]:
+                        raise NodeViolation("a kept input does not match its digest")
+                    self.kept[ref["digest"]] = inputs[-1]
+            elif ref["digest"] in self.kept:
+                inputs.append(self.kept[ref["digest"]])
+            else:
+                raise NodeViolation("task names input %s, never kept here" % ref["digest"][:12])
+        return inputs
+
     def _dispatch(self, message: dict, arrays) -> None:
         kind = message.get("type")
+        if kind == "forget_inputs":
+            for digest in message.get("digests", []):
+                self.kept.pop(digest, None)
+            self.log("forgot %d inputs" % len(message.get("digests", [])))
+            return
         if kind == "task":
+            if "input_refs" in message:
+                arrays = self._resolve(message, arrays)
             key = (message.get("task"), message.get("attempt"))
             self.seen.add(key)
             self.held[key] = message

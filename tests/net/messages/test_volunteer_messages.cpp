@@ -2,6 +2,7 @@
 // and refusal of every malformed field.
 #include <QtTest/QtTest>
 
+#include "goblin/net/content_digest.hpp"
 #include "goblin/net/messages/message_type.hpp"
 #include "goblin/net/messages/volunteer_messages.hpp"
 #include "message_checks.hpp"
@@ -21,7 +22,8 @@ MatmulTask sampleMatmulTask() {
 }
 
 GraphTask sampleGraphTask() {
-    return GraphTask{{7, 2}, json::object{{"catalog", 3}}, {smallTensor(core::DType::I64, {3})}};
+    return GraphTask{
+        {7, 2}, json::object{{"catalog", 3}}, {smallTensor(core::DType::I64, {3})}, {}};
 }
 
 TaskResult sampleResult(TaskOp op) {
@@ -39,6 +41,8 @@ private Q_SLOTS:
     void matmulTaskFields();
     void graphTaskWireForm();
     void graphTaskFields();
+    void graphTaskInputRefs();
+    void forgetInputs();
     void taskOps();
     void resultWireForms();
     void resultFields();
@@ -102,6 +106,72 @@ void TestVolunteerMessages::graphTaskWireForm() {
 void TestVolunteerMessages::graphTaskFields() {
     checkEveryField(toMessage(sampleGraphTask()), parseGraphTask, {"tensors"});
     QVERIFY(!parseGraphTask(toMessage(sampleMatmulTask())));
+}
+
+void TestVolunteerMessages::graphTaskInputRefs() {
+    const auto kept = smallTensor(core::DType::F32, {4});
+    const std::string digest = tensorDigest(*kept);
+    const std::string other(64, 'a');
+    GraphTask task = sampleGraphTask();
+    task.inputs = {task.inputs[0], kept};
+    task.inputRefs = {std::nullopt, InputRef{digest, true}, InputRef{other, false}};
+    const Message message = toMessage(task);
+    const json::array refs{nullptr, json::object{{"digest", digest}, {"keep", true}},
+                           json::object{{"digest", other}}};
+    QCOMPARE(json::serialize(message.control),
+             json::serialize(json::object{{"type", "task"},
+                                          {"op", "graph"},
+                                          {"task", 7},
+                                          {"attempt", 2},
+                                          {"graph", json::object{{"catalog", 3}}},
+                                          {"input_refs", refs},
+                                          {"tensors", 2}}));
+    auto parsed = parseGraphTask(overTheWire(message));
+    QVERIFY(parsed);
+    QCOMPARE(parsed->inputs, task.inputs);
+    QCOMPARE(parsed->inputRefs, task.inputRefs);
+
+    // The entries whose tensor follows must match the tensors that came.
+    Message missing = message;
+    missing.tensors.pop_back();
+    missing.control["tensors"] = 1;
+    QVERIFY(!parseGraphTask(missing));
+    for (const json::value& wrong : {json::value(json::object{{"digest", "ABC"}}),
+                                     json::value(json::object{{"digest", std::string(64, 'G')}}),
+                                     json::value(json::object{{"digest", digest}, {"keep", 1}}),
+                                     json::value(3), json::value(json::object{})}) {
+        Message bad = message;
+        bad.control["input_refs"].as_array()[2] = wrong;
+        auto refused = parseGraphTask(bad);
+        QVERIFY2(!refused, json::serialize(wrong).c_str());
+        QCOMPARE(refused.error().code, ErrorCode::InvalidMessage);
+    }
+    Message notArray = message;
+    notArray.control["input_refs"] = "all";
+    QVERIFY(!parseGraphTask(notArray));
+    Message tooMany = message;
+    tooMany.control["input_refs"] = json::array(kMaxInputRefs + 1, nullptr);
+    QVERIFY(!parseGraphTask(tooMany));
+}
+
+void TestVolunteerMessages::forgetInputs() {
+    const ForgetInputs forget{{std::string(64, '0'), std::string(64, 'f')}};
+    const Message message = toMessage(forget);
+    const json::array digests{forget.digests[0].c_str(), forget.digests[1].c_str()};
+    QCOMPARE(json::serialize(message.control),
+             json::serialize(json::object{{"type", "forget_inputs"}, {"digests", digests}}));
+    auto parsed = parseForgetInputs(overTheWire(message).control);
+    QVERIFY(parsed);
+    QCOMPARE(parsed->digests, forget.digests);
+    checkEveryField(message, [](const Message& m) { return parseForgetInputs(m.control); }, {});
+    for (const json::value& wrong :
+         {json::value("x"), json::value(json::array{1}),
+          json::value(json::array{std::string(63, 'a')}),
+          json::value(json::array(kMaxInputRefs + 1, std::string(64, 'a').c_str()))}) {
+        Message bad = message;
+        bad.control["digests"] = wrong;
+        QVERIFY(!parseForgetInputs(bad.control));
+    }
 }
 
 void TestVolunteerMessages::taskOps() {

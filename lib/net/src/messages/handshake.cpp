@@ -164,6 +164,8 @@ Message toMessage(const VolunteerHello& hello) {
                      {"memory_bytes", caps.memoryBytes}, {"dtypes", namesJson(caps.dtypes)},
                      {"ops", namesJson(caps.ops)},       {"slots", caps.slots},
                      {"devices", caps.devices}};
+    if (caps.inputCacheBytes > 0)
+        control["capabilities"].as_object()["input_cache_bytes"] = caps.inputCacheBytes;
     return Message{std::move(control), {}};
 }
 
@@ -218,6 +220,12 @@ Expected<Capabilities> parseCapabilities(const json::object& caps) {
         if (!threads)
             return tl::unexpected(threads.error());
         parsed.threads = *threads;
+    }
+    if (caps.contains("input_cache_bytes")) {
+        auto cache = requireIntIn(caps, "input_cache_bytes", 0, INT64_MAX);
+        if (!cache)
+            return tl::unexpected(cache.error());
+        parsed.inputCacheBytes = *cache;
     }
     auto dtypes = requireNames(caps, "dtypes");
     if (!dtypes)

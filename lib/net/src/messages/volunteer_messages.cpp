@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "goblin/net/content_digest.hpp"
 #include "goblin/net/json_fields.hpp"
 #include "goblin/net/messages/message_type.hpp"
 #include "wire_checks.hpp"
@@ -32,6 +33,40 @@ Expected<TaskRef> parseTyped(const json::object& control, MessageType type) {
     if (auto ok = detail::requireType(control, type); !ok)
         return tl::unexpected(ok.error());
     return parseTaskRef(control);
+}
+
+// "input_refs": absent, or one entry per graph input (null or {"digest"[, "keep"]}); the entries
+// whose tensor follows (null, or keep) must match the tensors that came.
+Expected<std::vector<std::optional<InputRef>>> parseInputRefs(const json::object& control,
+                                                              std::size_t tensors) {
+    std::vector<std::optional<InputRef>> refs;
+    const auto* field = control.if_contains("input_refs");
+    if (!field)
+        return refs;
+    if (!field->is_array() || field->get_array().size() > kMaxInputRefs)
+        return invalid("field 'input_refs' is an array of at most 4096 entries");
+    std::size_t following = 0;
+    for (const json::value& entry : field->get_array()) {
+        if (entry.is_null()) {
+            refs.emplace_back();
+            ++following;
+            continue;
+        }
+        const auto* object = entry.if_object();
+        const auto* digest = object ? object->if_contains("digest") : nullptr;
+        if (!digest || !digest->is_string() || !isDigestHex(digest->get_string()))
+            return invalid("an 'input_refs' entry is null or {\"digest\": 64 hex digits}");
+        const auto* keep = object->if_contains("keep");
+        if (keep && !keep->is_bool())
+            return invalid("field 'keep' of an 'input_refs' entry must be a boolean");
+        refs.push_back(InputRef{std::string(digest->get_string()), keep && keep->get_bool()});
+        following += refs.back()->keep ? 1 : 0;
+    }
+    if (following != tensors)
+        return invalid(
+            detail::joined({"field 'input_refs' names ", std::to_string(following),
+                            " inputs that follow, but ", std::to_string(tensors), " came"}));
+    return refs;
 }
 
 } // namespace
@@ -78,6 +113,20 @@ Message toMessage(const MatmulTask& task) {
 Message toMessage(const GraphTask& task) {
     json::object control = leaseControl(MessageType::Task, TaskOp::Graph, task.ref);
     control["graph"] = task.graph;
+    if (!task.inputRefs.empty()) {
+        json::array refs;
+        for (const auto& ref : task.inputRefs) {
+            if (!ref) {
+                refs.emplace_back(nullptr);
+                continue;
+            }
+            json::object entry{{"digest", ref->digest}};
+            if (ref->keep)
+                entry["keep"] = true;
+            refs.emplace_back(std::move(entry));
+        }
+        control["input_refs"] = std::move(refs);
+    }
     return detail::withTensors(std::move(control), task.inputs);
 }
 
@@ -92,6 +141,15 @@ Message toMessage(const TaskError& error) {
     json::object control = leaseControl(MessageType::TaskError, replyOp(error.op), error.ref);
     control["code"] = wireName(error.error.code);
     control["message"] = error.error.message;
+    return Message{std::move(control), {}};
+}
+
+Message toMessage(const ForgetInputs& forget) {
+    json::object control = detail::controlOf(MessageType::ForgetInputs);
+    json::array digests;
+    for (const std::string& digest : forget.digests)
+        digests.emplace_back(digest);
+    control["digests"] = std::move(digests);
     return Message{std::move(control), {}};
 }
 
@@ -173,7 +231,27 @@ Expected<GraphTask> parseGraphTask(const Message& message) {
         return invalid("a graph task needs a 'graph' object");
     if (auto ok = detail::checkTensorCount(message); !ok)
         return tl::unexpected(ok.error());
-    return GraphTask{*ref, graph->get_object(), message.tensors};
+    auto refs = parseInputRefs(message.control, message.tensors.size());
+    if (!refs)
+        return tl::unexpected(refs.error());
+    return GraphTask{*ref, graph->get_object(), message.tensors, std::move(*refs)};
+}
+
+Expected<ForgetInputs> parseForgetInputs(const json::object& control) {
+    if (auto ok = detail::requireType(control, MessageType::ForgetInputs); !ok)
+        return tl::unexpected(ok.error());
+    const auto* digests = control.if_contains("digests");
+    if (!digests || !digests->is_array())
+        return invalid("a forget_inputs needs a 'digests' array");
+    if (digests->get_array().size() > kMaxInputRefs)
+        return invalid("a forget_inputs names at most 4096 digests");
+    ForgetInputs forget;
+    for (const json::value& digest : digests->get_array()) {
+        if (!digest.is_string() || !isDigestHex(digest.get_string()))
+            return invalid("field 'digests' holds 64-digit lowercase hex digests only");
+        forget.digests.emplace_back(digest.get_string());
+    }
+    return forget;
 }
 
 Expected<TaskResult> parseTaskResult(const Message& message) {

@@ -11,9 +11,10 @@
 namespace goblin::net {
 
 // Version 2 added audit and audit_report, version 3 submit_train and train_round, version 4
-// cancel/cancelled and list_jobs/job_list (researchers). Every version-1 message is unchanged, so
-// the node still admits peers that speak an older version; it answers in the version the peer
-// spoke.
+// cancel/cancelled and list_jobs/job_list (researchers), and task inputs named by digest with
+// forget_inputs (volunteers that announce input_cache_bytes). Every version-1 message is
+// unchanged, so the node still admits peers that speak an older version; it answers in the
+// version the peer spoke.
 inline constexpr int kProtocolVersion = 4;
 inline constexpr int kOldestProtocolVersion = 1;
 // Catalog versions a peer may speak: 1 is the matmul tile op alone, 3 adds op graphs (docs/ops.md).

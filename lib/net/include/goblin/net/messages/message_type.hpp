@@ -39,6 +39,7 @@ enum class MessageType {
     Cancelled,    // node → researcher: reply to cancel
     ListJobs,     // researcher → node: the researcher's own jobs (protocol 4)
     JobList,      // node → researcher: reply to list_jobs
+    ForgetInputs, // node → volunteer: drop task inputs kept by digest (protocol 4)
     Count         // not a message
 };
 
@@ -46,7 +47,7 @@ inline constexpr std::size_t kMessageTypeCount = static_cast<std::size_t>(Messag
 
 // Tripwire: adding, removing or reordering a message without bumping kProtocolVersion (and this
 // pair) fails the build.
-static_assert(kMessageTypeCount == 25 && kProtocolVersion == 4,
+static_assert(kMessageTypeCount == 26 && kProtocolVersion == 4,
               "the message set changed: bump kProtocolVersion, docs/protocol.md and this assert");
 
 // "hello", "submit_matmul", …; empty for Count.

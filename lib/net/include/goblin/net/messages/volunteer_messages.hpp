@@ -39,13 +39,32 @@ struct MatmulTask {
     TensorPtr b;
 };
 
-// ← {"type":"task","op":"graph","task","attempt","graph":{…}} + the chunk's inputs. The graph
-// stays JSON: the volunteer decodes and validates it itself (it trusts no node).
+// A graph input named by its tensor digest (protocol 4, to volunteers that announced
+// "input_cache_bytes"): with `keep` the tensor follows and the volunteer keeps it under `digest`
+// for later tasks; without, it does not follow and the volunteer uses the copy it kept.
+struct InputRef {
+    std::string digest; // goblin/net/content_digest.hpp's tensorDigest, 64 hex digits
+    bool keep = false;
+    friend bool operator==(const InputRef&, const InputRef&) = default;
+};
+
+// ← {"type":"task","op":"graph","task","attempt","graph":{…}[, "input_refs":[…]]} + the chunk's
+// inputs. The graph stays JSON: the volunteer decodes and validates it itself (it trusts no node).
+// Without "input_refs" every input follows, in order. With it, one entry per graph input: null
+// (the tensor follows) or an InputRef; `inputs` holds the tensors that follow, in order.
 struct GraphTask {
     TaskRef ref;
     boost::json::object graph;
     std::vector<TensorPtr> inputs;
+    std::vector<std::optional<InputRef>> inputRefs;
 };
+
+// ← {"type":"forget_inputs","digests":[…]}: the volunteer drops the inputs it kept under these
+// digests (protocol 4; a digest it does not hold is ignored).
+struct ForgetInputs {
+    std::vector<std::string> digests;
+};
+inline constexpr std::size_t kMaxInputRefs = 4096; // entries of input_refs, digests of a forget
 
 // → {"type":"result"[, "op":"graph"],"task","attempt","backend","compute_seconds"} + outputs
 // (one C tile for matmul, one per graph output).
@@ -80,6 +99,7 @@ Message toMessage(const GraphTask& task);
 Message toMessage(const TaskResult& result);
 Message toMessage(const TaskError& error);
 Message toMessage(const TaskVerdict& verdict);
+Message toMessage(const ForgetInputs& forget);
 
 // The lease a volunteer message names, alone (to answer even a task that fails to parse).
 [[nodiscard]] Expected<TaskRef> parseTaskRef(const boost::json::object& control);
@@ -96,5 +116,7 @@ Message toMessage(const TaskVerdict& verdict);
 [[nodiscard]] Expected<TaskResult> parseTaskResult(const Message& message);
 [[nodiscard]] Expected<TaskError> parseTaskError(const boost::json::object& control);
 [[nodiscard]] Expected<TaskVerdict> parseTaskVerdict(const boost::json::object& control);
+// Digests are 64 lowercase hex digits, at most kMaxInputRefs of them.
+[[nodiscard]] Expected<ForgetInputs> parseForgetInputs(const boost::json::object& control);
 
 } // namespace goblin::net
