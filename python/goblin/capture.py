@@ -64,7 +64,8 @@ class CapturedGraph:
         """The original program's outputs on the same inputs, flattened to numpy arrays."""
         torch = _torch()
         tensors = [torch.from_numpy(np.array(_as_numpy(x))) for x in inputs]
-        result = self._program(*tensors)
+        with _opaque_ops(torch):  # dropout draws the masks the graph draws
+            result = self._program(*tensors)
         return [t.detach().cpu().numpy() for t in _flatten(result)]
 
     def check(self, *inputs):
@@ -214,22 +215,49 @@ _LIBRARY = []
 
 
 def _opaque_ops(torch):
-    """A TorchFunctionMode that, while tracing, replaces F.one_hot (which checks its values, and
-    tracing cannot read values) by goblin_capture::one_hot, an op that tracing records as is and
-    capture maps to the catalog's one_hot."""
+    """A TorchFunctionMode that, while tracing (and while the capture check runs PyTorch), puts
+    goblin_capture ops in place of what tracing cannot keep:
+
+    - F.one_hot, which checks its values (tracing cannot read values), by goblin_capture.one_hot,
+      mapped to the catalog's one_hot;
+    - F.dropout in training mode, by x · goblin_capture.dropout_mask(x, p, offset): the catalog's
+      counter-based dropout_mask (docs/ops.md), so every replica of a task draws the same mask and
+      the node can give each micro-batch and round its own streams (docs/training.md). Each
+      dropout of one run starts its stream where the previous one ended (offset = elements drawn
+      so far); the seed is 0 here and set by the node per round.
+    """
     functional = torch.nn.functional
     if not _LIBRARY:
         library = torch.library.Library("goblin_capture", "DEF")
         library.define("one_hot(Tensor x, int num_classes=-1) -> Tensor")
         library.impl("one_hot", lambda x, num_classes=-1: functional.one_hot(x, num_classes),
                      "CPU")
+        library.define("dropout_mask(Tensor like, float p, int offset) -> Tensor")
+        library.impl("dropout_mask", lambda like, p, offset: torch.from_numpy(
+            reference.dropout_mask(list(like.shape), p, seed=0, offset=offset,
+                                   dtype="f64" if like.dtype == torch.float64 else "f32")),
+            "CPU")
         _LIBRARY.append(library)
 
     class OpaqueOps(torch.overrides.TorchFunctionMode):
+        drawn = 0
+
         def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
             if func is functional.one_hot:
-                return torch.ops.goblin_capture.one_hot(*args, **(kwargs or {}))
-            return func(*args, **(kwargs or {}))
+                return torch.ops.goblin_capture.one_hot(*args, **kwargs)
+            if func is functional.dropout:
+                return self.dropout(func, *args, **kwargs)
+            return func(*args, **kwargs)
+
+        def dropout(self, func, x, p=0.5, training=True, inplace=False):
+            if not training or p == 0 or not x.dtype.is_floating_point:
+                return func(x, p, training, inplace)
+            if not 0 < p < 1:
+                return func(x, p, training, inplace)  # PyTorch's own error for p outside [0, 1]
+            mask = torch.ops.goblin_capture.dropout_mask(x.detach(), float(p), self.drawn)
+            self.drawn += x.numel()
+            return x.mul_(mask) if inplace else x * mask
     return OpaqueOps()
 
 

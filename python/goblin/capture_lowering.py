@@ -207,13 +207,17 @@ class Lowering:
         overload = isinstance(node.target, torch._ops.OpOverload)
         packet = name.rsplit(".", 1)[0] if overload else name
         random = packet.split(".", 1)[-1].rstrip("_") in RANDOM_OPS
-        if not random and _all_constant(args, kwargs) and self._foldable(args, kwargs, real, name):
+        drawn = packet == "goblin_capture.dropout_mask"  # a mask the node re-seeds: never folded
+        if not random and not drawn and _all_constant(args, kwargs) and \
+                self._foldable(args, kwargs, real, name):
             return real
         handler = self.handlers.get(name) or self.handlers.get(packet)
 
         def lower():
             if random:
-                raise Unmappable("random numbers cannot match PyTorch's generator (use eval())")
+                raise Unmappable("random numbers cannot match PyTorch's generator (use eval(); "
+                                 "F.dropout and nn.Dropout are captured with the catalog's "
+                                 "dropout_mask)")
             if handler is None:
                 raise Unmappable("no catalog mapping")
             try:

@@ -3,8 +3,8 @@ their backward ops): handlers for goblin.capture, registered into capture_ops.HA
 
 import torch
 
-from .capture_lowering import Multi, Unmappable
-from .capture_ops import aten
+from .capture_lowering import Multi, Unmappable, wire
+from .capture_ops import HANDLERS, aten
 
 
 def _filled(L, value, dtype, shape):
@@ -51,6 +51,17 @@ def _layer_norm_backward(L, real, grad_out, x, normalized_shape, mean, rstd, wei
                       normalized_ndim=n, eps=eps, output=output)
     return Multi([lambda: gradient(0, "input"), lambda: gradient(1, "weight"),
                   lambda: gradient(2, "bias")])
+
+
+# ---- dropout ----------------------------------------------------------------------------------
+def _dropout_mask(L, real, like, p, offset):
+    """goblin_capture.dropout_mask, which capture puts in place of F.dropout in training mode:
+    the catalog's dropout_mask, seed 0 (the node sets each round's)."""
+    return L.emit("dropout_mask", [], real.dtype, real.shape, shape=[int(d) for d in real.shape],
+                  p=float(p), seed=0, offset=int(offset), dtype=wire(real.dtype))
+
+
+HANDLERS["goblin_capture.dropout_mask"] = _dropout_mask
 
 
 # ---- batch norm -------------------------------------------------------------------------------

@@ -170,6 +170,7 @@ class Client:
         self._replies: Dict[int, Dict[str, Any]] = {}
         self._errors: Dict[int, Tuple[str, str]] = {}
         self._progress: Dict[str, Tuple[int, int]] = {}
+        self._waiting: Dict[str, str] = {}  # why nothing computes a job now (progress "waiting")
         self._done: Dict[str, Tuple[Dict[str, Any], List[np.ndarray]]] = {}
         self._failed: Dict[str, Tuple[str, str]] = {}
         self._bars: Dict[str, ProgressBar] = {}
@@ -287,7 +288,7 @@ class Client:
     def train(self, model, loss_fn, data, optimizer=None, rounds: Optional[int] = None,
               batch_size: int = 32, micro_batch: Optional[int] = None,
               clip_grad_norm: Optional[float] = None, callback=None, progress: bool = True,
-              resume=None, timeout: Optional[float] = None):
+              resume=None, timeout: Optional[float] = None, dropout_seed: int = 0):
         """Trains a PyTorch model on the network and returns a goblin.TrainResult.
 
         WARNING: numbers are not encrypted while volunteers compute them.
@@ -309,24 +310,31 @@ class Client:
         (a non-finite loss or gradient: nothing applied) or a lost connection raises
         goblin.TrainingError: its `result` holds the committed rounds, its `job` is the training
         job, which a killed node resumes on restart and fetch_train() re-attaches to.
+
+        Dropout (F.dropout / nn.Dropout in training mode) draws the catalog's counter-based
+        dropout_mask, not PyTorch's generator: round r uses seed `dropout_seed` + r, and each
+        micro-batch its own stream, so replicas agree bit for bit (docs/training.md, "Dropout").
         """
         from .training import train
         if progress:
             sys.stderr.write("goblin: " + DATA_WARNING + "\n")
         return train(self, model, loss_fn, data, optimizer=optimizer, rounds=rounds,
                      batch_size=batch_size, micro_batch=micro_batch, clip_grad_norm=clip_grad_norm,
-                     callback=callback, progress=progress, resume=resume, timeout=timeout)
+                     callback=callback, progress=progress, resume=resume, timeout=timeout,
+                     dropout_seed=dropout_seed)
 
     def submit_train(self, model, loss_fn, data, optimizer=None, rounds: Optional[int] = None,
                      batch_size: int = 32, micro_batch: Optional[int] = None,
-                     clip_grad_norm: Optional[float] = None, resume=None) -> Job:
+                     clip_grad_norm: Optional[float] = None, resume=None,
+                     dropout_seed: int = 0) -> Job:
         """Submits a training job (see train()) and returns its handle (a goblin.Job, also its
         id) once it is durable at the node; follow it with job.result() or fetch_train(), on
         this connection or a later one."""
         from .training import submit_train
         job = submit_train(self, model, loss_fn, data, optimizer=optimizer, rounds=rounds,
                            batch_size=batch_size, micro_batch=micro_batch,
-                           clip_grad_norm=clip_grad_norm, resume=resume)
+                           clip_grad_norm=clip_grad_norm, resume=resume,
+                           dropout_seed=dropout_seed)
         return Job(job, self, "train")
 
     def fetch_train(self, job_id: str, model=None, optimizer=None,
@@ -621,6 +629,13 @@ class Client:
                 self._progress[job] = (done, total)
                 if job in self._bars:
                     self._bars[job].update(done, total)
+            waiting = message.get("waiting")
+            if isinstance(waiting, str) and waiting:
+                if self._waiting.get(job) != waiting and job in self._bars:
+                    sys.stderr.write("\ngoblin: job %s waits: %s\n" % (job, waiting))
+                self._waiting[job] = waiting
+            else:
+                self._waiting.pop(job, None)
         elif kind == "job_done" and isinstance(job, str):
             if not tensors:
                 raise self._violation("job_done carries no tensor")

@@ -506,6 +506,14 @@ def philox4x32_10(counter, key):
     return c0, c1, c2, c3
 
 
+def dropout_mask(shape, p, seed=0, offset=0, dtype="f32"):
+    """The catalog's dropout_mask (docs/ops.md): 1/(1-p) where kept, 0 where dropped; element i
+    draws Philox4x32-10 counter offset + i under `seed`. What a training round's dropout uses
+    (docs/training.md, "Dropout")."""
+    return _dropout_mask({"shape": list(shape), "p": p, "seed": seed, "offset": offset,
+                          "dtype": dtype})
+
+
 def _dropout_mask(attrs):
     shape = [int(d) for d in attrs["shape"]]
     p = float(attrs["p"])

@@ -22,6 +22,9 @@ from .training_result import RoundRecord, TrainingError, TrainResult
 from .wire import encode_tensor_frame
 
 
+MAX_DROPOUT_SEED = 1 << 62  # the node's bound: seed + round stays an int64
+
+
 def _numpy(part) -> np.ndarray:
     return np.ascontiguousarray(part.detach().cpu().numpy() if hasattr(part, "detach")
                                 else np.asarray(part))
@@ -122,7 +125,7 @@ class _Layout:
 
 
 def _request(client, layout, loss_fn, x, y, flat, optimizer, first_round, rounds, batch_size,
-             micro_batch, clip_grad_norm):
+             micro_batch, clip_grad_norm, dropout_seed=0):
     """The submit_train message and its tensor frames."""
     from .capture import capture
     torch = layout.torch
@@ -137,7 +140,8 @@ def _request(client, layout, loss_fn, x, y, flat, optimizer, first_round, rounds
              "micro_batch": int(micro_batch), "rounds": int(rounds),
              "first_round": int(first_round),
              "clip_grad_norm": None if clip_grad_norm is None else float(clip_grad_norm),
-             "optimizer": optimizer.wire(first_round, rounds)}
+             "optimizer": optimizer.wire(first_round, rounds),
+             "dropout_seed": int(dropout_seed)}
     return {"type": "submit_train", "graph": graph["graph"], "train": train}, arrays
 
 
@@ -145,8 +149,11 @@ def submit_train(client, model, loss_fn: Callable, data,
                  optimizer: Optional[goblin_optim.Optimizer] = None, rounds: Optional[int] = None,
                  batch_size: int = 32, micro_batch: Optional[int] = None,
                  clip_grad_norm: Optional[float] = None,
-                 resume: Optional[TrainResult] = None) -> str:
+                 resume: Optional[TrainResult] = None, dropout_seed: int = 0) -> str:
     """See Client.submit_train."""
+    if isinstance(dropout_seed, bool) or not isinstance(dropout_seed, (int, np.integer)) \
+            or not 0 <= dropout_seed <= MAX_DROPOUT_SEED:
+        raise InputError("dropout_seed is an integer from 0 to 2**62")
     torch = _torch()
     micro = batch_size if micro_batch is None else micro_batch
     _check_sizes(batch_size, micro, rounds)
@@ -179,7 +186,7 @@ def submit_train(client, model, loss_fn: Callable, data,
         raise InputError("optimizer is a goblin.optim optimizer (SGD, Adam, AdamW), not %s"
                          % type(optimizer).__name__)
     request, arrays = _request(client, layout, loss_fn, x, y, flat, optimizer, first_round,
-                               rounds, batch_size, micro, clip_grad_norm)
+                               rounds, batch_size, micro, clip_grad_norm, dropout_seed)
     frames = [encode_tensor_frame(a) for a in arrays + state]
     reply = client._request(request, frames)
     job = reply.get("job")
@@ -271,11 +278,11 @@ def fetch_train(client, job: str, model=None, optimizer: Optional[goblin_optim.O
 
 def train(client, model, loss_fn: Callable, data, optimizer=None, rounds=None, batch_size=32,
           micro_batch=None, clip_grad_norm=None, callback=None, progress=True, resume=None,
-          timeout=None) -> TrainResult:
+          timeout=None, dropout_seed=0) -> TrainResult:
     """See Client.train."""
     job = submit_train(client, model, loss_fn, data, optimizer=optimizer, rounds=rounds,
                        batch_size=batch_size, micro_batch=micro_batch,
-                       clip_grad_norm=clip_grad_norm, resume=resume)
+                       clip_grad_norm=clip_grad_norm, resume=resume, dropout_seed=dropout_seed)
     if progress:
         sys.stderr.write("goblin: training job %s (re-attach with client.fetch_train(%r, model))\n"
                          % (job, job))

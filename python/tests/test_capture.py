@@ -2,6 +2,7 @@
 PyTorch's answer on fresh inputs; unmappable programs fail with one error naming every bad op;
 torch stays optional. (The network run of the same programs is in the integration tests.)"""
 
+import json
 import subprocess
 import sys
 
@@ -166,8 +167,31 @@ def test_every_unsupported_operator_is_listed_once_with_counts():
 
 def test_random_ops_are_refused():
     with pytest.raises(goblin.UnsupportedOperator) as raised:
-        goblin.capture(lambda x: F.dropout(x, 0.5, training=True), torch.randn(4, 4))
-    assert any("bernoulli" in name or "dropout" in name for name, _ in raised.value.operators)
+        goblin.capture(lambda x: x * torch.bernoulli(torch.full_like(x, 0.5)), torch.randn(4, 4))
+    assert any("bernoulli" in name for name, _ in raised.value.operators)
+    assert "dropout_mask" in str(raised.value)  # the message points at what does work
+
+
+def test_dropout_is_captured_with_the_counter_based_mask():
+    """F.dropout in training mode becomes mul(x, dropout_mask): each dropout of the program its
+    own stream (offset = elements drawn before it), seed 0; the capture check runs PyTorch with
+    the same masks, and the outputs are x · mask (GELU within its ulps)."""
+    x = torch.randn(4, 6, generator=torch.Generator().manual_seed(8))
+
+    def program(x):
+        return F.dropout(F.gelu(F.dropout(x, 0.25, training=True)), 0.5, training=True), \
+            F.dropout(x, 0.5, training=False)
+    captured = goblin.capture(program, x)
+    masks = [n for n in json.loads(captured.to_json())["nodes"] if n["op"] == "dropout_mask"]
+    assert [(m["attrs"]["p"], m["attrs"]["seed"], m["attrs"]["offset"]) for m in masks] == \
+        [(0.25, 0, 0), (0.5, 0, 24)]
+    first = reference.dropout_mask([4, 6], 0.25, seed=0, offset=0)
+    second = reference.dropout_mask([4, 6], 0.5, seed=0, offset=24)
+    want = F.dropout(F.gelu(x * torch.from_numpy(first)), 0.0) * torch.from_numpy(second)
+    got = captured.run_reference(x.numpy())
+    np.testing.assert_allclose(got[0], want.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(got[1], x.numpy())  # eval-mode dropout is the identity
+    assert (first == 0).any() and (second == 0).any()
 
 
 def test_mapping_errors_are_caught_by_the_reference_check(monkeypatch):

@@ -124,7 +124,8 @@ Expected<TrainPlan> parsePlan(const json::object& train, std::size_t inputs) {
     auto micro = integer(train, "micro_batch", 1, std::int64_t{1} << 40);
     auto rounds = integer(train, "rounds", 1, kMaxTrainRounds);
     auto first = integer(train, "first_round", 0, std::int64_t{1} << 31, 0);
-    for (const auto* read : {&batch, &micro, &rounds, &first})
+    auto seed = integer(train, "dropout_seed", 0, kMaxDropoutSeed, 0);
+    for (const auto* read : {&batch, &micro, &rounds, &first, &seed})
         if (!*read)
             return tl::unexpected(read->error());
     if (!params)
@@ -137,6 +138,7 @@ Expected<TrainPlan> parsePlan(const json::object& train, std::size_t inputs) {
     plan.microBatch = *micro;
     plan.rounds = *rounds;
     plan.firstRound = *first;
+    plan.dropoutSeed = *seed;
     if (plan.batchSize % plan.microBatch != 0)
         return tl::unexpected(invalid("micro_batch " + std::to_string(plan.microBatch) +
                                       " does not divide batch_size " +
@@ -222,6 +224,23 @@ Expected<core::Tensor> gatherRows(const core::Tensor& tensor, std::int64_t first
     return out;
 }
 
+// The step's graph with every dropout_mask drawing from `seed` (its offsets are the capture's; the
+// node adds each micro-batch's share when it splits the round).
+json::value withDropoutSeed(const json::value& graph, std::int64_t seed) {
+    json::value out = graph;
+    json::value* nodes = out.as_object().if_contains("nodes");
+    if (!nodes || !nodes->is_array())
+        return out;
+    for (json::value& node : nodes->as_array()) {
+        json::object* fields = node.if_object();
+        const json::value* op = fields ? fields->if_contains("op") : nullptr;
+        json::value* attrs = fields ? fields->if_contains("attrs") : nullptr;
+        if (op && *op == "dropout_mask" && attrs && attrs->is_object())
+            attrs->as_object()["seed"] = seed;
+    }
+    return out;
+}
+
 } // namespace
 
 Expected<TrainSubmission> parseTrainSubmission(const net::Message& message,
@@ -295,11 +314,12 @@ Expected<net::Message> roundMessage(const TrainSubmission& submission, const cor
             message.tensors.push_back(submission.inputs[i]);
         }
     }
-    message.control = json::object{{"type", "submit_graph"},
-                                   {"graph", submission.graph},
-                                   {"batch", json::object{{"inputs", std::move(inputs)},
-                                                          {"outputs", std::move(outputs)},
-                                                          {"micro_batch", plan.microBatch}}}};
+    message.control =
+        json::object{{"type", "submit_graph"},
+                     {"graph", withDropoutSeed(submission.graph, plan.dropoutSeed + round)},
+                     {"batch", json::object{{"inputs", std::move(inputs)},
+                                            {"outputs", std::move(outputs)},
+                                            {"micro_batch", plan.microBatch}}}};
     return message;
 }
 

@@ -26,6 +26,8 @@ struct TrainPlan {
     std::int64_t firstRound = 0; // rounds trained before (a resumed run): the data position and
                                  // the optimizer's step count continue from there
     std::optional<double> clipGradNorm;
+    // Dropout: absolute round r draws its masks with seed dropoutSeed + r ("dropout_seed").
+    std::int64_t dropoutSeed = 0;
     OptimizerSpec optimizer;
     std::vector<double> learningRates; // one per round of this job
 };
@@ -44,7 +46,10 @@ inline constexpr std::int64_t kMaxTrainRounds = 1'000'000;
 Expected<TrainSubmission> parseTrainSubmission(const net::Message& message,
                                                const core::graph::GraphLimits& limits);
 
-// The submit_graph of absolute round `round` with `params`: samples (round·B + i) mod N.
+inline constexpr std::int64_t kMaxDropoutSeed = std::int64_t{1} << 62;
+
+// The submit_graph of absolute round `round` with `params`: samples (round·B + i) mod N, and
+// every dropout_mask's seed set to dropoutSeed + round.
 Expected<net::Message> roundMessage(const TrainSubmission& submission, const core::Tensor& params,
                                     std::int64_t round);
 
