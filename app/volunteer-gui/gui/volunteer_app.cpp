@@ -39,7 +39,8 @@ VolunteerApp::VolunteerApp(const AppOptions& options, QSettings& store, QObject*
     : QObject(parent), m_options(options), m_store(store),
       m_throttle(options.sampler ? options.sampler
                                  : HostSampler([this] { return m_probe.sample(); }),
-                 systemThrottleClock()) {
+                 systemThrottleClock()),
+      m_memoryRelease(options.releaseMemory) {
     initGuiResources();
     const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     m_window = std::make_unique<MainWindow>(hardware);
@@ -347,6 +348,7 @@ void VolunteerApp::onNodes(const std::vector<NodeStatus>& nodes) {
 void VolunteerApp::onStatus(const EngineStatus& status) {
     m_status = status;
     tally(status);
+    m_memoryRelease.setBusy(status.running || status.tasksOpen > 0);
     if (m_draining && !status.running) {
         m_draining = false;
         log(QStringLiteral("the current task is done: paused"));

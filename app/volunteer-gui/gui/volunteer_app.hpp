@@ -16,6 +16,7 @@
 #include "engine_bridge.hpp"
 #include "first_run_page.hpp"
 #include "host_probe.hpp"
+#include "memory_release.hpp"
 #include "settings_page.hpp"
 #include "settings_store.hpp"
 #include "throttle_controller.hpp"
@@ -35,6 +36,7 @@ struct AppOptions {
     std::function<bool()> trayAvailable = {};
     int protocolVersion = net::kProtocolVersion; // what the engines offer (tests offer others)
     int releaseAfterPauseMs = 30'000;
+    std::function<void()> releaseMemory = releaseFreedMemory; // once the engines go idle
     // OpenCL CPU devices (PoCL) are no GPUs; tests on machines with only PoCL offer them.
     OpenClCpuDevices openClCpuDevices = OpenClCpuDevices::Hide;
 };
@@ -98,6 +100,7 @@ private:
     bool m_trayLost = false;
     bool m_firstRun = false;
     QTimer m_trayWatch;
+    MemoryRelease m_memoryRelease;
     std::int64_t m_seenTasks = 0, m_seenBytes = 0;
 };
 
