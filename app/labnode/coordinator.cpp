@@ -40,6 +40,7 @@ Coordinator::Coordinator(NodeContext context, CoordinatorSettings settings)
         m_desk.addKind(*kind);
     }
     m_desk.addKind(m_training); // its rounds' tasks are graph tasks: nothing to schedule
+    m_desk.control().setRetention(settings.retainSeconds);
 }
 
 void Coordinator::start() {

@@ -70,7 +70,23 @@ void JobControl::onListJobs(const Peer& researcher, const net::Message& message)
     m_peers.send(researcher.id, net::toMessage(reply));
 }
 
+void JobControl::purgeExpired(bool force) {
+    const double now = m_context.clock();
+    if (!force && now - m_lastRetentionCheck < 60)
+        return;
+    m_lastRetentionCheck = now;
+    for (const std::string& jobId :
+         finishedJobsBefore(m_context.store.database(), now - m_retainSeconds, 100)) {
+        if (auto ok = purge(jobId); !ok)
+            m_context.log("job " + jobId + ": its retention (--retain-hours) ended, but it was " +
+                          "not purged: " + ok.error().message);
+        else
+            m_context.log("job " + jobId + " was not fetched within --retain-hours of finishing");
+    }
+}
+
 void JobControl::checkStaffRequests() {
+    purgeExpired();
     Database& db = m_context.store.database();
     for (const JobRequestRow& request : pendingJobRequests(db)) {
         const bool cancelling = request.action == JobAction::Cancel;

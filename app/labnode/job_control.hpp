@@ -32,6 +32,12 @@ public:
     // Carries out what lab staff asked for since the last check and records the outcomes.
     void checkStaffRequests();
 
+    // Finished jobs not released within `seconds` of finishing are purged (serve --retain-hours).
+    void setRetention(double seconds) { m_retainSeconds = seconds; }
+    // Purges the finished jobs whose retention has passed (at most once a minute of the node's
+    // clock; `force` for every call). Called from checkStaffRequests.
+    void purgeExpired(bool force = false);
+
     // Cancels (or purges) `jobId` whoever owns it; the error says why not.
     Expected<void> cancel(const std::string& jobId, const std::string& who);
     Expected<void> purge(const std::string& jobId);
@@ -41,6 +47,8 @@ private:
     PeerRegistry& m_peers;
     KindOfJob m_kindOfJob;
     ReplyError m_replyError;
+    double m_retainSeconds = 72 * 3600.0;
+    double m_lastRetentionCheck = -1e300;
 };
 
 // The error a cancelled job's watchers and fetches get: code cancelled, naming who cancelled it.

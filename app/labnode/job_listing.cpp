@@ -8,7 +8,7 @@ constexpr const char* kJobs =
     "SELECT j.id AS id, 'matmul' AS kind, j.state, coalesce(r.email, ''), "
     "(SELECT count(*) FROM tasks t WHERE t.job_id = j.id), "
     "(SELECT count(*) FROM tasks t WHERE t.job_id = j.id AND t.state = 'accepted'), "
-    "j.created_at, coalesce(j.finished_at, 0), j.researcher_id AS researcher_id "
+    "j.created_at, coalesce(j.finished_at, 0) AS finished_at, j.researcher_id AS researcher_id "
     "FROM jobs j LEFT JOIN researchers r ON r.id = j.researcher_id "
     "UNION ALL "
     "SELECT g.id, 'graph', g.state, coalesce(r.email, ''), g.tasks, "
@@ -83,6 +83,19 @@ JobResultCounts jobResultCounts(Database& db, const JobListing& job) {
     if (!query.step().value_or(false))
         return {};
     return JobResultCounts{query.columnInt(0), query.columnInt(1), query.columnInt(2)};
+}
+
+std::vector<std::string> finishedJobsBefore(Database& db, double before, std::size_t limit) {
+    auto query =
+        db.prepare(std::string(kJobs) +
+                   "WHERE state IN ('done', 'failed', 'cancelled') AND finished_at > 0 AND "
+                   "finished_at < ?1 ORDER BY finished_at LIMIT ?2");
+    query.bind(1, before);
+    query.bind(2, static_cast<std::int64_t>(limit));
+    std::vector<std::string> jobs;
+    while (query.step().value_or(false))
+        jobs.push_back(query.columnText(0));
+    return jobs;
 }
 
 NodeCounts countNode(Database& db) {

@@ -38,4 +38,8 @@ struct NodeCounts {
 };
 NodeCounts countNode(Database& db);
 
+// Jobs done, failed or cancelled (never released) that finished before `before`, oldest first,
+// at most `limit` (training rounds' graph jobs, released with their round, are not among them).
+std::vector<std::string> finishedJobsBefore(Database& db, double before, std::size_t limit);
+
 } // namespace goblin::labnode

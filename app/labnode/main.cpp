@@ -141,6 +141,9 @@ int serve(const po::variables_map& options) {
     settings.auditRetentionSeconds = options["audit-retention-hours"].as<double>() * 3600.0;
     if (!(settings.auditRetentionSeconds >= 0.0))
         throw std::invalid_argument("--audit-retention-hours must not be negative");
+    settings.retainSeconds = options["retain-hours"].as<double>() * 3600.0;
+    if (!(settings.retainSeconds > 0.0))
+        throw std::invalid_argument("--retain-hours must be positive");
 
     const int networkThreads = std::max(1, options["threads"].as<int>());
     asio::io_context network(networkThreads);
@@ -288,6 +291,9 @@ po::options_description serveOptions() {
         "audit-retention-hours", po::value<double>()->default_value(168.0),
         "keep a released graph job's data this long after it finished, so the node can recheck "
         "it if a volunteer it used is quarantined later (0: delete at release)")(
+        "retain-hours", po::value<double>()->default_value(72.0),
+        "purge a finished job (done, failed, cancelled) its researcher has not fetched and "
+        "released this long after it finished: its data and its records")(
         "access-requests", po::value<std::string>()->default_value("on"),
         "'on': researchers ask for access on /access (staff decide with `requests`); 'off'")(
         "smtp-url", po::value<std::string>(),

@@ -3,6 +3,7 @@
 #include "goblin/net/json_fields.hpp"
 #include "goblin/net/messages/handshake.hpp"
 #include "goblin/net/messages/researcher_messages.hpp"
+#include "job_listing.hpp"
 
 namespace goblin::labnode {
 
@@ -54,6 +55,37 @@ void ResearcherDesk::onMessage(const Peer& researcher, net::Message message) {
     kind->release(request, *jobId);
 }
 
+void ResearcherDesk::reportWaiting() {
+    bool anyVolunteer = false;
+    bool graphVolunteer = false;
+    for (const Peer* volunteer : m_peers.volunteers()) {
+        anyVolunteer = true;
+        graphVolunteer = graphVolunteer || volunteer->volunteer.graphs;
+    }
+    for (auto it = m_watched.begin(); it != m_watched.end();) {
+        const std::string jobId = *it;
+        const auto job = findJob(m_context.store.database(), jobId);
+        if (!job || job->state != "running" || m_peers.watchers(jobId).empty()) {
+            m_waiting.erase(jobId);
+            it = m_watched.erase(it);
+            continue;
+        }
+        ++it;
+        std::string why;
+        if (!anyVolunteer)
+            why = "no volunteer is connected to compute it";
+        else if (job->kind != "matmul" && !graphVolunteer)
+            why = "no connected volunteer computes graph tasks";
+        if (why == m_waiting[jobId])
+            continue;
+        m_context.log("job " + jobId + (why.empty() ? " computes again" : " waits: " + why));
+        m_waiting[jobId] = why;
+        for (std::uint64_t peer : m_peers.watchers(jobId))
+            m_peers.send(peer,
+                         net::toMessage(net::Progress{jobId, job->tasksDone, job->tasks, why}));
+    }
+}
+
 void ResearcherDesk::replyError(std::uint64_t peer, std::int64_t requestId, const Error& error) {
     m_peers.send(peer, net::toMessage(net::ErrorReply{requestId, error}));
 }
@@ -96,7 +128,7 @@ void ResearcherDesk::reportProgress(const std::string& jobId, std::int64_t done,
     if (done >= total)
         m_lastProgress.erase(jobId);
     for (std::uint64_t peer : m_peers.watchers(jobId))
-        m_peers.send(peer, net::toMessage(net::Progress{jobId, done, total}));
+        m_peers.send(peer, net::toMessage(net::Progress{jobId, done, total, {}}));
 }
 
 void ResearcherDesk::deliverToWatchers(const std::string& jobId,

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -43,11 +44,21 @@ public:
     void answerCancelledFetch(std::uint64_t peer, std::int64_t requestId, const std::string& jobId,
                               std::int64_t done, std::int64_t total);
     // Lab staff's cancel and purge requests (JobControl), at the coordinator's staff check.
-    void checkStaffRequests() { m_control.checkStaffRequests(); }
+    void checkStaffRequests() {
+        m_control.checkStaffRequests();
+        reportWaiting();
+    }
     JobControl& control() { return m_control; }
     bool refuseRunningRelease(const ResearcherRequest& request, const std::string& jobId,
                               const std::string& state);
-    void watch(const std::string& jobId, std::uint64_t peer) { m_peers.watch(jobId, peer); }
+    void watch(const std::string& jobId, std::uint64_t peer) {
+        m_peers.watch(jobId, peer);
+        m_watched.insert(jobId);
+    }
+    // At the staff check: a running job that no connected volunteer can compute (none connected,
+    // or none computing graph tasks for a graph or training job) is said to wait, once, in the
+    // log and in a progress message to its watchers (`waiting`); and again when it computes.
+    void reportWaiting();
     void unwatch(const std::string& jobId, std::uint64_t peer) { m_peers.unwatch(jobId, peer); }
     void reportProgress(const std::string& jobId, std::int64_t done, std::int64_t total,
                         ProgressPace pace);
@@ -64,6 +75,8 @@ private:
     std::vector<JobKind*> m_kinds;
     std::unordered_map<std::string, double> m_lastProgress;
     JobControl m_control;
+    std::set<std::string> m_watched;                        // jobs that had a watcher
+    std::unordered_map<std::string, std::string> m_waiting; // job -> why it waits
 };
 
 } // namespace goblin::labnode

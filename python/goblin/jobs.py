@@ -58,6 +58,12 @@ class Job(str):
         return self._client._progress.get(self.id, (0, 0))
 
     @property
+    def waiting(self) -> Optional[str]:
+        """Why nothing computes the job now, as the node last said ("no volunteer is connected
+        to compute it", …); None while it computes. Read after done() or a wait."""
+        return self._client._waiting.get(self.id)
+
+    @property
     def summary(self) -> Optional[Dict[str, Any]]:
         """The job's summary once result() returned (None before)."""
         return self._summary

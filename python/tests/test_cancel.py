@@ -167,6 +167,20 @@ def test_jobs_lists_only_the_researchers_own(cluster):
     assert [j.id for j in b.jobs()] == [theirs.id]
 
 
+def test_a_job_nothing_computes_says_so(cluster):
+    token = cluster.add_researcher()
+    cluster.start_node()
+    client = cluster.connect(token)
+    A, B = matrices()
+    job = client.submit_matmul(A, B)
+    cluster.wait_until(lambda: job.done() or job.waiting, 30, "the node saying the job waits")
+    assert job.waiting == "no volunteer is connected to compute it" and not job.done()
+    cluster.node.wait_for_line(re.compile("job %s waits: no volunteer is connected" % job), 10)
+    cluster.start_volunteer(threads=1, slots=2)
+    np.testing.assert_allclose(job.result(timeout=JOB_TIMEOUT), A @ B, rtol=1e-12, atol=1e-12)
+    assert job.waiting is None
+
+
 def test_interrupted_upload_leaves_no_job(cluster, monkeypatch):
     token = cluster.add_researcher()
     cluster.start_node()

@@ -23,14 +23,16 @@ using namespace goblin::labnode::testing;
 namespace {
 
 void insertJob(NodeStore& store, const std::string& id, std::int64_t researcher,
-               const std::string& state, double created) {
+               const std::string& state, double created, double finished = 0) {
     auto insert = store.database().prepare(
         "INSERT INTO jobs(id, researcher_id, kind, dtype, m, k, n, tile_rows, tile_cols, a_blob, "
-        "b_blob, state, created_at) VALUES (?, ?, 'matmul', 'f32', 1, 1, 1, 1, 1, 'a', 'b', ?, ?)");
+        "b_blob, state, created_at, finished_at) VALUES (?, ?, 'matmul', 'f32', 1, 1, 1, 1, 1, "
+        "'a', 'b', ?, ?, nullif(?, 0))");
     insert.bind(1, id);
     insert.bind(2, researcher);
     insert.bind(3, state);
     insert.bind(4, created);
+    insert.bind(5, finished);
     QVERIFY(insert.run());
 }
 
@@ -97,6 +99,8 @@ private Q_SLOTS:
     void staffRequestsAreCarriedOutAndRecorded();
     void cancelledMatmulAnswersLateTilesStale();
     void cancelledGraphJobAnswersLateReplicasStale();
+    void unfetchedJobsArePurgedOnceTheirRetentionPassed();
+    void aJobNothingCanComputeIsSaidToWait();
 };
 
 void TestJobCancel::researcherCancelsOnlyItsOwnRunningJobs() {
@@ -230,6 +234,47 @@ void TestJobCancel::cancelledGraphJobAnswersLateReplicasStale() {
     cluster.fromResearcher(net::Message{{{"type", "fetch"}, {"id", 9}, {"job", job}}, {}});
     QCOMPARE(researcher->sentOfType("job_status").at(0).control.at("state").as_string(),
              "cancelled");
+}
+
+void TestJobCancel::unfetchedJobsArePurgedOnceTheirRetentionPassed() {
+    Rig rig;
+    rig.desk.control().setRetention(3600);
+    insertJob(rig.node.store, "j-old", 1, "done", 50, 100);
+    insertJob(rig.node.store, "j-failed", 1, "failed", 60, 2000);
+    insertJob(rig.node.store, "j-gone", 1, "released", 70, 100);
+    rig.node.now = 3000; // j-old finished 2,900 s ago: within the retention
+    rig.desk.checkStaffRequests();
+    QVERIFY(rig.matmul.purged.empty());
+    rig.node.now = 3701; // past it for j-old only
+    rig.desk.control().purgeExpired(true);
+    QCOMPARE(rig.matmul.purged, std::vector<std::string>{"j-old"});
+    QVERIFY(rig.node.logged("job j-old was not fetched within --retain-hours"));
+    QVERIFY(purgeJobRows(rig.node.store.database(), "matmul", "j-old")); // as the kind does
+    rig.node.now = 5601; // and now for j-failed; a released or running job is never purged
+    rig.desk.control().purgeExpired(true);
+    QCOMPARE(rig.matmul.purged, (std::vector<std::string>{"j-old", "j-failed"}));
+}
+
+void TestJobCancel::aJobNothingCanComputeIsSaidToWait() {
+    Rig rig;
+    rig.desk.watch("j-mine", rig.researcher->id);
+    rig.desk.checkStaffRequests();
+    auto progress = rig.link->sentOfType("progress");
+    QCOMPARE(progress.size(), std::size_t{1});
+    QCOMPARE(progress[0].control.at("waiting").as_string(),
+             "no volunteer is connected to compute it");
+    QVERIFY(rig.node.logged("job j-mine waits: no volunteer is connected"));
+    rig.desk.checkStaffRequests(); // said once, not every check
+    QCOMPARE(rig.link->count("progress"), std::size_t{1});
+    auto volunteerLink = std::make_shared<FakePeerLink>();
+    Peer& volunteer = rig.peers.add(9, volunteerLink, PeerRole::Volunteer);
+    volunteer.ready = true;
+    volunteer.volunteer.volunteerId = "v-1";
+    rig.desk.checkStaffRequests();
+    progress = rig.link->sentOfType("progress");
+    QCOMPARE(progress.size(), std::size_t{2});
+    QVERIFY(!progress[1].control.contains("waiting"));
+    QVERIFY(rig.node.logged("job j-mine computes again"));
 }
 
 QTEST_APPLESS_MAIN(TestJobCancel)

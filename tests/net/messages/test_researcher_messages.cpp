@@ -152,13 +152,22 @@ void TestResearcherMessages::jobAcceptedFields() {
 }
 
 void TestResearcherMessages::progressAndStatus() {
-    const Message progress = toMessage(Progress{"j-1", 5, 16});
+    const Message progress = toMessage(Progress{"j-1", 5, 16, {}});
     QCOMPARE(wireText(progress),
              wireText(R"({"type":"progress","job":"j-1","done":5,"total":16})"));
     auto parsed = parseProgress(overTheWire(progress).control);
     QVERIFY(parsed);
     QCOMPARE(parsed->done, std::int64_t{5});
     QCOMPARE(parsed->total, std::int64_t{16});
+    QVERIFY(parsed->waiting.empty());
+    const Message waiting = toMessage(Progress{"j-1", 5, 16, "no volunteer is connected"});
+    QCOMPARE(wireText(waiting), wireText(R"({"type":"progress","job":"j-1","done":5,"total":16,
+                                             "waiting":"no volunteer is connected"})"));
+    QCOMPARE(parseProgress(overTheWire(waiting).control)->waiting,
+             std::string("no volunteer is connected"));
+    auto notText = waiting.control;
+    notText["waiting"] = 3;
+    QVERIFY(!parseProgress(notText));
 
     const Message status = toMessage(JobStatus{3, "j-1", "running", 5, 16});
     QCOMPARE(wireText(status), wireText(R"({"type":"job_status","id":3,"job":"j-1",
@@ -169,9 +178,9 @@ void TestResearcherMessages::progressAndStatus() {
 }
 
 void TestResearcherMessages::progressAndStatusFields() {
-    checkEveryField(toMessage(Progress{"j-1", 5, 16}), onControl(parseProgress), {});
-    QVERIFY(!parseProgress(toMessage(Progress{"j-1", 17, 16}).control));
-    QVERIFY(!parseProgress(toMessage(Progress{"j-1", -1, 16}).control));
+    checkEveryField(toMessage(Progress{"j-1", 5, 16, {}}), onControl(parseProgress), {});
+    QVERIFY(!parseProgress(toMessage(Progress{"j-1", 17, 16, {}}).control));
+    QVERIFY(!parseProgress(toMessage(Progress{"j-1", -1, 16, {}}).control));
     checkEveryField(toMessage(JobStatus{3, "j-1", "done", 16, 16}), onControl(parseJobStatus),
                     {"id"});
     QVERIFY(!parseJobStatus(toMessage(JobStatus{3, "j-1", "released", 16, 16}).control));

@@ -139,6 +139,8 @@ Message toMessage(const Progress& progress) {
     control["job"] = progress.job;
     control["done"] = progress.done;
     control["total"] = progress.total;
+    if (!progress.waiting.empty())
+        control["waiting"] = progress.waiting;
     return Message{std::move(control), {}};
 }
 
@@ -267,7 +269,14 @@ Expected<Progress> parseProgress(const json::object& control) {
         return tl::unexpected(total.error());
     if (*done > *total)
         return invalid("progress 'done' is over 'total'");
-    return Progress{std::move(*job), *done, *total};
+    std::string waiting;
+    if (control.contains("waiting")) {
+        auto why = requireString(control, "waiting");
+        if (!why)
+            return tl::unexpected(why.error());
+        waiting = std::move(*why);
+    }
+    return Progress{std::move(*job), *done, *total, std::move(waiting)};
 }
 
 Expected<JobStatus> parseJobStatus(const json::object& control) {

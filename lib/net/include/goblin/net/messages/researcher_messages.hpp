@@ -59,11 +59,14 @@ struct GraphJobAccepted {
     std::int64_t tasks = 0;
 };
 
-// ← {"type":"progress","job","done","total"}.
+// ← {"type":"progress","job","done","total"[, "waiting"]}; `waiting` (protocol 4, optional)
+// says why nothing computes the job now (no connected volunteer can take its tasks), and a
+// progress without it that the job computes again.
 struct Progress {
     std::string job;
     std::int64_t done = 0;
     std::int64_t total = 0;
+    std::string waiting; // empty: not written
 };
 
 // ← {"type":"job_status","id","job","state","done","total"}; state is running, done, failed or
