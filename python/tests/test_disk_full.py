@@ -1,0 +1,198 @@
+"""A full disk, for real (issue 12, part 5 and "Bad input"): the node's database and data folder on a
+small tmpfs mounted by the test (`mount -t tmpfs -o size=…`), filled by a file until the kernel
+answers ENOSPC. /healthz answers 503 with the reason, and 200 again once there is room; a job
+running while the disk is full loses no accepted tile and finishes right once there is room; a
+submission onto the full disk is refused with a clear error.
+
+Mounting needs root (or CAP_SYS_ADMIN). Where the kernel refuses, these tests skip, saying why;
+with GOBLIN_REQUIRE_MOUNT=1 in the environment (CI), they fail instead, so a skip is never taken
+for a pass.
+"""
+
+import errno
+import os
+import re
+import signal
+import subprocess
+import urllib.error
+import urllib.request
+
+import numpy as np
+import pytest
+
+import goblin
+from conftest import Cluster
+
+pytestmark = pytest.mark.integration
+
+JOB_TIMEOUT = 120.0
+MIB = 1 << 20
+FLOOR_MIB = 64  # health_probe.hpp kMinFreeBytes: /healthz says 503 below it
+DISK_MIB = FLOOR_MIB + 16
+
+
+def mount_tmpfs(folder, size_mib: int) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dm,mode=0700" % size_mib,
+                           "tmpfs", str(folder)], capture_output=True, text=True, timeout=30)
+    if done.returncode != 0:
+        reason = ("cannot mount a tmpfs for the full-disk tests (needs root or CAP_SYS_ADMIN): %s"
+                  % (done.stderr.strip() or "mount exited %d" % done.returncode))
+        if os.environ.get("GOBLIN_REQUIRE_MOUNT") == "1":
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+
+
+class Filler:
+    """A file that takes a tmpfs's free space, and gives it back."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def fill(self, leave_bytes: int = 0) -> None:
+        """Writes until the disk has `leave_bytes` or less free; 0: until the kernel says ENOSPC."""
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            chunk = MIB
+            while chunk >= 4096:
+                free = os.statvfs(self.path).f_bavail * os.statvfs(self.path).f_frsize
+                if leave_bytes and free <= leave_bytes:
+                    return
+                try:
+                    os.write(fd, b"\xa5" * min(chunk, max(free - leave_bytes, 4096)))
+                except OSError as error:
+                    assert error.errno == errno.ENOSPC, error
+                    chunk //= 2
+        finally:
+            os.close(fd)
+        # The kernel itself refused the last write: the disk is full for everyone.
+        with pytest.raises(OSError) as refused:
+            with open(self.path.parent / "probe", "wb") as probe:
+                probe.write(b"\0" * 8192)
+                probe.flush()
+                os.fsync(probe.fileno())
+        assert refused.value.errno == errno.ENOSPC
+        (self.path.parent / "probe").unlink(missing_ok=True)
+
+    def empty(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def disk(tmp_path):
+    """A DISK_MIB tmpfs holding the node's database and data folder (logs stay outside)."""
+    folder = tmp_path / "disk"
+    mount_tmpfs(folder, DISK_MIB)
+    cluster = Cluster(tmp_path / "root")
+    cluster.db = folder / "node.db"
+    cluster.data_dir = folder / "data"
+    cluster.data_dir.mkdir()
+    cluster.filler = Filler(folder / "filler")
+    try:
+        yield cluster
+    finally:
+        cluster.shutdown()
+        print(cluster.logs())
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True, timeout=30)
+
+
+def healthz(cluster):
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d/healthz" % cluster.port,
+                                    timeout=10) as answer:
+            return answer.status, answer.read().decode("utf-8")
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode("utf-8")
+
+
+def test_healthz_says_503_with_the_reason_when_the_disk_is_full(disk):
+    disk.start_node()
+    assert healthz(disk) == (200, "ok\n")
+
+    # Below the floor, before anything fails: the reason names the free space and the folder.
+    disk.filler.fill(leave_bytes=(FLOOR_MIB - 8) * MIB)
+    status, body = healthz(disk)
+    assert status == 503, body
+    assert re.fullmatch(r"disk almost full: \d+ MiB free in %s \(floor %d MiB\)\n"
+                        % (re.escape(str(disk.data_dir)), FLOOR_MIB), body), body
+
+    # Full: the kernel refuses writes. Still 503 with a reason, whichever check sees it first.
+    disk.filler.fill()
+    status, body = healthz(disk)
+    assert status == 503, body
+    assert re.fullmatch(r"(disk almost full: 0 MiB free in .*|database cannot commit: .*)\n",
+                        body), body
+    assert disk.node.alive()
+
+    disk.filler.empty()
+    assert healthz(disk) == (200, "ok\n")
+
+
+def test_a_full_disk_during_a_job_loses_no_accepted_tile(disk):
+    token = disk.add_researcher()
+    disk.start_node()
+    client = disk.connect(token)
+    rng = np.random.default_rng(21)
+    A = rng.standard_normal((64, 48))
+    B = rng.standard_normal((48, 64))
+    volunteer = disk.start_volunteer(threads=1, slots=1)
+    # A job done before the disk fills: its 16 accepted tiles must survive, unfetched.
+    first = client.submit_matmul(A, B, tile=[16, 16])
+    disk.wait_until(lambda: disk.job_state(first) == "done", JOB_TIMEOUT, "the first job")
+
+    # A second job, its first lease sent to a volunteer held still (SIGSTOP) until the disk is
+    # full: its answer arrives on a full disk.
+    volunteer.popen.send_signal(signal.SIGSTOP)
+    try:
+        second = client.submit_matmul(B.T.copy(), A.T.copy(), tile=[16, 16])
+        second_tasks = {row[0] for row in disk.query("SELECT id FROM tasks WHERE job_id = ?",
+                                                     (second,))}
+        assert len(second_tasks) == 16
+        disk.wait_until(lambda: disk.query(
+            "SELECT COUNT(*) FROM task_leases WHERE task_id IN (%s)"
+            % ",".join(map(str, second_tasks)))[0][0] >= 1, 30, "a lease of the second job")
+        disk.filler.fill()
+    finally:
+        volunteer.popen.send_signal(signal.SIGCONT)
+    disk.node.wait_for_line(re.compile(
+        r"could not record the verdict of task \d+ \(database: database or disk is full\); "
+        r"it goes back to the queue"), 60)
+    status, body = healthz(disk)
+    assert status == 503, body
+    assert re.fullmatch(r"(database cannot commit: database: database or disk is full|"
+                        r"disk almost full: 0 MiB free in .*)\n", body), body
+
+    # A submission onto the full disk is refused, saying why; the node keeps serving.
+    with disk.connect(token) as late:
+        with pytest.raises(goblin.GoblinError, match="No space left on device"):
+            late.submit_matmul(rng.standard_normal((64, 48)), B, tile=[16, 16])
+    assert disk.node.alive()
+
+    disk.filler.empty()
+    C2 = second.result(timeout=JOB_TIMEOUT)
+    np.testing.assert_allclose(C2, (A @ B).T, rtol=1e-12, atol=1e-12)
+    C1 = client.fetch(first, timeout=JOB_TIMEOUT)
+    np.testing.assert_allclose(C1, A @ B, rtol=1e-12, atol=1e-12)
+    # Every tile of both jobs accepted exactly once; the node's disk was never held against the
+    # volunteer (no rejected result, no rejection counted).
+    for job in (first, second):
+        assert len(disk.accepted_tasks(job)) == 16, job
+    assert disk.query("SELECT COUNT(*) FROM results WHERE verdict != 'accepted'")[0][0] == 0
+    assert disk.query("SELECT rejected FROM volunteers") == [(0,)]
+    assert healthz(disk) == (200, "ok\n")
+
+
+@pytest.mark.xfail(strict=True, reason="BlobStore::put (app/labnode/blob_store.cpp) leaves its "
+                   "<digest>.bin.tmp<pid>-<n> behind when the write fails, so a refused upload "
+                   "keeps the disk full until staff delete it; fix: unlink the temporary on "
+                   "every failure path")
+def test_a_refused_upload_leaves_no_partial_blob(disk):
+    token = disk.add_researcher()
+    disk.start_node()
+    client = disk.connect(token)
+    disk.filler.fill()
+    rng = np.random.default_rng(22)
+    with pytest.raises(goblin.GoblinError, match="No space left on device"):
+        client.submit_matmul(rng.standard_normal((64, 48)), rng.standard_normal((48, 64)))
+    assert disk.node.alive()
+    assert [p.name for p in (disk.data_dir / "blobs").iterdir()] == []
