@@ -5,9 +5,14 @@ For C = A·B computed in floating point with unit roundoff u and inner size K, e
 order. The reference here is computed in float64, whose own error is added to the bound.
 """
 
-from typing import Dict
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Dict
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 UNIT_ROUNDOFF = {np.dtype(np.float32): 2.0 ** -24, np.dtype(np.float64): 2.0 ** -53}
 
@@ -18,7 +23,7 @@ def gamma(k: int, u: float) -> float:
     return ku / (1.0 - ku) if ku < 1.0 else float("inf")
 
 
-def matmul_error(A: np.ndarray, B: np.ndarray, C: np.ndarray) -> Dict[str, float]:
+def matmul_error(A: NDArray[Any], B: NDArray[Any], C: NDArray[Any]) -> Dict[str, float]:
     """max_abs_error and max_bound_ratio (largest |C - A·B| / bound, elementwise) of C.
 
     max_bound_ratio <= 1 means every element is within the sound bound of the dtype of C; an

@@ -5,17 +5,21 @@ already delivered. The lab node then recomputes those tasks and, where they were
 them: `Client.audit(job_id)` returns the report, with the job's corrected outputs.
 """
 
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from __future__ import annotations
 
-import numpy as np
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 from .errors import ProtocolError
 
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
 #: clean: never audited; the others, most urgent first, are the states of an audit.
 AUDIT_STATES = ("clean", "rechecking", "unverifiable", "corrected", "stands")
-_ENTRY_FIELDS = {"volunteer": str, "reason": str, "state": str, "tasks": int, "corrected": int,
-                 "at": (int, float)}
+_ENTRY_FIELDS: Dict[str, Union[type, Tuple[type, ...]]] = {
+    "volunteer": str, "reason": str, "state": str, "tasks": int, "corrected": int,
+    "at": (int, float)}
 
 
 @dataclass
@@ -31,7 +35,7 @@ class AuditReport:
     job: str
     state: str
     audits: List[Dict[str, Any]] = field(default_factory=list)
-    outputs: Optional[List[np.ndarray]] = None
+    outputs: Optional[List[NDArray[Any]]] = None
 
     @property
     def needs_attention(self) -> bool:
@@ -39,7 +43,7 @@ class AuditReport:
         return self.state in ("corrected", "unverifiable")
 
 
-def parse_audit_report(message: Dict[str, Any], tensors: List[np.ndarray]) -> AuditReport:
+def parse_audit_report(message: Dict[str, Any], tensors: List[NDArray[Any]]) -> AuditReport:
     """Checks an audit_report message; raises ProtocolError when it is malformed."""
     job, state, audits = message.get("job"), message.get("state"), message.get("audits")
     if not isinstance(job, str) or state not in AUDIT_STATES or not isinstance(audits, list):

@@ -6,7 +6,7 @@ code that already catches the built-ins keeps working. `code` is the wire error 
 docs/protocol.md when there is one ("shape_mismatch", "invalid_frame", ...), else None.
 """
 
-from typing import Optional
+from typing import Dict, Iterable, List, Mapping, Optional, Tuple, Type, Union
 
 
 class GoblinError(Exception):
@@ -14,7 +14,7 @@ class GoblinError(Exception):
 
     code: Optional[str] = None
 
-    def __init__(self, message: str = "", code: Optional[str] = None):
+    def __init__(self, message: str = "", code: Optional[str] = None) -> None:
         super().__init__(message)
         if code is not None:
             self.code = code
@@ -59,7 +59,7 @@ class LimitExceededError(GoblinError, ValueError):
 class RemoteError(GoblinError):
     """The node answered a request with an error, or a job failed at the node."""
 
-    def __init__(self, code: str, message: str):
+    def __init__(self, code: str, message: str) -> None:
         super().__init__("%s: %s" % (code, message), code=code)
         self.remote_message = message
 
@@ -71,7 +71,7 @@ class ConnectionLostError(GoblinError):
     `code` is the error code prefix of that reason ("invalid_frame: ..." -> "invalid_frame").
     """
 
-    def __init__(self, message: str, close_code: Optional[int] = None, reason: str = ""):
+    def __init__(self, message: str, close_code: Optional[int] = None, reason: str = "") -> None:
         code = reason.split(":", 1)[0].strip() if ":" in reason else None
         super().__init__(message, code=code)
         self.close_code = close_code
@@ -82,7 +82,7 @@ class CertificateError(ConnectionLostError):
     """The TLS handshake refused the node's certificate: it does not chain to the CA file given
     (ca_file, GOBLIN_CA_FILE) or to the system's trust store, or it does not name the host."""
 
-    def __init__(self, message: str):
+    def __init__(self, message: str) -> None:
         super().__init__(message)
 
 
@@ -109,11 +109,11 @@ class JobCancelledError(RemoteError):
     Nothing more of it is computed; a cancelled training job still delivers its committed rounds
     (fetch_train raises TrainingError with code "cancelled" and the rounds in its result)."""
 
-    def __init__(self, code: str, message: str):
+    def __init__(self, code: str, message: str) -> None:
         super().__init__(code, message)
 
 
-_REMOTE_CLASSES = {
+_REMOTE_CLASSES: Dict[str, Type[GoblinError]] = {
     "shape_mismatch": ShapeError,
     "unsupported_dtype": DTypeError,
     "invalid_input": InputError,
@@ -146,9 +146,11 @@ class UnsupportedOperator(GoblinError, ValueError):
 
     code = "unsupported_operator"
 
-    def __init__(self, operators, reasons=None):
-        self.operators = sorted((str(name), int(count)) for name, count in dict(operators).items())
-        self.reasons = dict(reasons or {})
+    def __init__(self, operators: Union[Mapping[str, int], Iterable[Tuple[str, int]]],
+                 reasons: Optional[Mapping[str, str]] = None) -> None:
+        self.operators: List[Tuple[str, int]] = sorted(
+            (str(name), int(count)) for name, count in dict(operators).items())
+        self.reasons: Dict[str, str] = dict(reasons or {})
         lines = ["%s (x%d): %s" % (name, count, self.reasons.get(name, "no catalog mapping"))
                  for name, count in self.operators]
         super().__init__("the program uses %d aten op%s the catalog cannot express:\n  %s"

@@ -13,17 +13,22 @@ or a schedule: a callable taking the number of steps already taken (0 for the fi
 the rate, like `torch.optim.lr_scheduler.LambdaLR`'s factor times a base rate.
 """
 
+from __future__ import annotations
+
 import math
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from .errors import InputError
 
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
 Schedule = Union[float, Callable[[int], float]]
 
 
-def _number(value, name: str, low: float = 0.0, below: Optional[float] = None) -> float:
+def _number(value: object, name: str, low: float = 0.0, below: Optional[float] = None) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
         raise InputError("%s must be a number, not %r" % (name, value))
     number = float(value)
@@ -42,7 +47,7 @@ class Optimizer:
         self.lr = lr
         self.weight_decay = _number(weight_decay, "weight_decay")
         self.steps = 0
-        self.state: List[Dict[str, np.ndarray]] = []
+        self.state: List[Dict[str, NDArray[Any]]] = []
 
     def rate(self) -> float:
         """The learning rate of the next step."""
@@ -66,7 +71,7 @@ class Optimizer:
     def _settings(self) -> Dict[str, Any]:
         raise NotImplementedError
 
-    def step(self, params: Sequence[np.ndarray], grads: Sequence[np.ndarray]) -> None:
+    def step(self, params: Sequence[NDArray[Any]], grads: Sequence[NDArray[Any]]) -> None:
         """Updates `params` (float32 arrays) in place from their gradients."""
         if len(params) != len(grads):
             raise InputError("%d parameters, %d gradients" % (len(params), len(grads)))
@@ -77,7 +82,8 @@ class Optimizer:
             self._update(param, np.asarray(grad, dtype=param.dtype), state, lr)
         self.steps += 1
 
-    def _update(self, param, grad, state, lr) -> None:
+    def _update(self, param: NDArray[Any], grad: NDArray[Any],
+                state: Dict[str, NDArray[Any]], lr: np.float32) -> None:
         raise NotImplementedError
 
     def state_dict(self) -> Dict[str, Any]:
@@ -110,7 +116,8 @@ class SGD(Optimizer):
     def _settings(self) -> Dict[str, Any]:
         return {"momentum": self.momentum, "dampening": self.dampening, "nesterov": self.nesterov}
 
-    def _update(self, param, grad, state, lr) -> None:
+    def _update(self, param: NDArray[Any], grad: NDArray[Any],
+                state: Dict[str, NDArray[Any]], lr: np.float32) -> None:
         f32 = param.dtype.type
         d_p = grad + f32(self.weight_decay) * param if self.weight_decay else grad
         if self.momentum:
@@ -140,7 +147,8 @@ class Adam(Optimizer):
     def _settings(self) -> Dict[str, Any]:
         return {"betas": list(self.betas), "eps": self.eps}
 
-    def _update(self, param, grad, state, lr) -> None:
+    def _update(self, param: NDArray[Any], grad: NDArray[Any],
+                state: Dict[str, NDArray[Any]], lr: np.float32) -> None:
         f32 = param.dtype.type
         beta1, beta2 = self.betas
         if self.decoupled:
@@ -171,7 +179,7 @@ class AdamW(Adam):
         super().__init__(lr, betas, eps, weight_decay)
 
 
-def clip_grad_norm(grads: Sequence[np.ndarray], max_norm: float) -> float:
+def clip_grad_norm(grads: Sequence[NDArray[Any]], max_norm: float) -> float:
     """torch.nn.utils.clip_grad_norm_ (2-norm): scales `grads` in place when their total norm is
     over `max_norm`, and returns the total norm before clipping."""
     norms = np.array([np.linalg.norm(g.ravel()) for g in grads], dtype=np.float32)
@@ -182,7 +190,7 @@ def clip_grad_norm(grads: Sequence[np.ndarray], max_norm: float) -> float:
     return float(total)
 
 
-def grad_norm(grads: Sequence[np.ndarray]) -> float:
+def grad_norm(grads: Sequence[NDArray[Any]]) -> float:
     """The total 2-norm of the gradients, in float64."""
     return float(math.sqrt(sum(float(np.dot(g.ravel().astype(np.float64),
                                             g.ravel().astype(np.float64))) for g in grads)))

@@ -1,12 +1,17 @@
 """What Client.train returns, and the error a failed round raises."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import numpy as np
 
 from . import optim as goblin_optim
 from .errors import GoblinError
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 
 @dataclass
@@ -43,12 +48,12 @@ class TrainResult:
     pass the result as `resume=` to train on from it. `job` is the node's training job."""
     state_dict: Dict[str, Any]
     history: List[RoundRecord]
-    params: Dict[str, np.ndarray]
+    params: Dict[str, NDArray[Any]]
     optimizer: goblin_optim.Optimizer
     rounds: int
     job: str
-    flat_params: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, np.float32))
-    optimizer_state: List[np.ndarray] = field(repr=False, default_factory=list)
+    flat_params: NDArray[Any] = field(repr=False, default_factory=lambda: np.zeros(0, np.float32))
+    optimizer_state: List[NDArray[Any]] = field(repr=False, default_factory=list)
 
     @property
     def losses(self) -> List[float]:

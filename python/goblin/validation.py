@@ -4,20 +4,25 @@ The node checks the same rules (docs/protocol.md, "Rules for submit_matmul"); ch
 gives a clear Python exception without a round trip and without uploading gigabytes for nothing.
 """
 
-from typing import Optional, Sequence, Tuple
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple
 
 import numpy as np
 
 from .errors import DTypeError, InputError, ShapeError
 
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
 MATMUL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def _describe(name: str, array: np.ndarray) -> str:
+def _describe(name: str, array: NDArray[Any]) -> str:
     return "%s has shape %s" % (name, tuple(array.shape))
 
 
-def _check_array(name: str, array) -> None:
+def _check_array(name: str, array: object) -> None:
     if not isinstance(array, np.ndarray):
         raise DTypeError("%s must be a numpy.ndarray, got %s" % (name, type(array).__name__))
     if array.ndim != 2:
@@ -29,7 +34,7 @@ def _check_array(name: str, array) -> None:
                          "%s.astype(numpy.float32))" % (name, array.dtype, name))
 
 
-def _check_finite(name: str, array: np.ndarray) -> None:
+def _check_finite(name: str, array: NDArray[Any]) -> None:
     # min/max propagate NaN and expose +-Inf without allocating a mask of the whole array.
     if np.isfinite(array.min()) and np.isfinite(array.max()):
         return
@@ -38,7 +43,7 @@ def _check_finite(name: str, array: np.ndarray) -> None:
                      % (name, bad, array[bad].item()))
 
 
-def validate_matmul_inputs(A, B) -> Tuple[np.ndarray, np.ndarray]:
+def validate_matmul_inputs(A: NDArray[Any], B: NDArray[Any]) -> Tuple[NDArray[Any], NDArray[Any]]:
     """Checks A (m×k) and B (k×n) for matmul and returns them C-contiguous.
 
     Raises DTypeError (a TypeError) for a non-array or a dtype other than float32/float64 or

@@ -7,14 +7,19 @@ encode_tensor_frame() builds one; decode_tensor_frame() checks every rule before
 elements and then views them without copying.
 """
 
+from __future__ import annotations
+
 import json
 import struct
 import zlib
-from typing import Dict, List, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Tuple, Union
 
 import numpy as np
 
 from .errors import FrameError
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 FRAME_ALIGNMENT = 64
 MAX_HEADER_BYTES = 4096
@@ -51,7 +56,7 @@ def data_offset(header_length: int) -> int:
     return (unpadded + FRAME_ALIGNMENT - 1) // FRAME_ALIGNMENT * FRAME_ALIGNMENT
 
 
-def encode_tensor_frame(array: np.ndarray) -> bytes:
+def encode_tensor_frame(array: NDArray[Any]) -> bytes:
     """One tensor frame holding `array` (made little-endian and C-contiguous when it is not)."""
     array = np.asarray(array)
     name = wire_dtype_name(array.dtype)
@@ -71,19 +76,19 @@ def _fail(message: str) -> FrameError:
     return FrameError(message, code="invalid_frame")
 
 
-def _reject_duplicates(pairs):
+def _reject_duplicates(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
     keys = [key for key, _ in pairs]
     if len(set(keys)) != len(keys):
         raise _fail("tensor header repeats a key")
     return dict(pairs)
 
 
-def _non_negative_int(value) -> bool:
+def _non_negative_int(value: object) -> bool:
     # bool is an int subclass in Python; JSON true/false are not numbers.
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _INT64_MAX
 
 
-def _parse_header(raw: memoryview) -> dict:
+def _parse_header(raw: memoryview) -> Dict[str, Any]:
     try:
         text = bytes(raw).decode("utf-8")
         header = json.loads(text, object_pairs_hook=_reject_duplicates)
@@ -114,7 +119,7 @@ def _parse_header(raw: memoryview) -> dict:
 
 
 def decode_tensor_frame(frame: Buffer,
-                        max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES) -> np.ndarray:
+                        max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES) -> NDArray[Any]:
     """The tensor in `frame`, checked against every rule of docs/protocol.md.
 
     The checks run in the same order as the C++ decoder: length field, header, nbytes against the
