@@ -68,15 +68,15 @@ int main(int argc, char** argv) {
         "slots", po::value<int>()->default_value(2),
         "tasks in flight at once (1-16)")("memory-mb", po::value<std::int64_t>()->default_value(0),
                                           "memory to lend, MiB (0: half of what is available)")(
-        "input-cache-mb", po::value<std::int64_t>()->default_value(256),
-        "graph inputs (model parameters) kept between tasks, MiB, at most a quarter of the memory "
-        "lent (0: every task brings its inputs)")(
         "config-dir", po::value<std::string>(), "where the identity is kept")(
         "devices", po::value<std::string>()->default_value("cpu"),
         "what computes: cpu, gpu0, gpu1, … comma-separated (the CPU also takes what a GPU cannot)")(
         "gpu-slice-seconds", po::value<double>()->default_value(0.5),
         "longest single GPU kernel; a GEMM is cut into slices this long")(
         "list-devices", "print the CPU and every OpenCL device, then exit")(
+        "list-devices-tsv", "print the OpenCL devices one a line (index, type, name, vendor), then "
+                            "exit (the desktop app lists them so, keeping the driver out of its "
+                            "own process)")(
         "calibrate", "search CLBlast GEMM parameters for the OpenCL devices, save them, then exit")(
         "calibrate-seconds", po::value<double>()->default_value(60.0),
         "time limit of --calibrate per device and dtype");
@@ -106,6 +106,11 @@ int main(int argc, char** argv) {
             (void)compute::prepareOpenClCache(cacheDir / "opencl");
             std::cout << volunteer::formatDeviceTable({cpuThreads, memoryBytes},
                                                       compute::listOpenClDevices());
+            return 0;
+        }
+        if (args.count("list-devices-tsv")) {
+            (void)compute::prepareOpenClCache(cacheDir / "opencl");
+            std::cout << volunteer::formatDeviceLines(compute::listOpenClDevices());
             return 0;
         }
         const fs::path configDir = args.count("config-dir")
@@ -160,8 +165,6 @@ int main(int argc, char** argv) {
         settings.slots = std::clamp(args["slots"].as<int>(), 1, 16);
         settings.threads = cpuThreads;
         settings.memoryBytes = memoryBytes;
-        settings.inputCacheBytes =
-            std::max<std::int64_t>(0, args["input-cache-mb"].as<std::int64_t>()) << 20;
 
         asio::io_context io(1);
         auto devices = volunteer::setUpDevices(deviceOptions, logLine);

@@ -96,6 +96,74 @@ std::string formatDeviceTable(const CpuDescription& cpu,
     return table;
 }
 
+namespace {
+
+std::string oneField(std::string text) {
+    for (char& c : text)
+        if (c == '\t' || c == '\n' || c == '\r')
+            c = ' ';
+    return text.substr(0, 256);
+}
+
+std::vector<std::string> splitTabs(const std::string& line) {
+    std::vector<std::string> fields;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t tab = line.find('\t', start);
+        fields.push_back(line.substr(start, tab - start));
+        if (tab == std::string::npos)
+            return fields;
+        start = tab + 1;
+    }
+}
+
+} // namespace
+
+std::string formatDeviceLines(const Expected<std::vector<compute::OpenClDeviceInfo>>& devices) {
+    if (!devices)
+        return "error\t" + oneField(devices.error().message) + "\n";
+    std::string text = "ok\n";
+    for (const auto& device : *devices)
+        text.append(std::to_string(device.index))
+            .append("\t")
+            .append(oneField(device.type))
+            .append("\t")
+            .append(oneField(device.name))
+            .append("\t")
+            .append(oneField(device.vendor))
+            .append("\n");
+    return text;
+}
+
+Expected<std::vector<compute::OpenClDeviceInfo>> parseDeviceLines(const std::string& text) {
+    std::vector<std::string> lines;
+    for (std::size_t start = 0; start < text.size();) {
+        const std::size_t end = std::min(text.find('\n', start), text.size());
+        lines.push_back(text.substr(start, end - start));
+        start = end + 1;
+    }
+    if (lines.empty())
+        return makeError(ErrorCode::InvalidInput, "the device listing printed nothing");
+    if (lines[0].rfind("error\t", 0) == 0)
+        return makeError(ErrorCode::Internal, lines[0].substr(6));
+    if (lines[0] != "ok")
+        return makeError(ErrorCode::InvalidInput, "unexpected device listing: " + lines[0]);
+    std::vector<compute::OpenClDeviceInfo> devices;
+    for (std::size_t i = 1; i < lines.size(); ++i) {
+        const auto fields = splitTabs(lines[i]);
+        compute::OpenClDeviceInfo device;
+        const char* end = fields[0].data() + fields[0].size();
+        if (fields.size() != 4 || std::from_chars(fields[0].data(), end, device.index).ptr != end ||
+            device.index < 0 || device.index > 63)
+            return makeError(ErrorCode::InvalidInput, "unexpected device line: " + lines[i]);
+        device.type = fields[1];
+        device.name = fields[2];
+        device.vendor = fields[3];
+        devices.push_back(std::move(device));
+    }
+    return devices;
+}
+
 json::array describeDevices(const CpuDescription& cpu, const compute::OpenClDeviceInfo* device) {
     json::array list;
     list.push_back(json::object{{"id", "cpu"},

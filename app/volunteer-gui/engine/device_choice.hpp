@@ -39,6 +39,14 @@ struct CpuDescription {
 std::string formatDeviceTable(const CpuDescription& cpu,
                               const Expected<std::vector<compute::OpenClDeviceInfo>>& devices);
 
+// What `--list-devices-tsv` prints, for the desktop app, which lists the devices in a child
+// process so the OpenCL driver (PoCL brings LLVM, ~55 MB) never loads into its own: "ok", then one
+// line per device "index<TAB>type<TAB>name<TAB>vendor"; or "error<TAB>message".
+std::string formatDeviceLines(const Expected<std::vector<compute::OpenClDeviceInfo>>& devices);
+// Reads those lines back (index, type, name and vendor filled in); InvalidInput when malformed.
+[[nodiscard]] Expected<std::vector<compute::OpenClDeviceInfo>>
+parseDeviceLines(const std::string& text);
+
 // capabilities.devices of the hello: the CPU, and the OpenCL device in use (if any).
 boost::json::array describeDevices(const CpuDescription& cpu,
                                    const compute::OpenClDeviceInfo* device);

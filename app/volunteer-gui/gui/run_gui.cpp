@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "device_listing.hpp"
 #include "single_instance.hpp"
 #include "volunteer_app.hpp"
 
@@ -30,7 +31,11 @@ int runGui(int& argc, char** argv, const QString& nodeUrl, const QString& config
         break;
     }
     QSettings store;
-    VolunteerApp volunteer(AppOptions{nodeUrl, configDir, minimized, {}}, store);
+    AppOptions options{nodeUrl, configDir, minimized, {}};
+    options.listDevices = [] {
+        return listDevicesInChild(QCoreApplication::applicationFilePath());
+    };
+    VolunteerApp volunteer(options, store);
     if (!instance.error().isEmpty())
         std::fprintf(stderr, "goblin-volunteer: %s\n", qPrintable(instance.error()));
     QObject::connect(&instance, &SingleInstance::raiseRequested, &volunteer,

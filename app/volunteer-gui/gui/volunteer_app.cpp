@@ -142,7 +142,7 @@ VolunteerApp::~VolunteerApp() {
 // driver's program cache at our folder first, while no other thread reads the environment).
 void VolunteerApp::listGpus() {
     (void)compute::prepareOpenClCache(defaultCacheDir() / "opencl");
-    auto devices = compute::listOpenClDevices();
+    auto devices = m_options.listDevices ? m_options.listDevices() : compute::listOpenClDevices();
     if (!devices) {
         m_window->settingsPage()->setGpuDevices({},
                                                 QString::fromStdString(devices.error().message));

@@ -37,6 +37,9 @@ struct AppOptions {
     int protocolVersion = net::kProtocolVersion; // what the engines offer (tests offer others)
     int releaseAfterPauseMs = 30'000;
     std::function<void()> releaseMemory = releaseFreedMemory; // once the engines go idle
+    // Lists the OpenCL devices; empty: in this process. The app runs `goblin-volunteer
+    // --list-devices-tsv` (listDevicesInChild), so the driver never loads into the GUI process.
+    std::function<Expected<std::vector<compute::OpenClDeviceInfo>>()> listDevices = {};
     // OpenCL CPU devices (PoCL) are no GPUs; tests on machines with only PoCL offer them.
     OpenClCpuDevices openClCpuDevices = OpenClCpuDevices::Hide;
 };

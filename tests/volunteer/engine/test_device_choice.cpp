@@ -7,10 +7,12 @@ using goblin::ErrorCode;
 using goblin::compute::OpenClDeviceInfo;
 using goblin::volunteer::CpuDescription;
 using goblin::volunteer::describeDevices;
+using goblin::volunteer::formatDeviceLines;
 using goblin::volunteer::formatDeviceTable;
 using goblin::volunteer::gpuDevices;
 using goblin::volunteer::OpenClCpuDevices;
 using goblin::volunteer::parseDeviceChoice;
+using goblin::volunteer::parseDeviceLines;
 
 namespace {
 
@@ -43,6 +45,7 @@ private Q_SLOTS:
     void tableSaysWhenThereIsNoOpenCl();
     void helloDescribesDevices();
     void openClCpuIsNotAGpu();
+    void deviceLinesRoundTrip();
 };
 
 void TestDeviceChoice::parsesValidLists() {
@@ -119,6 +122,30 @@ void TestDeviceChoice::openClCpuIsNotAGpu() {
     QVERIFY2(table.find("note: gpu0 is an OpenCL CPU device, not a GPU") != std::string::npos,
              table.c_str());
     QVERIFY2(table.find("note: gpu1") == std::string::npos, table.c_str());
+}
+
+// The desktop app reads what a child `--list-devices-tsv` printed: what it needs comes back, an
+// error stays an error, and garbage is refused.
+void TestDeviceChoice::deviceLinesRoundTrip() {
+    OpenClDeviceInfo odd = fakeGpu();
+    odd.index = 3;
+    odd.name = "tab\there";
+    const auto back = parseDeviceLines(formatDeviceLines(std::vector<OpenClDeviceInfo>{odd}));
+    QVERIFY(back.has_value());
+    QCOMPARE(back->size(), std::size_t{1});
+    QCOMPARE((*back)[0].index, 3);
+    QCOMPARE((*back)[0].type, std::string("gpu"));
+    QCOMPARE((*back)[0].name, std::string("tab here"));
+    QCOMPARE((*back)[0].vendor, std::string("NVIDIA Corporation"));
+    QVERIFY(parseDeviceLines(formatDeviceLines(std::vector<OpenClDeviceInfo>{}))->empty());
+    const auto failed = parseDeviceLines(
+        formatDeviceLines(goblin::makeError(ErrorCode::Internal, "clGetPlatformIDs failed")));
+    QVERIFY(!failed.has_value());
+    QCOMPARE(failed.error().message, std::string("clGetPlatformIDs failed"));
+    QVERIFY(!parseDeviceLines("").has_value());
+    QVERIFY(!parseDeviceLines("ok\n1\tgpu\n").has_value());
+    QVERIFY(!parseDeviceLines("ok\nx\tgpu\ta\tb\n").has_value());
+    QVERIFY(!parseDeviceLines("ok\n99\tgpu\ta\tb\n").has_value());
 }
 
 QTEST_APPLESS_MAIN(TestDeviceChoice)

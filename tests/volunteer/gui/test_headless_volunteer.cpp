@@ -10,6 +10,8 @@
 
 #include <csignal>
 
+#include "device_listing.hpp"
+#include "goblin/compute/opencl_devices.hpp"
 #include "lab_node_fixture.hpp"
 #include "volunteer_app.hpp"
 
@@ -22,6 +24,7 @@ private Q_SLOTS:
     void bannedVolunteerExitsSayingWhy();
     void signalSendsACloseFrame();
     void desktopQuitSendsACloseFrame();
+    void childListsTheSameDevices();
 
 private:
     goblin::testing::LabNodeFixture m_node;
@@ -126,6 +129,22 @@ void TestHeadlessVolunteer::desktopQuitSendsACloseFrame() {
         30000);
     QVERIFY2(left.hasMatch(), qPrintable(m_node.output()));
     QCOMPARE(left.captured(1), QStringLiteral("internal: peer closed the connection (1000)"));
+}
+
+// The desktop app lists the OpenCL devices through a child goblin-volunteer: the same devices as
+// listing them here.
+void TestHeadlessVolunteer::childListsTheSameDevices() {
+    const auto here = goblin::compute::listOpenClDevices();
+    QVERIFY(here.has_value());
+    const auto child = listDevicesInChild(QStringLiteral(GOBLIN_VOLUNTEER));
+    QVERIFY2(child.has_value(), child ? "" : child.error().message.c_str());
+    QCOMPARE(child->size(), here->size());
+    for (std::size_t i = 0; i < here->size(); ++i) {
+        QCOMPARE((*child)[i].index, (*here)[i].index);
+        QCOMPARE((*child)[i].type, (*here)[i].type);
+        QCOMPARE((*child)[i].name, (*here)[i].name);
+    }
+    QVERIFY(!listDevicesInChild(QStringLiteral("/nonexistent/goblin-volunteer")).has_value());
 }
 
 QTEST_MAIN(TestHeadlessVolunteer)
