@@ -15,9 +15,15 @@ attributes are keyword arguments. ``concat`` is variadic (``g.concat(a, b, c, di
 (``g.dropout_mask(shape=[4, 8], p=0.1, seed=7)``). Shapes and dtypes are checked by the node.
 """
 
+from __future__ import annotations
+
 import json
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Sequence, Tuple, Type, Union
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 CATALOG_VERSION = 3
 
@@ -25,7 +31,7 @@ CATALOG_VERSION = 3
 # Arity VARIADIC (concat) takes 1 to MAX_VARIADIC_ARGS values; arity 0 (dropout_mask) takes none.
 VARIADIC = -1
 MAX_VARIADIC_ARGS = 8
-OPS = {
+OPS: Dict[str, Tuple[int, str]] = {
     "add": (2, "exact"), "sub": (2, "exact"), "mul": (2, "exact"), "div": (2, "exact"),
     "pow": (2, "ulp"), "maximum": (2, "exact"), "minimum": (2, "exact"),
     "floor_divide": (2, "exact"), "remainder": (2, "exact"),
@@ -53,17 +59,18 @@ OPS = {
     "dropout_mask": (0, "exact"),
 }
 
-DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "bool": np.bool_}
+DTYPES: Dict[str, Type[np.generic]] = {"f32": np.float32, "f64": np.float64, "i32": np.int32,
+                                       "i64": np.int64, "bool": np.bool_}
 
 
-def arity_accepts(arity, count):
+def arity_accepts(arity: int, count: int) -> bool:
     """Whether an op of this arity takes `count` inputs."""
     if arity == VARIADIC:
         return 1 <= count <= MAX_VARIADIC_ARGS
     return count == arity
 
 
-def wire_dtype(dtype):
+def wire_dtype(dtype: DTypeLike) -> str:
     """The wire name of a numpy dtype ("f32", …)."""
     for name, numpy_type in DTYPES.items():
         if np.dtype(dtype) == np.dtype(numpy_type):
@@ -71,7 +78,7 @@ def wire_dtype(dtype):
     raise TypeError("dtype %s is not in the catalog (f32, f64, i32, i64, bool)" % np.dtype(dtype))
 
 
-def encode_values(array):
+def encode_values(array: ArrayLike) -> List[Any]:
     """C-order values as JSON numbers; non-finite floats as "nan", "inf", "-inf"."""
     flat = np.ascontiguousarray(array).reshape(-1)
     if flat.dtype.kind == "f":
@@ -80,13 +87,13 @@ def encode_values(array):
     return flat.tolist()
 
 
-def tensor_to_json(array):
+def tensor_to_json(array: ArrayLike) -> Dict[str, Any]:
     array = np.asarray(array)
     return {"dtype": wire_dtype(array.dtype), "shape": list(array.shape),
             "values": encode_values(array)}
 
 
-def tensor_from_json(obj):
+def tensor_from_json(obj: Dict[str, Any]) -> NDArray[Any]:
     dtype = DTYPES[obj["dtype"]]
     values = [float(v) if isinstance(v, str) else v for v in obj["values"]]
     return np.array(values, dtype=dtype).reshape(obj["shape"])
@@ -95,37 +102,37 @@ def tensor_from_json(obj):
 class Value:
     """A value of the graph under construction (an input, a constant or a node's result)."""
 
-    def __init__(self, graph, value_id):
+    def __init__(self, graph: Graph, value_id: int) -> None:
         self.graph = graph
         self.id = value_id
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "Value(%d)" % self.id
 
 
 class Graph:
-    def __init__(self):
+    def __init__(self) -> None:
         self._next = 0
-        self.inputs = []
-        self.constants = []
-        self.nodes = []
-        self.outputs = []
+        self.inputs: List[Dict[str, Any]] = []
+        self.constants: List[Dict[str, Any]] = []
+        self.nodes: List[Dict[str, Any]] = []
+        self.outputs: List[int] = []
 
-    def _new_id(self):
+    def _new_id(self) -> int:
         self._next += 1
         return self._next - 1
 
-    def input(self, dtype, shape):
+    def input(self, dtype: str, shape: Sequence[int]) -> Value:
         value = Value(self, self._new_id())
         self.inputs.append({"id": value.id, "dtype": dtype, "shape": [int(d) for d in shape]})
         return value
 
-    def constant(self, array):
+    def constant(self, array: ArrayLike) -> Value:
         value = Value(self, self._new_id())
         self.constants.append(dict(tensor_to_json(array), id=value.id))
         return value
 
-    def op(self, name, *args, **attrs):
+    def op(self, name: str, *args: Union[Value, Sequence[Value]], **attrs: Any) -> Value:
         if name not in OPS:
             raise ValueError("unknown op %r" % name)
         arity = OPS[name][0]
@@ -134,25 +141,28 @@ class Graph:
         if not arity_accepts(arity, len(args)):
             wanted = "1 to %d" % MAX_VARIADIC_ARGS if arity == VARIADIC else str(arity)
             raise ValueError("%s takes %s inputs, got %d" % (name, wanted, len(args)))
+        values: List[Value] = []
         for arg in args:
             if not isinstance(arg, Value) or arg.graph is not self:
                 raise ValueError("%s: arguments must be values of this graph" % name)
+            values.append(arg)
         value = Value(self, self._new_id())
         clean = {key: (list(v) if isinstance(v, (list, tuple)) else v) for key, v in attrs.items()}
-        self.nodes.append({"id": value.id, "op": name, "args": [a.id for a in args], "attrs": clean})
+        self.nodes.append({"id": value.id, "op": name, "args": [a.id for a in values],
+                           "attrs": clean})
         return value
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Callable[..., Value]:
         if name in OPS:
             return lambda *args, **attrs: self.op(name, *args, **attrs)
         raise AttributeError(name)
 
-    def output(self, *values):
+    def output(self, *values: Value) -> None:
         self.outputs.extend(v.id for v in values)
 
-    def to_dict(self):
+    def to_dict(self) -> Dict[str, Any]:
         return {"catalog": CATALOG_VERSION, "inputs": self.inputs, "constants": self.constants,
                 "nodes": self.nodes, "outputs": self.outputs}
 
-    def to_json(self):
+    def to_json(self) -> str:
         return json.dumps(self.to_dict(), separators=(",", ":"))

@@ -5,23 +5,34 @@ shared vectors in tests/vectors/graphs/.
     outputs = goblin.reference.run(graph, [x])   # graph: graph.Graph, dict or JSON text
 """
 
+from __future__ import annotations
+
 import json
 import math
+from typing import (TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple,
+                    Union)
 
 import numpy as np
 
 from .graph import CATALOG_VERSION, DTYPES, OPS, Graph, arity_accepts, tensor_from_json
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, DTypeLike, NDArray
+
+    Array = NDArray[Any]
+
+Attrs = Dict[str, Any]
+
 
 class GraphError(ValueError):
     """A graph the interpreter refuses; ``code`` is the wire error code ("invalid_input", …)."""
 
-    def __init__(self, code, message):
+    def __init__(self, code: str, message: str) -> None:
         super().__init__("%s: %s" % (code, message))
         self.code = code
 
 
-def _float_floor_divide(a, b):
+def _float_floor_divide(a: Array, b: Array) -> Array:
     with np.errstate(all="ignore"):
         mod = np.fmod(a, b)
         div = (a - mod) / b
@@ -33,13 +44,13 @@ def _float_floor_divide(a, b):
         return np.where(b == 0, a / b, out).astype(a.dtype)
 
 
-def _float_remainder(a, b):
+def _float_remainder(a: Array, b: Array) -> Array:
     with np.errstate(all="ignore"):
         mod = np.fmod(a, b)
         return np.where((mod != 0) & ((b < 0) != (mod < 0)), mod + b, mod).astype(a.dtype)
 
 
-def _int_division(name, a, b):
+def _int_division(name: str, a: Array, b: Array) -> Array:
     if np.any(b == 0):
         raise GraphError("invalid_input", "%s: integer division by zero" % name)
     a, b = np.broadcast_arrays(a, b)
@@ -51,12 +62,12 @@ def _int_division(name, a, b):
         return np.where(minus_one, 0, np.remainder(a, safe_b)).astype(a.dtype)
 
 
-def _map_double(fn, x):
+def _map_double(fn: Callable[[float], float], x: Array) -> Array:
     out = np.array([fn(v) for v in x.astype(np.float64).reshape(-1).tolist()], dtype=np.float64)
     return out.reshape(x.shape).astype(x.dtype)
 
 
-def _lgamma(v):
+def _lgamma(v: float) -> float:
     if math.isnan(v) or math.isinf(v):
         return v if math.isnan(v) else math.inf
     if v <= 0 and v == math.floor(v):
@@ -64,7 +75,7 @@ def _lgamma(v):
     return math.lgamma(v)
 
 
-def _gelu(x, form):
+def _gelu(x: Array, form: str) -> Array:
     t = x.dtype.type
     if form == "tanh":
         inner = t(0.7978845608028654) * (x + t(0.044715) * x * x * x)
@@ -81,7 +92,7 @@ ANY_DTYPE = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "l
              "logical_not", "isnan"}
 
 
-def _check_kind(name, dtype):
+def _check_kind(name: str, dtype: np.dtype[Any]) -> None:
     if name in ANY_DTYPE:
         return
     if name in FLOAT_ONLY:
@@ -94,13 +105,13 @@ def _check_kind(name, dtype):
         raise GraphError("unsupported_dtype", "%s takes %s, not %s" % (name, wanted, dtype))
 
 
-def _binary(name, a, b):
+def _binary(name: str, a: Array, b: Array) -> Array:
     if a.dtype != b.dtype:
         raise GraphError("unsupported_dtype", "%s: inputs have different dtypes" % name)
     _check_kind(name, a.dtype)
     if name in ("floor_divide", "remainder") and a.dtype.kind in "iu":
         return _int_division(name, a, b)
-    table = {
+    table: Dict[str, Callable[..., Any]] = {
         "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
         "pow": np.power, "maximum": np.maximum, "minimum": np.minimum,
         "floor_divide": _float_floor_divide, "remainder": _float_remainder,
@@ -115,7 +126,7 @@ def _binary(name, a, b):
     return np.asarray(out, dtype=np.bool_ if out.dtype == np.bool_ else a.dtype)
 
 
-def _unary(name, x, attrs):
+def _unary(name: str, x: Array, attrs: Attrs) -> Array:
     _check_kind(name, x.dtype)
     t = x.dtype.type
     with np.errstate(all="ignore"):
@@ -132,7 +143,7 @@ def _unary(name, x, attrs):
             return np.invert(x)
         if name == "isnan":
             return np.isnan(x) if x.dtype.kind == "f" else np.zeros(x.shape, np.bool_)
-        simple = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "tanh": np.tanh,
+        simple: Dict[str, Callable[[Array], Any]] = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "tanh": np.tanh,
                   "rsqrt": lambda v: t(1) / np.sqrt(v),
                   "sigmoid": lambda v: t(1) / (t(1) + np.exp(-v)),
                   "erf": lambda v: _map_double(math.erf, v),
@@ -141,16 +152,16 @@ def _unary(name, x, attrs):
         return np.asarray(simple[name](x), dtype=x.dtype)
 
 
-def _dims(attrs, rank):
+def _dims(attrs: Attrs, rank: int) -> Tuple[int, ...]:
     dims = list(attrs.get("dims", [])) or list(range(rank))
     return tuple(sorted(d % rank if rank else 0 for d in dims)) if rank else ()
 
 
-def _accumulator(dtype):
+def _accumulator(dtype: np.dtype[Any]) -> DTypeLike:
     return np.int64 if dtype == np.int32 else dtype
 
 
-def _reduce(name, x, attrs):
+def _reduce(name: str, x: Array, attrs: Attrs) -> Any:
     axis = _dims(attrs, x.ndim)
     keep = bool(attrs.get("keepdim", False))
     with np.errstate(all="ignore"):
@@ -171,7 +182,7 @@ def _reduce(name, x, attrs):
         return np.asarray(squares / divisor, dtype=x.dtype)
 
 
-def _along(name, x, attrs):
+def _along(name: str, x: Array, attrs: Attrs) -> Array:
     keep = bool(attrs.get("keepdim", False))
     if name in ("argmax", "argmin"):
         fn = np.argmax if name == "argmax" else np.argmin
@@ -189,8 +200,8 @@ def _along(name, x, attrs):
     return np.asarray(out, dtype=x.dtype)
 
 
-def _cast(x, dtype):
-    target = np.dtype(DTYPES[dtype])
+def _cast(x: Array, dtype: str) -> Array:
+    target: np.dtype[Any] = np.dtype(DTYPES[dtype])
     if x.dtype.kind == "f" and target.kind == "i":
         info = np.iinfo(target)
         with np.errstate(all="ignore"):
@@ -202,7 +213,7 @@ def _cast(x, dtype):
     return x.astype(target)
 
 
-def _clamp(x, attrs):
+def _clamp(x: Array, attrs: Attrs) -> Array:
     out = x
     if attrs.get("min") is not None:
         out = np.where(out < x.dtype.type(attrs["min"]), x.dtype.type(attrs["min"]), out)
@@ -213,12 +224,12 @@ def _clamp(x, attrs):
 
 # ---- catalog 3 ------------------------------------------------------------------------------
 
-def _dim(attrs, rank, default=None):
+def _dim(attrs: Attrs, rank: int, default: Optional[int] = None) -> int:
     dim = attrs.get("dim", default)
     return dim + max(rank, 1) if dim < 0 else dim
 
 
-def _check_indices(index, size, op):
+def _check_indices(index: ArrayLike, size: int, op: str) -> Array:
     flat = np.asarray(index).reshape(-1).astype(np.int64)
     bad = flat[(flat < 0) | (flat >= size)]
     if bad.size:
@@ -227,7 +238,7 @@ def _check_indices(index, size, op):
     return np.asarray(index).astype(np.int64)
 
 
-def _gather(x, index, attrs):
+def _gather(x: Array, index: Array, attrs: Attrs) -> Array:
     dim = _dim(attrs, x.ndim)
     index = _check_indices(index, x.shape[dim] if x.ndim else 1, "gather")
     if x.ndim == 0:
@@ -236,20 +247,20 @@ def _gather(x, index, attrs):
     return np.take_along_axis(x[window], index, axis=dim)
 
 
-def _index_select(x, index, dim, op):
+def _index_select(x: Array, index: Array, dim: int, op: str) -> Array:
     index = _check_indices(index, x.shape[dim] if x.ndim else 1, op)
     if x.ndim == 0:
         return x.copy()
     return np.take(x, index.reshape(-1), axis=dim)
 
 
-def _one_hot(x, attrs):
+def _one_hot(x: Array, attrs: Attrs) -> Array:
     classes = int(attrs["num_classes"])
     index = _check_indices(x, classes, "one_hot")
     return (index[..., None] == np.arange(classes)).astype(np.int64)
 
 
-def _index_add(x, index, source, attrs):
+def _index_add(x: Array, index: Array, source: Array, attrs: Attrs) -> Array:
     dim = _dim(attrs, x.ndim)
     index = _check_indices(index, x.shape[dim] if x.ndim else 1, "index_add").reshape(-1)
     alpha = attrs.get("alpha", 1)
@@ -267,14 +278,14 @@ def _index_add(x, index, source, attrs):
     return out
 
 
-def _sequential_sum(a, axis):
+def _sequential_sum(a: Array, axis: int) -> Array:
     """Σ in element order (as the C++ reference), not numpy's pairwise order."""
     if a.shape[axis] == 0:
         return np.zeros(np.delete(a.shape, axis), a.dtype)
     return np.take(np.cumsum(a, axis=axis, dtype=a.dtype), -1, axis=axis)
 
 
-def _layer_norm_rows(x, ndim, eps):
+def _layer_norm_rows(x: Array, ndim: int, eps: float) -> Tuple[Array, Array, Array]:
     """x as rows of K normalised elements, with each row's mean and rstd (two passes, biased)."""
     if not math.isfinite(eps) or eps < 0:
         raise GraphError("invalid_input", "layer_norm: eps must be finite and ≥ 0")
@@ -288,14 +299,14 @@ def _layer_norm_rows(x, ndim, eps):
     return rows, mean[:, None], rstd[:, None]
 
 
-def _layer_norm(x, weight, bias, attrs):
+def _layer_norm(x: Array, weight: Array, bias: Array, attrs: Attrs) -> Array:
     rows, mean, rstd = _layer_norm_rows(x, attrs["normalized_ndim"], attrs.get("eps", 1e-5))
     w, b = weight.reshape(1, -1), bias.reshape(1, -1)
     with np.errstate(all="ignore"):
         return ((rows - mean) * rstd * w + b).reshape(x.shape).astype(x.dtype)
 
 
-def _layer_norm_backward(grad, x, weight, attrs):
+def _layer_norm_backward(grad: Array, x: Array, weight: Array, attrs: Attrs) -> Array:
     rows, mean, rstd = _layer_norm_rows(x, attrs["normalized_ndim"], attrs.get("eps", 1e-5))
     g = grad.reshape(rows.shape)
     t = x.dtype.type
@@ -313,13 +324,13 @@ def _layer_norm_backward(grad, x, weight, attrs):
         return ((dy - mean_dy - xhat * mean_dy_xhat) * rstd).reshape(x.shape).astype(x.dtype)
 
 
-def _slice(x, attrs):
+def _slice(x: Array, attrs: Attrs) -> Array:
     dim = _dim(attrs, x.ndim, 0)
     window = slice(attrs.get("start", 0), attrs.get("end", 2 ** 63 - 1), attrs.get("step", 1))
     return np.ascontiguousarray(x[(slice(None),) * dim + (window,)])
 
 
-def _pad(x, attrs):
+def _pad(x: Array, attrs: Attrs) -> Array:
     pads = list(attrs["pads"])
     before = [0] * x.ndim
     after = [0] * x.ndim
@@ -339,23 +350,25 @@ def _pad(x, attrs):
     return out
 
 
-def _pair(attrs, name, default):
+def _pair(attrs: Attrs, name: str, default: Sequence[int]) -> List[int]:
     value = list(attrs.get(name, []))
     return value if value else list(default)
 
 
-def _conv_geometry(attrs):
+def _conv_geometry(attrs: Attrs) -> Tuple[List[int], List[int], List[int], int]:
     return (_pair(attrs, "stride", [1, 1]), _pair(attrs, "padding", [0, 0]),
             _pair(attrs, "dilation", [1, 1]), int(attrs.get("groups", 1)))
 
 
-def _taps(out_size, stride, pad, dilation, tap, size):
+def _taps(out_size: int, stride: int, pad: int, dilation: int, tap: int,
+          size: int) -> Tuple[Array, Array]:
     """Input positions read by kernel tap `tap` for every output position, and which are inside."""
     positions = np.arange(out_size) * stride - pad + tap * dilation
     return np.clip(positions, 0, size - 1), (positions >= 0) & (positions < size)
 
 
-def _conv2d(x, w, attrs, out_hw=None):
+def _conv2d(x: Array, w: Array, attrs: Attrs,
+            out_hw: Optional[Sequence[int]] = None) -> Array:
     (sy, sx), (py, px), (dy, dx), groups = _conv_geometry(attrs)
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
@@ -378,7 +391,7 @@ def _conv2d(x, w, attrs, out_hw=None):
     return out
 
 
-def _conv2d_input_grad(grad, w, attrs):
+def _conv2d_input_grad(grad: Array, w: Array, attrs: Attrs) -> Array:
     (sy, sx), (py, px), (dy, dx), groups = _conv_geometry(attrs)
     n, c, h, wd = attrs["input_shape"]
     o, cg, kh, kw = w.shape
@@ -405,7 +418,7 @@ def _conv2d_input_grad(grad, w, attrs):
     return out
 
 
-def _conv2d_weight_grad(x, grad, attrs):
+def _conv2d_weight_grad(x: Array, grad: Array, attrs: Attrs) -> Array:
     (sy, sx), (py, px), (dy, dx), groups = _conv_geometry(attrs)
     o, cg, kh, kw = attrs["weight_shape"]
     n, c, h, wd = x.shape
@@ -430,13 +443,13 @@ def _conv2d_weight_grad(x, grad, attrs):
     return out
 
 
-def _pool_geometry(attrs):
+def _pool_geometry(attrs: Attrs) -> Tuple[List[int], List[int], List[int], List[int], bool]:
     kernel = list(attrs["kernel"])
     return (kernel, _pair(attrs, "stride", kernel), _pair(attrs, "padding", [0, 0]),
             _pair(attrs, "dilation", [1, 1]), bool(attrs.get("ceil_mode", False)))
 
 
-def _pool_size(size, k, s, p, d, ceil):
+def _pool_size(size: int, k: int, s: int, p: int, d: int, ceil: bool) -> int:
     numerator = size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil else 0)
     out = numerator // s + 1
     if ceil and (out - 1) * s >= size + p:
@@ -444,7 +457,7 @@ def _pool_size(size, k, s, p, d, ceil):
     return out
 
 
-def _pool_argmax(x, attrs):
+def _pool_argmax(x: Array, attrs: Attrs) -> Tuple[Array, Array]:
     """Per plane and window, the in-plane index of the first maximum (first NaN wins), −1 if none."""
     (kh, kw), (sy, sx), (py, px), (dy, dx), ceil = _pool_geometry(attrs)
     h, wd = x.shape[-2:]
@@ -468,7 +481,7 @@ def _pool_argmax(x, attrs):
     return planes, best
 
 
-def _max_pool2d(name, args, attrs):
+def _max_pool2d(name: str, args: List[Array], attrs: Attrs) -> Array:
     x = args[-1]
     planes, best = _pool_argmax(x, attrs)
     out_shape = x.shape[:-2] + best.shape[1:]
@@ -489,7 +502,8 @@ PHILOX_M0, PHILOX_M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
 PHILOX_W0, PHILOX_W1 = 0x9E3779B9, 0xBB67AE85
 
 
-def philox4x32_10(counter, key):
+def philox4x32_10(counter: Sequence[ArrayLike],
+                  key: Sequence[int]) -> Tuple[Array, Array, Array, Array]:
     """Philox4x32-10 (Random123) on arrays: counter = 4 uint32 arrays, key = 2 ints."""
     c0, c1, c2, c3 = (np.asarray(c, np.uint32) for c in counter)
     k0, k1 = int(key[0]) & 0xFFFFFFFF, int(key[1]) & 0xFFFFFFFF
@@ -506,7 +520,8 @@ def philox4x32_10(counter, key):
     return c0, c1, c2, c3
 
 
-def dropout_mask(shape, p, seed=0, offset=0, dtype="f32"):
+def dropout_mask(shape: Sequence[int], p: float, seed: int = 0, offset: int = 0,
+                 dtype: str = "f32") -> Array:
     """The catalog's dropout_mask (docs/ops.md): 1/(1-p) where kept, 0 where dropped; element i
     draws Philox4x32-10 counter offset + i under `seed`. What a training round's dropout uses
     (docs/training.md, "Dropout")."""
@@ -514,7 +529,7 @@ def dropout_mask(shape, p, seed=0, offset=0, dtype="f32"):
                           "dtype": dtype})
 
 
-def _dropout_mask(attrs):
+def _dropout_mask(attrs: Attrs) -> Array:
     shape = [int(d) for d in attrs["shape"]]
     p = float(attrs["p"])
     seed = int(attrs["seed"]) & 0xFFFFFFFFFFFFFFFF
@@ -528,7 +543,7 @@ def _dropout_mask(attrs):
     return np.where(kept, dtype(1.0 / (1.0 - p)), dtype(0)).astype(dtype).reshape(shape)
 
 
-def _catalog3(name, args, attrs):
+def _catalog3(name: str, args: List[Array], attrs: Attrs) -> Array:
     if name == "gather":
         return _gather(args[0], args[1], attrs)
     if name == "index_select":
@@ -566,7 +581,7 @@ CATALOG3 = ("gather", "index_select", "embedding", "one_hot", "index_add", "laye
             "dropout_mask")
 
 
-def run_op(name, args, attrs):
+def run_op(name: str, args: Sequence[Array], attrs: Attrs) -> Array:
     """One catalog op on numpy arrays."""
     if name not in OPS:
         raise GraphError("invalid_input", "unknown op %r" % name)
@@ -575,7 +590,8 @@ def run_op(name, args, attrs):
     if name in CATALOG3:
         return _catalog3(name, [np.asarray(a) for a in args], attrs)
     if name == "where":
-        return np.where(args[0], *np.broadcast_arrays(args[1], args[2])).astype(args[1].dtype)
+        if_true, if_false = np.broadcast_arrays(args[1], args[2])
+        return np.where(args[0], if_true, if_false).astype(args[1].dtype)
     if name == "clamp":
         return _clamp(args[0], attrs)
     if name in ("sum", "mean", "amax", "amin", "prod", "var"):
@@ -599,7 +615,7 @@ def run_op(name, args, attrs):
     return _unary(name, args[0], attrs)
 
 
-def _as_dict(graph):
+def _as_dict(graph: Union[Graph, str, bytes, Dict[str, Any]]) -> Dict[str, Any]:
     if isinstance(graph, Graph):
         return graph.to_dict()
     if isinstance(graph, (str, bytes)):
@@ -607,7 +623,8 @@ def _as_dict(graph):
     return graph
 
 
-def run(graph, inputs):
+def run(graph: Union[Graph, str, bytes, Dict[str, Any]],
+        inputs: Sequence[ArrayLike]) -> List[Array]:
     """Runs a graph on numpy inputs (in graph input order); returns the outputs as a list."""
     spec = _as_dict(graph)
     if spec.get("catalog") != CATALOG_VERSION:
