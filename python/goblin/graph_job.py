@@ -6,18 +6,31 @@ dtype travel packed in flat tensors that the graph slices and reshapes back. The
 normalised to one entry per input and output.
 """
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from .errors import DTypeError, InputError, ShapeError
 from .graph import DTYPES, tensor_from_json
 
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from .capture import CapturedGraph
+    from .graph import Graph
+
+    #: What Client.run and submit_graph take as a graph.
+    GraphLike = Union[Graph, CapturedGraph, Dict[str, Any]]
+    #: An int (one dim for every input and output) or {"inputs": [...], "outputs": [...]}.
+    BatchSpec = Union[int, Dict[str, Any]]
+
 # Constants with more elements than this travel as tensors, not as JSON numbers.
 INLINE_CONSTANT_ELEMENTS = 256
 
 
-def graph_dict(graph) -> Dict[str, Any]:
+def graph_dict(graph: GraphLike) -> Dict[str, Any]:
     """The wire-form dict of a goblin.graph.Graph, a goblin.capture() result or a dict."""
     if isinstance(graph, dict):
         return dict(graph)
@@ -30,8 +43,8 @@ def graph_dict(graph) -> Dict[str, Any]:
                     % type(graph).__name__)
 
 
-def _checked_inputs(declared: List[Dict[str, Any]], inputs: Sequence[np.ndarray],
-                    rows: Dict[int, Tuple[int, int]]) -> List[np.ndarray]:
+def _checked_inputs(declared: List[Dict[str, Any]], inputs: Sequence[NDArray[Any]],
+                    rows: Dict[int, Tuple[int, int]]) -> List[NDArray[Any]]:
     """Each input with exactly its declared dtype and shape; `rows` maps an input of a
     micro-batched job to (its batch dim, the micro-batch), where it may carry any positive multiple
     of the declared rows."""
@@ -64,7 +77,8 @@ def _checked_inputs(declared: List[Dict[str, Any]], inputs: Sequence[np.ndarray]
 MERGES = ("sum", "mean")
 
 
-def _batch(batch, researcher_inputs: int, hoisted: int, outputs: int):
+def _batch(batch: Optional[BatchSpec], researcher_inputs: int, hoisted: int,
+           outputs: int) -> Optional[Dict[str, Any]]:
     if batch is None:
         return None
     if isinstance(batch, (int, np.integer)) and not isinstance(batch, bool):
@@ -85,7 +99,8 @@ def _batch(batch, researcher_inputs: int, hoisted: int, outputs: int):
     return {"inputs": dims_in + [None] * hoisted, "outputs": dims_out}
 
 
-def _micro_rows(batch, declared, micro_batch) -> Dict[int, Tuple[int, int]]:
+def _micro_rows(batch: Optional[BatchSpec], declared: List[Dict[str, Any]],
+                micro_batch: Optional[int]) -> Dict[int, Tuple[int, int]]:
     """The marked inputs of a micro-batched job: index → (batch dim, micro-batch)."""
     if micro_batch is None:
         return {}
@@ -103,11 +118,13 @@ def _micro_rows(batch, declared, micro_batch) -> Dict[int, Tuple[int, int]]:
     return rows
 
 
-def _value_ids(wire) -> List[int]:
+def _value_ids(wire: Dict[str, Any]) -> List[int]:
     return [int(v["id"]) for key in ("inputs", "constants", "nodes") for v in wire.get(key, [])]
 
 
-def _packed(wire, declared, arrays, researcher_inputs: int, max_bytes: int):
+def _packed(wire: Dict[str, Any], declared: List[Dict[str, Any]], arrays: List[NDArray[Any]],
+            researcher_inputs: int,
+            max_bytes: int) -> Tuple[List[Dict[str, Any]], List[NDArray[Any]]]:
     """The hoisted constants packed per dtype into flat tensors of at most max_bytes; each constant
     becomes a slice and a reshape of its pack, ahead of the graph's nodes."""
     next_id = max(_value_ids(wire) + [int(d["id"]) for d in declared]) + 1
@@ -141,9 +158,10 @@ def _packed(wire, declared, arrays, researcher_inputs: int, max_bytes: int):
     return packed_declared, packed_arrays
 
 
-def graph_request(graph, inputs: Sequence[np.ndarray], batch=None, chunks=None,
+def graph_request(graph: GraphLike, inputs: Sequence[NDArray[Any]],
+                  batch: Optional[BatchSpec] = None, chunks: Optional[int] = None,
                   max_tensors: int = 64, max_tensor_bytes: int = 1 << 30,
-                  micro_batch: Optional[int] = None) -> Tuple[Dict[str, Any], List[np.ndarray]]:
+                  micro_batch: Optional[int] = None) -> Tuple[Dict[str, Any], List[NDArray[Any]]]:
     """The submit_graph control message and the arrays that follow it (at most `max_tensors` of
     them when the hoisted constants can be packed within `max_tensor_bytes` each)."""
     wire = graph_dict(graph)
