@@ -71,7 +71,7 @@ def family(name, scale=1):
             torch.nn.Conv2d(32, 64, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
             torch.nn.Conv2d(64, 64, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
             torch.nn.Flatten(), torch.nn.Linear(64 * 8 * 8, 10))
-        batch = 64 // scale  # at 256/64 capture's own check refuses the step (see docs/training.md)
+        batch = 64 // scale  # 256/64 captures too, but its rounds take minutes on 2 cores
         return model, F.cross_entropy, torch.randn(batch * 2, 3, 32, 32), \
             torch.randint(0, 10, (batch * 2,)), batch, batch // 4
     model = CharTransformer()
