@@ -8,9 +8,11 @@ float64, the optimizer step taken at the node, the round committed before the ne
 client follows the job (train_round after each round) and gets the parameters at the end.
 """
 
+from __future__ import annotations
+
 import sys
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -21,16 +23,22 @@ from .graph_job import graph_request
 from .training_result import RoundRecord, TrainingError, TrainResult
 from .wire import encode_tensor_frame
 
+if TYPE_CHECKING:
+    import torch
+    from numpy.typing import NDArray
+
+    from .client import Client
+
 
 MAX_DROPOUT_SEED = 1 << 62  # the node's bound: seed + round stays an int64
 
 
-def _numpy(part) -> np.ndarray:
+def _numpy(part: Any) -> NDArray[Any]:
     return np.ascontiguousarray(part.detach().cpu().numpy() if hasattr(part, "detach")
                                 else np.asarray(part))
 
 
-def _arrays(data) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+def _arrays(data: Any) -> Optional[Tuple[NDArray[Any], NDArray[Any]]]:
     """(x, y) as numpy arrays when `data` is a pair of arrays with a leading sample dim."""
     if isinstance(data, (tuple, list)) and len(data) == 2 and all(
             hasattr(part, "shape") and len(part.shape) >= 1 for part in data):
@@ -42,7 +50,7 @@ def _arrays(data) -> Optional[Tuple[np.ndarray, np.ndarray]]:
     return None
 
 
-def _dataset(data, batch_size: int) -> Tuple[np.ndarray, np.ndarray, Optional[int]]:
+def _dataset(data: Any, batch_size: int) -> Tuple[NDArray[Any], NDArray[Any], Optional[int]]:
     """Every sample as (x, y), and the number of batches when `data` was an iterable of them
     (read to its end: the node holds the data, round r trains on batch r)."""
     pair = _arrays(data)
@@ -63,7 +71,7 @@ def _dataset(data, batch_size: int) -> Tuple[np.ndarray, np.ndarray, Optional[in
     return np.concatenate(xs), np.concatenate(ys), len(xs)
 
 
-def _check_sizes(batch_size, micro_batch, rounds) -> None:
+def _check_sizes(batch_size: int, micro_batch: int, rounds: Optional[int]) -> None:
     for name, value in (("batch_size", batch_size), ("micro_batch", micro_batch)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise InputError("%s must be a positive integer, not %r" % (name, value))
@@ -77,7 +85,7 @@ def _check_sizes(batch_size, micro_batch, rounds) -> None:
 class _Layout:
     """The model's trainable parameters as one flat float32 vector (names, shapes, offsets)."""
 
-    def __init__(self, torch, model):
+    def __init__(self, torch: Any, model: torch.nn.Module) -> None:
         self.torch = torch
         self.model = model
         named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
@@ -90,30 +98,30 @@ class _Layout:
         self.shapes = [tuple(p.shape) for _, p in named]
         self.sizes = [int(p.numel()) for _, p in named]
 
-    def flat(self) -> np.ndarray:
+    def flat(self) -> NDArray[Any]:
         return np.concatenate([p.detach().cpu().numpy().astype(np.float32).ravel()
                                for n, p in self.model.named_parameters() if n in self.names])
 
-    def unflat(self, flat: np.ndarray) -> Dict[str, np.ndarray]:
+    def unflat(self, flat: NDArray[Any]) -> Dict[str, NDArray[Any]]:
         parts, offset = {}, 0
         for name, shape, size in zip(self.names, self.shapes, self.sizes):
             parts[name] = np.array(flat[offset:offset + size], dtype=np.float32).reshape(shape)
             offset += size
         return parts
 
-    def state_dict(self, flat: np.ndarray) -> Dict[str, Any]:
+    def state_dict(self, flat: NDArray[Any]) -> Dict[str, Any]:
         state = {key: value.detach().clone() for key, value in self.model.state_dict().items()}
         for name, value in self.unflat(flat).items():
             state[name] = self.torch.from_numpy(value)
         return state
 
-    def step(self, loss_fn):
+    def step(self, loss_fn: Callable[..., Any]) -> Callable[..., Tuple[Any, Any]]:
         """(flat params, x, y) → (loss, flat grad): what every micro-batch task computes."""
         torch, model, names, shapes, sizes = (self.torch, self.model, self.names, self.shapes,
                                               self.sizes)
         functional_call = torch.nn.utils.stateless.functional_call
 
-        def step(flat, x, y):
+        def step(flat: Any, x: Any, y: Any) -> Tuple[Any, Any]:
             flat = flat.detach().requires_grad_(True)
             params = {n: part.view(s) for n, part, s in zip(names, torch.split(flat, sizes),
                                                               shapes)}
@@ -124,8 +132,11 @@ class _Layout:
         return step
 
 
-def _request(client, layout, loss_fn, x, y, flat, optimizer, first_round, rounds, batch_size,
-             micro_batch, clip_grad_norm, dropout_seed=0):
+def _request(client: Client, layout: _Layout, loss_fn: Callable[..., Any], x: NDArray[Any],
+             y: NDArray[Any], flat: NDArray[Any], optimizer: goblin_optim.Optimizer,
+             first_round: int, rounds: int, batch_size: int, micro_batch: int,
+             clip_grad_norm: Optional[float],
+             dropout_seed: int = 0) -> Tuple[Dict[str, Any], List[NDArray[Any]]]:
     """The submit_train message and its tensor frames."""
     from .capture import capture
     torch = layout.torch
@@ -145,7 +156,7 @@ def _request(client, layout, loss_fn, x, y, flat, optimizer, first_round, rounds
     return {"type": "submit_train", "graph": graph["graph"], "train": train}, arrays
 
 
-def submit_train(client, model, loss_fn: Callable, data,
+def submit_train(client: Client, model: torch.nn.Module, loss_fn: Callable[..., Any], data: Any,
                  optimizer: Optional[goblin_optim.Optimizer] = None, rounds: Optional[int] = None,
                  batch_size: int = 32, micro_batch: Optional[int] = None,
                  clip_grad_norm: Optional[float] = None,
@@ -167,7 +178,7 @@ def submit_train(client, model, loss_fn: Callable, data,
         raise InputError("data has %d samples, fewer than one batch of %d" % (x.shape[0],
                                                                             batch_size))
     layout = _Layout(torch, model)
-    state: List[np.ndarray] = []
+    state: List[NDArray[Any]] = []
     if resume is not None:
         if not isinstance(resume, TrainResult):
             raise InputError("resume= is the TrainResult of an earlier run")
@@ -197,7 +208,7 @@ def submit_train(client, model, loss_fn: Callable, data,
     return job
 
 
-def _round_records(client, job: str, seen: int, samples: int) -> List[RoundRecord]:
+def _round_records(client: Client, job: str, seen: int, samples: int) -> List[RoundRecord]:
     rounds = client._train_rounds.get(job, [])
     try:
         return [RoundRecord.from_wire(r, samples) for r in rounds[seen:]]
@@ -205,7 +216,9 @@ def _round_records(client, job: str, seen: int, samples: int) -> List[RoundRecor
         raise client._violation("a train_round record is malformed: %s" % error) from None
 
 
-def _result(client, job, layout, optimizer, summary, tensors, batch_size) -> TrainResult:
+def _result(client: Client, job: str, layout: _Layout, optimizer: goblin_optim.Optimizer,
+            summary: Dict[str, Any], tensors: Sequence[NDArray[Any]],
+            batch_size: int) -> TrainResult:
     history = [RoundRecord.from_wire(r, batch_size) for r in summary.get("history", [])]
     if not tensors:
         raise client._violation("a training job's job_done carries no parameters")
@@ -217,8 +230,10 @@ def _result(client, job, layout, optimizer, summary, tensors, batch_size) -> Tra
                        job, flat, state)
 
 
-def fetch_train(client, job: str, model=None, optimizer: Optional[goblin_optim.Optimizer] = None,
-                batch_size: Optional[int] = None, callback=None, progress: bool = False,
+def fetch_train(client: Client, job: str, model: Optional[torch.nn.Module] = None,
+                optimizer: Optional[goblin_optim.Optimizer] = None,
+                batch_size: Optional[int] = None,
+                callback: Optional[Callable[[RoundRecord], Any]] = None, progress: bool = False,
                 timeout: Optional[float] = None) -> TrainResult:
     """See Client.fetch_train."""
     known = client._training.get(job)
@@ -227,7 +242,7 @@ def fetch_train(client, job: str, model=None, optimizer: Optional[goblin_optim.O
             raise InputError("fetch_train of a job submitted on another connection needs the "
                              "model (its parameter names and shapes)")
         known = (_Layout(_torch(), model), optimizer or goblin_optim.AdamW(), batch_size or 0)
-    layout, optimizer, batch_size = known
+    layout, optimizer, samples = known
     deadline = None if timeout is None else time.monotonic() + timeout
     client._released.discard(job)
     seen = len(client._train_rounds.get(job, []))
@@ -244,7 +259,7 @@ def fetch_train(client, job: str, model=None, optimizer: Optional[goblin_optim.O
                          len(client._train_rounds.get(job, [])) > seen, deadline,
                          "training job %s did not finish in time; it keeps running at the node "
                          "(client.fetch_train(%r, model))" % (job, job))
-            for record in _round_records(client, job, seen, batch_size):
+            for record in _round_records(client, job, seen, samples):
                 seen += 1
                 if progress:
                     sys.stderr.write("%s round %d: loss %.6g, %d tasks verified, %d rejected, "
@@ -267,18 +282,22 @@ def fetch_train(client, job: str, model=None, optimizer: Optional[goblin_optim.O
     client._train_rounds.pop(job, None)
     client.last_job = job
     client.last_summary = summary
-    result = _result(client, job, layout, optimizer, summary, tensors, batch_size)
+    result = _result(client, job, layout, optimizer, summary, tensors, samples)
     client._release(job)
     if summary.get("state") in ("failed", "cancelled"):  # its committed rounds are in `result`
-        error = str(summary.get("error", "the training job " + str(summary.get("state"))))
-        code, _, message = error.partition(": ")
-        raise TrainingError(message or error, result, job, code=code if message else None)
+        failure = str(summary.get("error", "the training job " + str(summary.get("state"))))
+        code, _, message = failure.partition(": ")
+        raise TrainingError(message or failure, result, job, code=code if message else None)
     return result
 
 
-def train(client, model, loss_fn: Callable, data, optimizer=None, rounds=None, batch_size=32,
-          micro_batch=None, clip_grad_norm=None, callback=None, progress=True, resume=None,
-          timeout=None, dropout_seed=0) -> TrainResult:
+def train(client: Client, model: torch.nn.Module, loss_fn: Callable[..., Any], data: Any,
+          optimizer: Optional[goblin_optim.Optimizer] = None, rounds: Optional[int] = None,
+          batch_size: int = 32, micro_batch: Optional[int] = None,
+          clip_grad_norm: Optional[float] = None,
+          callback: Optional[Callable[[RoundRecord], Any]] = None, progress: bool = True,
+          resume: Optional[TrainResult] = None, timeout: Optional[float] = None,
+          dropout_seed: int = 0) -> TrainResult:
     """See Client.train."""
     job = submit_train(client, model, loss_fn, data, optimizer=optimizer, rounds=rounds,
                        batch_size=batch_size, micro_batch=micro_batch,
