@@ -88,7 +88,7 @@ class Lowering:
     def __init__(self, handlers):
         self.graph = Graph()
         self.handlers = handlers
-        self.unsupported = Counter()
+        self.unsupported: "Counter[str]" = Counter()
         self.reasons = {}
         self.notes = {}  # id(Sym) -> provenance a later handler needs (a layer norm's eps)
         self._constants = {}
