@@ -82,11 +82,14 @@ std::vector<TrainJobRow> unreleasedTrainJobs(Database& db) {
     return jobs;
 }
 
-std::vector<TrainRoundRow> trainRounds(Database& db, const std::string& id) {
-    auto query = db.prepare("SELECT round, loss, grad_norm, tasks, rejected, node_audited, "
-                            "node_decided, seconds, verification_seconds, graph_job FROM "
-                            "train_rounds WHERE job_id = ? "
-                            "ORDER BY round");
+namespace {
+
+std::vector<TrainRoundRow> roundRows(Database& db, const std::string& id, const char* order) {
+    std::string sql = "SELECT round, loss, grad_norm, tasks, rejected, node_audited, "
+                      "node_decided, seconds, verification_seconds, graph_job FROM "
+                      "train_rounds WHERE job_id = ? ";
+    sql.append(order);
+    auto query = db.prepare(sql);
     query.bind(1, id);
     std::vector<TrainRoundRow> rounds;
     while (query.step().value_or(false))
@@ -95,6 +98,19 @@ std::vector<TrainRoundRow> trainRounds(Database& db, const std::string& id) {
             query.columnInt(4), query.columnInt(5), query.columnInt(6), query.columnDouble(7),
             query.columnDouble(8), query.columnText(9)});
     return rounds;
+}
+
+} // namespace
+
+std::vector<TrainRoundRow> trainRounds(Database& db, const std::string& id) {
+    return roundRows(db, id, "ORDER BY round");
+}
+
+std::optional<TrainRoundRow> lastTrainRound(Database& db, const std::string& id) {
+    auto last = roundRows(db, id, "ORDER BY round DESC LIMIT 1");
+    if (last.empty())
+        return std::nullopt;
+    return last.front();
 }
 
 } // namespace goblin::labnode

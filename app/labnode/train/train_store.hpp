@@ -47,5 +47,7 @@ std::optional<TrainJobRow> trainJob(Database& db, const std::string& id);
 // Jobs to load at start-up: running ones continue, done and failed ones wait for their researcher.
 std::vector<TrainJobRow> unreleasedTrainJobs(Database& db);
 std::vector<TrainRoundRow> trainRounds(Database& db, const std::string& id);
+// Its last committed round, when it has one.
+std::optional<TrainRoundRow> lastTrainRound(Database& db, const std::string& id);
 
 } // namespace goblin::labnode

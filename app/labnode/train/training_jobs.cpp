@@ -199,8 +199,8 @@ Expected<void> TrainingJobs::resumeJob(const TrainJobRow& row) {
     job.submission = std::move(*submission);
     Job& added = m_jobs.emplace(row.id, std::move(job)).first->second;
     // A round committed just before the crash may have left its graph job unreleased.
-    if (const auto rounds = trainRounds(m_context.store.database(), row.id); !rounds.empty())
-        m_graphs.releaseFor(rounds.back().graphJob);
+    if (const auto last = lastTrainRound(m_context.store.database(), row.id))
+        m_graphs.releaseFor(last->graphJob);
     if (added.state != "running")
         return {};
     m_context.log("training job " + added.id + " resumed after " +
