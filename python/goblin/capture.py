@@ -18,8 +18,12 @@ and must agree with PyTorch's own output (see check_outputs for the tolerance).
 Torch is optional: it is imported only when capture() is called.
 """
 
+from __future__ import annotations
+
 import copy
 import inspect
+from typing import (TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple,
+                    Union)
 
 import numpy as np
 
@@ -27,13 +31,24 @@ from . import reference
 from .errors import (CaptureError, CaptureMismatchError, GoblinError, TorchRequiredError,
                      UnsupportedOperator)
 
+if TYPE_CHECKING:
+    import torch
+    from numpy.typing import ArrayLike, DTypeLike, NDArray
+
+    from .graph import Graph
+
+    #: An example input or an input of the captured program: a torch tensor or a numpy array.
+    InputLike = Union[NDArray[Any], torch.Tensor]
+    #: (fx GraphModule, placeholders as Lowering.run takes them, leading outputs to skip).
+    Traced = Tuple[Any, List[Any], int]
+
 # Element error allowed by the capture check: |got - want| <= rtol * (|want| + max |want|), per
 # output. Scaling by the largest element as well as the element itself covers the cancellation
 # of sums and products (matmul, layer norm) whose bound depends on the inputs, not on the result.
 DEFAULT_RTOL = {"f32": 1e-4, "f64": 1e-9}
 
 
-def _torch():
+def _torch() -> Any:
     try:
         import torch
     except ImportError as missing:
@@ -46,7 +61,8 @@ def _torch():
 class CapturedGraph:
     """A captured program: the catalog graph plus what is needed to feed and check it."""
 
-    def __init__(self, graph, input_names, program, rtol):
+    def __init__(self, graph: Graph, input_names: Sequence[str], program: Callable[..., Any],
+                 rtol: Mapping[str, float]) -> None:
         self.graph = graph
         self.input_names = list(input_names)
         self.inputs = [(spec["dtype"], list(spec["shape"])) for spec in graph.inputs]
@@ -54,14 +70,14 @@ class CapturedGraph:
         self.rtol = dict(rtol)
         self._program = program
 
-    def to_json(self):
+    def to_json(self) -> str:
         return self.graph.to_json()
 
-    def run_reference(self, *inputs):
+    def run_reference(self, *inputs: InputLike) -> List[NDArray[Any]]:
         """The graph's outputs (a list of numpy arrays) computed by goblin.reference."""
         return reference.run(self.graph, [_as_numpy(x) for x in inputs])
 
-    def run_torch(self, *inputs):
+    def run_torch(self, *inputs: InputLike) -> List[NDArray[Any]]:
         """The original program's outputs on the same inputs, flattened to numpy arrays."""
         torch = _torch()
         tensors = [torch.from_numpy(np.array(_as_numpy(x))) for x in inputs]
@@ -69,7 +85,7 @@ class CapturedGraph:
             result = self._program(*tensors)
         return [t.detach().cpu().numpy() for t in _flatten(result)]
 
-    def check(self, *inputs):
+    def check(self, *inputs: InputLike) -> float:
         """Runs both on `inputs`; returns the worst error / allowed ratio (<= 1), or raises
         CaptureMismatchError.
 
@@ -90,7 +106,8 @@ class CapturedGraph:
             except CaptureMismatchError:
                 raise mismatch from None
 
-    def _run_torch_float64(self, inputs, dtypes):
+    def _run_torch_float64(self, inputs: Sequence[InputLike],
+                           dtypes: Sequence[np.dtype[Any]]) -> Optional[List[NDArray[Any]]]:
         """The program's outputs computed in float64 and rounded to the graph's dtypes, or None
         when the program does not run in float64."""
         torch = _torch()
@@ -112,7 +129,8 @@ class CapturedGraph:
                 else out for out, dtype in zip(outputs, dtypes)]
 
 
-def capture(fn_or_module, *example_inputs, rtol=None, check=True):
+def capture(fn_or_module: Union[torch.nn.Module, Callable[..., Any]], *example_inputs: InputLike,
+            rtol: Optional[Mapping[str, float]] = None, check: bool = True) -> CapturedGraph:
     """Captures `fn_or_module(*example_inputs)` as a CapturedGraph.
 
     example_inputs are torch tensors or numpy arrays (f32, f64, i32, i64 or bool); their dtypes
@@ -122,7 +140,8 @@ def capture(fn_or_module, *example_inputs, rtol=None, check=True):
     is missing.
     """
     torch = _torch()
-    from . import capture_ops, capture_ops_grad, capture_ops_nn, capture_ops_shape  # noqa: F401
+    from . import capture_ops, capture_ops_grad, capture_ops_nn, capture_ops_shape
+    del capture_ops_grad, capture_ops_nn, capture_ops_shape  # imported for their @aten handlers
     from .capture_lowering import Lowering, Unmappable
 
     tensors = [x if isinstance(x, torch.Tensor) else torch.from_numpy(np.array(_as_numpy(x)))
@@ -158,7 +177,8 @@ def capture(fn_or_module, *example_inputs, rtol=None, check=True):
     return captured
 
 
-def check_outputs(got, want, rtol=None):
+def check_outputs(got: Sequence[ArrayLike], want: Sequence[ArrayLike],
+                  rtol: Optional[Mapping[str, float]] = None) -> float:
     """Compares reference outputs with PyTorch's; returns the worst error / allowed ratio.
 
     Shapes and dtypes must be equal; integers and bools exactly; floats may differ by
@@ -178,7 +198,8 @@ def check_outputs(got, want, rtol=None):
     return worst
 
 
-def _output_ratio(index, got, want, rtol):
+def _output_ratio(index: int, got: NDArray[Any], want: NDArray[Any],
+                  rtol: Mapping[str, float]) -> float:
     if got.dtype.kind != "f":
         wrong = np.flatnonzero(got.reshape(-1) != want.reshape(-1))
         if wrong.size:
@@ -207,22 +228,22 @@ def _output_ratio(index, got, want, rtol):
     return worst
 
 
-def _wire(dtype):
+def _wire(dtype: DTypeLike) -> str:
     return {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}[np.dtype(dtype)]
 
 
-def _as_numpy(x):
+def _as_numpy(x: InputLike) -> NDArray[Any]:
     if hasattr(x, "detach"):
         return x.detach().cpu().numpy()
     return np.asarray(x)
 
 
-def _flatten(tree):
+def _flatten(tree: Any) -> List[Any]:
     from torch.utils._pytree import tree_flatten
     return tree_flatten(tree)[0]
 
 
-def _input_names(fn, count):
+def _input_names(fn: Callable[..., Any], count: int) -> List[str]:
     target = fn.forward if hasattr(fn, "forward") else fn
     try:
         names = [p.name for p in inspect.signature(target).parameters.values()
@@ -232,7 +253,7 @@ def _input_names(fn, count):
     return (names + ["input%d" % i for i in range(len(names), count)])[:count]
 
 
-def _decompositions(handlers):
+def _decompositions(handlers: Mapping[str, Any]) -> Dict[Any, Any]:
     """torch._decomp's aten-to-aten decompositions of the ops the mapping does not handle.
 
     Only those of torch._decomp.decompositions: the torch._refs entries of the same table lower to
@@ -249,10 +270,10 @@ def _decompositions(handlers):
     return chosen
 
 
-_LIBRARY = []
+_LIBRARY: List[Any] = []
 
 
-def _opaque_ops(torch):
+def _opaque_ops(torch: Any) -> Any:
     """A TorchFunctionMode that, while tracing (and while the capture check runs PyTorch), puts
     goblin_capture ops in place of what tracing cannot keep:
 
@@ -280,7 +301,8 @@ def _opaque_ops(torch):
     class OpaqueOps(torch.overrides.TorchFunctionMode):
         drawn = 0
 
-        def __torch_function__(self, func, types, args=(), kwargs=None):
+        def __torch_function__(self, func: Any, types: Any, args: Sequence[Any] = (),
+                               kwargs: Optional[Dict[str, Any]] = None) -> Any:
             kwargs = kwargs or {}
             if func is functional.one_hot:
                 return torch.ops.goblin_capture.one_hot(*args, **kwargs)
@@ -288,7 +310,8 @@ def _opaque_ops(torch):
                 return self.dropout(func, *args, **kwargs)
             return func(*args, **kwargs)
 
-        def dropout(self, func, x, p=0.5, training=True, inplace=False):
+        def dropout(self, func: Any, x: Any, p: float = 0.5, training: bool = True,
+                    inplace: bool = False) -> Any:
             if not training or p == 0 or not x.dtype.is_floating_point:
                 return func(x, p, training, inplace)
             if not 0 < p < 1:
@@ -299,13 +322,15 @@ def _opaque_ops(torch):
     return OpaqueOps()
 
 
-def _trace(torch, program, inputs, handlers):
+def _trace(torch: Any, program: Any, inputs: List[Any],
+           handlers: Mapping[str, Any]) -> Traced:
     """(fx GraphModule, placeholders as Lowering.run takes them, leading outputs to skip)."""
     with _opaque_ops(torch):
         return _trace_with(torch, program, inputs, handlers)
 
 
-def _trace_with(torch, program, inputs, handlers):
+def _trace_with(torch: Any, program: Any, inputs: List[Any],
+                handlers: Mapping[str, Any]) -> Traced:
     version = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
     if version >= (2, 1):
         return _trace_export(torch, program, inputs, handlers)
@@ -316,7 +341,7 @@ def _trace_with(torch, program, inputs, handlers):
         from functorch import functionalize
     table = _decompositions(handlers)
 
-    def call(*args):  # a plain signature: tracing binds the example inputs, not the defaults
+    def call(*args: Any) -> Any:  # a plain signature: tracing binds the example inputs, not the defaults
         return program(*args)
     try:
         module = make_fx(functionalize(call), decomposition_table=table)(*inputs)
@@ -327,7 +352,8 @@ def _trace_with(torch, program, inputs, handlers):
     return module, list(inputs), 0
 
 
-def _trace_export(torch, program, inputs, handlers):
+def _trace_export(torch: Any, program: Any, inputs: List[Any],
+                  handlers: Mapping[str, Any]) -> Traced:
     """torch.export (torch >= 2.1): lifted parameters, buffers and constants become constants."""
     if not isinstance(program, torch.nn.Module):
         program = _FunctionModule(torch, program)
@@ -348,8 +374,8 @@ def _trace_export(torch, program, inputs, handlers):
     return exported.graph_module, placeholders, skipped
 
 
-def _FunctionModule(torch, fn):
+def _FunctionModule(torch: Any, fn: Callable[..., Any]) -> Any:
     class FunctionModule(torch.nn.Module):
-        def forward(self, *args):
+        def forward(self, *args: Any) -> Any:
             return fn(*args)
     return FunctionModule()
