@@ -15,9 +15,15 @@ if [ "${1:-}" = "--reuse" ]; then
     [ $# -eq 3 ] || { echo "usage: $0 --reuse GUI_TREE NOGUI_TREE" >&2; exit 2; }
     gui="$(cd "$2" && pwd)"
     nogui="$(cd "$3" && pwd)"
-    # Re-run configure only when CMakeLists changed since the tree's last build (cheap otherwise).
+    # The manual pages, copyright and changelog are made at configure time: re-run configure when
+    # one of them (or a CMakeLists) changed since the tree's last build, or they go out stale.
+    # Ninja's own check (the build.ninja target) does nothing when nothing changed.
     for tree in "$gui" "$nogui"; do
-        [ -f "$tree/CPackConfig.cmake" ] || cmake "$tree" >/dev/null
+        if [ -f "$tree/build.ninja" ] && [ -f "$tree/CPackConfig.cmake" ]; then
+            cmake --build "$tree" --target build.ninja >/dev/null
+        else
+            cmake "$tree" >/dev/null
+        fi
     done
 else
     [ $# -eq 0 ] || { echo "usage: $0 [--reuse GUI_TREE NOGUI_TREE]" >&2; exit 2; }

@@ -67,6 +67,24 @@ exec_command="$(sed -n 's/^Exec=\([^ ]*\).*/\1/p' "$autostart")"
 [ "$(command -v "$exec_command")" = /usr/bin/goblin-volunteer ] ||
     fail "the autostart entry runs '$exec_command', not the installed /usr/bin/goblin-volunteer"
 getent passwd gpu-goblin >/dev/null || fail "postinst made no system user gpu-goblin"
+# The SMTP relay (libcurl) is linked, not loaded at run time: dpkg-shlibdeps must have seen it.
+dpkg-query -W -f='${Depends}' gpu-goblin-labnode | grep -q "libcurl" ||
+    fail "gpu-goblin-labnode does not depend on libcurl"
+# The config may hold the SMTP relay's password.
+[ "$(stat -c '%a %U:%G' /etc/gpu-goblin/labnode.conf)" = "640 root:gpu-goblin" ] ||
+    fail "/etc/gpu-goblin/labnode.conf is $(stat -c '%a %U:%G' /etc/gpu-goblin/labnode.conf), not 640 root:gpu-goblin"
+# Every option of serve is a key of the packaged config (set or commented out), and the manual
+# page documents the staff's newer commands and options.
+for key in $(goblin-labnode serve --help | sed -nE 's/^  (-[a-z] \[ )?--([a-z-]+).*/\2/p'); do
+    case "$key" in help | db | config) continue ;; esac
+    grep -Eq "^(# )?$key = " /etc/gpu-goblin/labnode.conf ||
+        fail "serve --$key is not in /etc/gpu-goblin/labnode.conf"
+done
+manual="$(LC_ALL=C MANWIDTH=200 man -l /usr/share/man/man1/goblin-labnode.1.gz 2>/dev/null | col -b)"
+for item in "--retain-hours" "--access-requests" "--smtp-url" "--smtp-from" "jobs cancel ID" \
+    "jobs purge ID" "requests list" "requests show ID" "requests approve ID" "requests refuse ID"; do
+    grep -qF -- "$item" <<<"$manual" || fail "goblin-labnode(1) does not document '$item'"
+done
 grep -q "^License: PolyForm-Noncommercial-1.0.0" /usr/share/doc/gpu-goblin-labnode/copyright ||
     fail "the copyright file does not name PolyForm-Noncommercial-1.0.0"
 
