@@ -58,9 +58,11 @@ void ResearcherDesk::onMessage(const Peer& researcher, net::Message message) {
 void ResearcherDesk::reportWaiting() {
     bool anyVolunteer = false;
     bool graphVolunteer = false;
+    std::set<std::string> dtypes; // of matmul products some volunteer computes
     for (const Peer* volunteer : m_peers.volunteers()) {
         anyVolunteer = true;
         graphVolunteer = graphVolunteer || volunteer->volunteer.graphs;
+        dtypes.insert(volunteer->volunteer.dtypes.begin(), volunteer->volunteer.dtypes.end());
     }
     for (auto it = m_watched.begin(); it != m_watched.end();) {
         const std::string jobId = *it;
@@ -76,6 +78,11 @@ void ResearcherDesk::reportWaiting() {
             why = "no volunteer is connected to compute it";
         else if (job->kind != "matmul" && !graphVolunteer)
             why = "no connected volunteer computes graph tasks";
+        else if (const auto record =
+                     job->kind == "matmul" ? m_context.store.job(jobId) : std::nullopt;
+                 record && !dtypes.contains(std::string(core::wireName(record->dtype))))
+            why = "no connected volunteer computes " + std::string(core::wireName(record->dtype)) +
+                  " products";
         if (why == m_waiting[jobId])
             continue;
         m_context.log("job " + jobId + (why.empty() ? " computes again" : " waits: " + why));

@@ -56,8 +56,9 @@ public:
         m_watched.insert(jobId);
     }
     // At the staff check: a running job that no connected volunteer can compute (none connected,
-    // or none computing graph tasks for a graph or training job) is said to wait, once, in the
-    // log and in a progress message to its watchers (`waiting`); and again when it computes.
+    // none computing graph tasks for a graph or training job, none the dtype of a matmul job) is
+    // said to wait, once, in the log and in a progress message to its watchers (`waiting`); and
+    // again when it computes.
     void reportWaiting();
     void unwatch(const std::string& jobId, std::uint64_t peer) { m_peers.unwatch(jobId, peer); }
     void reportProgress(const std::string& jobId, std::int64_t done, std::int64_t total,

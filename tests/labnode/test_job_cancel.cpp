@@ -270,10 +270,17 @@ void TestJobCancel::aJobNothingCanComputeIsSaidToWait() {
     Peer& volunteer = rig.peers.add(9, volunteerLink, PeerRole::Volunteer);
     volunteer.ready = true;
     volunteer.volunteer.volunteerId = "v-1";
+    volunteer.volunteer.dtypes = {"f64"}; // the job multiplies f32 matrices
     rig.desk.checkStaffRequests();
     progress = rig.link->sentOfType("progress");
     QCOMPARE(progress.size(), std::size_t{2});
-    QVERIFY(!progress[1].control.contains("waiting"));
+    QCOMPARE(progress[1].control.at("waiting").as_string(),
+             "no connected volunteer computes f32 products");
+    volunteer.volunteer.dtypes = {"f32", "f64"};
+    rig.desk.checkStaffRequests();
+    progress = rig.link->sentOfType("progress");
+    QCOMPARE(progress.size(), std::size_t{3});
+    QVERIFY(!progress[2].control.contains("waiting"));
     QVERIFY(rig.node.logged("job j-mine computes again"));
 }
 
