@@ -4,8 +4,9 @@
 # Usage: scripts/install_deps.sh [--bench|--test]
 #   --bench adds what bench/ compares against (Dask, PyTorch); --test adds the tests' references
 #   (PyTorch: the op suite and goblin.capture compare with it; the goblin package does not need it),
-#   clang-format-14 for the format check, lintian and python3-build for installer/test-packages.sh,
-#   Chromium, its driver, Selenium and aiosmtpd for the access-request browser test.
+#   clang-format-14 for the format check, mypy for the Python client's type check (check_types.sh),
+#   lintian and python3-build for installer/test-packages.sh, Chromium, its driver, Selenium and
+#   aiosmtpd for the access-request browser test.
 set -euo pipefail
 
 packages=(
@@ -22,7 +23,7 @@ if [ "${1:-}" = "--bench" ]; then
   packages+=(python3-distributed iproute2 python3-torch)
 fi
 if [ "${1:-}" = "--test" ]; then
-  packages+=(python3-torch clang-format-14)
+  packages+=(python3-torch clang-format-14 mypy)
   # installer/test-packages.sh: lintian on the .deb files, python3-build for the wheel.
   packages+=(lintian python3-build)
   # python/tests/test_access_requests.py: a real headless browser and a real SMTP server.

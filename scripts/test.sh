@@ -6,8 +6,10 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/install_deps.sh --test
-# Rules a machine checks: the format here, the layers in every build (cmake/check_layers.cmake).
+# Rules a machine checks: the format and the Python client's type hints here, the layers in every
+# build (cmake/check_layers.cmake).
 bash scripts/check_format.sh
+bash scripts/check_types.sh
 bash scripts/build.sh ci
 # The headless volunteer (-DGOBLIN_GUI=OFF, no Qt): only goblin-volunteer, for
 # python/tests/test_headless_build.py (which fails under CI=true when it is missing).
