@@ -1,14 +1,48 @@
 #include "run_gui.hpp"
 
 #include <QApplication>
+#include <QSocketNotifier>
 
+#include <csignal>
 #include <cstdio>
+
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "device_listing.hpp"
 #include "single_instance.hpp"
 #include "volunteer_app.hpp"
 
 namespace goblin::volunteer {
+namespace {
+
+int g_signalPipe[2] = {-1, -1};
+
+void onSignal(int) {
+    const char byte = 1;
+    (void)!::write(g_signalPipe[1], &byte, 1); // async-signal-safe; the GUI thread quits
+}
+
+// SIGTERM (the session ending, systemctl) and SIGINT quit like the tray's Quit: windows and
+// engines close in order, so the close frames leave and the single-instance socket goes.
+void quitOnSignals(QObject* context) {
+    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, g_signalPipe) != 0)
+        return;
+    auto* notifier = new QSocketNotifier(g_signalPipe[0], QSocketNotifier::Read, context);
+    QObject::connect(notifier, &QSocketNotifier::activated, context, [] {
+        char byte = 0;
+        (void)!::read(g_signalPipe[0], &byte, 1);
+        QApplication::quit();
+    });
+    struct sigaction action {};
+    action.sa_handler = onSignal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    ::sigaction(SIGTERM, &action, nullptr);
+    ::sigaction(SIGINT, &action, nullptr);
+}
+
+} // namespace
 
 int runGui(int& argc, char** argv, const QString& nodeUrl, const QString& configDir,
            bool minimized) {
@@ -30,6 +64,7 @@ int runGui(int& argc, char** argv, const QString& nodeUrl, const QString& config
     case InstanceRole::Primary:
         break;
     }
+    quitOnSignals(&app); // before any engine starts: a signal from now on quits in order
     QSettings store;
     AppOptions options{nodeUrl, configDir, minimized, {}};
     options.listDevices = [] {

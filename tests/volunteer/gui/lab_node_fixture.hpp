@@ -72,19 +72,26 @@ public:
         return {};
     }
 
-    // Waits for a line of the node's output that matches (lines read so far are searched too).
-    QRegularExpressionMatch waitForLine(const QRegularExpression& pattern, int milliseconds) {
+    // Waits for a line of the node's output that matches, among the lines after the first `from`
+    // characters of what was read (0: everything so far, see mark()).
+    QRegularExpressionMatch waitForLine(const QRegularExpression& pattern, int milliseconds,
+                                        qsizetype from = 0) {
         QDeadlineTimer deadline(milliseconds);
         for (;;) {
-            while (m_node.canReadLine())
-                m_seen += QString::fromUtf8(m_node.readLine());
-            for (const QString& line : m_seen.split(QLatin1Char('\n')))
+            mark();
+            for (const QString& line : m_seen.mid(from).split(QLatin1Char('\n')))
                 if (auto match = pattern.match(line); match.hasMatch())
                     return match;
             if (deadline.hasExpired())
                 return {};
             m_node.waitForReadyRead(100);
         }
+    }
+    // Reads what the node printed so far; returns how much that is (a `from` for waitForLine).
+    qsizetype mark() {
+        while (m_node.canReadLine())
+            m_seen += QString::fromUtf8(m_node.readLine());
+        return m_seen.size();
     }
     QString output() const { return m_seen; }
     QString db() const { return m_dir.filePath(QStringLiteral("node.db")); }

@@ -4,6 +4,7 @@
 // normal close (code 1000) rather than a dropped connection. Also the desktop app's quit sends one.
 #include <QtTest>
 
+#include <QDir>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QSettings>
@@ -25,6 +26,7 @@ private Q_SLOTS:
     void signalSendsACloseFrame();
     void desktopQuitSendsACloseFrame();
     void childListsTheSameDevices();
+    void desktopBinaryQuitsOnSigterm();
 
 private:
     goblin::testing::LabNodeFixture m_node;
@@ -145,6 +147,53 @@ void TestHeadlessVolunteer::childListsTheSameDevices() {
         QCOMPARE((*child)[i].name, (*here)[i].name);
     }
     QVERIFY(!listDevicesInChild(QStringLiteral("/nonexistent/goblin-volunteer")).has_value());
+}
+
+// The desktop binary (offscreen) ended by SIGTERM, as at logout: it quits like the tray's Quit —
+// the node sees a normal close, and its single-instance socket is gone.
+void TestHeadlessVolunteer::desktopBinaryQuitsOnSigterm() {
+    const QString config = m_node.path(QStringLiteral("xdg-config"));
+    const QString runtime = m_node.path(QStringLiteral("xdg-run"));
+    QVERIFY(QDir().mkpath(runtime));
+    QFile::setPermissions(runtime, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    {
+        QSettings store(config + QStringLiteral("/gpu-goblin/goblin-volunteer.conf"),
+                        QSettings::IniFormat);
+        store.setValue(QStringLiteral("nodes/size"), 1);
+        store.setValue(QStringLiteral("nodes/1/url"), m_node.url());
+        store.setValue(QStringLiteral("nodes/1/share"), 1);
+    }
+    QProcess app;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    env.insert(QStringLiteral("XDG_CONFIG_HOME"), config);
+    env.insert(QStringLiteral("XDG_RUNTIME_DIR"), runtime);
+    app.setProcessEnvironment(env);
+    const QString identity = m_node.path(QStringLiteral("desktop-binary"));
+    const qsizetype from = m_node.mark();
+    app.start(QStringLiteral(GOBLIN_VOLUNTEER), {QStringLiteral("--config-dir"), identity});
+    const auto joined = m_node.waitForLine(
+        QRegularExpression(QStringLiteral(R"(volunteer (v-\S+) connected from )")), 30000, from);
+    QVERIFY2(joined.hasMatch(), qPrintable(m_node.output()));
+    QTRY_VERIFY_WITH_TIMEOUT(
+        QDir(runtime)
+                .entryList({QStringLiteral("goblin-volunteer-*")}, QDir::System | QDir::Files)
+                .size() == 2,
+        30000);
+    ::kill(static_cast<pid_t>(app.processId()), SIGTERM);
+    QVERIFY(app.waitForFinished(30000));
+    QCOMPARE(app.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(app.exitCode(), 0);
+    const auto left = m_node.waitForLine(
+        QRegularExpression(QStringLiteral(R"(volunteer %1 disconnected \((.*)\); \d+ task)")
+                               .arg(joined.captured(1))),
+        30000, from);
+    QVERIFY2(left.hasMatch(), qPrintable(m_node.output()));
+    QCOMPARE(left.captured(1), QStringLiteral("internal: peer closed the connection (1000)"));
+    QVERIFY(QDir(runtime)
+                .entryList({QStringLiteral("goblin-volunteer-*")},
+                           QDir::System | QDir::Files)
+                .isEmpty()); // socket and lock removed
 }
 
 QTEST_MAIN(TestHeadlessVolunteer)
