@@ -90,18 +90,29 @@ Expected<std::string> BlobStore::put(const core::Tensor& tensor) const {
     static std::atomic<std::uint64_t> sequence{0};
     const fs::path temporary = target.string() + ".tmp" + std::to_string(::getpid()) + "-" +
                                std::to_string(sequence.fetch_add(1));
+    // Errors name the blob, not the node's folders (researchers read them); a failed write
+    // leaves nothing behind, so a full disk is not kept full by the upload it refused.
+    const std::string name =
+        digest.substr(0, 12) + "… of " + std::to_string(tensor.byteSize()) + " bytes";
     {
         FileDescriptor file{
             ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)};
         if (file.fd < 0)
-            return ioError("cannot create " + temporary.string());
-        if (!writeAll(file.fd, tensor.bytes().data(), tensor.byteSize(), 0))
-            return ioError("cannot write " + temporary.string());
+            return ioError(std::string("cannot create blob ").append(name));
+        if (!writeAll(file.fd, tensor.bytes().data(), tensor.byteSize(), 0)) {
+            auto failed = ioError(std::string("cannot write blob ").append(name));
+            ::unlink(temporary.c_str());
+            return failed;
+        }
     }
     std::error_code ec;
     fs::rename(temporary, target, ec);
-    if (ec)
-        return makeError(ErrorCode::Internal, "cannot rename blob: " + ec.message());
+    if (ec) {
+        ::unlink(temporary.c_str());
+        return makeError(
+            ErrorCode::Internal,
+            std::string("cannot store blob ").append(name).append(": ").append(ec.message()));
+    }
     return digest;
 }
 
