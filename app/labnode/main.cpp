@@ -25,6 +25,7 @@
 #include "goblin/net/tls_context.hpp"
 #include "goblin/net/ws_server.hpp"
 #include "job_commands.hpp"
+#include "log_level.hpp"
 #include "node_connection.hpp"
 #include "node_http.hpp"
 #include "node_lock.hpp"
@@ -48,7 +49,7 @@ void logLine(const std::string& line) {
     char stamp[32];
     std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
     std::lock_guard lock(logMutex);
-    std::cout << stamp << ' ' << line << std::endl;
+    std::cout << stamp << ' ' << logLevelName(logLevelOf(line)) << ' ' << line << std::endl;
 }
 
 std::pair<std::string, unsigned short> splitHostPort(const std::string& listen) {
