@@ -68,6 +68,9 @@ int main(int argc, char** argv) {
         "slots", po::value<int>()->default_value(2),
         "tasks in flight at once (1-16)")("memory-mb", po::value<std::int64_t>()->default_value(0),
                                           "memory to lend, MiB (0: half of what is available)")(
+        "input-cache-mb", po::value<std::int64_t>()->default_value(256),
+        "graph inputs (model parameters) kept between tasks, MiB, at most a quarter of the memory "
+        "lent (0: every task brings its inputs)")(
         "config-dir", po::value<std::string>(), "where the identity is kept")(
         "devices", po::value<std::string>()->default_value("cpu"),
         "what computes: cpu, gpu0, gpu1, … comma-separated (the CPU also takes what a GPU cannot)")(
@@ -165,6 +168,8 @@ int main(int argc, char** argv) {
         settings.slots = std::clamp(args["slots"].as<int>(), 1, 16);
         settings.threads = cpuThreads;
         settings.memoryBytes = memoryBytes;
+        settings.inputCacheBytes =
+            std::max<std::int64_t>(0, args["input-cache-mb"].as<std::int64_t>()) << 20;
 
         asio::io_context io(1);
         auto devices = volunteer::setUpDevices(deviceOptions, logLine);
