@@ -430,9 +430,13 @@ class Client:
             if state == "released":
                 raise RemoteError("not_found", "job %s was already released" % job_id)
             if state == "cancelled":  # its job_failed follows; nothing more will come
-                self._wait(lambda: job_id in self._failed, time.monotonic() + self._timeout,
+                # (A training job's rounds follow instead: fetch_train delivers them.)
+                self._wait(lambda: job_id in self._failed or job_id in self._done,
+                           time.monotonic() + self._timeout,
                            "no job_failed after job %s's cancelled status" % job_id)
-                code, message = self._failed.pop(job_id)
+                self._done.pop(job_id, None)
+                code, message = self._failed.pop(job_id, ("cancelled",
+                                                          "job %s was cancelled" % job_id))
                 self._released.add(job_id)  # a second job_failed may follow: old news
                 raise JobCancelledError(code, message)
             if state == "failed" and job_id not in self._done:
