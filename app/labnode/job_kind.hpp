@@ -85,6 +85,10 @@ public:
     // Deletes a job that no longer runs (done, failed, cancelled, released): its data and its
     // rows. NotFound for an unknown job, InvalidInput for a running one.
     virtual Expected<void> purge(const std::string& jobId) = 0;
+    // Why no connected volunteer can compute this running job now, beyond what the desk sees
+    // (none connected, none of its kind): none lends the memory its tasks need, say. Empty: it
+    // can be computed. Asked at the two-second staff check.
+    virtual std::string whyNothingComputes(const std::string& /*jobId*/) { return {}; }
 
     // Scheduler.
     virtual bool hasQueued() const = 0;

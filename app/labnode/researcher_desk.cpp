@@ -83,6 +83,8 @@ void ResearcherDesk::reportWaiting() {
                  record && !dtypes.contains(std::string(core::wireName(record->dtype))))
             why = "no connected volunteer computes " + std::string(core::wireName(record->dtype)) +
                   " products";
+        if (JobKind* kind = why.empty() ? kindOfJob(jobId) : nullptr)
+            why = kind->whyNothingComputes(jobId);
         if (why == m_waiting[jobId])
             continue;
         m_context.log("job " + jobId + (why.empty() ? " computes again" : " waits: " + why));

@@ -101,6 +101,7 @@ private Q_SLOTS:
     void cancelledGraphJobAnswersLateReplicasStale();
     void unfetchedJobsArePurgedOnceTheirRetentionPassed();
     void aJobNothingCanComputeIsSaidToWait();
+    void aGraphTaskNoVolunteerHasTheMemoryForWaits();
 };
 
 void TestJobCancel::researcherCancelsOnlyItsOwnRunningJobs() {
@@ -282,6 +283,33 @@ void TestJobCancel::aJobNothingCanComputeIsSaidToWait() {
     QCOMPARE(progress.size(), std::size_t{3});
     QVERIFY(!progress[2].control.contains("waiting"));
     QVERIFY(rig.node.logged("job j-mine computes again"));
+}
+
+void TestJobCancel::aGraphTaskNoVolunteerHasTheMemoryForWaits() {
+    NodeHarness node;
+    FakeCluster cluster(node, settings());
+    auto researcher = cluster.connectResearcher();
+    net::Message hello = volunteerHello(2, true);
+    hello.control["capabilities"].as_object()["memory_bytes"] = 16; // no chunk fits in 16 bytes
+    auto link = std::make_shared<FakePeerLink>();
+    cluster.coordinator.onConnected(50, link, PeerRole::Volunteer);
+    cluster.coordinator.onMessage(50, hello);
+    QCOMPARE(link->count("welcome"), std::size_t{1});
+    cluster.fromResearcher(
+        submitRelu(goblin::testing::randomTensor(core::DType::F32, {kReluRows, kReluCols}, 3)));
+    QVERIFY(node.waitUntil([&] { return researcher->count("job_accepted") == 1; }));
+    const std::string job(
+        researcher->sentOfType("job_accepted").at(0).control.at("job").as_string());
+    // The coordinator's staff check (every two seconds) says so.
+    QVERIFY(node.waitUntil([&] {
+        const auto sent = researcher->sentOfType("progress");
+        return !sent.empty() && sent.back().control.contains("waiting");
+    }));
+    const auto progress = researcher->sentOfType("progress");
+    QVERIFY(std::string(progress.back().control.at("waiting").as_string()).find("memory") !=
+            std::string::npos);
+    QVERIFY(node.logged("job " + job + " waits: no connected volunteer lends the memory"));
+    QCOMPARE(link->count("task"), std::size_t{0});
 }
 
 QTEST_APPLESS_MAIN(TestJobCancel)

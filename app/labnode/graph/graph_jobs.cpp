@@ -290,6 +290,26 @@ Expected<void> GraphJobs::cancel(const std::string& jobId, const std::string& wh
     return {};
 }
 
+std::string GraphJobs::whyNothingComputes(const std::string& jobId) {
+    GraphJob* job = m_book.job(jobId);
+    if (!job || job->state != "running")
+        return {};
+    const auto volunteers = graphVolunteers();
+    if (volunteers.empty())
+        return {}; // the desk says so itself
+    for (std::int64_t taskId : job->taskIds) {
+        const GraphTask* task = m_book.task(taskId);
+        if (!task || task->settled() ||
+            std::any_of(volunteers.begin(), volunteers.end(), [&](const Peer* volunteer) {
+                return m_book.fits(*task, volunteer->volunteer);
+            }))
+            continue;
+        return "no connected volunteer lends the memory its tasks need (split it into more "
+               "chunks)";
+    }
+    return {};
+}
+
 Expected<void> GraphJobs::purge(const std::string& jobId) {
     if (!graphJob(m_context.store.database(), jobId))
         return makeError(ErrorCode::NotFound, "no job " + jobId);

@@ -68,6 +68,8 @@ public:
     // A followed job's follower is told it failed (code cancelled), as for any failure.
     Expected<void> cancel(const std::string& jobId, const std::string& who) override;
     Expected<void> purge(const std::string& jobId) override;
+    // A task no connected graph volunteer has the memory for waits.
+    std::string whyNothingComputes(const std::string& jobId) override;
 
     // Graph jobs another kind runs for a researcher (training rounds), on core. `accepted` gets
     // the durable job's id, or why the submission was refused.

@@ -46,6 +46,13 @@ public:
     Expected<void> cancel(const std::string& jobId, const std::string& who) override;
     // Its rounds' graph jobs are purged with it.
     Expected<void> purge(const std::string& jobId) override;
+    // What its running round's graph job waits for.
+    std::string whyNothingComputes(const std::string& jobId) override {
+        auto it = m_jobs.find(jobId);
+        return it == m_jobs.end() || it->second.roundJob.empty()
+                   ? std::string()
+                   : m_graphs.whyNothingComputes(it->second.roundJob);
+    }
 
     // No tasks of its own: its rounds are graph jobs.
     bool hasQueued() const override { return false; }
