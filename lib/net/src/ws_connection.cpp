@@ -13,6 +13,13 @@
 
 namespace goblin::net {
 
+namespace {
+
+// Read-buffer capacity kept between messages (control frames and small tensors fit).
+constexpr std::size_t kKeptReadBufferBytes = std::size_t{1} << 20;
+
+} // namespace
+
 namespace beast = boost::beast;
 namespace websocket = boost::beast::websocket;
 namespace asio = boost::asio;
@@ -97,6 +104,10 @@ void WsConnection::onRead(beast::error_code ec, std::size_t) {
     auto result = m_assembler.onFrame(
         kind, std::span<const std::byte>(static_cast<const std::byte*>(data.data()), data.size()));
     m_buffer.consume(m_buffer.size());
+    // The buffer grows to the largest frame (a tensor block); once its message is whole, give that
+    // memory back, so an idle volunteer or node does not keep its largest message's size.
+    if (result && *result && m_buffer.capacity() > kKeptReadBufferBytes)
+        m_buffer.shrink_to_fit();
     if (!result) {
         beginClose(result.error());
         return;
