@@ -35,8 +35,9 @@ Expected<void> AdmissionDesk::checkRegistrationLimit(const Peer& peer, const jso
     if (registrationsSince(m_context.store.database(), address, since) <
         m_settings.registrationsPerHour)
         return {};
-    m_context.log("refused a new volunteer identity from " + address + ": " +
-                  std::to_string(m_settings.registrationsPerHour) + " registered in the last hour");
+    m_context.log.warn("refused a new volunteer identity from " + address + ": " +
+                       std::to_string(m_settings.registrationsPerHour) +
+                       " registered in the last hour");
     return makeError(ErrorCode::LimitExceeded,
                      "too many new volunteer identities from this address (" +
                          std::to_string(m_settings.registrationsPerHour) +
@@ -79,7 +80,7 @@ bool AdmissionDesk::onHello(Peer& peer, const net::Message& message) {
         std::string line = peer.role == PeerRole::Researcher ? "researcher" : "volunteer";
         line.append(" hello from ").append(peer.link->address()).append(" refused: ");
         line.append(admitted.error().describe());
-        m_context.log(line);
+        m_context.log.warn(line);
         m_peers.close(peer.id, admitted.error());
         return false;
     }

@@ -10,7 +10,7 @@ void BanWatch::check() {
         banned.insert(ban.volunteerId);
         if (m_banned.count(ban.volunteerId) != 0 || m_trust.isQuarantined(ban.volunteerId))
             continue;
-        m_context.log("volunteer " + ban.volunteerId + " BANNED by lab staff: " + ban.reason);
+        m_context.log.warn("volunteer " + ban.volunteerId + " BANNED by lab staff: " + ban.reason);
         std::string reason = kBanReasonPrefix;
         reason.append(ban.reason);
         m_trust.quarantine(ban.volunteerId, reason);

@@ -78,8 +78,9 @@ void JobControl::purgeExpired(bool force) {
     for (const std::string& jobId :
          finishedJobsBefore(m_context.store.database(), now - m_retainSeconds, 100)) {
         if (auto ok = purge(jobId); !ok)
-            m_context.log("job " + jobId + ": its retention (--retain-hours) ended, but it was " +
-                          "not purged: " + ok.error().message);
+            m_context.log.error("job " + jobId +
+                                ": its retention (--retain-hours) ended, but it was " +
+                                "not purged: " + ok.error().message);
         else
             m_context.log("job " + jobId + " was not fetched within --retain-hours of finishing");
     }
@@ -92,13 +93,13 @@ void JobControl::checkStaffRequests() {
         const bool cancelling = request.action == JobAction::Cancel;
         auto done = cancelling ? cancel(request.jobId, "lab staff") : purge(request.jobId);
         if (!done)
-            m_context.log(std::string("lab staff's ") + (cancelling ? "cancel" : "purge") +
-                          " of job " + request.jobId + " refused: " + done.error().message);
+            m_context.log.warn(std::string("lab staff's ") + (cancelling ? "cancel" : "purge") +
+                               " of job " + request.jobId + " refused: " + done.error().message);
         if (auto ok = finishJobRequest(db, request.id, done ? "ok" : done.error().message,
                                        m_context.clock());
             !ok)
-            m_context.log("could not record the outcome of a staff request (" + ok.error().message +
-                          ")");
+            m_context.log.error("could not record the outcome of a staff request (" +
+                                ok.error().message + ")");
     }
 }
 

@@ -44,12 +44,21 @@ namespace {
 
 std::mutex logMutex;
 
-void logLine(const std::string& line) {
+void logAt(LogLevel level, const std::string& line) {
     const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
     char stamp[32];
     std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
     std::lock_guard lock(logMutex);
-    std::cout << stamp << ' ' << logLevelName(logLevelOf(line)) << ' ' << line << std::endl;
+    std::cout << stamp << ' ' << logLevelName(level) << ' ' << line << std::endl;
+}
+
+void logLine(const std::string& line) {
+    logAt(LogLevel::Info, line);
+}
+
+// The server logs only what it refused (a plain client on the TLS port, a failed handshake).
+void logRefusal(const std::string& line) {
+    logAt(LogLevel::Warning, line);
 }
 
 std::pair<std::string, unsigned short> splitHostPort(const std::string& listen) {
@@ -153,8 +162,8 @@ int serve(const po::variables_map& options) {
     auto coreWork = asio::make_work_guard(core);
     core::SecureRandom random;
 
-    Coordinator coordinator(NodeContext{core, workers, store, blobs, wallClock, logLine, random},
-                            settings);
+    Coordinator coordinator(
+        NodeContext{core, workers, store, blobs, wallClock, NodeLog(logAt), random}, settings);
     std::atomic<std::uint64_t> nextPeer{1};
     auto server = std::make_shared<net::WsServer>(
         network, settings.limits, std::vector<std::string>{"/v1/volunteer", "/v1/researcher"},
@@ -187,7 +196,7 @@ int serve(const po::variables_map& options) {
     const std::unique_ptr<access::CodeMailer> mailer = codeMailer(options, dataDir);
     access::AccessSettings accessSettings;
     accessSettings.secureCookies = tls != nullptr;
-    access::AccessApp accessApp(store.database(), wallClock, random, *mailer, logLine,
+    access::AccessApp accessApp(store.database(), wallClock, random, *mailer, NodeLog(logAt),
                                 accessSettings);
     if (accessPolicy == "on")
         pages.serveAccess(&accessApp);
@@ -202,7 +211,7 @@ int serve(const po::variables_map& options) {
     auto traffic = std::make_shared<net::TrafficCounters>();
     server->setTrafficCounters(traffic);
     server->setTls(tls);
-    server->setLog(logLine);
+    server->setLog(logRefusal);
     pages.countTraffic(traffic);
     // Before the "listening" line: a SIGTERM right after it (a test, a service manager) is a clean
     // shutdown, not the default action. The handler runs once network.run() does.
@@ -238,8 +247,8 @@ int serve(const po::variables_map& options) {
         logLine(line.append(options["tls-cert"].as<std::string>()));
     }
     if (settings.trust.auditFloor == 0.0 && settings.trust.probationAudits == 0)
-        logLine("WARNING: graph audits are off (--audit-floor 0 --probation-audits 0): "
-                "volunteers that agree on a wrong answer are not caught");
+        logRefusal("WARNING: graph audits are off (--audit-floor 0 --probation-audits 0): "
+                   "volunteers that agree on a wrong answer are not caught");
     asio::post(core, [&coordinator] { coordinator.start(); });
     server->start();
 

@@ -12,12 +12,13 @@
 
 #include "blob_store.hpp"
 #include "goblin/core/random_source.hpp"
+#include "log_level.hpp"
 #include "node_store.hpp"
 
 namespace goblin::labnode {
 
-using Clock = std::function<double()>; // seconds since the epoch
-using LogSink = std::function<void(const std::string&)>;
+using Clock = std::function<double()>;                   // seconds since the epoch
+using LogSink = std::function<void(const std::string&)>; // plain lines (the access pages' log)
 
 struct NodeContext {
     boost::asio::io_context& core;
@@ -25,7 +26,7 @@ struct NodeContext {
     NodeStore& store;
     BlobStore& blobs;
     Clock clock;
-    LogSink log;
+    NodeLog log;                // log(line) is info; log.warn(line), log.error(line)
     core::RandomSource& random; // Freivalds vectors, audit choices, identities
 };
 

@@ -87,7 +87,8 @@ void ResearcherDesk::reportWaiting() {
             why = kind->whyNothingComputes(jobId);
         if (why == m_waiting[jobId])
             continue;
-        m_context.log("job " + jobId + (why.empty() ? " computes again" : " waits: " + why));
+        m_context.log.write(why.empty() ? LogLevel::Info : LogLevel::Warning,
+                            "job " + jobId + (why.empty() ? " computes again" : " waits: " + why));
         m_waiting[jobId] = why;
         for (std::uint64_t peer : m_peers.watchers(jobId))
             m_peers.send(peer,

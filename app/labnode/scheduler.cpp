@@ -128,8 +128,8 @@ void Scheduler::pump() {
         return transaction->commit();
     }();
     if (!recorded) {
-        m_context.log("could not record leases (" + recorded.error().message +
-                      "); the tasks stay queued");
+        m_context.log.error("could not record leases (" + recorded.error().message +
+                            "); the tasks stay queued");
         for (const Assignment& assignment : assignments)
             assignment.kind->onLeaseLost(assignment.lease, LeaseLoss::NotSent,
                                          recorded.error().message);
@@ -209,9 +209,10 @@ void Scheduler::onTaskError(std::uint64_t peer, const boost::json::object& repor
 void Scheduler::onPeerClosed(const Peer& peer, const Error& reason) {
     const auto held = m_leases.takeHeldBy(peer.id);
     if (peer.role == PeerRole::Volunteer && peer.ready)
-        m_context.log("volunteer " + peer.volunteer.volunteerId + " disconnected (" +
-                      reason.describe() + "); " + std::to_string(held.size()) +
-                      " task(s) back in the queue");
+        m_context.log.write(reason.code == ErrorCode::Banned ? LogLevel::Warning : LogLevel::Info,
+                            "volunteer " + peer.volunteer.volunteerId + " disconnected (" +
+                                reason.describe() + "); " + std::to_string(held.size()) +
+                                " task(s) back in the queue");
     for (const Lease& lease : held)
         lose(kindOf(lease.kind), lease, LeaseLoss::Disconnected, reason.describe());
     wake();
@@ -238,8 +239,8 @@ int Scheduler::slotsOf(std::uint64_t peer) const {
 void Scheduler::loadHistory() {
     // Finished jobs' losses are history nothing reads: the table stays the size of the live work.
     if (auto forgotten = forgetFinishedLeaseLosses(m_context.store.database()); !forgotten)
-        m_context.log("could not forget finished jobs' lease losses (" + forgotten.error().message +
-                      ")");
+        m_context.log.error("could not forget finished jobs' lease losses (" +
+                            forgotten.error().message + ")");
     for (const LeaseLossRecord& loss : leaseLosses(m_context.store.database()))
         m_history.remember(loss.kind, loss.task, loss.volunteerId, loss.why);
 }
@@ -274,8 +275,9 @@ void Scheduler::remember(const Lease& lease, LeaseLoss why) {
                             LeaseLossRecord{std::string(lease.kind), lease.task, lease.attempt,
                                             lease.volunteerId, why, m_context.clock()});
         !ok)
-        m_context.log("could not record the lost lease of task " + std::to_string(lease.task) +
-                      " (" + ok.error().message + "); it is remembered until a restart");
+        m_context.log.error("could not record the lost lease of task " +
+                            std::to_string(lease.task) + " (" + ok.error().message +
+                            "); it is remembered until a restart");
 }
 
 bool Scheduler::volunteersGaveUp(std::string_view kind, std::int64_t task,
@@ -302,7 +304,7 @@ void Scheduler::computeOnNode(JobKind& kind, std::int64_t task) {
         line.append("its lease expired ").append(std::to_string(expiries)).append(" time(s)");
     else
         line.append("no connected volunteer may take it again");
-    m_context.log(line.append("; the node computes it"));
+    m_context.log.warn(line.append("; the node computes it"));
     kind.computeOnNode(task);
 }
 

@@ -73,16 +73,16 @@ void TrustBook::onVerdict(const VerdictRecord& verdict) {
         return;
     TrustRecord& record = recordOf(verdict.volunteerId);
     if (auto ok = addAuditPassed(m_context.store.database(), verdict.volunteerId); !ok)
-        return m_context.log("could not record an audit of " + verdict.volunteerId + ": " +
-                             ok.error().message);
+        return m_context.log.error("could not record an audit of " + verdict.volunteerId + ": " +
+                                   ok.error().message);
     ++record.auditsPassed;
 }
 
 void TrustBook::onExpired(const std::string& volunteerId) {
     TrustRecord& record = recordOf(volunteerId);
     if (auto ok = addExpiry(m_context.store.database(), volunteerId); !ok)
-        return m_context.log("could not record a lease expiry of " + volunteerId + ": " +
-                             ok.error().message);
+        return m_context.log.error("could not record a lease expiry of " + volunteerId + ": " +
+                                   ok.error().message);
     ++record.expiries;
 }
 
@@ -93,11 +93,11 @@ void TrustBook::quarantine(const std::string& volunteerId, const std::string& re
     const double now = m_context.clock();
     auto fresh = quarantineVolunteer(m_context.store.database(), volunteerId, reason, now);
     if (!fresh)
-        m_context.log("could not record the quarantine of " + volunteerId + " (" +
-                      fresh.error().message + "); it is quarantined until the node restarts");
+        m_context.log.error("could not record the quarantine of " + volunteerId + " (" +
+                            fresh.error().message + "); it is quarantined until the node restarts");
     record.quarantinedAt = now;
     record.quarantineReason = reason;
-    m_context.log("volunteer " + volunteerId + " QUARANTINED: " + reason);
+    m_context.log.warn("volunteer " + volunteerId + " QUARANTINED: " + reason);
     if (m_onCaught)
         m_onCaught(volunteerId);
     // Listeners re-decide what it touched; they run after the verdict that caught it is handled.

@@ -161,8 +161,9 @@ def test_a_ban_disconnects_a_running_volunteer_and_refuses_it_until_unbanned(clu
 
     cluster.staff("volunteers", "ban", volunteer, "--reason", "returns garbage on purpose")
     # The running node acts on it within its two-second database check.
-    cluster.node.wait_for_line(re.compile(r"volunteer %s BANNED by lab staff: returns garbage on "
-                                          r"purpose" % volunteer), 30)
+    # Log lines carry the level the role gave them: "<UTC time> <level> <message>".
+    cluster.node.wait_for_line(re.compile(r"Z warning volunteer %s BANNED by lab staff: returns "
+                                          r"garbage on purpose" % volunteer), 30)
     cluster.node.wait_for_line(re.compile(r"volunteer %s QUARANTINED: banned by lab staff: "
                                           % volunteer), 30)
     closed = first.wait_for_line(REFUSED, 30)
@@ -179,12 +180,12 @@ def test_a_ban_disconnects_a_running_volunteer_and_refuses_it_until_unbanned(clu
     again = cluster.start_volunteer(config_dir=first.config_dir)
     refused = again.wait_for_line(REFUSED, START_TIMEOUT)
     assert "banned by the lab" in refused.group(1), refused.group(0)
-    cluster.node.wait_for_line(re.compile(r"volunteer hello from \S+ refused: banned: this "
-                                          r"volunteer is banned by the lab"), 30)
+    cluster.node.wait_for_line(re.compile(r"Z warning volunteer hello from \S+ refused: banned: "
+                                          r"this volunteer is banned by the lab"), 30)
 
     cluster.staff("volunteers", "unban", volunteer)
-    cluster.node.wait_for_line(re.compile(r"volunteer %s unbanned by lab staff: admitted again"
-                                          % volunteer), 30)
+    cluster.node.wait_for_line(re.compile(r"Z info volunteer %s unbanned by lab staff: admitted "
+                                          r"again" % volunteer), 30)
     again.stop()
     back = cluster.start_volunteer(config_dir=first.config_dir)
     back.wait_for_line(re.compile(r"connected to %s as %s " % (re.escape(cluster.url), volunteer)),

@@ -1,6 +1,11 @@
-// The level of node log lines: errors for what the node could not do, warnings for what staff
-// should look at, info for the rest.
+// The node's log levels: each role states the level of what it logs (log_level.hpp). A plain sink
+// (a test's collector) still gets every line; a levelled sink gets the level the role chose.
+// python/tests/test_staff_cli.py checks the levels `serve` prints for a ban and a connection.
 #include <QtTest/QtTest>
+
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "log_level.hpp"
 
@@ -10,29 +15,42 @@ class TestLogLevel : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
-    void linesGetTheirLevel();
+    void levelsReachTheSink();
+    void plainSinksGetEveryLine();
+    void names();
 };
 
-void TestLogLevel::linesGetTheirLevel() {
-    QCOMPARE(logLevelOf("job j-1 accepted: matmul 4x4 · 4x4 f32 in 1 tile(s) of 4x4"),
-             LogLevel::Info);
-    QCOMPARE(logLevelOf("volunteer v-1 connected from 127.0.0.1 (cpu-eigen, 2 slot(s))"),
-             LogLevel::Info);
-    QCOMPARE(logLevelOf("volunteer v-1 disconnected (internal: peer closed the connection (1000)); "
-                        "0 task(s) back in the queue"),
-             LogLevel::Info);
-    QCOMPARE(logLevelOf("task 3 attempt 1 from volunteer v-1 REJECTED: over the bound"),
-             LogLevel::Warning);
-    QCOMPARE(logLevelOf("volunteer v-2 banned by lab staff: lies"), LogLevel::Warning);
-    QCOMPARE(logLevelOf("graph job g-1 failed: invalid_input: integer division by zero"),
-             LogLevel::Warning);
-    QCOMPARE(logLevelOf("job j-1 waits: no volunteer is connected to compute it"),
-             LogLevel::Warning);
-    QCOMPARE(logLevelOf("could not record the verdict of task 4 (disk I/O error)"),
-             LogLevel::Error);
-    QCOMPARE(logLevelOf("job j-2 cannot resume (its blobs are missing); marked failed"),
-             LogLevel::Error);
+void TestLogLevel::levelsReachTheSink() {
+    std::vector<std::pair<LogLevel, std::string>> lines;
+    const NodeLog log(LevelledSink(
+        [&](LogLevel level, const std::string& line) { lines.emplace_back(level, line); }));
+    log("job j-1 accepted");
+    log.warn("volunteer v-2 BANNED by lab staff: lies");
+    log.error("could not record the verdict of task 4 (disk I/O error)");
+    log.write(LogLevel::Warning, "job j-1 waits: no volunteer is connected to compute it");
+    QCOMPARE(lines.size(), std::size_t{4});
+    QCOMPARE(lines[0].first, LogLevel::Info);
+    QCOMPARE(lines[1].first, LogLevel::Warning);
+    QCOMPARE(lines[2].first, LogLevel::Error);
+    QCOMPARE(lines[3].first, LogLevel::Warning);
+    QCOMPARE(lines[2].second,
+             std::string("could not record the verdict of task 4 (disk I/O error)"));
+}
+
+void TestLogLevel::plainSinksGetEveryLine() {
+    std::vector<std::string> lines;
+    const NodeLog log([&](const std::string& line) { lines.push_back(line); });
+    log("a");
+    log.warn("b");
+    log.error("c");
+    QCOMPARE(lines, (std::vector<std::string>{"a", "b", "c"}));
+    NodeLog silent; // no sink: logging is a no-op, not a crash
+    silent.error("nobody hears this");
+}
+
+void TestLogLevel::names() {
     QCOMPARE(logLevelName(LogLevel::Warning), std::string_view("warning"));
+    QCOMPARE(logLevelName(LogLevel::Error), std::string_view("error"));
     QCOMPARE(logLevelName(LogLevel::Info), std::string_view("info"));
 }
 

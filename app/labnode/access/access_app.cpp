@@ -43,7 +43,7 @@ PageNotes errorNote(std::string error) {
 } // namespace
 
 AccessApp::AccessApp(Database& db, Clock clock, core::RandomSource& random, CodeMailer& mailer,
-                     LogSink log, AccessSettings settings)
+                     NodeLog log, AccessSettings settings)
     : m_db(db), m_clock(clock), m_mailer(mailer), m_log(std::move(log)), m_settings(settings),
       m_sessions(db, clock), m_codes(db, clock, random, settings.codes) {}
 
@@ -99,10 +99,10 @@ void AccessApp::post(const net::HttpRequest& request, const net::HttpReply& repl
     const auto csrf = fieldValue(*fields, "csrf");
     if (!session || !csrf || !sameSecret(*csrf, session->csrf)) {
         std::string line = "access: refused a POST ";
-        m_log(line.append(request.path)
-                  .append(" from ")
-                  .append(request.peer)
-                  .append(" without its session's CSRF token"));
+        m_log.warn(line.append(request.path)
+                       .append(" from ")
+                       .append(request.peer)
+                       .append(" without its session's CSRF token"));
         return reply(message(403, "Form expired",
                              "This form has expired or did not come from this site. Open the "
                              "page again and retry."));
@@ -147,7 +147,7 @@ void AccessApp::sendCode(const net::HttpRequest& request, const Session& session
                       if (sent)
                           return reply(redirect("/access/verify"));
                       std::string line = "access: could not send a sign-in code to ";
-                      log(line.append(to).append(": ").append(sent.error().message));
+                      log.error(line.append(to).append(": ").append(sent.error().message));
                       reply(html(503, emailPage(csrf, errorNote("The node could not send the "
                                                                 "code; try again later."))));
                   });

@@ -22,7 +22,7 @@ struct AccessSettings {
 class AccessApp {
 public:
     AccessApp(Database& db, Clock clock, core::RandomSource& random, CodeMailer& mailer,
-              LogSink log, AccessSettings settings);
+              NodeLog log, AccessSettings settings);
 
     static bool handles(const std::string& path) {
         return path == "/access" || path.rfind("/access/", 0) == 0;
@@ -44,7 +44,7 @@ private:
     Database& m_db;
     Clock m_clock;
     CodeMailer& m_mailer;
-    LogSink m_log;
+    NodeLog m_log;
     AccessSettings m_settings;
     AccessSessions m_sessions;
     SignInCodes m_codes;

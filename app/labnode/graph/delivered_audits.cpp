@@ -52,13 +52,13 @@ void DeliveredAudits::onQuarantined(const std::string& volunteerId, const std::s
                           m_context.clock()};
         auto id = insertJobAudit(db, audit);
         if (!id) {
-            m_context.log("graph job " + jobId + ": could not record its audit (" +
-                          id.error().message + ")");
+            m_context.log.error("graph job " + jobId + ": could not record its audit (" +
+                                id.error().message + ")");
             continue;
         }
-        m_context.log("graph job " + jobId + " (delivered) used results of quarantined volunteer " +
-                      volunteerId + ": the node rechecks " + std::to_string(audit.tasks) +
-                      " task(s)");
+        m_context.log.warn("graph job " + jobId +
+                           " (delivered) used results of quarantined volunteer " + volunteerId +
+                           ": the node rechecks " + std::to_string(audit.tasks) + " task(s)");
         m_queue.push_back(*id);
     }
     runNext();
@@ -88,8 +88,8 @@ void DeliveredAudits::run(const JobAuditRow& audit) {
     if (suspects.empty()) {
         // Superseded: an earlier audit (of its partner) already corrected those tasks.
         if (auto ok = deleteJobAudit(db, audit.id); !ok)
-            m_context.log("graph job " + audit.jobId + ": could not drop a superseded audit (" +
-                          ok.error().message + ")");
+            m_context.log.error("graph job " + audit.jobId +
+                                ": could not drop a superseded audit (" + ok.error().message + ")");
         m_running = false;
         afterAudit(audit.jobId, false);
         return runNext();
@@ -101,8 +101,8 @@ void DeliveredAudits::run(const JobAuditRow& audit) {
         auto recheck = recheckDeliveredTasks(job, suspects, m_settings, m_context.blobs);
         asio::post(m_context.core, [this, audit, recheck = std::move(recheck), count]() mutable {
             if (!recheck) {
-                m_context.log("graph job " + audit.jobId + ": its recheck failed (" +
-                              recheck.error().message + ")");
+                m_context.log.warn("graph job " + audit.jobId + ": its recheck failed (" +
+                                   recheck.error().message + ")");
                 return finish(audit, "unverifiable", count, 0);
             }
             apply(audit, *recheck);
@@ -145,8 +145,8 @@ void DeliveredAudits::apply(const JobAuditRow& audit, const JobRecheck& recheck)
     m_running = false;
     if (!written) {
         // The audit stays 'rechecking': a restarted node runs it again.
-        m_context.log("graph job " + audit.jobId + ": could not record its recheck (" +
-                      written.error().message + ")");
+        m_context.log.error("graph job " + audit.jobId + ": could not record its recheck (" +
+                            written.error().message + ")");
         return runNext();
     }
     m_context.log("graph job " + audit.jobId + " (delivered) rechecked by the node: " +
@@ -163,8 +163,8 @@ void DeliveredAudits::finish(const JobAuditRow& audit, const std::string& state,
                              std::int64_t corrected) {
     Database& db = m_context.store.database();
     if (auto ok = finishJobAudit(db, audit.id, state, tasks, corrected, m_context.clock()); !ok)
-        m_context.log("graph job " + audit.jobId + ": could not record its audit (" +
-                      ok.error().message + ")");
+        m_context.log.error("graph job " + audit.jobId + ": could not record its audit (" +
+                            ok.error().message + ")");
     else
         m_context.log("graph job " + audit.jobId + " (delivered): audit " + state);
     m_running = false;
@@ -225,22 +225,23 @@ void DeliveredAudits::sendReport(const GraphJobRow& job, std::vector<std::uint64
     asio::post(m_context.workers, [this, job, tasks = std::move(tasks), peers = std::move(peers),
                                    report = std::move(report), announceCorrection]() mutable {
         auto merged = mergeStoredOutputs(job, tasks, m_settings, m_context.blobs);
-        asio::post(m_context.core, [this, jobId = job.id, merged = std::move(merged),
-                                    peers = std::move(peers), report = std::move(report),
-                                    announceCorrection]() mutable {
-            if (!merged) {
-                m_context.log("graph job " + jobId + ": its corrected outputs cannot be merged (" +
-                              merged.error().message + ")");
-            } else {
-                if (announceCorrection)
-                    m_onCorrected(jobId, *merged);
-                for (core::Tensor& output : *merged)
-                    report.outputs.push_back(
-                        std::make_shared<const core::Tensor>(std::move(output)));
-            }
-            for (std::uint64_t peer : peers)
-                m_peers.send(peer, net::toMessage(report));
-        });
+        asio::post(m_context.core,
+                   [this, jobId = job.id, merged = std::move(merged), peers = std::move(peers),
+                    report = std::move(report), announceCorrection]() mutable {
+                       if (!merged) {
+                           m_context.log.error("graph job " + jobId +
+                                               ": its corrected outputs cannot be merged (" +
+                                               merged.error().message + ")");
+                       } else {
+                           if (announceCorrection)
+                               m_onCorrected(jobId, *merged);
+                           for (core::Tensor& output : *merged)
+                               report.outputs.push_back(
+                                   std::make_shared<const core::Tensor>(std::move(output)));
+                       }
+                       for (std::uint64_t peer : peers)
+                           m_peers.send(peer, net::toMessage(report));
+                   });
     });
 }
 

@@ -56,14 +56,14 @@ void GraphDecisions::rejectMalformed(GraphTask& task, const Lease& lease,
                          why,
                          0,
                          computeSeconds};
-    m_context.log("graph task " + std::to_string(task.id) + " from " + lease.volunteerId +
-                  " REJECTED: " + why);
+    m_context.log.warn("graph task " + std::to_string(task.id) + " from " + lease.volunteerId +
+                       " REJECTED: " + why);
     VerdictBatch batch;
     batch.verdicts.push_back({lease.peer, std::move(record)});
     batch.failed = [this, peer = lease.peer, taskId = task.id,
                     attempt = lease.attempt](const VerdictBatch&, const Error& error) {
-        m_context.log("graph task " + std::to_string(taskId) + ": could not record a verdict (" +
-                      error.message + ")");
+        m_context.log.error("graph task " + std::to_string(taskId) +
+                            ": could not record a verdict (" + error.message + ")");
         m_peers.send(peer, verdictMessage(taskId, attempt, VerdictWord::Rejected));
     };
     m_verdicts.commitNow(std::move(batch));
@@ -179,8 +179,8 @@ void GraphDecisions::onCheapAudited(std::int64_t taskId, Judgement judgement,
     if (!report.passed) {
         // Someone lied, or the check cannot vouch for it (a non-canonical replica's rounding):
         // the node recomputes the task and whoever differs from it is rejected.
-        m_context.log("graph task " + std::to_string(taskId) + ": the cheap audit failed (" +
-                      report.reason + "); the node recomputes it");
+        m_context.log.warn("graph task " + std::to_string(taskId) + ": the cheap audit failed (" +
+                           report.reason + "); the node recomputes it");
         return computeOnNode(task);
     }
     char cost[64];
@@ -298,15 +298,15 @@ void GraphDecisions::commitDecision(std::int64_t taskId, const Judgement& judgem
         decided.nodeOutputs = decided.replicas[decisive].fromNode();
         for (const VerdictBatch::Entry& entry : verdicts)
             if (!entry.record.accepted)
-                m_context.log("graph task " + std::to_string(taskId) + " attempt " +
-                              std::to_string(entry.record.attempt) + " from volunteer " +
-                              entry.record.volunteerId + " REJECTED (" + method +
-                              "): " + entry.record.reason);
+                m_context.log.warn("graph task " + std::to_string(taskId) + " attempt " +
+                                   std::to_string(entry.record.attempt) + " from volunteer " +
+                                   entry.record.volunteerId + " REJECTED (" + method +
+                                   "): " + entry.record.reason);
         m_hooks.decided(decided);
     };
     batch.failed = [this, taskId](const VerdictBatch&, const Error& error) {
-        m_context.log("graph task " + std::to_string(taskId) + ": could not record its verdicts (" +
-                      error.message + ")");
+        m_context.log.error("graph task " + std::to_string(taskId) +
+                            ": could not record its verdicts (" + error.message + ")");
         m_hooks.failJob(m_book.jobOf(*m_book.task(taskId)),
                         Error{ErrorCode::Internal, error.message});
     };
@@ -341,12 +341,13 @@ bool GraphDecisions::dropQuarantined(GraphTask& task) {
     if (dropped == 0)
         return false;
     batch.failed = [this, taskId = task.id](const VerdictBatch&, const Error& error) {
-        m_context.log("graph task " + std::to_string(taskId) +
-                      ": could not record a quarantined replica's verdict (" + error.message + ")");
+        m_context.log.error("graph task " + std::to_string(taskId) +
+                            ": could not record a quarantined replica's verdict (" + error.message +
+                            ")");
     };
     m_verdicts.commitNow(std::move(batch));
-    m_context.log("graph task " + std::to_string(task.id) + ": " + std::to_string(dropped) +
-                  " replica(s) of quarantined volunteers dropped; asking again");
+    m_context.log.warn("graph task " + std::to_string(task.id) + ": " + std::to_string(dropped) +
+                       " replica(s) of quarantined volunteers dropped; asking again");
     for (int i = 0; i < dropped; ++i)
         m_hooks.wantOpinion(task);
     return true;

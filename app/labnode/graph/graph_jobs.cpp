@@ -75,8 +75,8 @@ std::vector<const Peer*> GraphJobs::graphVolunteers() const {
 void GraphJobs::recover() {
     for (const GraphJobRow& row : unreleasedGraphJobs(m_context.store.database())) {
         if (auto resumed = resumeJob(row); !resumed) {
-            m_context.log("graph job " + row.id + " cannot resume (" + resumed.error().message +
-                          "); marked failed");
+            m_context.log.error("graph job " + row.id + " cannot resume (" +
+                                resumed.error().message + "); marked failed");
             (void)setGraphJobState(m_context.store.database(), row.id, "failed", m_context.clock());
         }
     }
@@ -197,7 +197,7 @@ void GraphJobs::releaseFor(const std::string& jobId) {
     if (!job || job->state == "running")
         return;
     if (auto outcome = m_retention.release(jobId); !outcome)
-        m_context.log("graph job " + jobId + " not released: " + outcome.error().message);
+        m_context.log.error("graph job " + jobId + " not released: " + outcome.error().message);
     m_book.remove(jobId);
 }
 
@@ -410,9 +410,11 @@ void GraphJobs::onLeaseLost(const Lease& lease, LeaseLoss why, const std::string
     } else if (why == LeaseLoss::TaskError) {
         what = "could not compute it: " + detail;
     }
-    m_context.log("graph task " + std::to_string(task.id) + " attempt " +
-                  std::to_string(lease.attempt) + " (" + lease.volunteerId + "): " + what +
-                  "; asking another volunteer");
+    // A volunteer leaving is ordinary; one that let its lease expire or gave up on it is not.
+    m_context.log.write(why == LeaseLoss::Disconnected ? LogLevel::Info : LogLevel::Warning,
+                        "graph task " + std::to_string(task.id) + " attempt " +
+                            std::to_string(lease.attempt) + " (" + lease.volunteerId +
+                            "): " + what + "; asking another volunteer");
     if (!task.settled())
         queueOpinion(task);
 }
@@ -460,7 +462,7 @@ void GraphJobs::failJob(GraphJob& job, const Error& error) {
         return;
     job.state = "failed";
     (void)setGraphJobState(m_context.store.database(), job.id, "failed", m_context.clock());
-    m_context.log("graph job " + job.id + " failed: " + error.describe());
+    m_context.log.warn("graph job " + job.id + " failed: " + error.describe());
     for (std::int64_t taskId : job.taskIds) {
         m_book.dropQueued(taskId);
         m_book.task(taskId)->decided = true;

@@ -40,8 +40,8 @@ void GraphRetention::prune() {
     Database& db = m_context.store.database();
     for (const std::string& jobId : retainedJobsDue(db, m_context.clock() - m_retentionSeconds)) {
         if (auto ok = setGraphJobState(db, jobId, "released", m_context.clock()); !ok) {
-            m_context.log("graph job " + jobId + ": could not end its retention (" +
-                          ok.error().message + ")");
+            m_context.log.error("graph job " + jobId + ": could not end its retention (" +
+                                ok.error().message + ")");
             continue;
         }
         deleteData(jobId);

@@ -31,8 +31,8 @@ void MatmulJobs::recover() {
         auto loaded =
             reloadJob(m_context.store, m_context.blobs, std::move(record), m_intake.newProbes());
         if (!loaded) {
-            m_context.log("job " + jobId + " cannot resume (" + loaded.error().message +
-                          "); marked failed");
+            m_context.log.error("job " + jobId + " cannot resume (" + loaded.error().message +
+                                "); marked failed");
             (void)m_context.store.setJobState(jobId, "failed", m_context.clock());
             continue;
         }
@@ -223,8 +223,8 @@ void MatmulJobs::onVerified(std::uint64_t peer, VerdictRecord verdict) {
     };
     batch.failed = [this](const VerdictBatch& lost, const Error& error) {
         const std::int64_t task = lost.verdicts.front().record.task;
-        m_context.log("could not record the verdict of task " + std::to_string(task) + " (" +
-                      error.message + "); it goes back to the queue");
+        m_context.log.error("could not record the verdict of task " + std::to_string(task) + " (" +
+                            error.message + "); it goes back to the queue");
         m_book.requeue(task);
         m_scheduler.wake();
     };
@@ -238,10 +238,10 @@ void MatmulJobs::applyVerdict(const VerdictRecord& verdict) {
         return;
     const std::string jobId = task->jobId;
     if (!verdict.accepted) {
-        m_context.log("task " + std::to_string(verdict.task) + " attempt " +
-                      std::to_string(verdict.attempt) + " from volunteer " + verdict.volunteerId +
-                      " REJECTED: " + verdict.reason + " (error/bound " +
-                      std::to_string(verdict.ratio) + "); queued for another volunteer");
+        m_context.log.warn("task " + std::to_string(verdict.task) + " attempt " +
+                           std::to_string(verdict.attempt) + " from volunteer " +
+                           verdict.volunteerId + " REJECTED: " + verdict.reason + " (error/bound " +
+                           std::to_string(verdict.ratio) + "); queued for another volunteer");
         m_book.refuse(verdict.task, verdict.volunteerId);
         m_book.requeue(verdict.task);
         return m_scheduler.wake();
@@ -258,12 +258,12 @@ void MatmulJobs::onLeaseLost(const Lease& lease, LeaseLoss why, const std::strin
         return;
     switch (why) {
     case LeaseLoss::Expired:
-        m_context.log("task " + std::to_string(lease.task) + " attempt " +
-                      std::to_string(lease.attempt) + ": lease expired; back in the queue");
+        m_context.log.warn("task " + std::to_string(lease.task) + " attempt " +
+                           std::to_string(lease.attempt) + ": lease expired; back in the queue");
         break;
     case LeaseLoss::TaskError:
-        m_context.log("volunteer " + lease.volunteerId + " could not compute task " +
-                      std::to_string(lease.task) + ": " + detail);
+        m_context.log.warn("volunteer " + lease.volunteerId + " could not compute task " +
+                           std::to_string(lease.task) + ": " + detail);
         m_book.refuse(lease.task, lease.volunteerId);
         break;
     case LeaseLoss::NotSent:
@@ -294,7 +294,7 @@ void MatmulJobs::computeOnNode(std::int64_t taskId) {
 
 void MatmulJobs::finishJob(const std::string& jobId) {
     if (auto ok = m_context.store.setJobState(jobId, "done", m_context.clock()); !ok) {
-        m_context.log("job " + jobId + ": could not mark it done: " + ok.error().message);
+        m_context.log.error("job " + jobId + ": could not mark it done: " + ok.error().message);
         return;
     }
     auto record = m_context.store.job(jobId);

@@ -158,8 +158,8 @@ void TrainingJobs::submit(const ResearcherRequest& request, net::Message message
 void TrainingJobs::recover() {
     for (const TrainJobRow& row : unreleasedTrainJobs(m_context.store.database())) {
         if (auto resumed = resumeJob(row); !resumed) {
-            m_context.log("training job " + row.id + " cannot resume (" + resumed.error().message +
-                          "); marked failed");
+            m_context.log.error("training job " + row.id + " cannot resume (" +
+                                resumed.error().message + "); marked failed");
             (void)setTrainJobState(m_context.store.database(), row.id, "failed",
                                    resumed.error().message, m_context.clock());
         }
@@ -340,8 +340,9 @@ void TrainingJobs::commitRound(const std::string& jobId, Expected<Step> step) {
         committed = transaction->commit();
     if (!committed) {
         // Nothing changed: the round's graph job stays, and a restarted node commits it then.
-        m_context.log("training job " + job.id + ": round " + std::to_string(step->record.round) +
-                      " could not commit (" + committed.error().message + "); retrying");
+        m_context.log.error("training job " + job.id + ": round " +
+                            std::to_string(step->record.round) + " could not commit (" +
+                            committed.error().message + "); retrying");
         job.stepping = true;
         asio::post(m_context.core, [this, jobId, step = std::move(step)]() mutable {
             commitRound(jobId, std::move(step));
@@ -378,7 +379,7 @@ void TrainingJobs::failJob(Job& job, const Error& error) {
     job.state = "failed";
     (void)setTrainJobState(m_context.store.database(), job.id, "failed", error.describe(),
                            m_context.clock());
-    m_context.log("training job " + job.id + " failed: " + error.describe());
+    m_context.log.warn("training job " + job.id + " failed: " + error.describe());
     if (!job.roundJob.empty())
         m_graphs.releaseFor(job.roundJob);
     job.error = error.describe();
