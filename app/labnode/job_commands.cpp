@@ -147,24 +147,14 @@ int requestAction(const std::vector<std::string>& args, JobAction action,
 } // namespace
 
 int jobCommand(const std::vector<std::string>& args) {
-    const std::string action = args.empty() ? std::string() : args.front();
-    const std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
-    if (action == "list")
-        return list(rest);
-    if (action == "show")
-        return show(rest);
-    if (action == "cancel")
-        return requestAction(rest, JobAction::Cancel, kCancelUsage);
-    if (action == "purge")
-        return requestAction(rest, JobAction::Purge, kPurgeUsage);
-    if (action == "--help" || action == "-h") {
-        std::cout << "usage:\n  " << kListUsage.synopsis << "\n  " << kShowUsage.synopsis << "\n  "
-                  << kCancelUsage.synopsis << "\n  " << kPurgeUsage.synopsis
-                  << "\n(--help after an action for its options)\n";
-        return 0;
-    }
-    throw std::runtime_error(
-        "usage: goblin-labnode jobs list|show|cancel|purge ... --db PATH (--help for more)");
+    return runStaffAction(
+        args, "jobs",
+        {{"list", &kListUsage, list},
+         {"show", &kShowUsage, show},
+         {"cancel", &kCancelUsage,
+          [](const auto& rest) { return requestAction(rest, JobAction::Cancel, kCancelUsage); }},
+         {"purge", &kPurgeUsage,
+          [](const auto& rest) { return requestAction(rest, JobAction::Purge, kPurgeUsage); }}});
 }
 
 int statusCommand(const std::vector<std::string>& args) {

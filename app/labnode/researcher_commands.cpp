@@ -99,21 +99,9 @@ int revoke(const std::vector<std::string>& args) {
 } // namespace
 
 int researcherCommand(const std::vector<std::string>& args) {
-    const std::string action = args.empty() ? std::string() : args.front();
-    const std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
-    if (action == "add")
-        return add(rest);
-    if (action == "list")
-        return list(rest);
-    if (action == "revoke")
-        return revoke(rest);
-    if (action == "--help" || action == "-h") {
-        std::cout << "usage:\n  " << kAddUsage.synopsis << "\n  " << kListUsage.synopsis << "\n  "
-                  << kRevokeUsage.synopsis << "\n(--help after an action for its options)\n";
-        return 0;
-    }
-    throw std::runtime_error("usage: goblin-labnode researcher add|list|revoke ... --db PATH "
-                             "(--help for more)");
+    return runStaffAction(
+        args, "researcher",
+        {{"add", &kAddUsage, add}, {"list", &kListUsage, list}, {"revoke", &kRevokeUsage, revoke}});
 }
 
 } // namespace goblin::labnode

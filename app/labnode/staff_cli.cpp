@@ -46,4 +46,25 @@ double wallClock() {
         .count();
 }
 
+int runStaffAction(const std::vector<std::string>& args, const std::string& group,
+                   const std::vector<StaffAction>& actions) {
+    const std::string action = args.empty() ? std::string() : args.front();
+    const std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
+    for (const StaffAction& known : actions)
+        if (known.name == action)
+            return known.run(rest);
+    if (action == "--help" || action == "-h") {
+        std::cout << "usage:\n";
+        for (const StaffAction& known : actions)
+            std::cout << "  " << known.usage->synopsis << "\n";
+        std::cout << "(--help after an action for its options)\n";
+        return 0;
+    }
+    std::string usage = "usage: goblin-labnode ";
+    usage.append(group).append(" ");
+    for (std::size_t i = 0; i < actions.size(); ++i)
+        usage.append(i == 0 ? "" : "|").append(actions[i].name);
+    throw std::runtime_error(usage.append(" ... --db PATH (--help for more)"));
+}
+
 } // namespace goblin::labnode

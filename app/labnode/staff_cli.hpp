@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,5 +32,17 @@ parseCommand(const std::vector<std::string>& args,
 std::string existingDatabase(const boost::program_options::variables_map& options);
 
 double wallClock();
+
+// One action of a staff command group ("jobs cancel"): its usage and what runs it.
+struct StaffAction {
+    std::string name;
+    const CommandUsage* usage;
+    std::function<int(const std::vector<std::string>& rest)> run;
+};
+
+// Runs the action `args[0]` names with the words after it. `--help` (or -h) lists every action's
+// synopsis on stdout; no action or an unknown one throws the group's one-line usage.
+int runStaffAction(const std::vector<std::string>& args, const std::string& group,
+                   const std::vector<StaffAction>& actions);
 
 } // namespace goblin::labnode

@@ -162,29 +162,12 @@ int approve(const std::vector<std::string>& args) {
 } // namespace
 
 int volunteerCommand(const std::vector<std::string>& args) {
-    const std::string action = args.empty() ? std::string() : args.front();
-    const std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
-    if (action == "list")
-        return list(rest);
-    if (action == "approve")
-        return approve(rest);
-    if (action == "show")
-        return show(rest);
-    if (action == "ban")
-        return ban(rest);
-    if (action == "unban")
-        return unban(rest);
-    if (action == "--help" || action == "-h") {
-        std::cout << "usage:\n";
-        for (const CommandUsage* usage :
-             {&kListUsage, &kShowUsage, &kApproveUsage, &kBanUsage, &kUnbanUsage})
-            std::cout << "  " << usage->synopsis << "\n";
-        std::cout << "(--help after an action for its options)\n";
-        return 0;
-    }
-    throw std::runtime_error("usage: goblin-labnode volunteers list|show|approve|ban|unban ... "
-                             "--db PATH "
-                             "(--help for more)");
+    return runStaffAction(args, "volunteers",
+                          {{"list", &kListUsage, list},
+                           {"show", &kShowUsage, show},
+                           {"approve", &kApproveUsage, approve},
+                           {"ban", &kBanUsage, ban},
+                           {"unban", &kUnbanUsage, unban}});
 }
 
 } // namespace goblin::labnode

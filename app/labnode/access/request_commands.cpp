@@ -167,24 +167,12 @@ int decide(const std::vector<std::string>& args, const std::string& state) {
 } // namespace
 
 int requestCommand(const std::vector<std::string>& args) {
-    const std::string action = args.empty() ? std::string() : args.front();
-    const std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
-    if (action == "list")
-        return list(rest);
-    if (action == "show")
-        return show(rest);
-    if (action == "approve")
-        return decide(rest, "approved");
-    if (action == "refuse")
-        return decide(rest, "refused");
-    if (action == "--help" || action == "-h") {
-        std::cout << "usage:\n  " << kListUsage.synopsis << "\n  " << kShowUsage.synopsis << "\n  "
-                  << kApproveUsage.synopsis << "\n  " << kRefuseUsage.synopsis
-                  << "\n(--help after an action for its options)\n";
-        return 0;
-    }
-    throw std::runtime_error("usage: goblin-labnode requests list|show|approve|refuse ... --db "
-                             "PATH (--help for more)");
+    return runStaffAction(
+        args, "requests",
+        {{"list", &kListUsage, list},
+         {"show", &kShowUsage, show},
+         {"approve", &kApproveUsage, [](const auto& rest) { return decide(rest, "approved"); }},
+         {"refuse", &kRefuseUsage, [](const auto& rest) { return decide(rest, "refused"); }}});
 }
 
 } // namespace goblin::labnode::access
