@@ -28,6 +28,8 @@ if [ "${1:-}" = "--test" ]; then
   packages+=(lintian python3-build)
   # python/tests/test_access_requests.py: a real headless browser and a real SMTP server.
   packages+=(chromium chromium-driver python3-selenium python3-aiosmtpd)
+  # goblin.progress draws with tqdm when it is installed (optional for researchers).
+  packages+=(python3-tqdm)
 fi
 
 missing=()

@@ -508,7 +508,9 @@ class Client:
 
     def _finish(self, job: str, progress: bool, deadline: Optional[float]) -> List[np.ndarray]:
         """Waits for job_done (or job_failed) of `job`, releases it and returns its tensors."""
-        bar = ProgressBar(job) if progress else None
+        # Job ids name their kind (docs/protocol.md): g- graph jobs count tasks, matmul jobs tiles.
+        bar = ProgressBar(job, unit="tasks" if job.startswith("g-") else "tiles") \
+            if progress else None
         if bar is not None:
             self._bars[job] = bar
             if job in self._progress:
@@ -636,7 +638,7 @@ class Client:
             waiting = message.get("waiting")
             if isinstance(waiting, str) and waiting:
                 if self._waiting.get(job) != waiting and job in self._bars:
-                    sys.stderr.write("\ngoblin: job %s waits: %s\n" % (job, waiting))
+                    self._bars[job].note("goblin: job %s waits: %s" % (job, waiting))
                 self._waiting[job] = waiting
             else:
                 self._waiting.pop(job, None)

@@ -5,7 +5,6 @@ of the client (progress, job_done pushed before fetch, errors, job_failed, close
 C++ build. test_integration.py checks the same client against the real node.
 """
 
-import io
 import json
 import threading
 
@@ -149,7 +148,8 @@ def test_matmul_round_trip_with_progress(node, capsys):
         np.testing.assert_allclose(C, A.astype(np.float64) @ B, rtol=1e-6)
         assert client.last_summary["verdicts"]["accepted"] == 4
         assert node.released == [client.last_job]
-    assert "4/4 tiles" in capsys.readouterr().err
+    err = capsys.readouterr().err  # tqdm's bar when installed, else the plain line
+    assert ("4/4 [" in err and "tile/s" in err) or "4/4 tiles" in err, err
     submit = [m for m in node.received if m["type"] == "submit_matmul"][0]
     assert submit["tensors"] == 2 and submit["tile"] == [2, 2]
     hello = node.received[0]
@@ -285,14 +285,3 @@ def test_unannounced_binary_frame_is_a_protocol_error(node, monkeypatch):
             client.matmul(*matrices(), timeout=10)
 
 
-def test_progress_bar_draws_in_place():
-    from goblin.progress import ProgressBar
-    out = io.StringIO()
-    bar = ProgressBar("j-1", stream=out, width=10)
-    bar.update(0, 4)
-    bar.update(2, 4)
-    bar.update(2, 4)
-    bar.update(4, 4)
-    bar.finish()
-    text = out.getvalue()
-    assert text.count("\r") == 3 and "[#####-----] 2/4" in text and text.endswith("4/4 tiles\n")
