@@ -70,8 +70,8 @@ int main(int argc, char** argv) {
                                           "memory to lend, MiB (0: half of what is available)")(
         "input-cache-mb", po::value<std::int64_t>()->default_value(256),
         "graph inputs (model parameters) kept between tasks, MiB, at most a quarter of the memory "
-        "lent (0: every task brings its inputs)")(
-        "config-dir", po::value<std::string>(), "where the identity is kept")(
+        "lent (0: every task brings its inputs)")("config-dir", po::value<std::string>(),
+                                                  "where the identity is kept")(
         "devices", po::value<std::string>()->default_value("cpu"),
         "what computes: cpu, gpu0, gpu1, … comma-separated (the CPU also takes what a GPU cannot)")(
         "gpu-slice-seconds", po::value<double>()->default_value(0.5),
