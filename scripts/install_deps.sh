@@ -30,6 +30,8 @@ if [ "${1:-}" = "--test" ]; then
   packages+=(chromium chromium-driver python3-selenium python3-aiosmtpd)
   # goblin.progress draws with tqdm when it is installed (optional for researchers).
   packages+=(python3-tqdm)
+  # test_observability reads /metrics with prometheus_client's parser too.
+  packages+=(python3-prometheus-client)
 fi
 
 missing=()

@@ -15,6 +15,11 @@ import urllib.request
 import numpy as np
 from websockets.sync.client import connect as ws_connect
 
+try:  # Debian's python3-prometheus-client (install_deps --test installs it)
+    from prometheus_client.parser import text_string_to_metric_families
+except ImportError:
+    text_string_to_metric_families = None
+
 JOB_TIMEOUT = 120.0
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(,|$)')
@@ -65,10 +70,18 @@ def total(samples, name, **labels):
 
 
 def metrics(cluster):
+    """The samples of GET /metrics, read by the strict parser above and, where installed, by
+    prometheus_client's own text parser (what a Prometheus server accepts): both must agree."""
     status, content_type, body = fetch(cluster, "/metrics")
     assert status == 200, body
     assert content_type.startswith("text/plain; version=0.0.4"), content_type
-    return parse_metrics(body.decode("utf-8"))
+    text = body.decode("utf-8")
+    samples = parse_metrics(text)
+    if text_string_to_metric_families is not None:
+        theirs = {(sample.name, frozenset(sample.labels.items())): float(sample.value)
+                  for family in text_string_to_metric_families(text) for sample in family.samples}
+        assert theirs == samples, set(theirs) ^ set(samples)
+    return samples
 
 
 def hostile_volunteer(cluster):
