@@ -4,6 +4,8 @@ One Client owns one WebSocket connection and is used from one thread at a time. 
 bounded: replies by the connect() timeout, jobs by the timeout given to matmul()/fetch().
 """
 
+from __future__ import annotations
+
 import inspect
 import json
 import os
@@ -11,9 +13,10 @@ import ssl
 import sys
 import time
 import warnings
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from types import TracebackType
+from typing import (TYPE_CHECKING, Any, Callable, Dict, List, Literal, Optional, Sequence, Set,
+                    Tuple, Type, TypeVar, Union)
 
-import numpy as np
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from websockets.sync.client import connect as _ws_connect
 
@@ -29,6 +32,15 @@ from .jobs import Job, JobInfo
 from .validation import check_tile, validate_matmul_inputs
 from .wire import DEFAULT_MAX_TENSOR_BYTES, decode_tensor_frame, encode_tensor_frame
 
+if TYPE_CHECKING:
+    import torch
+    from numpy.typing import NDArray
+    from websockets.sync.client import ClientConnection
+
+    from .graph_job import BatchSpec, GraphLike
+    from .optim import Optimizer
+    from .training_result import RoundRecord, TrainResult
+
 PROTOCOL_VERSION = 4  # 2 added audit and audit_report, 3 submit_train and train_round, 4 cancel
 # and list_jobs
 CATALOG_VERSION = 3  # 1: matmul tiles; 3: op graphs as well (docs/ops.md)
@@ -40,7 +52,8 @@ DEFAULT_LIMITS = {"max_control_bytes": 65536, "max_tensor_bytes": DEFAULT_MAX_TE
                   "max_tiles": 1000000, "max_authenticated_control_bytes": 4 << 20,
                   "max_tensors_per_message": MAX_TENSORS_PER_MESSAGE}
 
-Message = Tuple[Dict[str, Any], List[np.ndarray]]
+Message = Tuple[Dict[str, Any], List["NDArray[Any]"]]
+_Error = TypeVar("_Error", bound=GoblinError)
 
 DATA_WARNING = ("Numbers are not encrypted while volunteers compute them: personal or medical data "
                 "does not belong on the public network.")
@@ -84,10 +97,11 @@ class _interrupt_note:
     def __init__(self, job: str, fetch: str):
         self._job, self._fetch = job, fetch
 
-    def __enter__(self):
+    def __enter__(self) -> _interrupt_note:
         return self
 
-    def __exit__(self, kind, value, traceback) -> bool:
+    def __exit__(self, kind: Optional[Type[BaseException]], value: Optional[BaseException],
+                 traceback: Optional[TracebackType]) -> Literal[False]:
         if kind is KeyboardInterrupt:
             sys.stderr.write("goblin: interrupted; job %s keeps running at the node: collect it "
                              "with client.%s(%r) or stop it with client.cancel(%r)\n"
@@ -97,7 +111,7 @@ class _interrupt_note:
 
 def connect(url: Optional[str] = None, token: Optional[str] = None, timeout: float = 30.0,
             max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES,
-            ca_file: Optional[str] = None) -> "Client":
+            ca_file: Optional[str] = None) -> Client:
     """Opens a researcher connection to the lab node at `url` ("ws://HOST:PORT", or
     "wss://HOST:PORT" for TLS).
 
@@ -161,7 +175,8 @@ def connect(url: Optional[str] = None, token: Optional[str] = None, timeout: flo
 class Client:
     """A researcher session with one lab node. Create it with goblin.connect()."""
 
-    def __init__(self, connection, timeout: float, max_tensor_bytes: int):
+    def __init__(self, connection: ClientConnection, timeout: float,
+                 max_tensor_bytes: int) -> None:
         self._ws = connection
         self._timeout = timeout
         self._max_tensor_bytes = max_tensor_bytes
@@ -171,10 +186,10 @@ class Client:
         self._errors: Dict[int, Tuple[str, str]] = {}
         self._progress: Dict[str, Tuple[int, int]] = {}
         self._waiting: Dict[str, str] = {}  # why nothing computes a job now (progress "waiting")
-        self._done: Dict[str, Tuple[Dict[str, Any], List[np.ndarray]]] = {}
+        self._done: Dict[str, Tuple[Dict[str, Any], List[NDArray[Any]]]] = {}
         self._failed: Dict[str, Tuple[str, str]] = {}
         self._bars: Dict[str, ProgressBar] = {}
-        self._released: set = set()
+        self._released: Set[str] = set()
         self._audit_replies: Dict[int, AuditReport] = {}
         self._train_rounds: Dict[str, List[Dict[str, Any]]] = {}  # train_round records per job
         self._training: Dict[str, Any] = {}  # a training job's layout, optimizer and batch size
@@ -199,14 +214,15 @@ class Client:
         if self._broken is None:
             self._broken = ConnectionLostError("the client is closed")
 
-    def __enter__(self) -> "Client":
+    def __enter__(self) -> Client:
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def matmul(self, A: np.ndarray, B: np.ndarray, progress: bool = False,
-               tile: Optional[Sequence[int]] = None, timeout: Optional[float] = None) -> np.ndarray:
+    def matmul(self, A: NDArray[Any], B: NDArray[Any], progress: bool = False,
+               tile: Optional[Sequence[int]] = None,
+               timeout: Optional[float] = None) -> NDArray[Any]:
         """C = A @ B computed by volunteers and verified by the lab node.
 
         WARNING: numbers are not encrypted while volunteers compute them. Personal or medical
@@ -230,9 +246,10 @@ class Client:
         with _interrupt_note(job, "fetch"):
             return self._single(self._finish(job, progress, deadline))
 
-    def run(self, graph, inputs: Sequence[np.ndarray], batch=None, chunks: Optional[int] = None,
+    def run(self, graph: GraphLike, inputs: Sequence[NDArray[Any]],
+            batch: Optional[BatchSpec] = None, chunks: Optional[int] = None,
             progress: bool = False, timeout: Optional[float] = None,
-            micro_batch: Optional[int] = None) -> List[np.ndarray]:
+            micro_batch: Optional[int] = None) -> List[NDArray[Any]]:
         """Runs an op graph on the network and returns its outputs (numpy arrays, graph order).
 
         WARNING: numbers are not encrypted while volunteers compute them.
@@ -256,7 +273,8 @@ class Client:
         with _interrupt_note(job, "fetch_outputs"):
             return self._finish(job, progress, deadline)
 
-    def submit_graph(self, graph, inputs: Sequence[np.ndarray], batch=None,
+    def submit_graph(self, graph: GraphLike, inputs: Sequence[NDArray[Any]],
+                     batch: Optional[BatchSpec] = None,
                      chunks: Optional[int] = None, micro_batch: Optional[int] = None) -> Job:
         """Submits a graph job (see run()) and returns its handle (a goblin.Job, which is also its
         id): collect it with job.result() or fetch_outputs(job), cancel it with job.cancel()."""
@@ -285,10 +303,13 @@ class Client:
             self._progress.setdefault(job, (0, reply["tasks"]))
         return Job(job, self, "graph")
 
-    def train(self, model, loss_fn, data, optimizer=None, rounds: Optional[int] = None,
+    def train(self, model: torch.nn.Module, loss_fn: Callable[..., Any], data: Any,
+              optimizer: Optional[Optimizer] = None, rounds: Optional[int] = None,
               batch_size: int = 32, micro_batch: Optional[int] = None,
-              clip_grad_norm: Optional[float] = None, callback=None, progress: bool = True,
-              resume=None, timeout: Optional[float] = None, dropout_seed: int = 0):
+              clip_grad_norm: Optional[float] = None,
+              callback: Optional[Callable[[RoundRecord], Any]] = None, progress: bool = True,
+              resume: Optional[TrainResult] = None, timeout: Optional[float] = None,
+              dropout_seed: int = 0) -> TrainResult:
         """Trains a PyTorch model on the network and returns a goblin.TrainResult.
 
         WARNING: numbers are not encrypted while volunteers compute them.
@@ -323,9 +344,10 @@ class Client:
                      callback=callback, progress=progress, resume=resume, timeout=timeout,
                      dropout_seed=dropout_seed)
 
-    def submit_train(self, model, loss_fn, data, optimizer=None, rounds: Optional[int] = None,
+    def submit_train(self, model: torch.nn.Module, loss_fn: Callable[..., Any], data: Any,
+                     optimizer: Optional[Optimizer] = None, rounds: Optional[int] = None,
                      batch_size: int = 32, micro_batch: Optional[int] = None,
-                     clip_grad_norm: Optional[float] = None, resume=None,
+                     clip_grad_norm: Optional[float] = None, resume: Optional[TrainResult] = None,
                      dropout_seed: int = 0) -> Job:
         """Submits a training job (see train()) and returns its handle (a goblin.Job, also its
         id) once it is durable at the node; follow it with job.result() or fetch_train(), on
@@ -337,9 +359,10 @@ class Client:
                            dropout_seed=dropout_seed)
         return Job(job, self, "train")
 
-    def fetch_train(self, job_id: str, model=None, optimizer=None,
-                    batch_size: Optional[int] = None, callback=None, progress: bool = False,
-                    timeout: Optional[float] = None):
+    def fetch_train(self, job_id: str, model: Optional[torch.nn.Module] = None,
+                    optimizer: Optional[Optimizer] = None, batch_size: Optional[int] = None,
+                    callback: Optional[Callable[[RoundRecord], Any]] = None,
+                    progress: bool = False, timeout: Optional[float] = None) -> TrainResult:
         """Waits for a training job (also one submitted before a client or node restart), then
         releases it and returns its TrainResult. A job submitted on another connection needs the
         `model` (its parameter names and shapes), and the `optimizer` and `batch_size` it was
@@ -350,11 +373,11 @@ class Client:
                            timeout=timeout)
 
     def fetch_outputs(self, job_id: str, progress: bool = False,
-                      timeout: Optional[float] = None) -> List[np.ndarray]:
+                      timeout: Optional[float] = None) -> List[NDArray[Any]]:
         """Like fetch(), for a graph job: returns the list of its outputs."""
         return self._fetch(job_id, progress, timeout)
 
-    def submit_matmul(self, A: np.ndarray, B: np.ndarray,
+    def submit_matmul(self, A: NDArray[Any], B: NDArray[Any],
                       tile: Optional[Sequence[int]] = None) -> Job:
         """Submits C = A @ B and returns the job's handle once the job is durable at the node.
 
@@ -409,16 +432,16 @@ class Client:
         return self._audit_replies.pop(request_id)
 
     def fetch(self, job_id: str, progress: bool = False,
-              timeout: Optional[float] = None) -> np.ndarray:
+              timeout: Optional[float] = None) -> NDArray[Any]:
         """Attaches to an earlier job, waits for its verified result, releases it, returns C."""
         return self._single(self._fetch(job_id, progress, timeout))
 
-    def _single(self, tensors: List[np.ndarray]) -> np.ndarray:
+    def _single(self, tensors: List[NDArray[Any]]) -> NDArray[Any]:
         if len(tensors) != 1:
             raise self._violation("a matmul job_done carries %d tensors, not 1" % len(tensors))
         return tensors[0]
 
-    def _fetch(self, job_id: str, progress: bool, timeout: Optional[float]) -> List[np.ndarray]:
+    def _fetch(self, job_id: str, progress: bool, timeout: Optional[float]) -> List[NDArray[Any]]:
         deadline = None if timeout is None else time.monotonic() + timeout
         self.last_job = job_id
         self._released.discard(job_id)
@@ -472,7 +495,7 @@ class Client:
 
     # -- jobs -------------------------------------------------------------------------------------
 
-    def _submit(self, A, B, tile) -> str:
+    def _submit(self, A: NDArray[Any], B: NDArray[Any], tile: Optional[Sequence[int]]) -> str:
         A, B = validate_matmul_inputs(A, B)
         tile = check_tile(tile)
         self._check_limits(A, B, tile)
@@ -489,7 +512,8 @@ class Client:
             self._progress.setdefault(job, (0, reply["tiles"]))
         return job
 
-    def _check_limits(self, A: np.ndarray, B: np.ndarray, tile) -> None:
+    def _check_limits(self, A: NDArray[Any], B: NDArray[Any],
+                      tile: Optional[Sequence[int]]) -> None:
         m, n = A.shape[0], B.shape[1]
         c_bytes = m * n * A.dtype.itemsize
         node_limit = self.limits["max_tensor_bytes"]
@@ -506,7 +530,7 @@ class Client:
                 raise LimitExceededError("tile %s cuts C into %d tiles, over the node's limit of %d"
                                          % (list(tile), tiles, self.limits["max_tiles"]))
 
-    def _finish(self, job: str, progress: bool, deadline: Optional[float]) -> List[np.ndarray]:
+    def _finish(self, job: str, progress: bool, deadline: Optional[float]) -> List[NDArray[Any]]:
         """Waits for job_done (or job_failed) of `job`, releases it and returns its tensors."""
         # Job ids name their kind (docs/protocol.md): g- graph jobs count tasks, matmul jobs tiles.
         bar = ProgressBar(job, unit="tasks" if job.startswith("g-") else "tiles") \
@@ -541,7 +565,8 @@ class Client:
         # A fetch on the connection that submitted the job gets job_done twice (pushed and
         # fetched); drop whatever is left so a later fetch asks the node again.
         self._released.add(job)
-        for stash in (self._done, self._failed, self._progress):
+        stashes: Tuple[Dict[str, Any], ...] = (self._done, self._failed, self._progress)
+        for stash in stashes:
             stash.pop(job, None)
 
     # -- messages ---------------------------------------------------------------------------------
@@ -612,13 +637,14 @@ class Client:
             except GoblinTimeoutError:
                 return
 
-    def _wait(self, ready, deadline: Optional[float], timeout_message: str) -> None:
+    def _wait(self, ready: Callable[[], bool], deadline: Optional[float],
+              timeout_message: str) -> None:
         while not ready():
             if deadline is not None and time.monotonic() >= deadline:
                 raise GoblinTimeoutError(timeout_message)
             self._absorb(*self._receive(deadline, timeout_message))
 
-    def _absorb(self, message: Dict[str, Any], tensors: List[np.ndarray]) -> None:
+    def _absorb(self, message: Dict[str, Any], tensors: List[NDArray[Any]]) -> None:
         """Files one incoming message where the waits above look for it."""
         kind = message.get("type")
         job = message.get("job")
@@ -693,7 +719,7 @@ class Client:
         count = message.get("tensors", 0)
         if not isinstance(count, int) or not 0 <= count <= MAX_TENSORS_PER_MESSAGE:
             raise self._violation("a message announces %r tensors" % (count,))
-        tensors = []
+        tensors: List[NDArray[Any]] = []
         for _ in range(count):
             # Once a message is half read, a timeout would leave the stream out of step.
             frame = self._receive_raw(time.monotonic() + max(self._timeout, 60.0), None)
@@ -705,7 +731,8 @@ class Client:
                 raise self._lost(exc) from None
         return message, tensors
 
-    def _receive_raw(self, deadline: Optional[float], timeout_message: Optional[str]):
+    def _receive_raw(self, deadline: Optional[float],
+                     timeout_message: Optional[str]) -> Union[str, bytes]:
         self._check_open()
         remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
         try:
@@ -724,7 +751,7 @@ class Client:
     def _violation(self, text: str) -> ProtocolError:
         return self._lost(ProtocolError("the node broke the protocol: " + text))
 
-    def _lost(self, error: GoblinError) -> GoblinError:
+    def _lost(self, error: _Error) -> _Error:
         """Marks the connection unusable after `error` and closes it; returns `error`."""
         if self._broken is None:
             self._broken = error

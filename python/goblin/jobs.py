@@ -6,10 +6,15 @@ Dask conventions on top: `result(timeout=None)`, `done()`, `cancel()`, `progress
 A handle belongs to the client that made it and is used from that client's thread.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Tuple
 
 from .errors import GoblinError, JobCancelledError
+
+if TYPE_CHECKING:
+    from .client import Client
 
 _PENDING = object()
 
@@ -34,13 +39,19 @@ class Job(str):
     object. A job that failed raises the node's error (JobCancelledError once cancelled).
     """
 
-    def __new__(cls, job_id: str, client, kind: str):
+    _client: Client
+    _kind: str
+    _outcome: Any
+    _error: Optional[BaseException]
+    _summary: Optional[Dict[str, Any]]
+
+    def __new__(cls, job_id: str, client: Client, kind: str) -> Job:
         handle = super().__new__(cls, job_id)
         handle._client = client
         handle._kind = kind
-        handle._outcome: Any = _PENDING
-        handle._error: Optional[BaseException] = None
-        handle._summary: Optional[Dict[str, Any]] = None
+        handle._outcome = _PENDING
+        handle._error = None
+        handle._summary = None
         return handle
 
     @property
@@ -96,7 +107,7 @@ class Job(str):
             raise
         return True
 
-    def result(self, timeout: Optional[float] = None):
+    def result(self, timeout: Optional[float] = None) -> Any:
         """Waits (at most `timeout` seconds; None: as long as the job runs) and returns the
         outputs. GoblinTimeoutError leaves the job running: call result() again later."""
         if self._error is not None:
@@ -104,6 +115,7 @@ class Job(str):
         if self._outcome is not _PENDING:
             return self._outcome
         client = self._client
+        outcome: Any
         try:
             if self._kind == "matmul":
                 outcome = client.fetch(self.id, timeout=timeout)
@@ -114,9 +126,9 @@ class Job(str):
         except JobCancelledError as error:
             self._error = error
             raise
-        except GoblinError as error:
-            if getattr(error, "code", None) not in (None, "timeout"):
-                self._error = error
+        except GoblinError as failure:
+            if getattr(failure, "code", None) not in (None, "timeout"):
+                self._error = failure
             raise
         self._outcome = outcome
         self._summary = client.last_summary
@@ -135,7 +147,8 @@ class Job(str):
     def __repr__(self) -> str:
         return "<goblin.Job %s (%s)>" % (self.id, self._kind)
 
-    def __reduce__(self):  # pickles (and copies) as the plain id: a client does not travel
+    # Pickles (and copies) as the plain id: a client does not travel.
+    def __reduce__(self) -> Tuple[Callable[..., str], Tuple[str]]:
         return (str, (self.id,))
 
 
