@@ -40,18 +40,14 @@ Expected<JobListEntry> parseEntry(const json::value& value) {
 } // namespace
 
 Message toMessage(const Cancel& cancel) {
-    json::object control = detail::controlOf(MessageType::Cancel);
-    control["id"] = cancel.id;
-    control["job"] = cancel.job;
-    return Message{std::move(control), {}};
+    return detail::jobRequestMessage(MessageType::Cancel, cancel.id, cancel.job);
 }
 
 Message toMessage(const Cancelled& cancelled) {
-    json::object control = detail::controlOf(MessageType::Cancelled);
-    control["id"] = cancelled.id;
-    control["job"] = cancelled.job;
-    control["state"] = cancelled.state;
-    return Message{std::move(control), {}};
+    Message message =
+        detail::jobRequestMessage(MessageType::Cancelled, cancelled.id, cancelled.job);
+    message.control["state"] = cancelled.state;
+    return message;
 }
 
 Message toMessage(const ListJobs& list) {
@@ -76,30 +72,20 @@ Message toMessage(const JobList& list) {
 }
 
 Expected<Cancel> parseCancel(const json::object& control) {
-    if (auto ok = detail::requireType(control, MessageType::Cancel); !ok)
-        return tl::unexpected(ok.error());
-    auto id = detail::optionalId(control);
-    if (!id)
-        return tl::unexpected(id.error());
-    auto job = detail::requireName(control, "job");
-    if (!job)
-        return tl::unexpected(job.error());
-    return Cancel{*id, std::move(*job)};
+    auto request = detail::parseJobRequest(control, MessageType::Cancel);
+    if (!request)
+        return tl::unexpected(request.error());
+    return Cancel{request->id, std::move(request->job)};
 }
 
 Expected<Cancelled> parseCancelled(const json::object& control) {
-    if (auto ok = detail::requireType(control, MessageType::Cancelled); !ok)
-        return tl::unexpected(ok.error());
-    auto id = detail::optionalId(control);
-    if (!id)
-        return tl::unexpected(id.error());
-    auto job = detail::requireName(control, "job");
-    if (!job)
-        return tl::unexpected(job.error());
+    auto request = detail::parseJobRequest(control, MessageType::Cancelled);
+    if (!request)
+        return tl::unexpected(request.error());
     auto state = detail::requireName(control, "state");
     if (!state)
         return tl::unexpected(state.error());
-    return Cancelled{*id, std::move(*job), std::move(*state)};
+    return Cancelled{request->id, std::move(request->job), std::move(*state)};
 }
 
 Expected<ListJobs> parseListJobs(const json::object& control) {

@@ -37,31 +37,6 @@ Expected<std::int64_t> requireCount(const json::object& control, std::string_vie
     return requireIntIn(control, key, 0, INT64_MAX);
 }
 
-// {"type", "id", "job"}: fetch, release and released.
-struct JobRequest {
-    std::int64_t id = 0;
-    std::string job;
-};
-
-Message jobRequestMessage(MessageType type, std::int64_t id, const std::string& job) {
-    json::object control = detail::controlOf(type);
-    control["id"] = id;
-    control["job"] = job;
-    return Message{std::move(control), {}};
-}
-
-Expected<JobRequest> parseJobRequest(const json::object& control, MessageType type) {
-    if (auto ok = detail::requireType(control, type); !ok)
-        return tl::unexpected(ok.error());
-    auto id = detail::optionalId(control);
-    if (!id)
-        return tl::unexpected(id.error());
-    auto job = detail::requireName(control, "job");
-    if (!job)
-        return tl::unexpected(job.error());
-    return JobRequest{*id, std::move(*job)};
-}
-
 // "type", the tensor count and the request id of a message that carries tensors.
 Expected<std::int64_t> parseTensorRequest(const Message& message, MessageType type) {
     if (auto ok = detail::requireType(message.control, type); !ok)
@@ -155,15 +130,15 @@ Message toMessage(const JobStatus& status) {
 }
 
 Message toMessage(const Fetch& fetch) {
-    return jobRequestMessage(MessageType::Fetch, fetch.id, fetch.job);
+    return detail::jobRequestMessage(MessageType::Fetch, fetch.id, fetch.job);
 }
 
 Message toMessage(const Release& release) {
-    return jobRequestMessage(MessageType::Release, release.id, release.job);
+    return detail::jobRequestMessage(MessageType::Release, release.id, release.job);
 }
 
 Message toMessage(const Released& released) {
-    return jobRequestMessage(MessageType::Released, released.id, released.job);
+    return detail::jobRequestMessage(MessageType::Released, released.id, released.job);
 }
 
 Message toMessage(const JobDone& done) {
@@ -220,7 +195,7 @@ bool isGraphJobAccepted(const json::object& control) {
 }
 
 Expected<MatmulJobAccepted> parseMatmulJobAccepted(const json::object& control) {
-    auto request = parseJobRequest(control, MessageType::JobAccepted);
+    auto request = detail::parseJobRequest(control, MessageType::JobAccepted);
     if (!request)
         return tl::unexpected(request.error());
     if (control.contains("kind"))
@@ -244,7 +219,7 @@ Expected<MatmulJobAccepted> parseMatmulJobAccepted(const json::object& control) 
 }
 
 Expected<GraphJobAccepted> parseGraphJobAccepted(const json::object& control) {
-    auto request = parseJobRequest(control, MessageType::JobAccepted);
+    auto request = detail::parseJobRequest(control, MessageType::JobAccepted);
     if (!request)
         return tl::unexpected(request.error());
     if (!isGraphJobAccepted(control))
@@ -280,7 +255,7 @@ Expected<Progress> parseProgress(const json::object& control) {
 }
 
 Expected<JobStatus> parseJobStatus(const json::object& control) {
-    auto request = parseJobRequest(control, MessageType::JobStatus);
+    auto request = detail::parseJobRequest(control, MessageType::JobStatus);
     if (!request)
         return tl::unexpected(request.error());
     auto state = requireString(control, "state");
@@ -298,21 +273,21 @@ Expected<JobStatus> parseJobStatus(const json::object& control) {
 }
 
 Expected<Fetch> parseFetch(const json::object& control) {
-    auto request = parseJobRequest(control, MessageType::Fetch);
+    auto request = detail::parseJobRequest(control, MessageType::Fetch);
     if (!request)
         return tl::unexpected(request.error());
     return Fetch{request->id, std::move(request->job)};
 }
 
 Expected<Release> parseRelease(const json::object& control) {
-    auto request = parseJobRequest(control, MessageType::Release);
+    auto request = detail::parseJobRequest(control, MessageType::Release);
     if (!request)
         return tl::unexpected(request.error());
     return Release{request->id, std::move(request->job)};
 }
 
 Expected<Released> parseReleased(const json::object& control) {
-    auto request = parseJobRequest(control, MessageType::Released);
+    auto request = detail::parseJobRequest(control, MessageType::Released);
     if (!request)
         return tl::unexpected(request.error());
     return Released{request->id, std::move(request->job)};
@@ -380,7 +355,7 @@ Expected<JobAuditEntry> parseAuditEntry(const json::value& value) {
 } // namespace
 
 Message toMessage(const Audit& audit) {
-    return jobRequestMessage(MessageType::Audit, audit.id, audit.job);
+    return detail::jobRequestMessage(MessageType::Audit, audit.id, audit.job);
 }
 
 Message toMessage(const AuditReport& report) {
@@ -396,7 +371,7 @@ Message toMessage(const AuditReport& report) {
 }
 
 Expected<Audit> parseAudit(const json::object& control) {
-    auto request = parseJobRequest(control, MessageType::Audit);
+    auto request = detail::parseJobRequest(control, MessageType::Audit);
     if (!request)
         return tl::unexpected(request.error());
     return Audit{request->id, std::move(request->job)};
@@ -444,7 +419,7 @@ bool isTrainJobAccepted(const json::object& control) {
 }
 
 Expected<TrainJobAccepted> parseTrainJobAccepted(const json::object& control) {
-    auto request = parseJobRequest(control, MessageType::JobAccepted);
+    auto request = detail::parseJobRequest(control, MessageType::JobAccepted);
     if (!request)
         return tl::unexpected(request.error());
     if (!isTrainJobAccepted(control))

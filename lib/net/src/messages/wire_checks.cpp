@@ -77,4 +77,23 @@ Message withTensors(boost::json::object control, std::vector<TensorPtr> tensors)
     return Message{std::move(control), std::move(tensors)};
 }
 
+Message jobRequestMessage(MessageType type, std::int64_t id, const std::string& job) {
+    boost::json::object control = controlOf(type);
+    control["id"] = id;
+    control["job"] = job;
+    return Message{std::move(control), {}};
+}
+
+Expected<JobRequest> parseJobRequest(const boost::json::object& control, MessageType type) {
+    if (auto ok = requireType(control, type); !ok)
+        return tl::unexpected(ok.error());
+    auto id = optionalId(control);
+    if (!id)
+        return tl::unexpected(id.error());
+    auto job = requireName(control, "job");
+    if (!job)
+        return tl::unexpected(job.error());
+    return JobRequest{*id, std::move(*job)};
+}
+
 } // namespace goblin::net::detail

@@ -33,6 +33,15 @@ std::string joined(std::initializer_list<std::string_view> pieces);
 [[nodiscard]] Expected<void> checkTensorCount(const Message& message);
 // A control object for `type`, with "tensors": N when the message carries N > 0 tensors.
 boost::json::object controlOf(MessageType type);
+
+// {"type", "id", "job"}: fetch, release, released, cancel and the head of others.
+struct JobRequest {
+    std::int64_t id = 0;
+    std::string job;
+};
+Message jobRequestMessage(MessageType type, std::int64_t id, const std::string& job);
+[[nodiscard]] Expected<JobRequest> parseJobRequest(const boost::json::object& control,
+                                                   MessageType type);
 Message withTensors(boost::json::object control, std::vector<TensorPtr> tensors);
 
 } // namespace goblin::net::detail
