@@ -14,6 +14,7 @@
 
 #include "goblin/core/error.hpp"
 #include "goblin/net/message.hpp"
+#include "goblin/net/messages/train_data_messages.hpp"
 #include "peer_registry.hpp"
 
 namespace goblin::labnode {
@@ -85,6 +86,13 @@ public:
     // Deletes a job that no longer runs (done, failed, cancelled, released): its data and its
     // rows. NotFound for an unknown job, InvalidInput for a running one.
     virtual Expected<void> purge(const std::string& jobId) = 0;
+    // A researcher's train_batch for one of its jobs (protocol 5): the kind answers it
+    // (batch_accepted, or an error reply) unless it returns an error, which the desk sends. Only
+    // streamed training jobs take batches; for any other job it is not found.
+    virtual Expected<void> receiveBatch(const ResearcherRequest& /*request*/,
+                                        net::TrainBatch batch) {
+        return makeError(ErrorCode::NotFound, "no streamed training job " + batch.job);
+    }
     // Why no connected volunteer can compute this running job now, beyond what the desk sees
     // (none connected, none of its kind): none lends the memory its tasks need, say. Empty: it
     // can be computed. Asked at the two-second staff check.

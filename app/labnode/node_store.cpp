@@ -102,6 +102,11 @@ CREATE TABLE IF NOT EXISTS train_rounds(
   grad_norm REAL NOT NULL, tasks INTEGER NOT NULL, rejected INTEGER NOT NULL,
   node_audited INTEGER NOT NULL, node_decided INTEGER NOT NULL, seconds REAL NOT NULL,
   verification_seconds REAL NOT NULL, graph_job TEXT NOT NULL, PRIMARY KEY(job_id, round));
+-- A streamed training job's batches (protocol 5) the node holds but has not trained: x then y as
+-- stored tensors; a row with empty tensors marks where the data ended.
+CREATE TABLE IF NOT EXISTS train_batches(
+  job_id TEXT NOT NULL REFERENCES train_jobs(id), batch INTEGER NOT NULL, tensors TEXT NOT NULL,
+  PRIMARY KEY(job_id, batch));
 -- Access requests (issue 12, app/labnode/access/): one-time sign-in codes (hashed, single use,
 -- expiring; rows also count issues per e-mail and per address for the rate limit), browser
 -- sessions (the cookie's hash; email NULL until signed in) and researchers' requests as the form
@@ -334,7 +339,9 @@ bool NodeStore::blobInUse(const std::string& digest, const std::string& exceptJo
         "UNION ALL SELECT 1 FROM graph_tasks t JOIN graph_jobs j ON j.id = t.job_id WHERE "
         "j.id != ?1 AND j.state != 'released' AND instr(t.outputs, ?2) > 0 "
         "UNION ALL SELECT 1 FROM train_jobs WHERE id != ?1 AND state != 'released' AND "
-        "(instr(inputs, ?2) > 0 OR instr(params, ?2) > 0) LIMIT 1");
+        "(instr(inputs, ?2) > 0 OR instr(params, ?2) > 0) "
+        "UNION ALL SELECT 1 FROM train_batches WHERE job_id != ?1 AND instr(tensors, ?2) > 0 "
+        "LIMIT 1");
     query.bind(1, exceptJob).bind(2, digest);
     return query.step().value_or(true);
 }

@@ -3,6 +3,7 @@
 #include "goblin/net/json_fields.hpp"
 #include "goblin/net/messages/handshake.hpp"
 #include "goblin/net/messages/researcher_messages.hpp"
+#include "goblin/net/messages/train_data_messages.hpp"
 #include "job_listing.hpp"
 
 namespace goblin::labnode {
@@ -38,6 +39,18 @@ void ResearcherDesk::onMessage(const Peer& researcher, net::Message message) {
         return m_control.onCancel(researcher, message);
     if (type == "list_jobs")
         return m_control.onListJobs(researcher, message);
+    if (type == "train_batch") {
+        auto batch = net::parseTrainBatch(message);
+        if (!batch)
+            return replyError(researcher.id, request.requestId, batch.error());
+        JobKind* kind = kindOfJob(batch->job);
+        const std::string jobId = batch->job;
+        auto received = kind ? kind->receiveBatch(request, std::move(*batch))
+                             : Expected<void>(makeError(ErrorCode::NotFound, "no job " + jobId));
+        if (!received)
+            replyError(researcher.id, request.requestId, received.error());
+        return;
+    }
     if (type != "fetch" && type != "release" && type != "audit")
         return m_peers.close(researcher.id, Error{ErrorCode::InvalidMessage,
                                                   "unexpected message type '" + type + "'"});

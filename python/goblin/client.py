@@ -41,8 +41,8 @@ if TYPE_CHECKING:
     from .optim import Optimizer
     from .training_result import RoundRecord, TrainResult
 
-PROTOCOL_VERSION = 4  # 2 added audit and audit_report, 3 submit_train and train_round, 4 cancel
-# and list_jobs
+PROTOCOL_VERSION = 5  # 2 added audit and audit_report, 3 submit_train and train_round, 4 cancel
+# and list_jobs, 5 train_batch and batch_accepted (streamed training data)
 CATALOG_VERSION = 3  # 1: matmul tiles; 3: op graphs as well (docs/ops.md)
 RESEARCHER_PATH = "/v1/researcher"
 # Room for the frame header and padding on top of the largest tensor.

@@ -113,4 +113,33 @@ std::optional<TrainRoundRow> lastTrainRound(Database& db, const std::string& id)
     return last.front();
 }
 
+Expected<void> insertTrainBatch(Database& db, const std::string& id, const TrainBatchRow& batch) {
+    return db.prepare("INSERT INTO train_batches(job_id, batch, tensors) VALUES(?,?,?)")
+        .bind(1, id)
+        .bind(2, batch.batch)
+        .bind(3, batch.tensors)
+        .run();
+}
+
+std::vector<TrainBatchRow> trainBatches(Database& db, const std::string& id) {
+    std::vector<TrainBatchRow> batches;
+    auto query =
+        db.prepare("SELECT batch, tensors FROM train_batches WHERE job_id = ? ORDER BY batch");
+    query.bind(1, id);
+    while (query.step().value_or(false))
+        batches.push_back(TrainBatchRow{query.columnInt(0), query.columnText(1)});
+    return batches;
+}
+
+Expected<void> deleteTrainBatch(Database& db, const std::string& id, std::int64_t batch) {
+    return db.prepare("DELETE FROM train_batches WHERE job_id = ? AND batch = ?")
+        .bind(1, id)
+        .bind(2, batch)
+        .run();
+}
+
+Expected<void> deleteTrainBatches(Database& db, const std::string& id) {
+    return db.prepare("DELETE FROM train_batches WHERE job_id = ?").bind(1, id).run();
+}
+
 } // namespace goblin::labnode

@@ -47,6 +47,18 @@ std::optional<TrainJobRow> trainJob(Database& db, const std::string& id);
 // Jobs to load at start-up: running ones continue, done and failed ones wait for their researcher.
 std::vector<TrainJobRow> unreleasedTrainJobs(Database& db);
 std::vector<TrainRoundRow> trainRounds(Database& db, const std::string& id);
+// A streamed job's batch held for training: x then y as stored tensors; empty `tensors` marks
+// where the data ended (docs/protocol.md, "Streamed training data").
+struct TrainBatchRow {
+    std::int64_t batch = 0;
+    std::string tensors;
+};
+Expected<void> insertTrainBatch(Database& db, const std::string& id, const TrainBatchRow& batch);
+// In batch order.
+std::vector<TrainBatchRow> trainBatches(Database& db, const std::string& id);
+Expected<void> deleteTrainBatch(Database& db, const std::string& id, std::int64_t batch);
+// Every batch row of the job; the caller deletes their blobs.
+Expected<void> deleteTrainBatches(Database& db, const std::string& id);
 // Its last committed round, when it has one.
 std::optional<TrainRoundRow> lastTrainRound(Database& db, const std::string& id);
 

@@ -139,6 +139,11 @@ Expected<TrainPlan> parsePlan(const json::object& train, std::size_t inputs) {
     plan.rounds = *rounds;
     plan.firstRound = *first;
     plan.dropoutSeed = *seed;
+    if (const json::value* stream = train.if_contains("stream"); stream && !stream->is_null()) {
+        if (!stream->is_bool())
+            return tl::unexpected(invalid("train 'stream' is true or false"));
+        plan.streamed = stream->get_bool();
+    }
     if (plan.batchSize % plan.microBatch != 0)
         return tl::unexpected(invalid("micro_batch " + std::to_string(plan.microBatch) +
                                       " does not divide batch_size " +
@@ -199,11 +204,23 @@ Expected<std::int64_t> checkStep(const core::graph::Graph& graph,
             return makeError(ErrorCode::ShapeMismatch, "x and y have different sample counts");
         samples = tensor.shape()[0];
     }
+    if (plan.streamed && samples != plan.batchSize)
+        return tl::unexpected(invalid("a streamed job's submit_train carries its first batch: " +
+                                      std::to_string(plan.batchSize) + " samples, not " +
+                                      std::to_string(samples)));
     if (samples < plan.batchSize)
         return tl::unexpected(invalid("the data has " + std::to_string(samples) +
                                       " samples, fewer than one batch of " +
                                       std::to_string(plan.batchSize)));
     return samples;
+}
+
+// "f32[4, 2]".
+std::string describe(const core::Tensor& tensor) {
+    std::string text = std::string(core::wireName(tensor.dtype())) + "[";
+    for (std::size_t i = 0; i < tensor.shape().size(); ++i)
+        text.append(i ? ", " : "").append(std::to_string(tensor.shape()[i]));
+    return text + "]";
 }
 
 // Rows (first + i) mod N, i < count, of `tensor` along dim 0.
@@ -294,8 +311,24 @@ Expected<TrainSubmission> parseTrainSubmission(const net::Message& message,
     return submission;
 }
 
+Expected<void> checkStreamedBatch(const TrainSubmission& submission,
+                                  const std::vector<net::TensorPtr>& batch) {
+    const TrainPlan& plan = submission.plan;
+    std::size_t part = 0;
+    for (std::size_t input : {plan.xInput, plan.yInput}) {
+        const core::Tensor& first = *submission.inputs[input];
+        const core::Tensor& tensor = *batch.at(part++);
+        if (tensor.dtype() != first.dtype() || tensor.shape() != first.shape())
+            return makeError(ErrorCode::ShapeMismatch,
+                             std::string(input == plan.xInput ? "x" : "y") + " of a batch is " +
+                                 describe(tensor) + "; the first batch's is " + describe(first));
+    }
+    return {};
+}
+
 Expected<net::Message> roundMessage(const TrainSubmission& submission, const core::Tensor& params,
-                                    std::int64_t round) {
+                                    std::int64_t round,
+                                    const std::vector<core::Tensor>* streamedBatch) {
     const TrainPlan& plan = submission.plan;
     json::array inputs, outputs{"mean", "mean"};
     net::Message message;
@@ -304,6 +337,9 @@ Expected<net::Message> roundMessage(const TrainSubmission& submission, const cor
         inputs.push_back(data ? json::value(0) : json::value(nullptr));
         if (i == plan.paramsInput) {
             message.tensors.push_back(std::make_shared<const core::Tensor>(params));
+        } else if (data && streamedBatch) {
+            message.tensors.push_back(
+                std::make_shared<const core::Tensor>(streamedBatch->at(i == plan.xInput ? 0 : 1)));
         } else if (data) {
             auto rows = gatherRows(*submission.inputs[i],
                                    round * plan.batchSize % submission.samples, plan.batchSize);

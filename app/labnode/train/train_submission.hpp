@@ -28,6 +28,9 @@ struct TrainPlan {
     std::optional<double> clipGradNorm;
     // Dropout: absolute round r draws its masks with seed dropoutSeed + r ("dropout_seed").
     std::int64_t dropoutSeed = 0;
+    // Streamed data ("stream": true): x and y carry the first batch; batch k of this job (round
+    // firstRound + k) comes in train_batch.
+    bool streamed = false;
     OptimizerSpec optimizer;
     std::vector<double> learningRates; // one per round of this job
 };
@@ -48,9 +51,15 @@ Expected<TrainSubmission> parseTrainSubmission(const net::Message& message,
 
 inline constexpr std::int64_t kMaxDropoutSeed = std::int64_t{1} << 62;
 
-// The submit_graph of absolute round `round` with `params`: samples (round·B + i) mod N, and
-// every dropout_mask's seed set to dropoutSeed + round.
+// The submit_graph of absolute round `round` with `params`: samples (round·B + i) mod N, or the
+// round's streamed batch (x, y) when given, and every dropout_mask's seed set to
+// dropoutSeed + round.
 Expected<net::Message> roundMessage(const TrainSubmission& submission, const core::Tensor& params,
-                                    std::int64_t round);
+                                    std::int64_t round,
+                                    const std::vector<core::Tensor>* streamedBatch = nullptr);
+
+// A streamed batch matches the first: x and y of its dtypes and shapes (ShapeMismatch otherwise).
+Expected<void> checkStreamedBatch(const TrainSubmission& submission,
+                                  const std::vector<net::TensorPtr>& batch);
 
 } // namespace goblin::labnode

@@ -146,7 +146,7 @@ void TrainingJobs::submit(const ResearcherRequest& request, net::Message message
                 " accepted: " + std::to_string(added.submission.plan.rounds) + " round(s) of " +
                 std::to_string(added.submission.plan.batchSize) + " samples in " +
                 std::to_string(added.submission.plan.batchSize / added.submission.plan.microBatch) +
-                " micro-batch task(s)");
+                " micro-batch task(s)" + (added.submission.plan.streamed ? ", data streamed" : ""));
             m_peers.send(request.peer,
                          net::toMessage(net::TrainJobAccepted{request.requestId, added.id,
                                                               added.submission.plan.rounds}));
@@ -201,8 +201,14 @@ Expected<void> TrainingJobs::resumeJob(const TrainJobRow& row) {
     // A round committed just before the crash may have left its graph job unreleased.
     if (const auto last = lastTrainRound(m_context.store.database(), row.id))
         m_graphs.releaseFor(last->graphJob);
+    if (added.submission.plan.streamed)
+        loadBatches(added);
     if (added.state != "running")
         return {};
+    if (added.roundsDone >= added.submission.plan.rounds) { // its data ended at the last round
+        finishJob(added, false);
+        return {};
+    }
     m_context.log("training job " + added.id + " resumed after " +
                   std::to_string(added.roundsDone) + " committed round(s)");
     if (!added.roundJob.empty() &&
@@ -226,9 +232,31 @@ Expected<void> TrainingJobs::resumeJob(const TrainJobRow& row) {
 // -- rounds ---------------------------------------------------------------------------------------
 
 void TrainingJobs::startRound(Job& job) {
-    job.roundStarted = m_context.clock();
     job.roundJob.clear();
-    auto message = roundMessage(job.submission, job.params, round(job));
+    std::vector<core::Tensor> streamed; // the round's batch (batch 0 came with the job)
+    if (job.submission.plan.streamed && job.roundsDone > 0) {
+        auto held = job.batches.find(job.roundsDone);
+        if (held == job.batches.end()) {
+            job.waitingForBatch = true;
+            m_context.log("training job " + job.id + ": round " + std::to_string(round(job)) +
+                          " waits for batch " + std::to_string(job.roundsDone));
+            return;
+        }
+        json::error_code error;
+        const json::value stored = json::parse(held->second, error);
+        auto loaded = error || !stored.is_array()
+                          ? Expected<std::vector<core::Tensor>>(
+                                makeError(ErrorCode::Internal, "its record is malformed"))
+                          : loadTensors(m_context.blobs, stored.get_array());
+        if (!loaded || loaded->size() != 2)
+            return failJob(job, inRound(round(job), Error{ErrorCode::Internal,
+                                                          "its streamed batch cannot be read"}));
+        streamed = std::move(*loaded);
+    }
+    job.waitingForBatch = false;
+    job.roundStarted = m_context.clock();
+    auto message = roundMessage(job.submission, job.params, round(job),
+                                streamed.empty() ? nullptr : &streamed);
     if (!message)
         return failJob(job, message.error());
     m_graphs.submitFor(
@@ -351,9 +379,8 @@ void TrainingJobs::commitRound(const std::string& jobId, Expected<Step> step) {
     }
     // The round before's parameters are deleted unless something still holds them (a graph job
     // kept for audits holds its own inputs).
-    for (const std::string& digest : storedDigests(job.storedParams))
-        if (!m_context.store.blobInUse(digest, {}))
-            m_context.blobs.remove(digest);
+    deleteUnusedBlobs(job.storedParams);
+    dropTrainedBatch(job, job.roundsDone);
     job.storedParams = std::move(step->stored);
     job.params = std::move(step->params);
     job.optimizerState = std::move(step->optimizerState);
@@ -368,7 +395,18 @@ void TrainingJobs::commitRound(const std::string& jobId, Expected<Step> step) {
                           ProgressPace::EveryStep);
     if (!last)
         return startRound(job);
+    finishJob(job, true);
+}
+
+void TrainingJobs::finishJob(Job& job, bool committed) {
+    if (!committed) { // its data ended where the next round would have started
+        (void)setTrainJobState(m_context.store.database(), job.id, "done", {}, m_context.clock());
+        m_desk.reportProgress(job.id, job.roundsDone, job.submission.plan.rounds,
+                              ProgressPace::EveryStep);
+    }
     job.state = "done";
+    job.waitingForBatch = false;
+    dropBatches(job);
     m_context.log("training job " + job.id + " done");
     m_desk.deliverToWatchers(job.id, [&](std::uint64_t peer) { deliver(peer, job, 0); });
 }
@@ -383,6 +421,8 @@ void TrainingJobs::failJob(Job& job, const Error& error) {
     if (!job.roundJob.empty())
         m_graphs.releaseFor(job.roundJob);
     job.error = error.describe();
+    job.waitingForBatch = false;
+    dropBatches(job);
     m_desk.reportFailure(job.id, error); // a fetch still gets the rounds committed before it
 }
 
@@ -465,6 +505,8 @@ Expected<void> TrainingJobs::cancel(const std::string& jobId, const std::string&
         if (auto ok = m_graphs.cancel(job.roundJob, who); !ok)
             m_graphs.releaseFor(job.roundJob); // it had finished: its outputs go unused
     job.roundJob.clear();
+    job.waitingForBatch = false;
+    dropBatches(job);
     m_context.log("training job " + jobId + " cancelled by " + who + " after " +
                   std::to_string(job.roundsDone) + " committed round(s)");
     m_desk.reportFailure(jobId, error);

@@ -46,13 +46,12 @@ public:
     Expected<void> cancel(const std::string& jobId, const std::string& who) override;
     // Its rounds' graph jobs are purged with it.
     Expected<void> purge(const std::string& jobId) override;
-    // What its running round's graph job waits for.
-    std::string whyNothingComputes(const std::string& jobId) override {
-        auto it = m_jobs.find(jobId);
-        return it == m_jobs.end() || it->second.roundJob.empty()
-                   ? std::string()
-                   : m_graphs.whyNothingComputes(it->second.roundJob);
-    }
+    // Batch k of a streamed job (training_batches.cpp; docs/protocol.md, "Streamed training
+    // data"): checked, stored on a worker, recorded, answered batch_accepted; a round waiting for
+    // it starts.
+    Expected<void> receiveBatch(const ResearcherRequest& request, net::TrainBatch batch) override;
+    // What its running round's graph job waits for, or that its round waits for a batch.
+    std::string whyNothingComputes(const std::string& jobId) override;
 
     // No tasks of its own: its rounds are graph jobs.
     bool hasQueued() const override { return false; }
@@ -78,6 +77,12 @@ private:
         std::string error; // why it failed, or who cancelled it
         double roundStarted = 0;
         bool stepping = false;
+        // Streamed data: batches held for the rounds to come (stored tensors), the next batch
+        // the node expects, whether the data ended, whether the round waits for its batch.
+        std::map<std::int64_t, std::string> batches;
+        std::int64_t nextBatch = 1;
+        bool dataEnded = false;
+        bool waitingForBatch = false;
     };
     struct Step; // a round's outcome, computed on a worker
 
@@ -88,6 +93,16 @@ private:
                      const std::vector<core::Tensor>& outputs);
     void commitRound(const std::string& jobId, Expected<Step> step);
     void failJob(Job& job, const Error& error);
+    // Its last round committed (`committed`: that commit wrote its state), or its data ended
+    // where the next round would start: done, delivered to its watchers.
+    void finishJob(Job& job, bool committed);
+    // training_batches.cpp
+    void onBatchStored(const ResearcherRequest& request, const std::string& jobId,
+                       std::int64_t batch, Expected<std::string> stored);
+    void loadBatches(Job& job);
+    void dropTrainedBatch(Job& job, std::int64_t batch);
+    void dropBatches(Job& job);
+    void deleteUnusedBlobs(const std::string& stored);
     void deliver(std::uint64_t peer, const Job& job, std::int64_t requestId);
     Job* ownedJob(const ResearcherRequest& request, const std::string& jobId);
     std::int64_t round(const Job& job) const {

@@ -15,6 +15,7 @@
 #include "goblin/net/messages/job_control_messages.hpp"
 #include "goblin/net/messages/message_type.hpp"
 #include "goblin/net/messages/researcher_messages.hpp"
+#include "goblin/net/messages/train_data_messages.hpp"
 #include "goblin/net/messages/volunteer_messages.hpp"
 #include "message_checks.hpp"
 
@@ -168,6 +169,11 @@ Expected<Message> reparse(const Message& message, std::string& variant) {
         return written(parseListJobs(control));
     case MessageType::JobList:
         return written(parseJobList(control));
+    case MessageType::TrainBatch:
+        variant += control.contains("end") ? " (end)" : " (batch)";
+        return written(parseTrainBatch(message));
+    case MessageType::BatchAccepted:
+        return written(parseBatchAccepted(control));
     case MessageType::Count:
         break;
     }
@@ -236,6 +242,9 @@ void TestProtocolDoc::everyMessageHasAnExample() {
                                          "job_accepted (train)",
                                          "submit_train",
                                          "train_round",
+                                         "train_batch (batch)",
+                                         "train_batch (end)",
+                                         "batch_accepted",
                                          "progress",
                                          "job_status",
                                          "fetch",

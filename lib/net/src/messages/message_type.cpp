@@ -10,7 +10,7 @@ constexpr std::array<std::string_view, kMessageTypeCount> kNames{
     "progress",     "job_status",   "fetch",       "release",       "released",     "job_done",
     "job_failed",   "task",         "result",      "task_error",    "verdict",      "audit",
     "audit_report", "submit_train", "train_round", "cancel",        "cancelled",    "list_jobs",
-    "job_list",     "forget_inputs"};
+    "job_list",     "forget_inputs", "train_batch", "batch_accepted"};
 
 constexpr bool allNamed() {
     for (std::string_view name : kNames)

@@ -12,10 +12,11 @@ namespace goblin::net {
 
 // Version 2 added audit and audit_report, version 3 submit_train and train_round, version 4
 // cancel/cancelled and list_jobs/job_list (researchers), and task inputs named by digest with
-// forget_inputs (volunteers that announce input_cache_bytes). Every version-1 message is
+// forget_inputs (volunteers that announce input_cache_bytes), version 5 train_batch and
+// batch_accepted (a training job's streamed data). Every version-1 message is
 // unchanged, so the node still admits peers that speak an older version; it answers in the
 // version the peer spoke.
-inline constexpr int kProtocolVersion = 4;
+inline constexpr int kProtocolVersion = 5;
 inline constexpr int kOldestProtocolVersion = 1;
 // Catalog versions a peer may speak: 1 is the matmul tile op alone, 3 adds op graphs (docs/ops.md).
 // A peer's hello states the highest catalog it runs; the node sends it only what that covers.

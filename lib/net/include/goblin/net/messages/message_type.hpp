@@ -40,14 +40,16 @@ enum class MessageType {
     ListJobs,     // researcher → node: the researcher's own jobs (protocol 4)
     JobList,      // node → researcher: reply to list_jobs
     ForgetInputs, // node → volunteer: drop task inputs kept by digest (protocol 4)
-    Count         // not a message
+    TrainBatch,   // researcher → node: a streamed training job's next batch (protocol 5)
+    BatchAccepted, // node → researcher: reply to train_batch
+    Count          // not a message
 };
 
 inline constexpr std::size_t kMessageTypeCount = static_cast<std::size_t>(MessageType::Count);
 
 // Tripwire: adding, removing or reordering a message without bumping kProtocolVersion (and this
 // pair) fails the build.
-static_assert(kMessageTypeCount == 26 && kProtocolVersion == 4,
+static_assert(kMessageTypeCount == 28 && kProtocolVersion == 5,
               "the message set changed: bump kProtocolVersion, docs/protocol.md and this assert");
 
 // "hello", "submit_matmul", …; empty for Count.
