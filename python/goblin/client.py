@@ -192,7 +192,8 @@ class Client:
         self._released: Set[str] = set()
         self._audit_replies: Dict[int, AuditReport] = {}
         self._train_rounds: Dict[str, List[Dict[str, Any]]] = {}  # train_round records per job
-        self._training: Dict[str, Any] = {}  # a training job's layout, optimizer and batch size
+        self._train_seen: Dict[str, int] = {}  # of those, how many fetch_train has handed out
+        self._training: Dict[str, Any] = {}  # a training job's layout, optimizer, batch size, stream
         #: Reports the node pushed when an audit of one of this researcher's jobs ended (a
         #: volunteer whose results the job used was caught later), in arrival order. They arrive
         #: while this client waits for something; audit(job_id) asks at any time.
@@ -316,10 +317,12 @@ class Client:
 
         `model(x)` and `loss_fn(model(x), y)` (a loss averaged over the batch, PyTorch's default
         reduction) are captured once as a training step (params, x, y) → (loss, grads) at
-        `micro_batch` rows. `data` is a pair (x, y) of arrays with a leading sample dim, or an
-        iterable of (x, y) batches of `batch_size` samples (read to its end; `rounds` defaults to
-        their number); it is uploaded once, and round r takes samples r·B … r·B+B-1 (wrapping
-        around). The lab node holds the parameters and the optimizer state and runs the rounds:
+        `micro_batch` rows. `data` is a pair (x, y) of arrays with a leading sample dim, uploaded
+        once (round r takes samples r·B … r·B+B-1, wrapping around), or an iterable of (x, y)
+        batches of `batch_size` samples (a DataLoader with drop_last=True, a generator), streamed:
+        round k trains batch k, which is read and sent as the rounds before it commit (the node
+        holds at most 4 batches); `rounds` defaults to its len(), and an iterable that ends
+        sooner ends the training there. The lab node holds the parameters and the optimizer state and runs the rounds:
         each round's `batch_size / micro_batch` micro-batches are graph tasks verified like any
         (two volunteers, bitwise agreement, node audits), the losses and gradients are averaged
         in float64 in micro-batch order, clipped to `clip_grad_norm` (clip_grad_norm_'s formula),
@@ -362,15 +365,18 @@ class Client:
     def fetch_train(self, job_id: str, model: Optional[torch.nn.Module] = None,
                     optimizer: Optional[Optimizer] = None, batch_size: Optional[int] = None,
                     callback: Optional[Callable[[RoundRecord], Any]] = None,
-                    progress: bool = False, timeout: Optional[float] = None) -> TrainResult:
+                    progress: bool = False, timeout: Optional[float] = None,
+                    data: Any = None) -> TrainResult:
         """Waits for a training job (also one submitted before a client or node restart), then
         releases it and returns its TrainResult. A job submitted on another connection needs the
         `model` (its parameter names and shapes), and the `optimizer` and `batch_size` it was
-        submitted with if the result is to be resumed from."""
+        submitted with if the result is to be resumed from. A job whose data was streamed from
+        a connection that is gone needs `data`: the same iterable of batches from its start (the
+        batches of committed rounds are skipped, the rest sent as the training goes)."""
         from .training import fetch_train
         return fetch_train(self, job_id, model=model, optimizer=optimizer,
                            batch_size=batch_size, callback=callback, progress=progress,
-                           timeout=timeout)
+                           timeout=timeout, data=data)
 
     def fetch_outputs(self, job_id: str, progress: bool = False,
                       timeout: Optional[float] = None) -> List[NDArray[Any]]:

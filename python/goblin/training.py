@@ -21,6 +21,7 @@ from .capture import _torch
 from .errors import ConnectionLostError, InputError, RemoteError
 from .graph_job import graph_request
 from .training_result import RoundRecord, TrainingError, TrainResult
+from .training_stream import BatchStream, array_pair, batch_pair
 from .wire import encode_tensor_frame
 
 if TYPE_CHECKING:
@@ -33,42 +34,34 @@ if TYPE_CHECKING:
 MAX_DROPOUT_SEED = 1 << 62  # the node's bound: seed + round stays an int64
 
 
-def _numpy(part: Any) -> NDArray[Any]:
-    return np.ascontiguousarray(part.detach().cpu().numpy() if hasattr(part, "detach")
-                                else np.asarray(part))
-
-
-def _arrays(data: Any) -> Optional[Tuple[NDArray[Any], NDArray[Any]]]:
-    """(x, y) as numpy arrays when `data` is a pair of arrays with a leading sample dim."""
-    if isinstance(data, (tuple, list)) and len(data) == 2 and all(
-            hasattr(part, "shape") and len(part.shape) >= 1 for part in data):
-        x, y = _numpy(data[0]), _numpy(data[1])
-        if x.shape[0] != y.shape[0]:
-            raise InputError("data has %d inputs and %d targets; they pair up by their first dim"
-                             % (x.shape[0], y.shape[0]))
-        return x, y
-    return None
-
-
-def _dataset(data: Any, batch_size: int) -> Tuple[NDArray[Any], NDArray[Any], Optional[int]]:
-    """Every sample as (x, y), and the number of batches when `data` was an iterable of them
-    (read to its end: the node holds the data, round r trains on batch r)."""
-    pair = _arrays(data)
+def _dataset(data: Any, batch_size: int, rounds: Optional[int]) \
+        -> Tuple[NDArray[Any], NDArray[Any], int, Optional[BatchStream]]:
+    """x, y, the rounds and the stream: every sample of arrays (uploaded with the job), or an
+    iterable's first batch and the stream of the others (round k of the job trains batch k;
+    `rounds` defaults to the iterable's len())."""
+    pair = array_pair(data)
     if pair is not None:
-        return pair[0], pair[1], None
-    xs, ys = [], []
-    for batch in data:
-        pair = _arrays(batch)
-        if pair is None:
-            raise InputError("each batch of an iterable is a pair (x, y) of arrays")
-        if pair[0].shape[0] != batch_size:
-            raise InputError("a batch of the iterable has %d samples, batch_size is %d"
-                             % (pair[0].shape[0], batch_size))
-        xs.append(pair[0])
-        ys.append(pair[1])
-    if not xs:
-        raise InputError("the iterable of batches is empty")
-    return np.concatenate(xs), np.concatenate(ys), len(xs)
+        if rounds is None:
+            raise InputError("rounds is needed when data is arrays (an iterable of batches "
+                             "trains one round per batch)")
+        return pair[0], pair[1], rounds, None
+    if not hasattr(data, "__iter__"):
+        raise InputError("data is a pair (x, y) of arrays or an iterable of (x, y) batches, not "
+                         "%s" % type(data).__name__)
+    if rounds is None:
+        if not hasattr(data, "__len__"):
+            raise InputError("rounds is needed when the iterable of batches has no len() (it "
+                             "trains one round per batch)")
+        rounds = len(data)
+        if rounds < 1:
+            raise InputError("the iterable of batches is empty")
+    batches = iter(data)
+    try:
+        first = next(batches)
+    except StopIteration:
+        raise InputError("the iterable of batches is empty") from None
+    x, y = batch_pair(first, 0, batch_size)
+    return x, y, rounds, BatchStream(batches, 1, rounds, batch_size, like=(x, y))
 
 
 def _check_sizes(batch_size: int, micro_batch: int, rounds: Optional[int]) -> None:
@@ -135,8 +128,8 @@ class _Layout:
 def _request(client: Client, layout: _Layout, loss_fn: Callable[..., Any], x: NDArray[Any],
              y: NDArray[Any], flat: NDArray[Any], optimizer: goblin_optim.Optimizer,
              first_round: int, rounds: int, batch_size: int, micro_batch: int,
-             clip_grad_norm: Optional[float],
-             dropout_seed: int = 0) -> Tuple[Dict[str, Any], List[NDArray[Any]]]:
+             clip_grad_norm: Optional[float], dropout_seed: int = 0,
+             streamed: bool = False) -> Tuple[Dict[str, Any], List[NDArray[Any]]]:
     """The submit_train message and its tensor frames."""
     from .capture import capture
     torch = layout.torch
@@ -153,6 +146,8 @@ def _request(client: Client, layout: _Layout, loss_fn: Callable[..., Any], x: ND
              "clip_grad_norm": None if clip_grad_norm is None else float(clip_grad_norm),
              "optimizer": optimizer.wire(first_round, rounds),
              "dropout_seed": int(dropout_seed)}
+    if streamed:
+        train["stream"] = True
     return {"type": "submit_train", "graph": graph["graph"], "train": train}, arrays
 
 
@@ -168,12 +163,7 @@ def submit_train(client: Client, model: torch.nn.Module, loss_fn: Callable[..., 
     torch = _torch()
     micro = batch_size if micro_batch is None else micro_batch
     _check_sizes(batch_size, micro, rounds)
-    x, y, batches = _dataset(data, batch_size)
-    if rounds is None:
-        if batches is None:
-            raise InputError("rounds is needed when data is arrays (an iterable of batches "
-                             "trains one round per batch)")
-        rounds = batches
+    x, y, rounds, stream = _dataset(data, batch_size, rounds)
     if x.shape[0] < batch_size:
         raise InputError("data has %d samples, fewer than one batch of %d" % (x.shape[0],
                                                                             batch_size))
@@ -197,14 +187,17 @@ def submit_train(client: Client, model: torch.nn.Module, loss_fn: Callable[..., 
         raise InputError("optimizer is a goblin.optim optimizer (SGD, Adam, AdamW), not %s"
                          % type(optimizer).__name__)
     request, arrays = _request(client, layout, loss_fn, x, y, flat, optimizer, first_round,
-                               rounds, batch_size, micro, clip_grad_norm, dropout_seed)
+                               rounds, batch_size, micro, clip_grad_norm, dropout_seed,
+                               streamed=stream is not None)
     frames = [encode_tensor_frame(a) for a in arrays + state]
     reply = client._request(request, frames)
     job = reply.get("job")
     if reply.get("type") != "job_accepted" or not isinstance(job, str):
         raise client._violation("submit_train was answered with %r" % (reply,))
     client.last_job = job
-    client._training[job] = (layout, optimizer, batch_size)
+    client._training[job] = (layout, optimizer, batch_size, stream)
+    if stream is not None:
+        stream.feed(client, job, 0)
     return job
 
 
@@ -234,18 +227,20 @@ def fetch_train(client: Client, job: str, model: Optional[torch.nn.Module] = Non
                 optimizer: Optional[goblin_optim.Optimizer] = None,
                 batch_size: Optional[int] = None,
                 callback: Optional[Callable[[RoundRecord], Any]] = None, progress: bool = False,
-                timeout: Optional[float] = None) -> TrainResult:
+                timeout: Optional[float] = None, data: Any = None) -> TrainResult:
     """See Client.fetch_train."""
     known = client._training.get(job)
     if known is None:
         if model is None:
             raise InputError("fetch_train of a job submitted on another connection needs the "
                              "model (its parameter names and shapes)")
-        known = (_Layout(_torch(), model), optimizer or goblin_optim.AdamW(), batch_size or 0)
-    layout, optimizer, samples = known
+        known = (_Layout(_torch(), model), optimizer or goblin_optim.AdamW(), batch_size or 0,
+                 None)
+    layout, optimizer, samples, stream = known
     deadline = None if timeout is None else time.monotonic() + timeout
     client._released.discard(job)
-    seen = len(client._train_rounds.get(job, []))
+    seen = client._train_seen.get(job, 0)  # records given to callback by an earlier fetch_train
+    rounds_done = 0
     if job not in client._done and job not in client._failed:
         try:
             status = client._request({"type": "fetch", "job": job}, [])
@@ -253,7 +248,15 @@ def fetch_train(client: Client, job: str, model: Optional[torch.nn.Module] = Non
             raise TrainingError(str(error), None, job, code=error.code) from error
         if status.get("type") != "job_status":
             raise client._violation("fetch was answered with %r" % (status,))
+        rounds_done = int(status.get("done", 0))
+        if data is not None and status.get("state") == "running":
+            stream = BatchStream.restarted(data, rounds_done, int(status.get("total", 0)),
+                                           samples or batch_size or 0)
+        elif data is not None:
+            raise InputError("training job %s is %s; it takes no data" % (job, status.get("state")))
     try:
+        if stream is not None:
+            stream.feed(client, job, rounds_done)
         while True:
             client._wait(lambda: job in client._done or job in client._failed or
                          len(client._train_rounds.get(job, [])) > seen, deadline,
@@ -261,6 +264,10 @@ def fetch_train(client: Client, job: str, model: Optional[torch.nn.Module] = Non
                          "(client.fetch_train(%r, model))" % (job, job))
             for record in _round_records(client, job, seen, samples):
                 seen += 1
+                client._train_seen[job] = seen
+                rounds_done = max(rounds_done, seen)
+                if stream is not None:
+                    stream.feed(client, job, rounds_done)
                 if progress:
                     sys.stderr.write("%s round %d: loss %.6g, %d tasks verified, %d rejected, "
                                      "%.2f s\n" % (job, record.round, record.loss,
@@ -280,6 +287,7 @@ def fetch_train(client: Client, job: str, model: Optional[torch.nn.Module] = Non
                             code=error.code) from error
     summary, tensors = client._done.pop(job)
     client._train_rounds.pop(job, None)
+    client._train_seen.pop(job, None)
     client.last_job = job
     client.last_summary = summary
     result = _result(client, job, layout, optimizer, summary, tensors, samples)

@@ -187,7 +187,7 @@ def test_bad_tokens_raise_authentication_error(node, token):
 
 
 def test_version_mismatch(node, monkeypatch):
-    monkeypatch.setattr(goblin.client, "PROTOCOL_VERSION", 5)
+    monkeypatch.setattr(goblin.client, "PROTOCOL_VERSION", 6)
     with pytest.raises(VersionMismatchError):
         goblin.connect(node.url, token=TOKEN, timeout=10)
 

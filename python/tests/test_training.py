@@ -118,19 +118,6 @@ def test_runs_repeat_bit_for_bit_and_resume_continues_to_the_same_bits(client):
     assert [r.round for r in resumed.history] == [0, 1, 2, 3]
 
 
-def test_streamed_batches_train_until_the_iterable_ends(client):
-    model, loss_fn, x, y = training_family("mlp", samples=24, seed=5)
-    batches = [(x[i:i + BATCH], y[i:i + BATCH]) for i in range(0, 24, BATCH)]
-    result = client.train(model, loss_fn, iter(batches), optimizer=optim.SGD(lr=0.1),
-                          batch_size=BATCH, micro_batch=MICRO, progress=False,
-                          timeout=ROUND_TIMEOUT)
-    want_losses, want_state = torch_training(model, loss_fn, x, y, 3,
-                                             lambda ps: torch.optim.SGD(ps, lr=0.1), None)
-    start = {k: v.detach().clone() for k, v in model.state_dict().items()}
-    assert_same_training(result, want_losses, want_state, start,
-                         [n for n, _ in model.named_parameters()])
-
-
 def test_a_non_finite_loss_fails_its_round_and_applies_nothing(client):
     model, loss_fn, x, y = training_family("mlp", samples=16, seed=6)
     x = x.clone()
