@@ -3,6 +3,7 @@
 #include <QtTest/QtTest>
 
 #include "goblin/net/messages/researcher_messages.hpp"
+#include "goblin/net/messages/train_data_messages.hpp"
 #include "message_checks.hpp"
 
 using namespace goblin;
@@ -54,6 +55,8 @@ private Q_SLOTS:
     void jobFailedRoundTrip();
     void auditRoundTrip();
     void auditReportFields();
+    void trainBatchRoundTrip();
+    void trainBatchFields();
 };
 
 void TestResearcherMessages::submitMatmulWireForm() {
@@ -278,6 +281,49 @@ void TestResearcherMessages::auditReportFields() {
     Message many = toMessage(sampleAuditReport());
     many.control["audits"] = json::array(kMaxAuditEntries + 1, json::object{});
     QVERIFY(!parseAuditReport(many));
+}
+
+void TestResearcherMessages::trainBatchRoundTrip() {
+    const auto x = smallTensor(core::DType::F32, {8, 3});
+    const auto y = smallTensor(core::DType::I64, {8});
+    const Message batch = toMessage(TrainBatch{7, "t-5", 2, false, {x, y}});
+    QCOMPARE(wireText(batch),
+             wireText(R"({"type":"train_batch","id":7,"job":"t-5","batch":2,"tensors":2})"));
+    auto parsed = parseTrainBatch(overTheWire(batch));
+    QVERIFY(parsed);
+    QCOMPARE(parsed->batch, std::int64_t{2});
+    QVERIFY(!parsed->end);
+    QCOMPARE(parsed->tensors, (std::vector<TensorPtr>{x, y}));
+    const Message end = toMessage(TrainBatch{8, "t-5", 3, true, {}});
+    QCOMPARE(wireText(end),
+             wireText(R"({"type":"train_batch","id":8,"job":"t-5","batch":3,"end":true})"));
+    auto ended = parseTrainBatch(overTheWire(end));
+    QVERIFY(ended && ended->end && ended->tensors.empty());
+    const Message accepted = toMessage(BatchAccepted{7, "t-5", 2});
+    QCOMPARE(wireText(accepted),
+             wireText(R"({"type":"batch_accepted","id":7,"job":"t-5","batch":2})"));
+    auto reply = parseBatchAccepted(overTheWire(accepted).control);
+    QVERIFY(reply && reply->job == "t-5" && reply->batch == 2);
+}
+
+void TestResearcherMessages::trainBatchFields() {
+    const auto x = smallTensor(core::DType::F32, {8, 3});
+    const Message valid = toMessage(TrainBatch{7, "t-5", 2, false, {x, x}});
+    checkEveryField(valid, parseTrainBatch, {"id", "tensors"});
+    Message notBool = toMessage(TrainBatch{7, "t-5", 2, true, {}});
+    notBool.control["end"] = "yes";
+    QVERIFY(!parseTrainBatch(notBool));
+    checkEveryField(toMessage(BatchAccepted{7, "t-5", 2}), onControl(parseBatchAccepted), {"id"});
+    Message one = valid; // a batch is x and y
+    one.tensors.pop_back();
+    one.control["tensors"] = 1;
+    QVERIFY(!parseTrainBatch(one));
+    Message endWithData = valid; // the end of the data carries none
+    endWithData.control["end"] = true;
+    QVERIFY(!parseTrainBatch(endWithData));
+    Message negative = valid;
+    negative.control["batch"] = -1;
+    QVERIFY(!parseTrainBatch(negative));
 }
 
 QTEST_APPLESS_MAIN(TestResearcherMessages)
