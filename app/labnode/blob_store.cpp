@@ -24,6 +24,10 @@ tl::unexpected<Error> ioError(const std::string& what) {
 // Closes a file descriptor when it goes out of scope.
 struct FileDescriptor {
     int fd = -1;
+    FileDescriptor() = default;
+    explicit FileDescriptor(int descriptor) : fd(descriptor) {}
+    FileDescriptor(const FileDescriptor&) = delete;
+    FileDescriptor& operator=(const FileDescriptor&) = delete;
     ~FileDescriptor() {
         if (fd >= 0)
             ::close(fd);
@@ -143,12 +147,32 @@ Expected<void> BlobStore::createResult(const std::string& jobId, std::size_t byt
     return {};
 }
 
+struct BlobStore::OpenFile {
+    FileDescriptor file;
+};
+
+Expected<std::shared_ptr<const BlobStore::OpenFile>>
+BlobStore::openResult(const std::string& jobId) const {
+    std::lock_guard lock(m_openResultsMutex);
+    if (auto it = m_openResults.find(jobId); it != m_openResults.end())
+        return it->second;
+    auto opened = std::make_shared<OpenFile>();
+    opened->file.fd = ::open(resultPath(jobId).c_str(), O_WRONLY | O_CLOEXEC);
+    if (opened->file.fd < 0)
+        return ioError("cannot open result file for " + jobId);
+    if (m_openResults.size() >= kMaxOpenResults) // a writer still holding it keeps it open
+        m_openResults.erase(m_openResults.begin());
+    m_openResults.emplace(jobId, opened);
+    return opened;
+}
+
 Expected<void> BlobStore::writeTile(const std::string& jobId, const core::Tensor& tile,
                                     std::int64_t row0, std::int64_t col0,
                                     std::int64_t rowLength) const {
-    FileDescriptor file{::open(resultPath(jobId).c_str(), O_WRONLY | O_CLOEXEC)};
-    if (file.fd < 0)
-        return ioError("cannot open result file for " + jobId);
+    auto result = openResult(jobId);
+    if (!result)
+        return tl::unexpected(result.error());
+    const FileDescriptor& file = (*result)->file;
     const auto item = static_cast<std::int64_t>(core::itemSize(tile.dtype()));
     const std::int64_t rows = tile.shape()[0];
     const std::int64_t cols = tile.shape()[1];
@@ -187,6 +211,10 @@ Expected<core::Tensor> BlobStore::readResult(const std::string& jobId, core::DTy
 }
 
 void BlobStore::removeResult(const std::string& jobId) const {
+    {
+        std::lock_guard lock(m_openResultsMutex);
+        m_openResults.erase(jobId);
+    }
     std::error_code ignored;
     fs::remove(resultPath(jobId), ignored);
 }

@@ -6,7 +6,9 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 
@@ -50,8 +52,15 @@ public:
     void removeResult(const std::string& jobId) const;
 
 private:
+    struct OpenFile; // a descriptor, closed with its last owner
     std::filesystem::path resultPath(const std::string& jobId) const;
+    // The result file open for writing: kept open across tiles (a tiny tile is otherwise an open
+    // and a close around its row writes), at most kMaxOpenResults at a time.
+    Expected<std::shared_ptr<const OpenFile>> openResult(const std::string& jobId) const;
+    static constexpr std::size_t kMaxOpenResults = 32;
     std::filesystem::path m_root;
+    mutable std::mutex m_openResultsMutex;
+    mutable std::map<std::string, std::shared_ptr<const OpenFile>> m_openResults;
 };
 
 } // namespace goblin::labnode
