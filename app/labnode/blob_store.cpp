@@ -188,7 +188,13 @@ Expected<void> BlobStore::writeTile(const std::string& jobId, const core::Tensor
 
 Expected<core::Tensor> BlobStore::readResult(const std::string& jobId, core::DType dtype,
                                              const core::Shape& shape) const {
-    auto tensor = core::Tensor::allocate(dtype, shape);
+    return readResultRows(jobId, dtype, 0, shape.at(0), shape.at(1));
+}
+
+Expected<core::Tensor> BlobStore::readResultRows(const std::string& jobId, core::DType dtype,
+                                                 std::int64_t row0, std::int64_t rows,
+                                                 std::int64_t cols) const {
+    auto tensor = core::Tensor::allocate(dtype, {rows, cols});
     if (!tensor)
         return tensor;
     FileDescriptor file{::open(resultPath(jobId).c_str(), O_RDONLY | O_CLOEXEC)};
@@ -196,7 +202,8 @@ Expected<core::Tensor> BlobStore::readResult(const std::string& jobId, core::DTy
         return ioError("cannot open result file for " + jobId);
     std::byte* out = tensor->bytes().data();
     std::size_t left = tensor->byteSize();
-    off_t offset = 0;
+    auto offset =
+        static_cast<off_t>(row0 * cols * static_cast<std::int64_t>(core::itemSize(dtype)));
     while (left > 0) {
         const ssize_t got = ::pread(file.fd, out, left, offset);
         if (got < 0 && errno == EINTR)

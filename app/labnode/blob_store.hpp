@@ -49,6 +49,10 @@ public:
                              std::int64_t col0, std::int64_t rowLength) const;
     Expected<core::Tensor> readResult(const std::string& jobId, core::DType dtype,
                                       const core::Shape& shape) const;
+    // Rows row0 … row0+rows−1 of a result with `cols` columns.
+    Expected<core::Tensor> readResultRows(const std::string& jobId, core::DType dtype,
+                                          std::int64_t row0, std::int64_t rows,
+                                          std::int64_t cols) const;
     void removeResult(const std::string& jobId) const;
 
 private:

@@ -14,6 +14,7 @@
 
 #include "goblin/core/error.hpp"
 #include "goblin/net/message.hpp"
+#include "goblin/net/messages/row_block_messages.hpp"
 #include "goblin/net/messages/train_data_messages.hpp"
 #include "peer_registry.hpp"
 
@@ -92,6 +93,11 @@ public:
     virtual Expected<void> receiveBatch(const ResearcherRequest& /*request*/,
                                         net::TrainBatch batch) {
         return makeError(ErrorCode::NotFound, "no streamed training job " + batch.job);
+    }
+    // A researcher's fetch_rows for one of its jobs (protocol 5), answered like receiveBatch: only
+    // done matmul jobs have rows to give.
+    virtual Expected<void> fetchRows(const ResearcherRequest& /*request*/, net::FetchRows fetch) {
+        return makeError(ErrorCode::NotFound, "no matmul job " + fetch.job);
     }
     // Why no connected volunteer can compute this running job now, beyond what the desk sees
     // (none connected, none of its kind): none lends the memory its tasks need, say. Empty: it

@@ -3,6 +3,7 @@
 #include "goblin/net/json_fields.hpp"
 #include "goblin/net/messages/handshake.hpp"
 #include "goblin/net/messages/researcher_messages.hpp"
+#include "goblin/net/messages/row_block_messages.hpp"
 #include "goblin/net/messages/train_data_messages.hpp"
 #include "job_listing.hpp"
 
@@ -39,6 +40,18 @@ void ResearcherDesk::onMessage(const Peer& researcher, net::Message message) {
         return m_control.onCancel(researcher, message);
     if (type == "list_jobs")
         return m_control.onListJobs(researcher, message);
+    if (type == "fetch_rows") {
+        auto fetch = net::parseFetchRows(message.control);
+        if (!fetch)
+            return replyError(researcher.id, request.requestId, fetch.error());
+        JobKind* kind = kindOfJob(fetch->job);
+        const std::string jobId = fetch->job;
+        auto fetched = kind ? kind->fetchRows(request, std::move(*fetch))
+                            : Expected<void>(makeError(ErrorCode::NotFound, "no job " + jobId));
+        if (!fetched)
+            replyError(researcher.id, request.requestId, fetched.error());
+        return;
+    }
     if (type == "train_batch") {
         auto batch = net::parseTrainBatch(message);
         if (!batch)

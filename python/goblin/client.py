@@ -26,11 +26,14 @@ from .errors import (AuthenticationError, CertificateError, ConnectionLostError,
                      GoblinTimeoutError, InputError, LimitExceededError, ProtocolError,
                      RemoteError,
                      VersionMismatchError, remote_error)
+from .product_rows import check_out, collect
 from .progress import ProgressBar
 from .graph_job import graph_request
 from .jobs import Job, JobInfo
 from .validation import check_tile, validate_matmul_inputs
 from .wire import DEFAULT_MAX_TENSOR_BYTES, decode_tensor_frame, encode_tensor_frame
+
+import numpy as np
 
 if TYPE_CHECKING:
     import torch
@@ -48,6 +51,9 @@ RESEARCHER_PATH = "/v1/researcher"
 # Room for the frame header and padding on top of the largest tensor.
 FRAME_OVERHEAD_BYTES = 64 * 1024
 MAX_TENSORS_PER_MESSAGE = 64
+# What a job's result becomes before it is released: (summary, tensors) → result.
+_Collect = Callable[[Dict[str, Any], List[Any]], Any]
+
 DEFAULT_LIMITS = {"max_control_bytes": 65536, "max_tensor_bytes": DEFAULT_MAX_TENSOR_BYTES,
                   "max_tiles": 1000000, "max_authenticated_control_bytes": 4 << 20,
                   "max_tensors_per_message": MAX_TENSORS_PER_MESSAGE}
@@ -183,6 +189,7 @@ class Client:
         self._next_id = 1
         self._broken: Optional[GoblinError] = None
         self._replies: Dict[int, Dict[str, Any]] = {}
+        self._reply_tensors: Dict[int, List[NDArray[Any]]] = {}  # result_rows' block, by id
         self._errors: Dict[int, Tuple[str, str]] = {}
         self._progress: Dict[str, Tuple[int, int]] = {}
         self._waiting: Dict[str, str] = {}  # why nothing computes a job now (progress "waiting")
@@ -223,7 +230,7 @@ class Client:
 
     def matmul(self, A: NDArray[Any], B: NDArray[Any], progress: bool = False,
                tile: Optional[Sequence[int]] = None,
-               timeout: Optional[float] = None) -> NDArray[Any]:
+               timeout: Optional[float] = None, out: Any = None) -> Any:
         """C = A @ B computed by volunteers and verified by the lab node.
 
         WARNING: numbers are not encrypted while volunteers compute them. Personal or medical
@@ -238,14 +245,23 @@ class Client:
         the job keeps running (see last_job and fetch()).
 
         Returns C (m×n, same dtype), a read-only array viewing the received bytes (use .copy()
-        for a writable one). The job's summary is kept in `last_summary`; the job is released
-        at the node once C is here. Raises RemoteError when the node refuses the job or it fails,
-        ConnectionLostError when the connection drops.
+        for a writable one), or `out` with C written into it: a numpy array or numpy.memmap, an
+        h5py dataset, anything with that shape and dtype and slice assignment (checked before
+        anything is submitted). A product over 256 MiB (or the node's tensor limit) comes in row
+        blocks of at most 64 MiB, each written into `out` as it arrives: C can be larger than
+        this machine's memory when `out` is a memmap. The job's summary is kept in
+        `last_summary`; the job is released at the node once C is here (not when writing into
+        `out` failed: fetch(job, out=...) again). Raises RemoteError when the node refuses the
+        job or it fails, ConnectionLostError when the connection drops.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
+        if out is not None and hasattr(A, "shape") and hasattr(B, "shape") and \
+                len(A.shape) == 2 and len(B.shape) == 2:
+            check_out(out, A.shape[0], B.shape[1], np.dtype(getattr(A, "dtype", None)))
         job = self._submit(A, B, tile)
         with _interrupt_note(job, "fetch"):
-            return self._single(self._finish(job, progress, deadline))
+            return self._finish(job, progress, deadline,
+                                lambda summary, tensors: collect(self, job, summary, tensors, out))
 
     def run(self, graph: GraphLike, inputs: Sequence[NDArray[Any]],
             batch: Optional[BatchSpec] = None, chunks: Optional[int] = None,
@@ -438,16 +454,19 @@ class Client:
         return self._audit_replies.pop(request_id)
 
     def fetch(self, job_id: str, progress: bool = False,
-              timeout: Optional[float] = None) -> NDArray[Any]:
-        """Attaches to an earlier job, waits for its verified result, releases it, returns C."""
-        return self._single(self._fetch(job_id, progress, timeout))
+              timeout: Optional[float] = None, out: Any = None) -> Any:
+        """Attaches to an earlier matmul job, waits for its verified result, releases it and
+        returns C (written into `out` when given, as matmul() does)."""
+        return self._fetch(job_id, progress, timeout,
+                           lambda summary, tensors: collect(self, job_id, summary, tensors, out))
 
     def _single(self, tensors: List[NDArray[Any]]) -> NDArray[Any]:
         if len(tensors) != 1:
             raise self._violation("a matmul job_done carries %d tensors, not 1" % len(tensors))
         return tensors[0]
 
-    def _fetch(self, job_id: str, progress: bool, timeout: Optional[float]) -> List[NDArray[Any]]:
+    def _fetch(self, job_id: str, progress: bool, timeout: Optional[float],
+               collect_result: Optional[_Collect] = None) -> Any:
         deadline = None if timeout is None else time.monotonic() + timeout
         self.last_job = job_id
         self._released.discard(job_id)
@@ -474,7 +493,7 @@ class Client:
                 raise remote_error(code, message)
             if isinstance(status.get("done"), int) and isinstance(status.get("total"), int):
                 self._progress.setdefault(job_id, (status["done"], status["total"]))
-        return self._finish(job_id, progress, deadline)
+        return self._finish(job_id, progress, deadline, collect_result)
 
     # -- handshake --------------------------------------------------------------------------------
 
@@ -521,13 +540,15 @@ class Client:
     def _check_limits(self, A: NDArray[Any], B: NDArray[Any],
                       tile: Optional[Sequence[int]]) -> None:
         m, n = A.shape[0], B.shape[1]
-        c_bytes = m * n * A.dtype.itemsize
         node_limit = self.limits["max_tensor_bytes"]
-        for name, nbytes in (("A", A.nbytes), ("B", B.nbytes), ("C", c_bytes)):
+        for name, nbytes in (("A", A.nbytes), ("B", B.nbytes)):
             if nbytes > node_limit:
                 raise LimitExceededError("%s would take %d bytes, over the node's tensor limit "
                                          "of %d" % (name, nbytes, node_limit))
-        if c_bytes > self._max_tensor_bytes:
+        # C has no such bound: a large product comes in row blocks (product_rows), each at most
+        # the node's limit; whole it is at most 256 MiB, below this client's default limit.
+        c_bytes = m * n * A.dtype.itemsize
+        if c_bytes <= min(256 << 20, node_limit) and c_bytes > self._max_tensor_bytes:
             raise LimitExceededError("C would take %d bytes, over this client's max_tensor_bytes "
                                      "of %d (see connect())" % (c_bytes, self._max_tensor_bytes))
         if tile is not None:
@@ -536,8 +557,11 @@ class Client:
                 raise LimitExceededError("tile %s cuts C into %d tiles, over the node's limit of %d"
                                          % (list(tile), tiles, self.limits["max_tiles"]))
 
-    def _finish(self, job: str, progress: bool, deadline: Optional[float]) -> List[NDArray[Any]]:
-        """Waits for job_done (or job_failed) of `job`, releases it and returns its tensors."""
+    def _finish(self, job: str, progress: bool, deadline: Optional[float],
+                collect_result: Optional[_Collect] = None) -> Any:
+        """Waits for job_done (or job_failed) of `job`, releases it and returns its tensors, or
+        what `collect_result(summary, tensors)` makes of them (before the release: a failure
+        there leaves the job at the node)."""
         # Job ids name their kind (docs/protocol.md): g- graph jobs count tasks, matmul jobs tiles.
         bar = ProgressBar(job, unit="tasks" if job.startswith("g-") else "tiles") \
             if progress else None
@@ -556,9 +580,10 @@ class Client:
         if job in self._failed:
             code, message = self._failed.pop(job)
             raise remote_error(code, message)
-        summary, result = self._done.pop(job)
+        summary, tensors = self._done.pop(job)
         self._progress.pop(job, None)
         self.last_summary = summary
+        result = tensors if collect_result is None else collect_result(summary, tensors)
         self._release(job)
         return result
 
@@ -675,9 +700,9 @@ class Client:
             else:
                 self._waiting.pop(job, None)
         elif kind == "job_done" and isinstance(job, str):
-            if not tensors:
-                raise self._violation("job_done carries no tensor")
             summary = message.get("summary")
+            if not tensors and not (isinstance(summary, dict) and summary.get("delivery") == "rows"):
+                raise self._violation("job_done carries no tensor")
             self._done[job] = (summary if isinstance(summary, dict) else {}, tensors)
         elif kind == "audit_report":
             try:
@@ -699,6 +724,8 @@ class Client:
             self._errors[message["id"]] = (code, text)
         elif isinstance(message.get("id"), int):
             self._replies[message["id"]] = message
+            if kind == "result_rows":
+                self._reply_tensors[message["id"]] = tensors
         # Anything else is a message a newer node may send; this client has no use for it.
 
     def _send(self, message: Dict[str, Any], frames: List[bytes]) -> None:

@@ -1,17 +1,31 @@
 // Delivery of a finished matmul job: the summary (from its recorded verdicts) and the product,
-// read back from the result file on a worker — O(size) — and sent from there. Called on core.
+// read back from the result file on a worker — O(size) — and sent from there; a product over
+// wholeProductBytes() goes in row blocks the researcher fetches (fetch_rows, protocol 5), so no
+// message and no buffer at either end holds more than a block. Called on core.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 
+#include "goblin/net/messages/row_block_messages.hpp"
 #include "node_context.hpp"
 #include "node_store.hpp"
 #include "peer_link.hpp"
 
 namespace goblin::labnode {
 
+// The largest product delivered whole under a tensor limit of `maxTensorBytes`.
+inline std::size_t wholeProductBytes(std::size_t maxTensorBytes) {
+    return std::min(net::kWholeProductBytes, maxTensorBytes);
+}
+
 void deliverMatmulResult(NodeContext& context, std::shared_ptr<PeerLink> link, const JobRecord& job,
-                         std::int64_t requestId);
+                         std::int64_t requestId, std::size_t maxTensorBytes);
+
+// Rows of a done job's product (checked: inside C, at most maxTensorBytes), sent as result_rows.
+Expected<void> deliverMatmulRows(NodeContext& context, std::shared_ptr<PeerLink> link,
+                                 const JobRecord& job, const net::FetchRows& fetch,
+                                 std::size_t maxTensorBytes);
 
 } // namespace goblin::labnode

@@ -23,7 +23,8 @@ MatmulJobs::MatmulJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk
       m_intake(context, peers, desk, settings,
                [this](const ResearcherRequest& request, LoadedJob loaded, const TilePlan& plan) {
                    onCreated(request, std::move(loaded), plan);
-               }) {}
+               }),
+      m_maxTensorBytes(settings.limits.maxTensorBytes) {}
 
 void MatmulJobs::recover() {
     for (JobRecord& record : m_context.store.jobsInState("running")) {
@@ -311,7 +312,18 @@ void MatmulJobs::finishJob(const std::string& jobId) {
 
 void MatmulJobs::deliver(std::uint64_t peer, const JobRecord& job, std::int64_t requestId) {
     if (const Peer* target = m_peers.find(peer))
-        deliverMatmulResult(m_context, target->link, job, requestId);
+        deliverMatmulResult(m_context, target->link, job, requestId, m_maxTensorBytes);
+}
+
+Expected<void> MatmulJobs::fetchRows(const ResearcherRequest& request, net::FetchRows fetch) {
+    auto record = ownedJob(request, fetch.job);
+    if (!record)
+        return tl::unexpected(record.error());
+    const Peer* target = m_peers.find(request.peer);
+    if (!target)
+        return {};
+    fetch.id = request.requestId;
+    return deliverMatmulRows(m_context, target->link, *record, fetch, m_maxTensorBytes);
 }
 
 } // namespace goblin::labnode

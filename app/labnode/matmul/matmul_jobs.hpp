@@ -34,6 +34,8 @@ public:
     void audit(const ResearcherRequest& request, const std::string& jobId) override;
     Expected<void> cancel(const std::string& jobId, const std::string& who) override;
     Expected<void> purge(const std::string& jobId) override;
+    // Rows of a done job's product (one delivered in row blocks, or any other).
+    Expected<void> fetchRows(const ResearcherRequest& request, net::FetchRows fetch) override;
 
     bool hasQueued() const override { return m_book.hasQueued(); }
     std::optional<TaskClaim> claimTaskFor(const Peer& volunteer,
@@ -63,6 +65,7 @@ private:
     VerdictPath& m_verdicts;
     MatmulIntake m_intake;
     JobBook m_book;
+    std::size_t m_maxTensorBytes;
 };
 
 } // namespace goblin::labnode

@@ -15,6 +15,7 @@
 #include "goblin/net/messages/job_control_messages.hpp"
 #include "goblin/net/messages/message_type.hpp"
 #include "goblin/net/messages/researcher_messages.hpp"
+#include "goblin/net/messages/row_block_messages.hpp"
 #include "goblin/net/messages/train_data_messages.hpp"
 #include "goblin/net/messages/volunteer_messages.hpp"
 #include "message_checks.hpp"
@@ -174,6 +175,10 @@ Expected<Message> reparse(const Message& message, std::string& variant) {
         return written(parseTrainBatch(message));
     case MessageType::BatchAccepted:
         return written(parseBatchAccepted(control));
+    case MessageType::FetchRows:
+        return written(parseFetchRows(control));
+    case MessageType::ResultRows:
+        return written(parseResultRows(message));
     case MessageType::Count:
         break;
     }

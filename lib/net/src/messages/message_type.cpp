@@ -6,11 +6,12 @@ namespace goblin::net {
 namespace {
 
 constexpr std::array<std::string_view, kMessageTypeCount> kNames{
-    "hello",        "welcome",       "error",       "submit_matmul", "submit_graph", "job_accepted",
-    "progress",     "job_status",    "fetch",       "release",       "released",     "job_done",
-    "job_failed",   "task",          "result",      "task_error",    "verdict",      "audit",
-    "audit_report", "submit_train",  "train_round", "cancel",        "cancelled",    "list_jobs",
-    "job_list",     "forget_inputs", "train_batch", "batch_accepted"};
+    "hello",         "welcome",     "error",          "submit_matmul", "submit_graph",
+    "job_accepted",  "progress",    "job_status",     "fetch",         "release",
+    "released",      "job_done",    "job_failed",     "task",          "result",
+    "task_error",    "verdict",     "audit",          "audit_report",  "submit_train",
+    "train_round",   "cancel",      "cancelled",      "list_jobs",     "job_list",
+    "forget_inputs", "train_batch", "batch_accepted", "fetch_rows",    "result_rows"};
 
 constexpr bool allNamed() {
     for (std::string_view name : kNames)

@@ -42,6 +42,8 @@ enum class MessageType {
     ForgetInputs, // node → volunteer: drop task inputs kept by digest (protocol 4)
     TrainBatch,   // researcher → node: a streamed training job's next batch (protocol 5)
     BatchAccepted, // node → researcher: reply to train_batch
+    FetchRows,     // researcher → node: rows of a done matmul job's product (protocol 5)
+    ResultRows,    // node → researcher: reply to fetch_rows
     Count          // not a message
 };
 
@@ -49,7 +51,7 @@ inline constexpr std::size_t kMessageTypeCount = static_cast<std::size_t>(Messag
 
 // Tripwire: adding, removing or reordering a message without bumping kProtocolVersion (and this
 // pair) fails the build.
-static_assert(kMessageTypeCount == 28 && kProtocolVersion == 5,
+static_assert(kMessageTypeCount == 30 && kProtocolVersion == 5,
               "the message set changed: bump kProtocolVersion, docs/protocol.md and this assert");
 
 // "hello", "submit_matmul", …; empty for Count.

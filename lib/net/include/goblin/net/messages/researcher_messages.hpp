@@ -99,7 +99,8 @@ struct Released {
 
 // ← {"type":"job_done","id","job","summary":{…}} + the outputs (C, or one per graph output).
 // `id` is the fetch's id, or 0 when pushed to a watcher; it is always written. The summary's
-// keys differ by job kind (docs/protocol.md) and stay JSON.
+// keys differ by job kind (docs/protocol.md) and stay JSON. A matmul product delivered in row
+// blocks comes with no tensor and summary "delivery": "rows" (fetch_rows).
 struct JobDone {
     std::int64_t id = 0;
     std::string job;
