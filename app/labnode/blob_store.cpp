@@ -79,6 +79,10 @@ BlobStore::BlobStore(fs::path root) : m_root(std::move(root)) {
     fs::create_directories(m_root / "blobs", ec);
     if (!ec)
         fs::create_directories(m_root / "results", ec);
+    if (!ec) { // a staged upload does not outlive the node that took it
+        fs::remove_all(m_root / "uploads", ec);
+        fs::create_directories(m_root / "uploads", ec);
+    }
     if (ec)
         throw std::runtime_error("cannot create data directory " + m_root.string() + ": " +
                                  ec.message());
@@ -215,6 +219,50 @@ Expected<core::Tensor> BlobStore::readResultRows(const std::string& jobId, core:
         offset += got;
     }
     return tensor;
+}
+
+fs::path BlobStore::uploadPath(const std::string& uploadId) const {
+    return m_root / "uploads" / (uploadId + ".part");
+}
+
+Expected<void> BlobStore::createUpload(const std::string& uploadId, std::size_t bytes) const {
+    FileDescriptor file{
+        ::open(uploadPath(uploadId).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)};
+    if (file.fd < 0)
+        return ioError("cannot create upload " + uploadId);
+    if (::ftruncate(file.fd, static_cast<off_t>(bytes)) != 0) {
+        removeUpload(uploadId);
+        return ioError("cannot size upload " + uploadId);
+    }
+    return {};
+}
+
+Expected<void> BlobStore::writeUpload(const std::string& uploadId, std::span<const std::byte> bytes,
+                                      std::size_t offset) const {
+    FileDescriptor file{::open(uploadPath(uploadId).c_str(), O_WRONLY | O_CLOEXEC)};
+    if (file.fd < 0 || !writeAll(file.fd, bytes.data(), bytes.size(), static_cast<off_t>(offset)))
+        return ioError("cannot write upload " + uploadId);
+    return {};
+}
+
+Expected<void> BlobStore::adoptUpload(const std::string& uploadId,
+                                      const std::string& digest) const {
+    const fs::path target = m_root / "blobs" / (digest + ".bin");
+    std::error_code ec;
+    if (fs::exists(target, ec)) { // the same bytes are stored already
+        removeUpload(uploadId);
+        return {};
+    }
+    fs::rename(uploadPath(uploadId), target, ec);
+    if (ec)
+        return makeError(ErrorCode::Internal,
+                         "cannot store upload " + uploadId + ": " + ec.message());
+    return {};
+}
+
+void BlobStore::removeUpload(const std::string& uploadId) const {
+    std::error_code ignored;
+    fs::remove(uploadPath(uploadId), ignored);
 }
 
 void BlobStore::removeResult(const std::string& jobId) const {

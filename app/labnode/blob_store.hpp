@@ -35,6 +35,7 @@ private:
 class BlobStore {
 public:
     explicit BlobStore(std::filesystem::path root); // creates the folders; throws on failure
+    const std::filesystem::path& root() const { return m_root; }
 
     // Writes the tensor's bytes once under their SHA-256 (hex) and returns it.
     Expected<std::string> put(const core::Tensor& tensor) const;
@@ -55,9 +56,19 @@ public:
                                           std::int64_t cols) const;
     void removeResult(const std::string& jobId) const;
 
+    // A matrix staged in row blocks (matmul/staged_uploads): a file of its full size, written at
+    // offsets, then adopted as the blob named `digest` (its bytes' SHA-256) or removed. Left-over
+    // uploads are deleted when the store opens.
+    Expected<void> createUpload(const std::string& uploadId, std::size_t bytes) const;
+    Expected<void> writeUpload(const std::string& uploadId, std::span<const std::byte> bytes,
+                               std::size_t offset) const;
+    Expected<void> adoptUpload(const std::string& uploadId, const std::string& digest) const;
+    void removeUpload(const std::string& uploadId) const;
+
 private:
     struct OpenFile; // a descriptor, closed with its last owner
     std::filesystem::path resultPath(const std::string& jobId) const;
+    std::filesystem::path uploadPath(const std::string& uploadId) const;
     // The result file open for writing: kept open across tiles (a tiny tile is otherwise an open
     // and a close around its row writes), at most kMaxOpenResults at a time.
     Expected<std::shared_ptr<const OpenFile>> openResult(const std::string& jobId) const;

@@ -40,6 +40,7 @@ Coordinator::Coordinator(NodeContext context, CoordinatorSettings settings)
         m_desk.addKind(*kind);
     }
     m_desk.addKind(m_training); // its rounds' tasks are graph tasks: nothing to schedule
+    m_desk.setUploads(m_matmul.uploads());
     m_desk.control().setRetention(settings.retainSeconds);
 }
 
@@ -83,6 +84,7 @@ void Coordinator::onClosed(std::uint64_t id, const Error& reason) {
     if (!gone)
         return;
     m_scheduler.onPeerClosed(*gone, reason);
+    m_matmul.uploads().onPeerClosed(id);
     m_peers.remove(id);
 }
 

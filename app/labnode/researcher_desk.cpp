@@ -6,6 +6,7 @@
 #include "goblin/net/messages/row_block_messages.hpp"
 #include "goblin/net/messages/train_data_messages.hpp"
 #include "job_listing.hpp"
+#include "matmul/staged_uploads.hpp"
 
 namespace goblin::labnode {
 
@@ -40,6 +41,8 @@ void ResearcherDesk::onMessage(const Peer& researcher, net::Message message) {
         return m_control.onCancel(researcher, message);
     if (type == "list_jobs")
         return m_control.onListJobs(researcher, message);
+    if (m_uploads && (type == "upload" || type == "upload_rows" || type == "drop_upload"))
+        return onUploadMessage(request, type, std::move(message));
     if (type == "fetch_rows") {
         auto fetch = net::parseFetchRows(message.control);
         if (!fetch)
@@ -79,6 +82,26 @@ void ResearcherDesk::onMessage(const Peer& researcher, net::Message message) {
     if (type == "audit")
         return kind->audit(request, *jobId);
     kind->release(request, *jobId);
+}
+
+void ResearcherDesk::onUploadMessage(const ResearcherRequest& request, const std::string& type,
+                                     net::Message message) {
+    if (type == "upload") {
+        auto upload = net::parseUpload(message.control);
+        if (!upload)
+            return replyError(request.peer, request.requestId, upload.error());
+        return m_uploads->begin(request, *upload);
+    }
+    if (type == "upload_rows") {
+        auto rows = net::parseUploadRows(message);
+        if (!rows)
+            return replyError(request.peer, request.requestId, rows.error());
+        return m_uploads->receiveRows(request, std::move(*rows));
+    }
+    auto drop = net::parseDropUpload(message.control);
+    if (!drop)
+        return replyError(request.peer, request.requestId, drop.error());
+    m_uploads->drop(request, *drop);
 }
 
 void ResearcherDesk::reportWaiting() {

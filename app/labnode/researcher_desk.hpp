@@ -20,6 +20,8 @@ namespace goblin::labnode {
 
 enum class ProgressPace { Throttled, EveryStep };
 
+class StagedUploads;
+
 class ResearcherDesk {
 public:
     ResearcherDesk(NodeContext& context, PeerRegistry& peers)
@@ -31,6 +33,8 @@ public:
               }) {}
 
     void addKind(JobKind& kind);
+    // Where upload, upload_rows and drop_upload go (matmul inputs in row blocks).
+    void setUploads(StagedUploads& uploads) { m_uploads = &uploads; }
     // A message from a researcher whose hello was accepted.
     void onMessage(const Peer& researcher, net::Message message);
 
@@ -69,11 +73,14 @@ public:
     void reportFailure(const std::string& jobId, const Error& error);
 
 private:
+    void onUploadMessage(const ResearcherRequest& request, const std::string& type,
+                         net::Message message);
     JobKind* kindOfJob(std::string_view jobId);
 
     NodeContext& m_context;
     PeerRegistry& m_peers;
     std::vector<JobKind*> m_kinds;
+    StagedUploads* m_uploads = nullptr;
     std::unordered_map<std::string, double> m_lastProgress;
     JobControl m_control;
     std::set<std::string> m_watched;                        // jobs that had a watcher

@@ -27,6 +27,7 @@ from .errors import (AuthenticationError, CertificateError, ConnectionLostError,
                      RemoteError,
                      VersionMismatchError, remote_error)
 from .product_rows import check_out, collect
+from .staged_inputs import check_shapes, needs_blocks, submit_staged
 from .progress import ProgressBar
 from .graph_job import graph_request
 from .jobs import Job, JobInfo
@@ -520,15 +521,20 @@ class Client:
 
     # -- jobs -------------------------------------------------------------------------------------
 
-    def _submit(self, A: NDArray[Any], B: NDArray[Any], tile: Optional[Sequence[int]]) -> str:
-        A, B = validate_matmul_inputs(A, B)
+    def _submit(self, A: Any, B: Any, tile: Optional[Sequence[int]]) -> str:
         tile = check_tile(tile)
-        self._check_limits(A, B, tile)
-        frames = [encode_tensor_frame(A), encode_tensor_frame(B)]
-        request: Dict[str, Any] = {"type": "submit_matmul"}
-        if tile is not None:
-            request["tile"] = list(tile)
-        reply = self._submit_request(request, frames)
+        if needs_blocks(self, A, B):  # staged at the node in row blocks (staged_inputs)
+            m, n, dtype = check_shapes(A, B)
+            self._check_product(m, n, dtype.itemsize, tile)
+            reply = submit_staged(self, A, B, tile)
+        else:
+            A, B = validate_matmul_inputs(A, B)
+            self._check_product(A.shape[0], B.shape[1], A.dtype.itemsize, tile)
+            frames = [encode_tensor_frame(A), encode_tensor_frame(B)]
+            request: Dict[str, Any] = {"type": "submit_matmul"}
+            if tile is not None:
+                request["tile"] = list(tile)
+            reply = self._submit_request(request, frames)
         job = reply.get("job")
         if reply.get("type") != "job_accepted" or not isinstance(job, str):
             raise self._violation("submit_matmul was answered with %s" % json.dumps(reply)[:200])
@@ -537,17 +543,12 @@ class Client:
             self._progress.setdefault(job, (0, reply["tiles"]))
         return job
 
-    def _check_limits(self, A: NDArray[Any], B: NDArray[Any],
-                      tile: Optional[Sequence[int]]) -> None:
-        m, n = A.shape[0], B.shape[1]
+    def _check_product(self, m: int, n: int, itemsize: int,
+                       tile: Optional[Sequence[int]]) -> None:
+        # A and B over the node's tensor limit travel in row blocks (staged_inputs), a large C
+        # too (product_rows); whole, C is at most 256 MiB, below this client's default limit.
         node_limit = self.limits["max_tensor_bytes"]
-        for name, nbytes in (("A", A.nbytes), ("B", B.nbytes)):
-            if nbytes > node_limit:
-                raise LimitExceededError("%s would take %d bytes, over the node's tensor limit "
-                                         "of %d" % (name, nbytes, node_limit))
-        # C has no such bound: a large product comes in row blocks (product_rows), each at most
-        # the node's limit; whole it is at most 256 MiB, below this client's default limit.
-        c_bytes = m * n * A.dtype.itemsize
+        c_bytes = m * n * itemsize
         if c_bytes <= min(256 << 20, node_limit) and c_bytes > self._max_tensor_bytes:
             raise LimitExceededError("C would take %d bytes, over this client's max_tensor_bytes "
                                      "of %d (see connect())" % (c_bytes, self._max_tensor_bytes))

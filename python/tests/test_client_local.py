@@ -104,11 +104,13 @@ def test_good_tiles_pass():
     assert check_tile((np.int64(3), 1)) == (3, 1)
 
 
-def test_over_the_node_limit_is_refused(offline_client):
-    offline_client.limits["max_tensor_bytes"] = 100
-    with pytest.raises(LimitExceededError):
+def test_over_the_node_limits_is_refused(offline_client):
+    # (A matrix over the tensor limit is no longer refused: it goes in row blocks,
+    # test_matmul_rows.py.) Too many tiles and a whole C over this client's limit are.
+    offline_client._max_tensor_bytes = 100
+    with pytest.raises(LimitExceededError, match="this client's max_tensor_bytes"):
         offline_client.matmul(rand((6, 6)), rand((6, 6)))
-    offline_client.limits["max_tensor_bytes"] = 1 << 30
+    offline_client._max_tensor_bytes = 1 << 30
     offline_client.limits["max_tiles"] = 3
     with pytest.raises(LimitExceededError):
         offline_client.matmul(rand((5, 5)), rand((5, 5)), tile=[2, 2])

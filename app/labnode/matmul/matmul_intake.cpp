@@ -4,6 +4,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "goblin/net/messages/researcher_messages.hpp"
 #include "matmul_request.hpp"
 #include "secrets.hpp"
 #include "tile_planner.hpp"
@@ -13,8 +14,8 @@ namespace goblin::labnode {
 namespace asio = boost::asio;
 
 MatmulIntake::MatmulIntake(NodeContext& context, PeerRegistry& peers, ResearcherDesk& desk,
-                           MatmulSettings settings, Created created)
-    : m_context(context), m_peers(peers), m_desk(desk), m_settings(settings),
+                           StagedUploads& uploads, MatmulSettings settings, Created created)
+    : m_context(context), m_peers(peers), m_desk(desk), m_uploads(uploads), m_settings(settings),
       m_created(std::move(created)) {}
 
 std::shared_ptr<ColumnProbeCache> MatmulIntake::newProbes() {
@@ -24,11 +25,16 @@ std::shared_ptr<ColumnProbeCache> MatmulIntake::newProbes() {
 }
 
 void MatmulIntake::submit(const ResearcherRequest& request, net::Message message) {
-    if (auto ok = validateMatmulInputs(message); !ok)
-        return m_desk.replyError(request.peer, request.requestId, ok.error());
     auto tile = requestedTile(message.control);
     if (!tile)
         return m_desk.replyError(request.peer, request.requestId, tile.error());
+    auto staged = net::stagedInputs(message);
+    if (!staged)
+        return m_desk.replyError(request.peer, request.requestId, staged.error());
+    if (!staged->empty())
+        return submitStaged(request, std::move(*staged), *tile);
+    if (auto ok = validateMatmulInputs(message); !ok)
+        return m_desk.replyError(request.peer, request.requestId, ok.error());
     // Finite checks and blob writes are O(size): A and B are taken in on two workers at once, and
     // whichever finishes second hands the job to the core thread.
     struct Intake {
@@ -61,19 +67,42 @@ void MatmulIntake::submit(const ResearcherRequest& request, net::Message message
             m_context.log("intake: inputs checked and stored in " +
                           std::to_string(m_context.clock() - received) + " s");
             asio::post(m_context.core, [=, this] {
-                createJob(request, a, b, *intake->digests[0], *intake->digests[1], tile);
+                createJob(
+                    request,
+                    StagedMatrix{*intake->digests[0], a->dtype(), a->shape()[0], a->shape()[1]},
+                    StagedMatrix{*intake->digests[1], b->dtype(), b->shape()[0], b->shape()[1]},
+                    tile);
             });
         });
     }
 }
 
-void MatmulIntake::createJob(const ResearcherRequest& request, net::TensorPtr a, net::TensorPtr b,
-                             std::string aBlob, std::string bBlob, TileRequest tile) {
+void MatmulIntake::submitStaged(const ResearcherRequest& request, std::vector<std::string> uploads,
+                                TileRequest tile) {
+    m_uploads.take(
+        request, uploads, [this, request, tile](Expected<std::vector<StagedMatrix>> matrices) {
+            if (!matrices)
+                return m_desk.replyError(request.peer, request.requestId, matrices.error());
+            const StagedMatrix& a = matrices->at(0);
+            const StagedMatrix& b = matrices->at(1);
+            auto shapes = checkMatmulShapes(a.dtype, b.dtype, {a.rows, a.cols}, {b.rows, b.cols});
+            if (!shapes) {
+                for (const StagedMatrix& matrix : *matrices)
+                    if (!m_context.store.blobInUse(matrix.digest, {}))
+                        m_context.blobs.remove(matrix.digest);
+                return m_desk.replyError(request.peer, request.requestId, shapes.error());
+            }
+            createJob(request, a, b, tile);
+        });
+}
+
+void MatmulIntake::createJob(const ResearcherRequest& request, const StagedMatrix& a,
+                             const StagedMatrix& b, TileRequest tile) {
     PlanningInput input;
-    input.m = a->shape()[0];
-    input.k = a->shape()[1];
-    input.n = b->shape()[1];
-    input.dtype = a->dtype();
+    input.m = a.rows;
+    input.k = a.cols;
+    input.n = b.cols;
+    input.dtype = a.dtype;
     input.volunteers = m_peers.readyVolunteerCount(&input.smallestVolunteerMemory);
     input.requestedTile = tile;
     input.maxTiles = m_settings.limits.maxTiles;
@@ -89,8 +118,8 @@ void MatmulIntake::createJob(const ResearcherRequest& request, net::TensorPtr a,
                      input.n,
                      plan->tileRows,
                      plan->tileCols,
-                     std::move(aBlob),
-                     std::move(bBlob),
+                     a.digest,
+                     b.digest,
                      "running",
                      m_context.clock(),
                      0};

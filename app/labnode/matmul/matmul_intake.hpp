@@ -1,7 +1,9 @@
 // Intake of submit_matmul: shape and dtype rules, then A and B checked for NaN/Inf and stored as
 // blobs on two workers at once, then (back on core) the tiles are planned for the volunteers
 // connected now and the job and its tasks are written in one transaction. Errors are answered to
-// the researcher; a created job is handed to `created`. Core thread, with work on the pool.
+// the researcher; a created job is handed to `created`. A submit naming two staged uploads
+// ("inputs", protocol 5) takes them instead: their blocks were checked as they came, their files
+// become the blobs. Core thread, with work on the pool.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,7 @@
 #include "matmul_request.hpp"
 #include "node_context.hpp"
 #include "researcher_desk.hpp"
+#include "staged_uploads.hpp"
 
 namespace goblin::labnode {
 
@@ -26,19 +29,22 @@ public:
     using Created = std::function<void(const ResearcherRequest&, LoadedJob, const TilePlan&)>;
 
     MatmulIntake(NodeContext& context, PeerRegistry& peers, ResearcherDesk& desk,
-                 MatmulSettings settings, Created created);
+                 StagedUploads& uploads, MatmulSettings settings, Created created);
 
     void submit(const ResearcherRequest& request, net::Message message);
     // A fresh probe cache for a job's verification (new random vectors from the node's CSPRNG).
     std::shared_ptr<ColumnProbeCache> newProbes();
 
 private:
-    void createJob(const ResearcherRequest& request, net::TensorPtr a, net::TensorPtr b,
-                   std::string aBlob, std::string bBlob, TileRequest tile);
+    void submitStaged(const ResearcherRequest& request, std::vector<std::string> uploads,
+                      TileRequest tile);
+    void createJob(const ResearcherRequest& request, const StagedMatrix& a, const StagedMatrix& b,
+                   TileRequest tile);
 
     NodeContext& m_context;
     PeerRegistry& m_peers;
     ResearcherDesk& m_desk;
+    StagedUploads& m_uploads;
     MatmulSettings m_settings;
     Created m_created;
 };

@@ -19,8 +19,8 @@ namespace asio = boost::asio;
 MatmulJobs::MatmulJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk& desk,
                        Scheduler& scheduler, VerdictPath& verdicts, MatmulSettings settings)
     : m_context(context), m_peers(peers), m_desk(desk), m_scheduler(scheduler),
-      m_verdicts(verdicts),
-      m_intake(context, peers, desk, settings,
+      m_verdicts(verdicts), m_uploads(context, peers, desk),
+      m_intake(context, peers, desk, m_uploads, settings,
                [this](const ResearcherRequest& request, LoadedJob loaded, const TilePlan& plan) {
                    onCreated(request, std::move(loaded), plan);
                }),

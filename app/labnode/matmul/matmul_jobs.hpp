@@ -47,6 +47,7 @@ public:
     void computeOnNode(std::int64_t task) override;
 
     const JobBook& book() const { return m_book; }
+    StagedUploads& uploads() { return m_uploads; }
 
 private:
     void onCreated(const ResearcherRequest& request, LoadedJob loaded, const TilePlan& plan);
@@ -63,6 +64,7 @@ private:
     ResearcherDesk& m_desk;
     Scheduler& m_scheduler;
     VerdictPath& m_verdicts;
+    StagedUploads m_uploads; // before the intake, which takes from it
     MatmulIntake m_intake;
     JobBook m_book;
     std::size_t m_maxTensorBytes;

@@ -7,27 +7,32 @@ namespace goblin::labnode {
 namespace json = boost::json;
 using net::Message;
 
+Expected<void> checkMatmulShapes(core::DType aType, core::DType bType, const core::Shape& a,
+                                 const core::Shape& b) {
+    if (a.size() != 2 || b.size() != 2)
+        return makeError(ErrorCode::ShapeMismatch, "A and B must be 2-D matrices");
+    if (!core::isFloatingPoint(aType) || aType != bType)
+        return makeError(ErrorCode::UnsupportedDtype,
+                         "matmul takes A and B both f32 or both f64, got " +
+                             std::string(core::wireName(aType)) + " and " +
+                             std::string(core::wireName(bType)));
+    if (a[1] != b[0])
+        return makeError(ErrorCode::ShapeMismatch,
+                         "inner sizes differ: A is " + std::to_string(a[0]) + "x" +
+                             std::to_string(a[1]) + ", B is " + std::to_string(b[0]) + "x" +
+                             std::to_string(b[1]));
+    if (a[0] < 1 || a[1] < 1 || b[1] < 1)
+        return makeError(ErrorCode::ShapeMismatch, "empty matrices are refused");
+    return {};
+}
+
 Expected<void> validateMatmulInputs(const Message& message) {
     if (message.tensors.size() != 2)
         return makeError(ErrorCode::InvalidMessage,
-                         "submit_matmul carries exactly 2 tensors (A, B)");
+                         "submit_matmul carries exactly 2 tensors (A, B), or 'inputs'");
     const core::Tensor& a = *message.tensors[0];
     const core::Tensor& b = *message.tensors[1];
-    if (a.shape().size() != 2 || b.shape().size() != 2)
-        return makeError(ErrorCode::ShapeMismatch, "A and B must be 2-D matrices");
-    if (!core::isFloatingPoint(a.dtype()) || a.dtype() != b.dtype())
-        return makeError(ErrorCode::UnsupportedDtype,
-                         "matmul takes A and B both f32 or both f64, got " +
-                             std::string(core::wireName(a.dtype())) + " and " +
-                             std::string(core::wireName(b.dtype())));
-    if (a.shape()[1] != b.shape()[0])
-        return makeError(ErrorCode::ShapeMismatch,
-                         "inner sizes differ: A is " + std::to_string(a.shape()[0]) + "x" +
-                             std::to_string(a.shape()[1]) + ", B is " +
-                             std::to_string(b.shape()[0]) + "x" + std::to_string(b.shape()[1]));
-    if (a.shape()[0] < 1 || a.shape()[1] < 1 || b.shape()[1] < 1)
-        return makeError(ErrorCode::ShapeMismatch, "empty matrices are refused");
-    return {};
+    return checkMatmulShapes(a.dtype(), b.dtype(), a.shape(), b.shape());
 }
 
 Expected<TileRequest> requestedTile(const json::object& request) {

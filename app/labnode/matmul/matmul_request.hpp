@@ -24,6 +24,9 @@ using TileRequest = std::optional<std::pair<std::int64_t, std::int64_t>>;
 // Shape and dtype rules of submit_matmul (2 tensors, 2-D, both f32 or both f64, inner sizes equal,
 // no empty dimension). Values are checked by storeFiniteInput.
 Expected<void> validateMatmulInputs(const net::Message& message);
+// The same rules on dtypes and shapes alone (a staged upload's).
+Expected<void> checkMatmulShapes(core::DType aType, core::DType bType, const core::Shape& a,
+                                 const core::Shape& b);
 // The optional "tile": [rows, cols] of a submit_matmul.
 Expected<TileRequest> requestedTile(const boost::json::object& request);
 // Refuses NaN/Inf (verification needs finite inputs), then stores the input as a blob.

@@ -29,6 +29,27 @@ std::string sha256Hex(std::span<const std::byte> bytes) {
     return hexOf(digest, length);
 }
 
+Sha256Stream::Sha256Stream() : m_context(EVP_MD_CTX_new()) {
+    if (!m_context ||
+        EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(m_context), EVP_sha256(), nullptr) != 1)
+        throw std::bad_alloc();
+}
+
+Sha256Stream::~Sha256Stream() {
+    EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(m_context));
+}
+
+void Sha256Stream::update(std::span<const std::byte> bytes) {
+    EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(m_context), bytes.data(), bytes.size());
+}
+
+std::string Sha256Stream::finishHex() {
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(m_context), digest, &length);
+    return hexOf(digest, length);
+}
+
 std::string tensorDigest(const core::Tensor& tensor) {
     // "dtype:d0,d1,…:" then the bytes: the header makes a reshaped copy a different value.
     std::string header(core::wireName(tensor.dtype()));

@@ -17,6 +17,7 @@
 #include "goblin/net/messages/researcher_messages.hpp"
 #include "goblin/net/messages/row_block_messages.hpp"
 #include "goblin/net/messages/train_data_messages.hpp"
+#include "goblin/net/messages/upload_messages.hpp"
 #include "goblin/net/messages/volunteer_messages.hpp"
 #include "message_checks.hpp"
 
@@ -92,6 +93,13 @@ template <class Parsed> Expected<Message> written(const Expected<Parsed>& parsed
     if (!parsed)
         return tl::unexpected(parsed.error());
     return toMessage(*parsed);
+}
+
+template <class Parsed, class Write>
+Expected<Message> writtenWith(const Expected<Parsed>& parsed, Write write) {
+    if (!parsed)
+        return tl::unexpected(parsed.error());
+    return write(*parsed);
 }
 
 // Parses an example with its typed parser and writes it back; `variant` names which one.
@@ -179,6 +187,18 @@ Expected<Message> reparse(const Message& message, std::string& variant) {
         return written(parseFetchRows(control));
     case MessageType::ResultRows:
         return written(parseResultRows(message));
+    case MessageType::Upload:
+        return written(parseUpload(control));
+    case MessageType::UploadReady:
+        return writtenWith(parseUploadReady(control), uploadReadyMessage);
+    case MessageType::UploadRows:
+        return written(parseUploadRows(message));
+    case MessageType::RowsStored:
+        return written(parseRowsStored(control));
+    case MessageType::DropUpload:
+        return written(parseDropUpload(control));
+    case MessageType::UploadDropped:
+        return writtenWith(parseUploadDropped(control), uploadDroppedMessage);
     case MessageType::Count:
         break;
     }

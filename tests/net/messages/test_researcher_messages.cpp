@@ -3,7 +3,9 @@
 #include <QtTest/QtTest>
 
 #include "goblin/net/messages/researcher_messages.hpp"
+#include "goblin/net/messages/row_block_messages.hpp"
 #include "goblin/net/messages/train_data_messages.hpp"
+#include "goblin/net/messages/upload_messages.hpp"
 #include "message_checks.hpp"
 
 using namespace goblin;
@@ -57,12 +59,13 @@ private Q_SLOTS:
     void auditReportFields();
     void trainBatchRoundTrip();
     void trainBatchFields();
+    void rowBlockFields();
 };
 
 void TestResearcherMessages::submitMatmulWireForm() {
     const auto a = smallTensor(core::DType::F32, {2, 3});
     const auto b = smallTensor(core::DType::F32, {3, 4});
-    const Message message = toMessage(SubmitMatmul{2, MatrixShape{64, 32}, a, b});
+    const Message message = toMessage(SubmitMatmul{2, MatrixShape{64, 32}, a, b, {}});
     QCOMPARE(wireText(message),
              wireText(R"({"type":"submit_matmul","id":2,"tile":[64,32],"tensors":2})"));
     QCOMPARE(message.tensors.size(), std::size_t{2});
@@ -71,14 +74,31 @@ void TestResearcherMessages::submitMatmulWireForm() {
     QCOMPARE(parsed->tile.value_or(MatrixShape{}), (MatrixShape{64, 32}));
     QCOMPARE(parsed->a, a);
     QCOMPARE(parsed->b, b);
-    auto untiled = parseSubmitMatmul(overTheWire(toMessage(SubmitMatmul{2, std::nullopt, a, b})));
+    auto untiled =
+        parseSubmitMatmul(overTheWire(toMessage(SubmitMatmul{2, std::nullopt, a, b, {}})));
     QVERIFY(untiled);
     QVERIFY(!untiled->tile);
+    // Staged inputs (protocol 5): two upload ids and no tensor.
+    const Message staged =
+        toMessage(SubmitMatmul{3, std::nullopt, nullptr, nullptr, {"u-a1", "u-b2"}});
+    QCOMPARE(wireText(staged),
+             wireText(R"({"type":"submit_matmul","id":3,"inputs":["u-a1","u-b2"]})"));
+    auto named = parseSubmitMatmul(overTheWire(staged));
+    QVERIFY(named && named->uploads == (std::vector<std::string>{"u-a1", "u-b2"}) && !named->a);
+    for (json::value bad : {json::value(json::array{"u-a1"}), json::value(json::array{"u-a1", 2}),
+                            json::value("u-a1"), json::value(json::array{"u-a1", ""})}) {
+        Message wrong = staged;
+        wrong.control["inputs"] = bad;
+        QVERIFY(!parseSubmitMatmul(wrong));
+    }
+    Message both = toMessage(SubmitMatmul{3, std::nullopt, a, b, {}}); // inputs and tensors
+    both.control["inputs"] = json::array{"u-a1", "u-b2"};
+    QVERIFY(!parseSubmitMatmul(both));
 }
 
 void TestResearcherMessages::submitMatmulFields() {
     const auto a = smallTensor(core::DType::F32, {2, 3});
-    const Message valid = toMessage(SubmitMatmul{2, MatrixShape{1, 1}, a, a});
+    const Message valid = toMessage(SubmitMatmul{2, MatrixShape{1, 1}, a, a, {}});
     checkEveryField(valid, parseSubmitMatmul, {"id", "tile", "tensors"});
     for (json::value bad : {json::value(json::array{0, 4}), json::value(json::array{4}),
                             json::value(json::array{4, 1.5}), json::value(json::array{4, 4, 4})}) {
@@ -324,6 +344,30 @@ void TestResearcherMessages::trainBatchFields() {
     Message negative = valid;
     negative.control["batch"] = -1;
     QVERIFY(!parseTrainBatch(negative));
+}
+
+void TestResearcherMessages::rowBlockFields() {
+    const auto block = smallTensor(core::DType::F32, {4, 3});
+    checkEveryField(toMessage(Upload{1, core::DType::F64, 8, 3}), onControl(parseUpload), {"id"});
+    Message integer = toMessage(Upload{1, core::DType::F64, 8, 3});
+    integer.control["dtype"] = "i64"; // matmul inputs are floating point
+    QVERIFY(!parseUpload(integer.control));
+    Message empty = toMessage(Upload{1, core::DType::F32, 8, 3});
+    empty.control["cols"] = 0;
+    QVERIFY(!parseUpload(empty.control));
+    checkEveryField(uploadReadyMessage(UploadReply{1, "u-1"}), onControl(parseUploadReady), {"id"});
+    checkEveryField(toMessage(UploadRows{2, "u-1", 4, block}), parseUploadRows, {"id", "tensors"});
+    checkEveryField(toMessage(RowsStored{2, "u-1", 8}), onControl(parseRowsStored), {"id"});
+    checkEveryField(toMessage(DropUpload{3, "u-1"}), onControl(parseDropUpload), {"id"});
+    checkEveryField(uploadDroppedMessage(UploadReply{3, "u-1"}), onControl(parseUploadDropped),
+                    {"id"});
+    checkEveryField(toMessage(FetchRows{4, "j-1", 0, 16}), onControl(parseFetchRows), {"id"});
+    checkEveryField(toMessage(ResultRows{4, "j-1", 0, block}), parseResultRows, {"id", "tensors"});
+    Message noRows = toMessage(FetchRows{4, "j-1", 0, 16});
+    noRows.control["rows"] = 0;
+    QVERIFY(!parseFetchRows(noRows.control));
+    auto rows = parseUploadRows(overTheWire(toMessage(UploadRows{2, "u-1", 4, block})));
+    QVERIFY(rows && rows->upload == "u-1" && rows->row0 == 4 && rows->rows == block);
 }
 
 QTEST_APPLESS_MAIN(TestResearcherMessages)

@@ -37,6 +37,26 @@ Expected<std::int64_t> requireCount(const json::object& control, std::string_vie
     return requireIntIn(control, key, 0, INT64_MAX);
 }
 
+} // namespace
+
+Expected<std::vector<std::string>> stagedInputs(const Message& message) {
+    const auto* inputs = message.control.if_contains("inputs");
+    if (!inputs || inputs->is_null())
+        return std::vector<std::string>{};
+    if (!inputs->is_array() || inputs->get_array().size() != 2 || !message.tensors.empty())
+        return invalid("submit_matmul 'inputs' names A's and B's uploads, with no tensor");
+    std::vector<std::string> names;
+    for (const json::value& name : inputs->get_array()) {
+        if (!name.is_string() || name.get_string().empty() ||
+            name.get_string().size() > detail::kMaxNameBytes)
+            return invalid("submit_matmul 'inputs' are upload ids");
+        names.emplace_back(name.get_string());
+    }
+    return names;
+}
+
+namespace {
+
 // "type", the tensor count and the request id of a message that carries tensors.
 Expected<std::int64_t> parseTensorRequest(const Message& message, MessageType type) {
     if (auto ok = detail::requireType(message.control, type); !ok)
@@ -53,6 +73,10 @@ Message toMessage(const SubmitMatmul& submit) {
     control["id"] = submit.id;
     if (submit.tile)
         control["tile"] = shapeJson(*submit.tile);
+    if (!submit.uploads.empty()) {
+        control["inputs"] = json::array(submit.uploads.begin(), submit.uploads.end());
+        return Message{std::move(control), {}};
+    }
     return detail::withTensors(std::move(control), {submit.a, submit.b});
 }
 
@@ -161,9 +185,16 @@ Expected<SubmitMatmul> parseSubmitMatmul(const Message& message) {
     auto id = parseTensorRequest(message, MessageType::SubmitMatmul);
     if (!id)
         return tl::unexpected(id.error());
-    if (message.tensors.size() != 2)
-        return invalid("submit_matmul carries exactly 2 tensors (A, B)");
-    SubmitMatmul submit{*id, std::nullopt, message.tensors[0], message.tensors[1]};
+    auto uploads = stagedInputs(message);
+    if (!uploads)
+        return tl::unexpected(uploads.error());
+    if (uploads->empty() && message.tensors.size() != 2)
+        return invalid("submit_matmul carries exactly 2 tensors (A, B), or 'inputs'");
+    SubmitMatmul submit{*id, std::nullopt, nullptr, nullptr, std::move(*uploads)};
+    if (submit.uploads.empty()) {
+        submit.a = message.tensors[0];
+        submit.b = message.tensors[1];
+    }
     if (const auto* tile = message.control.if_contains("tile"); tile && !tile->is_null()) {
         auto shape = parseShape(*tile, "tile", 1);
         if (!shape)

@@ -16,6 +16,20 @@ namespace goblin::net {
 inline constexpr std::size_t kDigestHexLength = 64;
 
 std::string sha256Hex(std::span<const std::byte> bytes);
+
+// sha256Hex of bytes that come in pieces, in order (an upload written block by block). One
+// thread at a time.
+class Sha256Stream {
+public:
+    Sha256Stream();
+    ~Sha256Stream();
+    Sha256Stream(const Sha256Stream&) = delete;
+    Sha256Stream& operator=(const Sha256Stream&) = delete;
+    void update(std::span<const std::byte> bytes);
+    std::string finishHex(); // once
+private:
+    void* m_context; // EVP_MD_CTX
+};
 std::string tensorDigest(const core::Tensor& tensor);
 // 64 lowercase hex digits.
 bool isDigestHex(std::string_view text);

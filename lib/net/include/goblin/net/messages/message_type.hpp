@@ -44,6 +44,12 @@ enum class MessageType {
     BatchAccepted, // node → researcher: reply to train_batch
     FetchRows,     // researcher → node: rows of a done matmul job's product (protocol 5)
     ResultRows,    // node → researcher: reply to fetch_rows
+    Upload,        // researcher → node: stage a matrix sent in row blocks (protocol 5)
+    UploadReady,   // node → researcher: reply to upload
+    UploadRows,    // researcher → node: the next rows of a staged matrix
+    RowsStored,    // node → researcher: reply to upload_rows
+    DropUpload,    // researcher → node: delete a staged matrix
+    UploadDropped, // node → researcher: reply to drop_upload
     Count          // not a message
 };
 
@@ -51,7 +57,7 @@ inline constexpr std::size_t kMessageTypeCount = static_cast<std::size_t>(Messag
 
 // Tripwire: adding, removing or reordering a message without bumping kProtocolVersion (and this
 // pair) fails the build.
-static_assert(kMessageTypeCount == 30 && kProtocolVersion == 5,
+static_assert(kMessageTypeCount == 36 && kProtocolVersion == 5,
               "the message set changed: bump kProtocolVersion, docs/protocol.md and this assert");
 
 // "hello", "submit_matmul", …; empty for Count.

@@ -30,6 +30,9 @@ struct SubmitMatmul {
     std::optional<MatrixShape> tile; // absent or null: the node chooses
     TensorPtr a;
     TensorPtr b;
+    // Or "inputs": [A's upload, B's upload] and no tensor: matrices staged in row blocks
+    // (protocol 5, upload_messages.hpp).
+    std::vector<std::string> uploads;
 };
 
 // → {"type":"submit_graph","id","graph":{…}[, "batch":{…}]} + the graph's inputs. The graph and
@@ -189,6 +192,8 @@ Message toMessage(const TrainRound& round);
 // Each parser checks "type" and every field; errors are InvalidMessage naming the field unless
 // the struct's comment says otherwise. A request's "id" is optional (0 when absent).
 [[nodiscard]] Expected<SubmitMatmul> parseSubmitMatmul(const Message& message);
+// submit_matmul's "inputs" (empty when absent): two upload ids, and then the message has no tensor.
+[[nodiscard]] Expected<std::vector<std::string>> stagedInputs(const Message& message);
 [[nodiscard]] Expected<SubmitGraph> parseSubmitGraph(const Message& message);
 // job_accepted of either kind: "kind":"graph" selects the graph form.
 [[nodiscard]] bool isGraphJobAccepted(const boost::json::object& control);

@@ -1,0 +1,138 @@
+"""Matrices in row blocks (docs/protocol.md, "Matrices in row blocks") on a real lab node whose
+tensor limit is 1 MiB and real volunteers: A and B over the limit, read from a numpy.memmap and
+an array-like block by block, give the float64 product within float32's error, written into a
+memmap; an array-like that fails mid-read, or NaN in a later block, submits nothing and leaves no
+upload behind; the node refuses rows out of order, of the wrong shape, another connection's
+upload and an incomplete one, and deletes the uploads of a connection that closes."""
+
+import numpy as np
+import pytest
+
+from goblin.errors import InputError, LimitExceededError, RemoteError, ShapeError
+from goblin.wire import encode_tensor_frame
+
+M, K, N = 1536, 256, 1280  # A 1.5 MiB, B 1.25 MiB, C 7.5 MiB: all over the node's 1 MiB
+
+
+@pytest.fixture(scope="module")
+def node(tmp_path_factory):
+    from conftest import Cluster
+    cluster = Cluster(tmp_path_factory.mktemp("blocks"))
+    try:
+        cluster.token = cluster.add_researcher()
+        cluster.start_node(extra_args=["--max-tensor-mb", "1"])
+        for _ in range(2):
+            cluster.start_volunteer(threads=1, slots=2)
+        yield cluster
+    finally:
+        cluster.shutdown()
+        print(cluster.logs())
+
+
+@pytest.fixture(scope="module")
+def client(node):
+    return node.connect(node.token, timeout=120)
+
+
+def inputs(seed):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((M, K)).astype(np.float32),
+            rng.standard_normal((K, N)).astype(np.float32))
+
+
+def assert_product(C, A, B):
+    exact = A.astype(np.float64) @ B.astype(np.float64)
+    bound = 2 * K * np.finfo(np.float32).eps * (np.abs(A).astype(np.float64) @ np.abs(B))
+    assert C.shape == (A.shape[0], B.shape[1]) and (np.abs(C - exact) <= bound).all()
+
+
+def staged_files(node):
+    return sorted((node.data_dir / "uploads").iterdir())
+
+
+def jobs(node):
+    return node.query("SELECT COUNT(*) FROM jobs")[0][0]
+
+
+class RowReader:
+    """An array-like that reads rows on demand (like an h5py dataset) and counts the reads."""
+
+    def __init__(self, array, fail_at=None):
+        self.array, self.fail_at, self.reads = array, fail_at, 0
+        self.shape, self.dtype = array.shape, array.dtype
+
+    def __getitem__(self, rows):
+        self.reads += 1
+        if self.reads == self.fail_at:
+            raise OSError("the researcher's disk stopped answering")
+        return self.array[rows]
+
+
+def test_inputs_over_the_limit_travel_in_row_blocks_from_disk(node, client, tmp_path):
+    A, B = inputs(1)
+    np.save(tmp_path / "A.npy", A)
+    A_disk = np.load(tmp_path / "A.npy", mmap_mode="r")
+    B_rows = RowReader(B)
+    out = np.lib.format.open_memmap(tmp_path / "C.npy", mode="w+", dtype=np.float32, shape=(M, N))
+    assert client.matmul(A_disk, B_rows, out=out, timeout=300) is out
+    assert B_rows.reads > 1  # B came in several blocks
+    assert client.last_summary["delivery"] == "rows"
+    assert_product(np.load(tmp_path / "C.npy"), A, B)
+    assert staged_files(node) == []  # the uploads became the job's blobs
+    # A small in-memory product is sent whole as before, and agrees.
+    C = client.matmul(A[:64], B[:, :64], timeout=120)
+    assert_product(C, A[:64], B[:, :64])
+
+
+def test_an_array_like_that_fails_mid_read_submits_nothing_and_leaves_no_upload(node, client):
+    A, B = inputs(2)
+    before = jobs(node)
+    with pytest.raises(OSError, match="stopped answering"):
+        client.matmul(RowReader(A, fail_at=2), B, timeout=120)
+    assert jobs(node) == before and staged_files(node) == []
+    A[M - 3, 7] = np.nan  # in A's last block
+    with pytest.raises(InputError, match=r"A holds NaN or Inf \(first at index \(1533, 7\)\)"):
+        client.matmul(RowReader(A), B, timeout=120)
+    assert jobs(node) == before and staged_files(node) == []
+
+
+def test_the_node_refuses_bad_blocks_and_deletes_a_closed_connections_uploads(node, client):
+    A, _ = inputs(3)
+
+    def request(message, frames=(), who=client):
+        return who._request(message, list(frames))
+
+    ready = request({"type": "upload", "dtype": "f32", "rows": M, "cols": K})
+    upload = ready["upload"]
+    assert ready["type"] == "upload_ready" and upload.startswith("u-")
+    rows = lambda row0, block: request({"type": "upload_rows", "upload": upload, "row0": row0},
+                                       [encode_tensor_frame(block)])
+    assert rows(0, A[:512]) == {"type": "rows_stored", "id": client._next_id - 1,
+                                "upload": upload, "rows": 512}
+    with pytest.raises(InputError, match="expects row 512, not row 1024"):
+        rows(1024, A[1024:1536])
+    with pytest.raises(ShapeError, match="takes f32 rows of 256 columns"):
+        rows(512, A[512:1024, :128].copy())
+    with pytest.raises(ShapeError):
+        rows(512, A[512:1024].astype(np.float64))
+    with pytest.raises(InputError, match="has 512 of its 1536 rows"):
+        request({"type": "submit_matmul", "inputs": [upload, upload]})
+    other = node.connect(node.token, timeout=60)  # the same researcher, another connection
+    with pytest.raises(RemoteError) as foreign:
+        request({"type": "upload_rows", "upload": upload, "row0": 512},
+                [encode_tensor_frame(A[512:1024])], who=other)
+    assert foreign.value.code == "not_found"
+    staged = [request({"type": "upload", "dtype": "f64", "rows": 2, "cols": 2}, who=other)
+              for _ in range(4)]
+    with pytest.raises(LimitExceededError, match="at most 4 uploads"):
+        request({"type": "upload", "dtype": "f64", "rows": 2, "cols": 2}, who=other)
+    assert request({"type": "drop_upload", "upload": staged[0]["upload"]}, who=other) == {
+        "type": "upload_dropped", "id": other._next_id - 1, "upload": staged[0]["upload"]}
+    with pytest.raises(LimitExceededError, match="disk has"):
+        request({"type": "upload", "dtype": "f64", "rows": 1 << 20, "cols": 1 << 19})
+    assert len(staged_files(node)) == 4  # this connection's one, the other's three
+    other.close()
+    node.wait_until(lambda: len(staged_files(node)) == 1, 60, "the closed connection's uploads")
+    assert rows(512, A[512:1536])["rows"] == M  # this connection's upload is untouched
+    assert request({"type": "drop_upload", "upload": upload})["type"] == "upload_dropped"
+    assert staged_files(node) == []
