@@ -43,30 +43,26 @@ void ResearcherDesk::onMessage(const Peer& researcher, net::Message message) {
         return m_control.onListJobs(researcher, message);
     if (m_uploads && (type == "upload" || type == "upload_rows" || type == "drop_upload"))
         return onUploadMessage(request, type, std::move(message));
-    if (type == "fetch_rows") {
-        auto fetch = net::parseFetchRows(message.control);
-        if (!fetch)
-            return replyError(researcher.id, request.requestId, fetch.error());
-        JobKind* kind = kindOfJob(fetch->job);
-        const std::string jobId = fetch->job;
-        auto fetched = kind ? kind->fetchRows(request, std::move(*fetch))
+    // A request that names one job and its kind answers (fetch_rows, train_batch): parsed, handed
+    // to the job's kind, an error answered here.
+    const auto toKind = [&](auto parsed, auto handle) {
+        if (!parsed)
+            return replyError(researcher.id, request.requestId, parsed.error());
+        JobKind* kind = kindOfJob(parsed->job);
+        const std::string jobId = parsed->job;
+        auto handled = kind ? handle(*kind, std::move(*parsed))
                             : Expected<void>(makeError(ErrorCode::NotFound, "no job " + jobId));
-        if (!fetched)
-            replyError(researcher.id, request.requestId, fetched.error());
-        return;
-    }
-    if (type == "train_batch") {
-        auto batch = net::parseTrainBatch(message);
-        if (!batch)
-            return replyError(researcher.id, request.requestId, batch.error());
-        JobKind* kind = kindOfJob(batch->job);
-        const std::string jobId = batch->job;
-        auto received = kind ? kind->receiveBatch(request, std::move(*batch))
-                             : Expected<void>(makeError(ErrorCode::NotFound, "no job " + jobId));
-        if (!received)
-            replyError(researcher.id, request.requestId, received.error());
-        return;
-    }
+        if (!handled)
+            replyError(researcher.id, request.requestId, handled.error());
+    };
+    if (type == "fetch_rows")
+        return toKind(net::parseFetchRows(message.control), [&](JobKind& kind, auto fetch) {
+            return kind.fetchRows(request, std::move(fetch));
+        });
+    if (type == "train_batch")
+        return toKind(net::parseTrainBatch(message), [&](JobKind& kind, auto batch) {
+            return kind.receiveBatch(request, std::move(batch));
+        });
     if (type != "fetch" && type != "release" && type != "audit")
         return m_peers.close(researcher.id, Error{ErrorCode::InvalidMessage,
                                                   "unexpected message type '" + type + "'"});

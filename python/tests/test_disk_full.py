@@ -193,3 +193,38 @@ def test_a_refused_upload_leaves_no_partial_blob(disk):
     assert str(disk.data_dir) not in str(refused.value)  # no server path in what researchers read
     assert disk.node.alive()
     assert [p.name for p in (disk.data_dir / "blobs").iterdir()] == []
+
+
+class FillsTheDiskOnSecondRead:
+    """An array-like (read in row blocks) that fills the node's disk while it is being uploaded."""
+
+    def __init__(self, array, filler):
+        self.array, self.filler, self.reads = array, filler, 0
+        self.shape, self.dtype = array.shape, array.dtype
+
+    def __getitem__(self, rows):
+        self.reads += 1
+        if self.reads == 2:
+            self.filler.fill()
+        return self.array[rows]
+
+
+def test_a_disk_that_fills_during_a_staged_upload_drops_it_with_a_clear_error(disk):
+    token = disk.add_researcher()
+    disk.start_node(extra_args=["--max-tensor-mb", "1"])  # a 2 MiB A goes in two row blocks
+    client = disk.connect(token)
+    rng = np.random.default_rng(23)
+    A = rng.standard_normal((1024, 512)).astype(np.float32)
+    B = rng.standard_normal((512, 16)).astype(np.float32)
+    with pytest.raises(goblin.GoblinError, match="No space left on device") as refused:
+        client.matmul(FillsTheDiskOnSecondRead(A, disk.filler), B, timeout=JOB_TIMEOUT)
+    assert "was dropped" in str(refused.value) and str(disk.data_dir) not in str(refused.value)
+    assert disk.node.alive()
+    assert list((disk.data_dir / "uploads").iterdir()) == []  # nothing half-uploaded stays
+    assert disk.query("SELECT COUNT(*) FROM jobs") == [(0,)]
+    disk.filler.empty()
+    disk.start_volunteer(threads=1, slots=2)
+    again = FillsTheDiskOnSecondRead(A, Filler(disk.data_dir / "unused"))
+    again.reads = 2  # reads on from here do not fill the disk
+    C = client.matmul(again, B, timeout=JOB_TIMEOUT)  # staged in blocks again, now with room
+    np.testing.assert_allclose(C, A @ B, rtol=1e-4, atol=1e-4)

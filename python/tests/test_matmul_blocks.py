@@ -7,31 +7,12 @@ upload and an incomplete one, and deletes the uploads of a connection that close
 
 import numpy as np
 import pytest
+from limited_node import assert_float32_product, client, node  # noqa: F401 (fixtures)
 
 from goblin.errors import InputError, LimitExceededError, RemoteError, ShapeError
 from goblin.wire import encode_tensor_frame
 
 M, K, N = 1536, 256, 1280  # A 1.5 MiB, B 1.25 MiB, C 7.5 MiB: all over the node's 1 MiB
-
-
-@pytest.fixture(scope="module")
-def node(tmp_path_factory):
-    from conftest import Cluster
-    cluster = Cluster(tmp_path_factory.mktemp("blocks"))
-    try:
-        cluster.token = cluster.add_researcher()
-        cluster.start_node(extra_args=["--max-tensor-mb", "1"])
-        for _ in range(2):
-            cluster.start_volunteer(threads=1, slots=2)
-        yield cluster
-    finally:
-        cluster.shutdown()
-        print(cluster.logs())
-
-
-@pytest.fixture(scope="module")
-def client(node):
-    return node.connect(node.token, timeout=120)
 
 
 def inputs(seed):
@@ -40,10 +21,7 @@ def inputs(seed):
             rng.standard_normal((K, N)).astype(np.float32))
 
 
-def assert_product(C, A, B):
-    exact = A.astype(np.float64) @ B.astype(np.float64)
-    bound = 2 * K * np.finfo(np.float32).eps * (np.abs(A).astype(np.float64) @ np.abs(B))
-    assert C.shape == (A.shape[0], B.shape[1]) and (np.abs(C - exact) <= bound).all()
+assert_product = assert_float32_product
 
 
 def staged_files(node):

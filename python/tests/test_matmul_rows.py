@@ -7,30 +7,11 @@ job at the node to fetch again."""
 
 import numpy as np
 import pytest
+from limited_node import assert_float32_product, client, node  # noqa: F401 (fixtures)
 
 from goblin.errors import DTypeError, InputError, LimitExceededError, RemoteError, ShapeError
 
 M, K, N = 1024, 128, 1024  # A and B 512 KiB each, C 4 MiB: over the node's 1 MiB limit
-
-
-@pytest.fixture(scope="module")
-def node(tmp_path_factory):
-    from conftest import Cluster
-    cluster = Cluster(tmp_path_factory.mktemp("rows"))
-    try:
-        cluster.token = cluster.add_researcher()
-        cluster.start_node(extra_args=["--max-tensor-mb", "1"])
-        for _ in range(2):
-            cluster.start_volunteer(threads=1, slots=2)
-        yield cluster
-    finally:
-        cluster.shutdown()
-        print(cluster.logs())
-
-
-@pytest.fixture(scope="module")
-def client(node):
-    return node.connect(node.token, timeout=120)
 
 
 def inputs(seed=3):
@@ -39,11 +20,7 @@ def inputs(seed=3):
             rng.standard_normal((K, N)).astype(np.float32))
 
 
-def assert_product(C, A, B):
-    exact = A.astype(np.float64) @ B.astype(np.float64)
-    bound = 2 * K * np.finfo(np.float32).eps * (np.abs(A).astype(np.float64) @ np.abs(B))
-    assert C.shape == (M, N) and C.dtype == np.float32
-    assert (np.abs(C - exact) <= bound).all()
+assert_product = assert_float32_product
 
 
 def jobs(node):

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Out-of-core matmul benchmark (not a test: it asserts nothing; issue 14, part 2).
+
+C = A·B with A, B and C numpy.memmap files of N×N float32 on disk, through a real lab node and 2
+headless volunteers (1 thread each): A and B travel in row blocks into files at the node, the
+product comes back in row blocks written into C's memmap. It prints the wall time, GFLOP/s, the
+ratio to numpy's in-memory product of the same size on the same cores, and the peak RSS of the
+node (VmHWM) and of the client (a child process: ru_maxrss), with every tile verified.
+
+Run: env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python bench/bench_out_of_core.py
+     [--n 8192] [--node-tensor-mb 128]
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_matmul import Network, best_of  # noqa: E402
+
+CLIENT = textwrap.dedent("""
+    import resource, sys, time
+    import numpy as np
+    import goblin
+    url, token, folder, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    A = np.load(folder + "/A.npy", mmap_mode="r")
+    B = np.load(folder + "/B.npy", mmap_mode="r")
+    C = np.lib.format.open_memmap(folder + "/C.npy", mode="w+", dtype=np.float32, shape=(n, n))
+    with goblin.connect(url, token=token, timeout=600) as client:
+        started = time.perf_counter()
+        client.matmul(A, B, out=C)
+        seconds = time.perf_counter() - started
+        summary = client.last_summary
+    C.flush()
+    print(seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+          summary.get("delivery", "whole"), summary["tiles"], summary["verdicts"]["rejected"])
+""")
+
+
+def vm_hwm(pid):
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=8192)
+    parser.add_argument("--node-tensor-mb", type=int, default=128,
+                        help="the node's --max-tensor-mb (a product over it comes in rows)")
+    args = parser.parse_args()
+    n = args.n
+    folder = Path(tempfile.mkdtemp(prefix="goblin-ooc-"))
+    rng = np.random.default_rng(1)
+    for name in ("A", "B"):  # written in row blocks: this process never holds a whole matrix
+        target = np.lib.format.open_memmap(folder / f"{name}.npy", mode="w+", dtype=np.float32,
+                                           shape=(n, n))
+        for row0 in range(0, n, 1024):
+            target[row0:row0 + 1024] = rng.standard_normal((min(1024, n - row0), n),
+                                                           dtype=np.float32)
+        target.flush()
+        del target
+    network = Network(node_args=["--max-tensor-mb", str(args.node_tensor_mb)])
+    try:
+        done = subprocess.run([sys.executable, "-c", CLIENT, network.url, network.token,
+                               str(folder), str(n)], check=True, capture_output=True, text=True)
+        seconds, client_rss, delivery, tiles, rejected = done.stdout.split()
+        node_rss = vm_hwm(network.node.pid)
+    finally:
+        network.close()
+    seconds, client_rss = float(seconds), int(client_rss)
+    print(f"network {seconds:.1f} s, client peak RSS {client_rss >> 20} MiB, node peak RSS "
+          f"{node_rss >> 20} MiB, {delivery}, {tiles} tiles, {rejected} rejected", file=sys.stderr)
+    A = np.load(folder / "A.npy", mmap_mode="r")
+    B = np.load(folder / "B.npy", mmap_mode="r")
+    C = np.load(folder / "C.npy", mmap_mode="r")
+    rows = slice(0, 64)  # spot check against float64
+    exact = np.asarray(A[rows], np.float64) @ np.asarray(B, np.float64)
+    bound = 2 * n * np.finfo(np.float32).eps * (np.abs(np.asarray(A[rows], np.float64))
+                                                 @ np.abs(np.asarray(B, np.float64)))
+    worst = float(np.max(np.abs(C[rows] - exact) / bound))  # < 1: within float32's error bound
+    del A, B, C
+    a = rng.standard_normal((n, n), dtype=np.float32)
+    b = rng.standard_normal((n, n), dtype=np.float32)
+    numpy_seconds = best_of(1, lambda: a @ b)
+    flops = 2.0 * n ** 3
+    print(f"| N | input bytes | network s | GFLOP/s | numpy in-memory s | network ÷ numpy GFLOP/s "
+          f"| node peak RSS | client peak RSS | delivery | tiles | rejected | worst error ÷ bound "
+          f"(64 rows vs f64) |")
+    print("|--:|--:|--:|--:|--:|--:|--:|--:|--|--:|--:|--:|")
+    print(f"| {n} | {2 * n * n * 4 / 2**30:.2f} GiB | {seconds:.1f} | {flops / seconds / 1e9:.1f} "
+          f"| {numpy_seconds:.1f} | {numpy_seconds / seconds:.2f} | {node_rss / 2**20:.0f} MiB "
+          f"| {client_rss / 2**20:.0f} MiB | {delivery} | {tiles} | {rejected} | {worst:.2e} |")
+    for name in ("A", "B", "C"):
+        os.remove(folder / f"{name}.npy")
+    os.rmdir(folder)
+
+
+if __name__ == "__main__":
+    main()
