@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -44,11 +45,28 @@ CLIENT = textwrap.dedent("""
 """)
 
 
-def vm_hwm(pid):
+def status_bytes(pid, key):
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(key + ":"):
             return int(line.split()[1]) * 1024
     return 0
+
+
+class PeakSampler(threading.Thread):
+    """The node's largest anonymous memory (RssAnon: what it really holds) and mapped file pages
+    (RssFile: the blobs' page cache, which the kernel may drop), sampled every 50 ms."""
+
+    def __init__(self, pid):
+        super().__init__(daemon=True)
+        self.pid, self.anon, self.file, self.stopped = pid, 0, 0, threading.Event()
+
+    def run(self):
+        while not self.stopped.wait(0.05):
+            try:
+                self.anon = max(self.anon, status_bytes(self.pid, "RssAnon"))
+                self.file = max(self.file, status_bytes(self.pid, "RssFile"))
+            except OSError:
+                return
 
 
 def main():
@@ -70,15 +88,26 @@ def main():
         del target
     network = Network(node_args=["--max-tensor-mb", str(args.node_tensor_mb)])
     try:
-        done = subprocess.run([sys.executable, "-c", CLIENT, network.url, network.token,
-                               str(folder), str(n)], check=True, capture_output=True, text=True)
-        seconds, client_rss, delivery, tiles, rejected = done.stdout.split()
-        node_rss = vm_hwm(network.node.pid)
+        sampler = PeakSampler(network.node.pid)
+        sampler.start()
+        child = subprocess.Popen([sys.executable, "-c", CLIENT, network.url, network.token,
+                                  str(folder), str(n)], stdout=subprocess.PIPE, text=True)
+        client_sampler = PeakSampler(child.pid)
+        client_sampler.start()
+        stdout, _ = child.communicate()
+        sampler.stopped.set()
+        client_sampler.stopped.set()
+        if child.returncode != 0:
+            raise SystemExit("the client failed")
+        seconds, client_rss, delivery, tiles, rejected = stdout.split()
+        node_rss = status_bytes(network.node.pid, "VmHWM")
     finally:
         network.close()
     seconds, client_rss = float(seconds), int(client_rss)
     print(f"network {seconds:.1f} s, client peak RSS {client_rss >> 20} MiB, node peak RSS "
-          f"{node_rss >> 20} MiB, {delivery}, {tiles} tiles, {rejected} rejected", file=sys.stderr)
+          f"{node_rss >> 20} MiB (anonymous {sampler.anon >> 20} MiB, mapped files "
+          f"{sampler.file >> 20} MiB), {delivery}, {tiles} tiles, {rejected} rejected",
+          file=sys.stderr)
     A = np.load(folder / "A.npy", mmap_mode="r")
     B = np.load(folder / "B.npy", mmap_mode="r")
     C = np.load(folder / "C.npy", mmap_mode="r")
@@ -93,12 +122,15 @@ def main():
     numpy_seconds = best_of(1, lambda: a @ b)
     flops = 2.0 * n ** 3
     print(f"| N | input bytes | network s | GFLOP/s | numpy in-memory s | network ÷ numpy GFLOP/s "
-          f"| node peak RSS | client peak RSS | delivery | tiles | rejected | worst error ÷ bound "
+          f"| node peak RSS (anonymous, mapped files) | client peak RSS (anonymous, mapped files) "
+          f"| delivery | tiles | rejected | worst error ÷ bound "
           f"(64 rows vs f64) |")
     print("|--:|--:|--:|--:|--:|--:|--:|--:|--|--:|--:|--:|")
     print(f"| {n} | {2 * n * n * 4 / 2**30:.2f} GiB | {seconds:.1f} | {flops / seconds / 1e9:.1f} "
-          f"| {numpy_seconds:.1f} | {numpy_seconds / seconds:.2f} | {node_rss / 2**20:.0f} MiB "
-          f"| {client_rss / 2**20:.0f} MiB | {delivery} | {tiles} | {rejected} | {worst:.2e} |")
+          f"| {numpy_seconds:.1f} | {numpy_seconds / seconds:.2f} | {node_rss / 2**20:.0f} MiB ({sampler.anon >> 20}, "
+          f"{sampler.file >> 20}) "
+          f"| {client_rss / 2**20:.0f} MiB ({client_sampler.anon >> 20}, "
+          f"{client_sampler.file >> 20}) | {delivery} | {tiles} | {rejected} | {worst:.2e} |")
     for name in ("A", "B", "C"):
         os.remove(folder / f"{name}.npy")
     os.rmdir(folder)

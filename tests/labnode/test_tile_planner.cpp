@@ -79,6 +79,7 @@ private Q_SLOTS:
     void requestedTileOverTensorLimit();
     void maxTilesError();
     void rejectsEmptyMatrices();
+    void frameBudgetBoundsTheNodesCopies();
 };
 
 void TestTilePlanner::coversEveryShapeExactlyOnce() {
@@ -326,6 +327,25 @@ void TestTilePlanner::rejectsEmptyMatrices() {
         QVERIFY(!plan.has_value());
         QCOMPARE(plan.error().code, ErrorCode::ShapeMismatch);
     }
+}
+
+void TestTilePlanner::frameBudgetBoundsTheNodesCopies() {
+    // 32768² f32 inputs (4 GiB each) and volunteers with plenty of memory: each task frame's A
+    // rows and B columns still stay within the node's frame budget, and the tiles cover C.
+    PlanningInput in;
+    in.m = in.k = in.n = 32768;
+    in.volunteers = 2;
+    in.smallestVolunteerMemory = std::int64_t{64} << 30;
+    auto plan = planTiles(in);
+    QVERIFY(plan);
+    const std::int64_t copied = (plan->tileRows + plan->tileCols) * in.k * 4;
+    QVERIFY2(copied <= in.maxFrameBytes, std::to_string(copied).c_str());
+    QVERIFY2(copied > in.maxFrameBytes / 4, "tiles shrink no more than the budget needs");
+    QCOMPARE(coverageProblem(in, *plan), std::string());
+    // Small jobs are planned as before: the budget is far away.
+    in.m = in.k = in.n = 4096;
+    auto small = planTiles(in);
+    QVERIFY(small && small->tileRows == 2048 && small->tileCols == 2048);
 }
 
 QTEST_APPLESS_MAIN(TestTilePlanner)

@@ -17,6 +17,11 @@ std::int64_t tileBytes(const PlanningInput& in, std::int64_t rows, std::int64_t 
     return (rows * in.k + in.k * cols + rows * cols) * item;
 }
 
+// Bytes the node copies into one task frame: the tile's A rows and B columns.
+std::int64_t frameBytes(const PlanningInput& in, std::int64_t rows, std::int64_t cols) {
+    return (rows * in.k + in.k * cols) * static_cast<std::int64_t>(core::itemSize(in.dtype));
+}
+
 std::int64_t largestTensorBytes(const PlanningInput& in, std::int64_t rows, std::int64_t cols) {
     const auto item = static_cast<std::int64_t>(core::itemSize(in.dtype));
     return std::max({rows * in.k, in.k * cols, rows * cols}) * item;
@@ -43,7 +48,8 @@ Expected<TilePlan> planTiles(const PlanningInput& in) {
         plan.tileRows = ceilDiv(in.m, gridRows);
         plan.tileCols = ceilDiv(in.n, gridCols);
         while ((tileBytes(in, plan.tileRows, plan.tileCols) > budget ||
-                largestTensorBytes(in, plan.tileRows, plan.tileCols) > in.maxTensorBytes) &&
+                largestTensorBytes(in, plan.tileRows, plan.tileCols) > in.maxTensorBytes ||
+                frameBytes(in, plan.tileRows, plan.tileCols) > in.maxFrameBytes) &&
                (plan.tileRows > 1 || plan.tileCols > 1)) {
             if (plan.tileRows >= plan.tileCols)
                 plan.tileRows = ceilDiv(plan.tileRows, 2);

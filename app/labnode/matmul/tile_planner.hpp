@@ -24,6 +24,10 @@ struct PlanningInput {
     std::optional<std::pair<std::int64_t, std::int64_t>> requestedTile; // researcher's (rows, cols)
     std::int64_t maxTiles = 1'000'000;
     std::int64_t maxTensorBytes = std::int64_t{1} << 30;
+    // What the node builds for one task frame (the tile's A rows and B columns, copied from the
+    // mapped blobs): with a few frames in flight per volunteer this bounds the node's memory
+    // however large A and B are (a matrix in row blocks may be many GiB).
+    std::int64_t maxFrameBytes = std::int64_t{128} << 20;
 };
 
 struct TilePlan {
@@ -33,7 +37,8 @@ struct TilePlan {
 
 // Aims for about two tiles per volunteer (so each keeps one in flight while computing another),
 // then shrinks tiles until one tile's inputs and output fit in a quarter of the smallest
-// volunteer's memory and under the tensor limit. A requested tile size wins, clamped to the matrix.
+// volunteer's memory, under the tensor limit and the node's frame budget. A requested tile size
+// wins, clamped to the matrix.
 Expected<TilePlan> planTiles(const PlanningInput& input);
 
 } // namespace goblin::labnode
