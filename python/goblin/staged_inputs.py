@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .errors import DTypeError, GoblinError, InputError, ShapeError
+from .errors import DTypeError, GoblinError, InputError, LimitExceededError, ShapeError
 from .validation import MATMUL_DTYPES
 from .wire import encode_tensor_frame
 
@@ -89,6 +89,12 @@ def submit_staged(client: Client, A: Any, B: Any, tile: Optional[Sequence[int]])
         -> Dict[str, Any]:
     """Uploads A and B in row blocks and submits C = A·B on them; returns the node's reply to
     submit_matmul. Whatever stops it on the way drops the uploads made so far."""
+    limit = min(client.limits["max_tensor_bytes"], client._max_tensor_bytes)
+    for name, X in (("A", A), ("B", B)):
+        row_bytes = int(X.shape[1]) * np.dtype(X.dtype).itemsize
+        if row_bytes > limit:
+            raise LimitExceededError("one row of %s takes %d bytes, over the tensor limit of %d: "
+                                     "it cannot travel even alone" % (name, row_bytes, limit))
     uploads: List[str] = []
     try:
         for name, X in (("A", A), ("B", B)):

@@ -114,3 +114,25 @@ def test_the_node_refuses_bad_blocks_and_deletes_a_closed_connections_uploads(no
     assert rows(512, A[512:1536])["rows"] == M  # this connection's upload is untouched
     assert request({"type": "drop_upload", "upload": upload})["type"] == "upload_dropped"
     assert staged_files(node) == []
+
+
+def test_staged_inputs_the_node_refuses_leave_no_blob(node, client):
+    # Inner sizes that differ, sent raw (the client checks them before uploading): the node takes
+    # the uploads, refuses the job, and deletes what they became.
+    rng = np.random.default_rng(7)
+    blobs = sorted((node.data_dir / "blobs").iterdir())
+    uploads = []
+    for rows, cols in ((8, 3), (4, 2)):
+        upload = client._request({"type": "upload", "dtype": "f64", "rows": rows, "cols": cols},
+                                 [])["upload"]
+        client._request({"type": "upload_rows", "upload": upload, "row0": 0},
+                        [encode_tensor_frame(rng.standard_normal((rows, cols)))])
+        uploads.append(upload)
+    with pytest.raises(ShapeError, match="inner sizes differ: A is 8x3, B is 4x2"):
+        client._request({"type": "submit_matmul", "inputs": uploads}, [])
+    assert sorted((node.data_dir / "blobs").iterdir()) == blobs
+    assert staged_files(node) == []
+    # A row over the tensor limit cannot travel at all: refused before anything is sent.
+    with pytest.raises(LimitExceededError, match="one row of A"):
+        client.matmul(RowReader(np.ones((2, 300_000), np.float32)),
+                      np.ones((300_000, 2), np.float32))

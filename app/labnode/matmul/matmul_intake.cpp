@@ -86,18 +86,12 @@ void MatmulIntake::submitStaged(const ResearcherRequest& request, std::vector<st
             const StagedMatrix& a = matrices->at(0);
             const StagedMatrix& b = matrices->at(1);
             auto shapes = checkMatmulShapes(a.dtype, b.dtype, {a.rows, a.cols}, {b.rows, b.cols});
-            if (!shapes) {
-                for (const StagedMatrix& matrix : *matrices)
-                    if (!m_context.store.blobInUse(matrix.digest, {}))
-                        m_context.blobs.remove(matrix.digest);
-                return m_desk.replyError(request.peer, request.requestId, shapes.error());
-            }
-            createJob(request, a, b, tile);
+            createJob(request, a, b, tile, shapes);
         });
 }
 
 void MatmulIntake::createJob(const ResearcherRequest& request, const StagedMatrix& a,
-                             const StagedMatrix& b, TileRequest tile) {
+                             const StagedMatrix& b, TileRequest tile, Expected<void> valid) {
     PlanningInput input;
     input.m = a.rows;
     input.k = a.cols;
@@ -107,9 +101,18 @@ void MatmulIntake::createJob(const ResearcherRequest& request, const StagedMatri
     input.requestedTile = tile;
     input.maxTiles = m_settings.limits.maxTiles;
     input.maxTensorBytes = static_cast<std::int64_t>(m_settings.limits.maxTensorBytes);
+    // A refused job leaves no input behind (another job may share a blob: content-addressed).
+    const auto refuse = [&](const Error& error) {
+        for (const std::string* digest : {&a.digest, &b.digest})
+            if (!m_context.store.blobInUse(*digest, {}))
+                m_context.blobs.remove(*digest);
+        m_desk.replyError(request.peer, request.requestId, error);
+    };
+    if (!valid)
+        return refuse(valid.error());
     auto plan = planTiles(input);
     if (!plan)
-        return m_desk.replyError(request.peer, request.requestId, plan.error());
+        return refuse(plan.error());
     JobRecord record{randomId("j-", m_context.random),
                      request.researcherId,
                      input.dtype,
@@ -126,7 +129,7 @@ void MatmulIntake::createJob(const ResearcherRequest& request, const StagedMatri
     auto loaded =
         labnode::createJob(m_context.store, m_context.blobs, std::move(record), *plan, newProbes());
     if (!loaded)
-        return m_desk.replyError(request.peer, request.requestId, loaded.error());
+        return refuse(loaded.error());
     m_created(request, std::move(*loaded), *plan);
 }
 

@@ -38,8 +38,10 @@ public:
 private:
     void submitStaged(const ResearcherRequest& request, std::vector<std::string> uploads,
                       TileRequest tile);
+    // `valid`: the shape rules' verdict (staged inputs are checked once taken). A refused job
+    // deletes its inputs' blobs unless another job uses them.
     void createJob(const ResearcherRequest& request, const StagedMatrix& a, const StagedMatrix& b,
-                   TileRequest tile);
+                   TileRequest tile, Expected<void> valid = {});
 
     NodeContext& m_context;
     PeerRegistry& m_peers;
