@@ -267,15 +267,22 @@ class Client:
     def run(self, graph: GraphLike, inputs: Sequence[NDArray[Any]],
             batch: Optional[BatchSpec] = None, chunks: Optional[int] = None,
             progress: bool = False, timeout: Optional[float] = None,
-            micro_batch: Optional[int] = None) -> List[NDArray[Any]]:
+            micro_batch: Optional[int] = None,
+            verification: str = "replicas") -> List[NDArray[Any]]:
         """Runs an op graph on the network and returns its outputs (numpy arrays, graph order).
 
         WARNING: numbers are not encrypted while volunteers compute them.
 
         `graph` is a goblin.graph.Graph, a goblin.capture() result or a graph dict in the wire
         form; `inputs` are numpy arrays in the graph's input order, each with exactly the declared
-        dtype and shape (DTypeError, ShapeError otherwise). Every task is computed by two
-        volunteers and compared; the node settles disagreements and recomputes a sample itself.
+        dtype and shape (DTypeError, ShapeError otherwise). With `verification="replicas"` (the
+        default) every task is computed by two volunteers whose results must agree bit for bit;
+        the node settles disagreements and audits a sample itself, and the outputs are the
+        catalog's canonical bits. With `verification="freivalds"` one volunteer computes each
+        task, its large f32/f64 matmuls (inner size ≥ 64) through BLAS, and the node checks every
+        task itself: each such matmul by Freivalds (every element within 2× its own rounding
+        bound), every other value recomputed bit for bit — about twice the throughput, outputs
+        within float rounding of the canonical ones rather than equal to them.
         `batch` lets the node split the job: an int splits every input and every output along
         that dim; a dict {"inputs": [dim or None, ...], "outputs": [dim, ...]} says it per value.
         Marking a batch dim asserts that its rows are computed independently. `chunks` asks for
@@ -287,19 +294,21 @@ class Client:
         m of them. The summary of the job is in `last_summary`.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
-        job = self.submit_graph(graph, inputs, batch=batch, chunks=chunks, micro_batch=micro_batch)
+        job = self.submit_graph(graph, inputs, batch=batch, chunks=chunks, micro_batch=micro_batch,
+                                verification=verification)
         with _interrupt_note(job, "fetch_outputs"):
             return self._finish(job, progress, deadline)
 
     def submit_graph(self, graph: GraphLike, inputs: Sequence[NDArray[Any]],
                      batch: Optional[BatchSpec] = None,
-                     chunks: Optional[int] = None, micro_batch: Optional[int] = None) -> Job:
+                     chunks: Optional[int] = None, micro_batch: Optional[int] = None,
+                     verification: str = "replicas") -> Job:
         """Submits a graph job (see run()) and returns its handle (a goblin.Job, which is also its
         id): collect it with job.result() or fetch_outputs(job), cancel it with job.cancel()."""
         request, arrays = graph_request(graph, inputs, batch, chunks,
                                         max_tensors=self.limits["max_tensors_per_message"],
                                         max_tensor_bytes=self.limits["max_tensor_bytes"],
-                                        micro_batch=micro_batch)
+                                        micro_batch=micro_batch, verification=verification)
         for index, array in enumerate(arrays):
             if array.nbytes > self.limits["max_tensor_bytes"]:
                 raise LimitExceededError("input %d takes %d bytes, over the node's tensor limit of "

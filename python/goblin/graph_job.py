@@ -158,12 +158,23 @@ def _packed(wire: Dict[str, Any], declared: List[Dict[str, Any]], arrays: List[N
     return packed_declared, packed_arrays
 
 
+# How a graph job's tasks are verified (docs/verification.md): "replicas" — two volunteers whose
+# canonical kernels agree bit for bit, plus the node's audits; "freivalds" — one volunteer, its
+# large matmuls through BLAS, every task checked by the node (matmuls by Freivalds per element,
+# everything else recomputed bit for bit).
+VERIFICATIONS = ("replicas", "freivalds")
+
+
 def graph_request(graph: GraphLike, inputs: Sequence[NDArray[Any]],
                   batch: Optional[BatchSpec] = None, chunks: Optional[int] = None,
                   max_tensors: int = 64, max_tensor_bytes: int = 1 << 30,
-                  micro_batch: Optional[int] = None) -> Tuple[Dict[str, Any], List[NDArray[Any]]]:
+                  micro_batch: Optional[int] = None,
+                  verification: str = "replicas") -> Tuple[Dict[str, Any], List[NDArray[Any]]]:
     """The submit_graph control message and the arrays that follow it (at most `max_tensors` of
     them when the hoisted constants can be packed within `max_tensor_bytes` each)."""
+    if verification not in VERIFICATIONS:
+        raise InputError("verification is one of %s, not %r"
+                         % (", ".join(repr(v) for v in VERIFICATIONS), verification))
     wire = graph_dict(graph)
     rows = _micro_rows(batch, wire.get("inputs", []), micro_batch)
     arrays = _checked_inputs(wire.get("inputs", []), inputs, rows)
@@ -181,6 +192,8 @@ def graph_request(graph: GraphLike, inputs: Sequence[NDArray[Any]],
         declared, arrays = _packed(wire, declared, arrays, researcher_inputs, max_tensor_bytes)
     wire["inputs"] = declared
     request: Dict[str, Any] = {"type": "submit_graph", "graph": wire}
+    if verification != "replicas":
+        request["verification"] = verification
     split = _batch(batch, researcher_inputs, len(declared) - researcher_inputs,
                    len(wire.get("outputs", [])))
     if split is not None:

@@ -522,6 +522,49 @@ def test_sybil_registrations_are_limited_and_its_identities_caught(cluster):
     assert_graph_lies_caught(cluster, adversary, ids, honest_ids)
 
 
+def heavy_graph(batch, features=64, hidden=64, seed=7):
+    """relu(x·W1 + b)·W2 with inner sizes 64: under verification="freivalds" both matmuls are
+    gemm_nodes (checked by Freivalds), the add and relu are recomputed bit for bit."""
+    rng = np.random.default_rng(seed)
+    g = gg.Graph()
+    x = g.input("f32", [batch, features])
+    w1 = g.constant(rng.standard_normal((features, hidden)).astype(np.float32))
+    b = g.constant(rng.standard_normal((hidden,)).astype(np.float32))
+    w2 = g.constant(rng.standard_normal((hidden, 8)).astype(np.float32))
+    g.output(g.matmul(g.relu(g.add(g.matmul(x, w1), b)), w2))
+    return g, [rng.standard_normal((batch, features)).astype(np.float32)]
+
+
+def test_gemm_lie_past_its_bound_is_caught_under_freivalds(cluster):
+    """A colluding pair that shifts one element of a gemm node (a matmul the node checks by
+    Freivalds instead of comparing bits) by 3× its own bound, and computes everything after it
+    from the shifted value, is rejected on every lie: agreement buys nothing when the node checks
+    every task; honest volunteers (real ones, on OpenBLAS) are never rejected."""
+    token = cluster.add_researcher()
+    cluster.start_node()
+    honest_ids = start_honest(cluster, 2)
+    adversary, ids = cluster.start_adversary("gemm-past-bound", identities=2,
+                                             extra_args=["--slots", "2", "--factor", "3"])
+    wait_for_connected(cluster, 4)
+    client = cluster.connect(token)
+    g, inputs = heavy_graph(48)
+    [output] = client.run(g, inputs, batch=0, chunks=12, verification="freivalds",
+                          timeout=JOB_TIMEOUT)
+    # Within rounding of the canonical reference (a BLAS summed the matmuls).
+    expected = reference.run(g, inputs)[0].astype(np.float64)
+    np.testing.assert_allclose(output, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
+    assert_graph_lies_caught(cluster, adversary, ids, honest_ids)
+    rows = graph_results(cluster)
+    accepted = [r for r in rows if r[3] == "accepted"]
+    assert len({r[0] for r in accepted}) == 12 and len(accepted) == 12  # one opinion per task
+    assert all(r[4] == "node-audit" for r in accepted)
+    assert all(r[2] in honest_ids for r in accepted), "a lie was accepted: %s" % accepted
+    # Caught by the matmul check itself, not by a frame or a cheap node.
+    reasons = [r[0] for r in cluster.query("SELECT reason FROM graph_results WHERE verdict = "
+                                           "'rejected' AND method = 'node-audit'")]
+    assert reasons and all("(matmul)" in reason for reason in reasons), reasons
+
+
 # -- the adversary itself, without a node ---------------------------------------------------------
 
 def weighted_graph(batch, weights_seed, features=16, hidden=32):

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <limits>
 
+#include "goblin/compute/blas_matmul.hpp"
 #include "goblin/core/random_source.hpp"
 #include "goblin/reference/graph_executor.hpp"
 #include "graph/cheap_audit.hpp"
@@ -169,6 +170,8 @@ private Q_SLOTS:
     void convElementThreeTimesItsBoundIsCaught();
     void outputsConsistentWithAWrongConvWitnessFail();
     void depthwiseAndShortConvsAreNotWitnessed();
+    void blasValuesPassWhenTheGreyZoneIsCheckedExactly();
+    void checkedMatmulNodesAreTheHeavyOutputs();
 
 private:
     void convElementThreeTimesItsBoundIsCaughtIn(DType dtype);
@@ -538,4 +541,68 @@ void TestCheapAudit::depthwiseAndShortConvsAreNotWitnessed() {
 }
 
 QTEST_GUILESS_MAIN(TestCheapAudit)
+void TestCheapAudit::blasValuesPassWhenTheGreyZoneIsCheckedExactly() {
+    // The chain's two matmuls computed by OpenBLAS (another summation order: not the reference's
+    // bits), everything else by the reference from those values, as a volunteer of a job verified
+    // by Freivalds computes it.
+    const Prepared p = prepare(chainGraph());
+    const std::vector<Tensor> inputs = chainInputs();
+    goblin::reference::GraphRunHooks blas;
+    blas.computeNode = [](const graph::GraphNode& node,
+                          std::span<const Tensor> args) -> std::optional<goblin::Expected<Tensor>> {
+        if (node.op != ops::OpCode::Matmul)
+            return std::nullopt;
+        return goblin::compute::blasMatmul(args[0], args[1]);
+    };
+    const auto claimed = goblin::reference::runGraph(p.graph, p.plan, inputs, blas).value();
+    const auto exact = [&](const std::vector<Tensor>& values, std::uint64_t seed) {
+        goblin::core::SeededRandom random(seed);
+        return lab::runCheapAudit(p.graph, p.plan, inputs, values, {}, random, nullptr,
+                                  lab::GreyZone::CheckExactly);
+    };
+    for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+        const lab::CheapAuditReport report = exact(claimed, seed);
+        QVERIFY2(report.passed, report.reason.c_str());
+        QCOMPARE(report.checked, std::size_t{2});
+    }
+    // One element of node 3 at 0.95× its own bound, the rest consistent with it: within the
+    // bound, so the exact check accepts it whenever Freivalds cannot decide (over its threshold
+    // 0.8), where a bitwise recomputation would refuse an honest BLAS; at 3× it is refused.
+    const std::size_t element = 3 * 64 + 1;
+    const double bound = ownBound(ops::OpCode::Matmul, inputs[0], inputs[1], {}, 64, element);
+    auto shifted = [&](double factor) {
+        Tensor first = goblin::compute::blasMatmul(inputs[0], inputs[1]).value();
+        first.values<float>()[element] += static_cast<float>(factor * bound);
+        const Tensor relu =
+            goblin::reference::runOp(ops::OpCode::Relu, std::vector<Tensor>{first}, {}).value();
+        const Tensor second = goblin::compute::blasMatmul(relu, inputs[2]).value();
+        const Tensor sums = goblin::reference::runOp(ops::OpCode::Sum, std::vector<Tensor>{second},
+                                                     {{"dims", ops::IntList{1}}})
+                                .value();
+        return std::vector<Tensor>{sums, first, second};
+    };
+    const std::vector<Tensor> near = shifted(0.95), far = shifted(3.0);
+    std::size_t exactly = 0;
+    for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+        const lab::CheapAuditReport report = exact(near, seed);
+        QVERIFY2(report.passed, report.reason.c_str());
+        exactly += report.exactlyChecked;
+        const lab::CheapAuditReport caught = exact(far, seed);
+        QVERIFY(!caught.passed);
+        QVERIFY2(caught.reason.find("node 3 (matmul)") != std::string::npos, caught.reason.c_str());
+    }
+    QVERIFY2(exactly > 0, "the 0.95× element never reached the grey zone");
+}
+
+void TestCheapAudit::checkedMatmulNodesAreTheHeavyOutputs() {
+    // Both matmuls of the chain are witnessed; with room for one witness only the larger is an
+    // output, so only it may be computed by a BLAS (the other is recomputed bit for bit).
+    QCOMPARE(lab::checkedMatmulNodes(prepare(chainGraph()).graph, prepare(chainGraph()).plan),
+             (std::vector<std::int64_t>{3, 5}));
+    const Prepared capped = prepare(chainGraph(), 2);
+    QCOMPARE(lab::checkedMatmulNodes(capped.graph, capped.plan), (std::vector<std::int64_t>{3}));
+    const Prepared ints = prepare(chainGraph(DType::I32));
+    QVERIFY(lab::checkedMatmulNodes(ints.graph, ints.plan).empty());
+}
+
 #include "test_cheap_audit.moc"

@@ -59,7 +59,7 @@ struct Connection {
         InputPlan plan = node.plan(jobId, inputs, digests);
         if (!plan.forget.empty())
             forget(plan.forget);
-        net::GraphTask task{{nextTask++, 1}, boost::json::object{}, plan.following, plan.refs};
+        net::GraphTask task{{nextTask++, 1}, boost::json::object{}, plan.following, plan.refs, {}};
         bytesSent += bytesOf(plan.following);
         auto parsed = net::parseGraphTask(net::toMessage(task));
         if (!parsed)
@@ -177,13 +177,14 @@ void TestSentInputs::inputLargerThanTheBudgetTravelsEveryTime() {
 void TestSentInputs::volunteerRefusesWhatItDoesNotKeep() {
     KeptInputs volunteer(1 << 20);
     const TensorPtr params = tensorOf(64, 1);
-    net::GraphTask task{{1, 1}, {}, {}, {net::InputRef{net::tensorDigest(*params), false}}};
+    net::GraphTask task{{1, 1}, {}, {}, {net::InputRef{net::tensorDigest(*params), false}}, {}};
     auto refused = volunteer.resolve(task);
     QVERIFY(!refused);
     QCOMPARE(refused.error().code, ErrorCode::InvalidMessage);
     // Keeping past the announced budget is refused, and nothing is kept.
     KeptInputs small(16);
-    net::GraphTask keep{{2, 1}, {}, {params}, {net::InputRef{net::tensorDigest(*params), true}}};
+    net::GraphTask keep{
+        {2, 1}, {}, {params}, {net::InputRef{net::tensorDigest(*params), true}}, {}};
     auto over = small.resolve(keep);
     QVERIFY(!over);
     QCOMPARE(over.error().code, ErrorCode::LimitExceeded);
@@ -193,7 +194,7 @@ void TestSentInputs::volunteerRefusesWhatItDoesNotKeep() {
 void TestSentInputs::volunteerRefusesAWrongDigest() {
     KeptInputs volunteer(1 << 20);
     const TensorPtr params = tensorOf(64, 1), other = tensorOf(64, 2);
-    net::GraphTask task{{1, 1}, {}, {other}, {net::InputRef{net::tensorDigest(*params), true}}};
+    net::GraphTask task{{1, 1}, {}, {other}, {net::InputRef{net::tensorDigest(*params), true}}, {}};
     auto refused = volunteer.resolve(task);
     QVERIFY(!refused);
     QCOMPARE(refused.error().code, ErrorCode::InvalidMessage);

@@ -30,6 +30,7 @@ struct CheapAuditReport {
     double maxErrorRatio = 0.0; // worst element error ÷ its own bound over Freivalds-checked nodes
     std::size_t checked = 0;    // heavy nodes (matmuls, convolutions) checked by Freivalds
     std::size_t recomputed = 0; // heavy nodes recomputed (grey zone, non-finite, not witnessed)
+    std::size_t exactlyChecked = 0; // grey-zone batch matrices decided by the exact check
     double seconds = 0.0;
 };
 
@@ -52,6 +53,12 @@ private:
     std::map<Key, std::shared_ptr<const verify::ColumnProbe>> m_probes;
 };
 
+// What a grey-zone matmul (Freivalds cannot decide it) gets: the node recomputes it with the
+// reference and compares bit for bit (a replica of canonical kernels), or every element is
+// compared with its own bound by verify::checkMatmulTileExactly (a replica whose matmuls ran
+// through a BLAS: GraphVerification::Freivalds, whose bits are not the reference's).
+enum class GreyZone { RecomputeBitwise, CheckExactly };
+
 // `claimed` are the replica's outputs in graph.outputs order (witnesses included); `inputs` in
 // graph.inputs order; `plan` from core::graph::validateGraph(graph). `probes` (may be null) shares
 // the probes of input and constant operands with the other audits of the job.
@@ -59,6 +66,7 @@ CheapAuditReport runCheapAudit(const core::graph::Graph& graph, const core::grap
                                std::span<const core::Tensor> inputs,
                                std::span<const core::Tensor> claimed,
                                const verify::MatmulCheckOptions& options,
-                               core::RandomSource& random, AuditProbes* probes = nullptr);
+                               core::RandomSource& random, AuditProbes* probes = nullptr,
+                               GreyZone greyZone = GreyZone::RecomputeBitwise);
 
 } // namespace goblin::labnode

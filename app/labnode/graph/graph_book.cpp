@@ -21,6 +21,10 @@ Expected<std::vector<core::Tensor>> storedOutputs(const BlobStore& blobs, const 
 
 } // namespace
 
+int opinionsWanted(const GraphJob& job) {
+    return job.submission.verification == GraphVerification::Freivalds ? 1 : 2;
+}
+
 GraphJob& GraphBook::add(GraphJob job, const std::vector<GraphTaskRow>& tasks,
                          const BlobStore& blobs) {
     for (const GraphChunk& chunk : job.chunks) {
@@ -41,10 +45,9 @@ GraphJob& GraphBook::add(GraphJob job, const std::vector<GraphTaskRow>& tasks,
                 ++job.done;
             }
         }
-        if (!task.decided) { // two volunteer opinions
-            m_queue.push_back(task.id);
-            m_queue.push_back(task.id);
-        }
+        if (!task.decided) // two volunteer opinions, or one the node checks itself
+            for (int i = 0; i < opinionsWanted(job); ++i)
+                m_queue.push_back(task.id);
         m_tasks.insert_or_assign(task.id, std::move(task));
     }
     return m_jobs.insert_or_assign(job.id, std::move(job)).first->second;

@@ -59,10 +59,14 @@ struct GraphJob {
     double verifySeconds = 0;    // since this node started
 };
 
+// Volunteer opinions a task of the job needs: 2 replicas, or 1 with GraphVerification::Freivalds
+// (the node checks every such task itself).
+int opinionsWanted(const GraphJob& job);
+
 class GraphBook {
 public:
     // Adds a job with its tasks: accepted ones keep their stored outputs, the others are queued
-    // for two opinions.
+    // for opinionsWanted(job) opinions.
     GraphJob& add(GraphJob job, const std::vector<GraphTaskRow>& tasks, const BlobStore& blobs);
     void remove(const std::string& jobId);
 

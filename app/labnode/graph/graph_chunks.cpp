@@ -68,9 +68,11 @@ std::int64_t peakBytesOf(const core::graph::GraphPlan& plan) {
 }
 
 // What every chunk's graph gets once its plan is known: witnesses, then what depends on outputs.
-void finishChunk(GraphChunk& chunk) {
+void finishChunk(GraphChunk& chunk, GraphVerification verification) {
     chunk.witnesses =
         addWitnessOutputs(chunk.graph, chunk.plan, net::Limits{}.maxTensorsPerMessage);
+    if (verification == GraphVerification::Freivalds)
+        chunk.gemmNodes = checkedMatmulNodes(chunk.graph, chunk.plan);
     chunk.json = core::graph::encodeGraph(chunk.graph);
     chunk.tolerances = verify::outputTolerances(chunk.graph, chunk.plan);
     chunk.peakBytes = peakBytesOf(chunk.plan);
@@ -125,7 +127,7 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
         whole.graph = submission.graph;
         whole.plan = submission.plan;
         whole.inputs = submission.inputs;
-        finishChunk(whole);
+        finishChunk(whole, submission.verification);
         result.push_back(std::move(whole));
         return result;
     }
@@ -161,7 +163,7 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
             if (auto ok = offsetDropoutStreams(chunk.graph, c); !ok)
                 return tl::unexpected(ok.error());
             chunk.plan = submission.plan;
-            finishChunk(chunk);
+            finishChunk(chunk, submission.verification);
             result.push_back(std::move(chunk));
             continue;
         }
@@ -190,7 +192,7 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
                                            "averaged output keeps its shape");
         }
         chunk.plan = std::move(*plan);
-        finishChunk(chunk);
+        finishChunk(chunk, submission.verification);
         result.push_back(std::move(chunk));
     }
     return result;

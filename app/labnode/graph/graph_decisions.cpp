@@ -43,31 +43,42 @@ void GraphDecisions::addReplica(GraphTask& task, Replica replica, std::uint64_t 
 void GraphDecisions::rejectMalformed(GraphTask& task, const Lease& lease,
                                      const std::string& backend, double computeSeconds,
                                      const std::string& why) {
+    Replica replica;
+    replica.attempt = lease.attempt;
+    replica.volunteerId = lease.volunteerId;
+    replica.backend = backend;
+    replica.computeSeconds = computeSeconds;
+    commitRejection(task, replica, lease.peer, "shape-gate", INFINITY, why);
+    m_hooks.wantOpinion(task);
+}
+
+void GraphDecisions::commitRejection(const GraphTask& task, const Replica& replica,
+                                     std::uint64_t peer, const std::string& method, double ratio,
+                                     const std::string& why) {
     VerdictRecord record{std::string(kOp),
                          task.id,
-                         lease.attempt,
-                         lease.volunteerId,
-                         backend,
+                         replica.attempt,
+                         replica.volunteerId,
+                         replica.backend,
                          false,
-                         "shape-gate",
-                         INFINITY,
+                         method,
+                         ratio,
                          0,
                          0,
                          why,
                          0,
-                         computeSeconds};
-    m_context.log.warn("graph task " + std::to_string(task.id) + " from " + lease.volunteerId +
+                         replica.computeSeconds};
+    m_context.log.warn("graph task " + std::to_string(task.id) + " from " + replica.volunteerId +
                        " REJECTED: " + why);
     VerdictBatch batch;
-    batch.verdicts.push_back({lease.peer, std::move(record)});
-    batch.failed = [this, peer = lease.peer, taskId = task.id,
-                    attempt = lease.attempt](const VerdictBatch&, const Error& error) {
+    batch.verdicts.push_back({peer, std::move(record)});
+    batch.failed = [this, peer, taskId = task.id, attempt = replica.attempt](const VerdictBatch&,
+                                                                             const Error& error) {
         m_context.log.error("graph task " + std::to_string(taskId) +
                             ": could not record a verdict (" + error.message + ")");
         m_peers.send(peer, verdictMessage(taskId, attempt, VerdictWord::Rejected));
     };
     m_verdicts.commitNow(std::move(batch));
-    m_hooks.wantOpinion(task);
 }
 
 void GraphDecisions::judge(GraphTask& task) {
@@ -75,9 +86,15 @@ void GraphDecisions::judge(GraphTask& task) {
         dropQuarantined(task);
     const bool nodeReplica = std::any_of(task.replicas.begin(), task.replicas.end(),
                                          [](const Replica& replica) { return replica.fromNode(); });
+    if (task.judging || task.nodeComputing || task.settled())
+        return;
+    if (opinionsWanted(m_book.jobOf(task)) == 1 && !nodeReplica) {
+        if (!task.replicas.empty())
+            checkAlone(task); // the node checks the one opinion itself
+        return;
+    }
     // Two opinions are needed, unless the node computed it (the node's answer is trusted).
-    if (task.judging || task.nodeComputing || task.settled() ||
-        (task.replicas.size() < 2 && !nodeReplica))
+    if (task.replicas.size() < 2 && !nodeReplica)
         return;
     task.judging = true;
     const GraphChunk& chunk = m_book.jobOf(task).chunks[task.chunk];
@@ -140,26 +157,31 @@ void GraphDecisions::audit(GraphTask& task, Judgement judgement) {
         return computeOnNode(task);
     task.nodeComputing = true; // nothing else decides it meanwhile
     const GraphChunk& chunk = m_book.jobOf(task).chunks[task.chunk];
-    std::shared_ptr<AuditProbes>& shared = m_auditProbes[task.jobId];
+    // The worker gets its own stream, keyed from the node's CSPRNG here on the core thread.
+    asio::post(m_context.workers,
+               [this, taskId = task.id, graph = chunk.graph, plan = chunk.plan,
+                inputs = valuesOf(chunk.inputs),
+                claimed = task.replicas[judgement.decisive].outputs,
+                key = KeyedRandom::drawKey(m_context.random), probes = probesOf(task.jobId),
+                judgement = std::move(judgement)]() mutable {
+                   KeyedRandom random(key);
+                   CheapAuditReport report =
+                       runCheapAudit(graph, plan, inputs, claimed, {}, random, probes.get());
+                   asio::post(m_context.core, [this, taskId, judgement = std::move(judgement),
+                                               report = std::move(report)]() mutable {
+                       onCheapAudited(taskId, std::move(judgement), std::move(report));
+                   });
+               });
+}
+
+std::shared_ptr<AuditProbes> GraphDecisions::probesOf(const std::string& jobId) {
+    std::shared_ptr<AuditProbes>& shared = m_auditProbes[jobId];
     if (!shared) {
         if (m_auditProbes.size() > 64) // a bound: other jobs remake theirs on their next audit
             std::erase_if(m_auditProbes, [](const auto& entry) { return entry.second; });
         shared = std::make_shared<AuditProbes>();
     }
-    // The worker gets its own stream, keyed from the node's CSPRNG here on the core thread.
-    asio::post(m_context.workers, [this, taskId = task.id, graph = chunk.graph, plan = chunk.plan,
-                                   inputs = valuesOf(chunk.inputs),
-                                   claimed = task.replicas[judgement.decisive].outputs,
-                                   key = KeyedRandom::drawKey(m_context.random), probes = shared,
-                                   judgement = std::move(judgement)]() mutable {
-        KeyedRandom random(key);
-        CheapAuditReport report =
-            runCheapAudit(graph, plan, inputs, claimed, {}, random, probes.get());
-        asio::post(m_context.core, [this, taskId, judgement = std::move(judgement),
-                                    report = std::move(report)]() mutable {
-            onCheapAudited(taskId, std::move(judgement), std::move(report));
-        });
-    });
+    return shared;
 }
 
 void GraphDecisions::onCheapAudited(std::int64_t taskId, Judgement judgement,
@@ -368,7 +390,9 @@ void GraphDecisions::onQuarantined(const std::string& volunteerId) {
         const bool contributed =
             std::any_of(task->replicas.begin(), task->replicas.end(),
                         [&](const Replica& replica) { return replica.volunteerId == volunteerId; });
-        if (task->decided && !task->nodeOutputs && contributed && !task->redeciding)
+        // A task the node checked alone (GraphVerification::Freivalds) rests on no agreement.
+        if (task->decided && !task->nodeOutputs && contributed && !task->redeciding &&
+            opinionsWanted(m_book.jobOf(*task)) > 1)
             recheck(*task);
     }
 }

@@ -72,6 +72,16 @@ private:
     // drawn from the CSPRNG (TrustSettings::fullAuditShare), the full recomputation.
     void audit(GraphTask& task, Judgement judgement);
     void onCheapAudited(std::int64_t taskId, Judgement judgement, CheapAuditReport report);
+    // GraphVerification::Freivalds (graph_checked_alone.cpp): the task's one replica is checked
+    // by the node (a cheap audit whose grey zone is checked exactly); passed, it decides the
+    // task; failed, it is rejected and another volunteer is asked.
+    void checkAlone(GraphTask& task);
+    void onCheckedAlone(std::int64_t taskId, std::int64_t attempt, CheapAuditReport report);
+    // The job's shared Freivalds probes of its weights (cheap_audit.hpp).
+    std::shared_ptr<AuditProbes> probesOf(const std::string& jobId);
+    // Records a rejection of a volunteer's result that no replica of the task keeps.
+    void commitRejection(const GraphTask& task, const Replica& replica, std::uint64_t peer,
+                         const std::string& method, double ratio, const std::string& why);
     // The node's CPU reference computes the task's chunk on a worker; `done` runs on core.
     using ReferenceDone =
         std::function<void(std::int64_t task, Expected<std::vector<core::Tensor>>, double seconds)>;

@@ -31,8 +31,9 @@ Expected<GraphIntake> takeInGraph(const net::Message& message, std::int64_t volu
     if (!stored)
         return makeError(ErrorCode::Internal, "storing the inputs: " + stored.error().message);
     json::object request{{"graph", message.control.at("graph")}};
-    if (const auto* batch = message.control.if_contains("batch"))
-        request["batch"] = *batch;
+    for (const char* field : {"batch", "verification"})
+        if (const auto* value = message.control.if_contains(field))
+            request[field] = *value;
     return GraphIntake{std::move(*submission), std::move(*chunks), json::serialize(request),
                        json::serialize(*stored)};
 }

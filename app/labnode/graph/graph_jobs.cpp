@@ -357,7 +357,8 @@ TaskFrame GraphJobs::taskFrame(const Lease& lease) {
     net::GraphTask graphTask{net::TaskRef{task.id, lease.attempt},
                              job.chunkGraphs[task.chunk].as_object(),
                              chunk.inputs,
-                             {}};
+                             {},
+                             chunk.gemmNodes};
     if (const Peer* holder = m_peers.find(lease.peer);
         holder && holder->volunteer.inputCacheBytes > 0) {
         // Built inline and sent at once, so the volunteer sees the frames in planning order.

@@ -194,7 +194,16 @@ Expected<GraphSubmission> parseGraphSubmission(const net::Message& message,
     auto plan = core::graph::validateGraph(*graph, limits);
     if (!plan)
         return tl::unexpected(plan.error());
-    GraphSubmission submission{std::move(*graph), std::move(*plan), message.tensors, std::nullopt};
+    GraphSubmission submission{std::move(*graph), std::move(*plan), message.tensors, std::nullopt,
+                               GraphVerification::Replicas};
+    if (const auto* verification = message.control.if_contains("verification");
+        verification && !verification->is_null()) {
+        if (*verification == "freivalds")
+            submission.verification = GraphVerification::Freivalds;
+        else if (*verification != "replicas")
+            return makeError(ErrorCode::InvalidInput,
+                             "'verification' is \"replicas\" (the default) or \"freivalds\"");
+    }
     const auto& inputs = submission.graph.inputs;
     if (submission.inputs.size() != inputs.size())
         return makeError(ErrorCode::InvalidInput,

@@ -36,11 +36,18 @@ struct BatchSplit {
     std::int64_t microBatch = 0;
 };
 
+// How the job's tasks are verified (docs/verification.md, "Graph tasks"): two volunteers whose
+// canonical kernels must agree bit for bit, plus the node's audits (the default); or one
+// volunteer whose heavy matmuls may run through any BLAS, every task checked by the node (its
+// matmuls by Freivalds per element, every other node recomputed bit for bit).
+enum class GraphVerification { Replicas, Freivalds };
+
 struct GraphSubmission {
     core::graph::Graph graph;
     core::graph::GraphPlan plan;
     std::vector<net::TensorPtr> inputs; // graph.inputs order
     std::optional<BatchSplit> batch;
+    GraphVerification verification = GraphVerification::Replicas;
 };
 
 inline constexpr std::int64_t kMaxGraphChunks = 4096;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "goblin/core/graph/graph.hpp"
 
@@ -36,5 +37,10 @@ bool isHeavyNode(const core::graph::GraphNode& node, const core::graph::GraphPla
 // then in plan order. Returns how many were appended; the others are recomputed by an audit.
 std::size_t addWitnessOutputs(core::graph::Graph& graph, const core::graph::GraphPlan& plan,
                               std::size_t maxOutputs);
+
+// The heavy matmul nodes whose values are outputs of the graph (witnesses or the researcher's):
+// the ones a cheap audit checks by Freivalds instead of recomputing, in node order.
+std::vector<std::int64_t> checkedMatmulNodes(const core::graph::Graph& graph,
+                                             const core::graph::GraphPlan& plan);
 
 } // namespace goblin::labnode

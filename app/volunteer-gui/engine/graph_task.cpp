@@ -1,13 +1,50 @@
 #include "graph_task.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <set>
 
 #include <boost/json/serialize.hpp>
 
+#include "goblin/compute/blas_matmul.hpp"
 #include "goblin/core/graph/graph_json.hpp"
 #include "goblin/reference/graph_executor.hpp"
 
 namespace goblin::volunteer {
+namespace {
+
+// The task's gemm_nodes, each an f32/f64 matmul node of the graph.
+Expected<std::set<core::graph::ValueId>> gemmNodesOf(const core::graph::Graph& graph,
+                                                     const core::graph::GraphPlan& plan,
+                                                     const std::vector<std::int64_t>& ids) {
+    std::set<core::graph::ValueId> nodes;
+    for (std::int64_t id : ids) {
+        const auto node = std::find_if(graph.nodes.begin(), graph.nodes.end(),
+                                       [&](const auto& each) { return each.id == id; });
+        const bool matmul = node != graph.nodes.end() && node->op == core::ops::OpCode::Matmul;
+        const core::DType dtype = matmul ? plan.specs.at(node->id).dtype : core::DType::Bool;
+        if (dtype != core::DType::F32 && dtype != core::DType::F64)
+            return makeError(ErrorCode::InvalidMessage,
+                             "gemm_nodes names " + std::to_string(id) +
+                                 ", which is not an f32 or f64 matmul node of the graph");
+        nodes.insert(node->id);
+    }
+    return nodes;
+}
+
+bool allFinite(const core::Tensor& tensor) {
+    auto finite = [](auto values) {
+        for (auto value : values)
+            if (!std::isfinite(value))
+                return false;
+        return true;
+    };
+    return tensor.dtype() == core::DType::F32 ? finite(tensor.values<float>())
+                                              : finite(tensor.values<double>());
+}
+
+} // namespace
 
 GraphExecutors::GraphExecutors(std::optional<int> device,
                                std::function<void(const std::string&)> log)
@@ -32,7 +69,8 @@ compute::OpenClGraphExecutor* GraphExecutors::device() {
 Expected<GraphTaskResult> GraphExecutors::run(const boost::json::value& graphJson,
                                               const std::vector<net::TensorPtr>& inputs,
                                               const core::graph::GraphLimits& limits,
-                                              const reference::GraphRunHooks& hooks) {
+                                              const reference::GraphRunHooks& hooks,
+                                              const std::vector<std::int64_t>& gemmNodes) {
     if (!graphJson.is_object())
         return makeError(ErrorCode::InvalidMessage, "a graph task needs a 'graph' object");
     auto graph = core::graph::decodeGraph(boost::json::serialize(graphJson), limits);
@@ -64,6 +102,9 @@ Expected<GraphTaskResult> GraphExecutors::run(const boost::json::value& graphJso
             stoppedByCaller = stoppedByCaller || !hooks.beforeNode(step, steps);
             return !stoppedByCaller;
         };
+    auto gemm = gemmNodesOf(*graph, *plan, gemmNodes);
+    if (!gemm)
+        return tl::unexpected(gemm.error());
     if (compute::OpenClGraphExecutor* executor = device()) {
         auto outputs = executor->run(*graph, *plan, values, watched);
         if (!outputs && stoppedByCaller)
@@ -77,10 +118,23 @@ Expected<GraphTaskResult> GraphExecutors::run(const boost::json::value& graphJso
         m_log("graph task on gpu" + std::to_string(*m_deviceIndex) + " failed (" +
               outputs.error().message + "); computing it on the CPU");
     }
+    if (!gemm->empty())
+        watched.computeNode =
+            [&nodes = *gemm](
+                const core::graph::GraphNode& node,
+                std::span<const core::Tensor> args) -> std::optional<Expected<core::Tensor>> {
+            if (!nodes.contains(node.id))
+                return std::nullopt;
+            auto product = compute::blasMatmul(args[0], args[1]);
+            if (product && !allFinite(*product))
+                return std::nullopt;
+            return product;
+        };
     auto outputs = reference::runGraph(*graph, *plan, values, watched);
     if (!outputs)
         return tl::unexpected(outputs.error());
-    return GraphTaskResult{std::move(*outputs), "cpu-reference", seconds()};
+    return GraphTaskResult{std::move(*outputs),
+                           gemm->empty() ? "cpu-reference" : "cpu-reference+blas", seconds()};
 }
 
 } // namespace goblin::volunteer

@@ -297,18 +297,14 @@ void VolunteerEngine::finishTask(std::int64_t computed, std::int64_t failed, dou
 void VolunteerEngine::onGraphTask(net::GraphTask task) {
     ++m_tasksOpen;
     asio::post(m_compute, [this, connection = m_connection, generation = m_generation,
-                           task = std::move(task)] {
-        computeGraph(connection, generation, task.ref.task, task.ref.attempt,
-                     json::value(task.graph), task.inputs);
-    });
+                           task = std::move(task)] { computeGraph(connection, generation, task); });
 }
 
 // Compute thread. A graph task runs whole once the gate lets it start (graph tasks are small:
 // the node splits big ones along their batch).
 void VolunteerEngine::computeGraph(std::shared_ptr<net::WsConnection> connection,
-                                   std::uint64_t generation, std::int64_t taskId,
-                                   std::int64_t attempt, const json::value& graph,
-                                   const std::vector<net::TensorPtr>& inputs) {
+                                   std::uint64_t generation, const net::GraphTask& task) {
+    const std::int64_t taskId = task.ref.task, attempt = task.ref.attempt;
     auto finish = [this](std::int64_t computed, std::int64_t failed, double seconds,
                          std::int64_t bytesSent) {
         finishTask(computed, failed, seconds, bytesSent);
@@ -338,7 +334,8 @@ void VolunteerEngine::computeGraph(std::shared_ptr<net::WsConnection> connection
         sliceStart = std::chrono::steady_clock::now();
         return true;
     };
-    auto result = m_graphExecutors.run(graph, inputs, core::graph::GraphLimits{}, hooks);
+    auto result = m_graphExecutors.run(json::value(task.graph), task.inputs,
+                                       core::graph::GraphLimits{}, hooks, task.gemmNodes);
     if (stopped) // shut down or stale mid-task: the node re-queues it
         return finish(0, 0, 0, 0);
     if (!result) {

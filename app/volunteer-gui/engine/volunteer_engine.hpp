@@ -87,8 +87,7 @@ private:
                     std::int64_t bytesSent);
     void onGraphTask(net::GraphTask task);
     void computeGraph(std::shared_ptr<net::WsConnection> connection, std::uint64_t generation,
-                      std::int64_t taskId, std::int64_t attempt, const boost::json::value& graph,
-                      const std::vector<net::TensorPtr>& inputs);
+                      const net::GraphTask& task);
     void scheduleReconnect();
     void sendHello();
     void compute(std::shared_ptr<net::WsConnection> connection, std::uint64_t generation,

@@ -90,4 +90,34 @@ Expected<Tensor> copyToTensor(const MatrixView& view) {
     return tensor;
 }
 
+std::int64_t batchMatrixCount(const Shape& out) {
+    std::int64_t matrices = 1;
+    for (std::size_t d = 0; d + 2 < out.size(); ++d)
+        matrices *= out[d];
+    return matrices;
+}
+
+std::int64_t broadcastMatrixIndex(const Shape& operand, const Shape& out, std::int64_t t) {
+    const std::size_t outBatch = out.size() - 2, batch = operand.size() - 2;
+    std::int64_t index = 0, stride = 1;
+    for (std::size_t fromEnd = 0; fromEnd < outBatch; ++fromEnd) { // from the last batch dim
+        const std::int64_t outDim = out[outBatch - 1 - fromEnd];
+        const std::int64_t position = t % outDim;
+        t /= outDim;
+        if (fromEnd >= batch)
+            continue;
+        const std::int64_t dim = operand[batch - 1 - fromEnd];
+        index += (dim == 1 ? 0 : position) * stride;
+        stride *= dim;
+    }
+    return index;
+}
+
+MatrixView batchMatrix(const Tensor& tensor, std::int64_t index) {
+    const Shape& shape = tensor.shape();
+    const std::int64_t rows = shape[shape.size() - 2], cols = shape.back();
+    const auto offset = static_cast<std::size_t>(index * rows * cols) * itemSize(tensor.dtype());
+    return MatrixView{tensor.dtype(), tensor.bytes().data() + offset, rows, cols, cols};
+}
+
 } // namespace goblin::core

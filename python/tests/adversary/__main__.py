@@ -31,7 +31,8 @@ def parse(argv):
     parser.add_argument("--identities", type=int, help="identities to register (default per strategy)")
     parser.add_argument("--slots", type=int, default=2, help="slots each identity asks for")
     parser.add_argument("--factor", type=float, default=2.5,
-                        help="past-bound: error as a multiple of the element's own bound")
+                        help="past-bound, gemm-past-bound: error as a multiple of the element's "
+                             "own bound")
     parser.add_argument("--offset", type=float, default=7.0, help="graph lies: added to outputs")
     parser.add_argument("--honest-tasks", type=int, default=50, help="sleeper: honest tasks first")
     parser.add_argument("--audited-above", type=int, default=2,

@@ -79,8 +79,10 @@ def _apply(op: str, args, attrs) -> np.ndarray:
     raise Unsupported("op %r is not in this evaluator" % op)
 
 
-def run(graph: dict, inputs) -> list:
-    """The graph's outputs (numpy arrays, in `outputs` order) for `inputs` (in `inputs` order)."""
+def run(graph: dict, inputs, alter=None) -> list:
+    """The graph's outputs (numpy arrays, in `outputs` order) for `inputs` (in `inputs` order).
+    `alter(node, args, value)`, when given, may replace each node's value (a lie on an
+    intermediate that the nodes after it then compute on, consistently)."""
     if len(inputs) != len(graph["inputs"]):
         raise Unsupported("%d inputs for %d declared" % (len(inputs), len(graph["inputs"])))
     values = {}
@@ -102,6 +104,8 @@ def run(graph: dict, inputs) -> list:
         node = nodes[vid]
         args = [value(arg, depth + 1) for arg in node["args"]]
         values[vid] = np.asarray(_apply(node["op"], args, node.get("attrs", {})))
+        if alter is not None:
+            values[vid] = alter(node, args, values[vid])
         return values[vid]
 
     return [np.ascontiguousarray(value(vid)) for vid in graph["outputs"]]

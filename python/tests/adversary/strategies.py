@@ -100,8 +100,9 @@ class Strategy:
     def graph_task(self, who, task, arrays) -> None:
         started = time.perf_counter()
         arrays, stale = self.graph_inputs(task, arrays)
+        altered = []
         try:
-            outputs = evaluator.run(task["graph"], arrays)
+            outputs = evaluator.run(task["graph"], arrays, self.graph_alteration(task, altered))
         except (evaluator.Unsupported, KeyError, TypeError, ValueError) as exc:
             who.task_error(task["task"], task["attempt"], "invalid_input", str(exc), "graph")
             who.answered(task["task"], task["attempt"])
@@ -110,7 +111,7 @@ class Strategy:
         offset = self.lies_on_graph(who, task)
         if offset:
             outputs = offset_outputs(outputs, self.options.offset)
-        lie = offset or stale
+        lie = offset or stale or bool(altered)
         who.result(task["task"], task["attempt"], outputs, op="graph",
                    seconds=time.perf_counter() - started)
         who.answered(task["task"], task["attempt"])
@@ -119,6 +120,11 @@ class Strategy:
 
     def lies_on_graph(self, who, task) -> bool:
         return False
+
+    def graph_alteration(self, task, altered):
+        """An evaluator `alter` hook that lies on intermediates (appending what it altered to
+        `altered`), or None."""
+        return None
 
 
 # -- matmul lies ----------------------------------------------------------------------------------
@@ -386,10 +392,38 @@ class StaleInputs(Strategy):
         return used, stale
 
 
+class GemmPastBound(Strategy):
+    """On a task that names gemm_nodes (matmuls the node checks by Freivalds instead of comparing
+    bits), shifts one element of the first one's value by F× its own bound (F = --factor) and
+    computes everything after it from the shifted value, so only the matmul check can see it."""
+
+    identities = 2
+
+    def graph_alteration(self, task, altered):
+        gemm = set(task.get("gemm_nodes") or [])
+        if not gemm:
+            return None
+
+        def alter(node, args, value):
+            if node["id"] not in gemm or altered or node["op"] != "matmul" or not value.size:
+                return value
+            a, b = (np.asarray(x, np.float64) for x in args)
+            u = UNIT_ROUNDOFF[value.dtype]
+            bounds = gamma(a.shape[-1], u) * np.matmul(np.abs(a), np.abs(b))
+            index = int(np.argmax(bounds))  # the element whose bound is the largest
+            lied = np.array(value)
+            lied.flat[index] = lied.flat[index] + lied.dtype.type(
+                self.options.factor * bounds.flat[index])
+            altered.append(node["id"])
+            return lied
+
+        return alter
+
+
 MATMUL = {"past-bound": PastBound, "row-scale": RowScale, "lazy-zeros": LazyZeros, "nan": NaN,
           "inf": Inf, "shape": Shape, "dtype": DType, "replay": Replay, "duplicate": Duplicate,
           "never-leased": NeverLeased, "foreign": Foreign, "after-verdict": AfterVerdict,
           "hoarder": Hoarder}
 GRAPH = {"collude": Collude, "sleeper": Sleeper, "audit-dodger": AuditDodger, "sybil": Sybil,
-         "stale-inputs": StaleInputs}
+         "stale-inputs": StaleInputs, "gemm-past-bound": GemmPastBound}
 STRATEGIES = dict(MATMUL, **GRAPH, honest=Strategy)

@@ -331,8 +331,8 @@ void TestProtocolDoc::exampleGraphsValidate() {
                      example.at("tensors").to_number<std::int64_t>());
         ++graphs;
     }
-    // submit_graph, a graph task, one with inputs by digest, submit_train
-    QCOMPARE(graphs, std::size_t{4});
+    // submit_graph, a graph task, one with inputs by digest, one with gemm_nodes, submit_train
+    QCOMPARE(graphs, std::size_t{5});
 }
 
 QTEST_APPLESS_MAIN(TestProtocolDoc)

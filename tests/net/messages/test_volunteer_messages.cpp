@@ -23,7 +23,7 @@ MatmulTask sampleMatmulTask() {
 
 GraphTask sampleGraphTask() {
     return GraphTask{
-        {7, 2}, json::object{{"catalog", 3}}, {smallTensor(core::DType::I64, {3})}, {}};
+        {7, 2}, json::object{{"catalog", 3}}, {smallTensor(core::DType::I64, {3})}, {}, {}};
 }
 
 TaskResult sampleResult(TaskOp op) {
@@ -42,6 +42,7 @@ private Q_SLOTS:
     void graphTaskWireForm();
     void graphTaskFields();
     void graphTaskInputRefs();
+    void graphTaskGemmNodes();
     void forgetInputs();
     void taskOps();
     void resultWireForms();
@@ -152,6 +153,31 @@ void TestVolunteerMessages::graphTaskInputRefs() {
     Message tooMany = message;
     tooMany.control["input_refs"] = json::array(kMaxInputRefs + 1, nullptr);
     QVERIFY(!parseGraphTask(tooMany));
+}
+
+void TestVolunteerMessages::graphTaskGemmNodes() {
+    GraphTask task = sampleGraphTask();
+    task.gemmNodes = {4, 9};
+    const Message message = toMessage(task);
+    QCOMPARE(wireText(message), wireText(R"({"type":"task","op":"graph","task":7,"attempt":2,
+                                             "graph":{"catalog":3},"gemm_nodes":[4,9],
+                                             "tensors":1})"));
+    auto parsed = parseGraphTask(overTheWire(message));
+    QVERIFY(parsed);
+    QCOMPARE(parsed->gemmNodes, task.gemmNodes);
+    // Absent means none.
+    auto plain = parseGraphTask(overTheWire(toMessage(sampleGraphTask())));
+    QVERIFY(plain && plain->gemmNodes.empty());
+    for (const json::value& wrong :
+         {json::value("all"), json::value(json::array{-1}), json::value(json::array{1.5}),
+          json::value(json::array{"4"}), json::value(json::array{4, 4}),
+          json::value(json::array(kMaxGemmNodes + 1, 0))}) {
+        Message bad = message;
+        bad.control["gemm_nodes"] = wrong;
+        auto refused = parseGraphTask(bad);
+        QVERIFY2(!refused, json::serialize(wrong).substr(0, 40).c_str());
+        QCOMPARE(refused.error().code, ErrorCode::InvalidMessage);
+    }
 }
 
 void TestVolunteerMessages::forgetInputs() {

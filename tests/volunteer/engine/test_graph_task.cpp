@@ -53,6 +53,7 @@ class TestGraphTask : public QObject {
 private Q_SLOTS:
     void refusesBadGraphsBeforeRunning();
     void pauseHoldsBetweenNodes();
+    void gemmNodesRunThroughBlas();
 };
 
 void TestGraphTask::refusesBadGraphsBeforeRunning() {
@@ -105,4 +106,28 @@ void TestGraphTask::pauseHoldsBetweenNodes() {
 }
 
 QTEST_GUILESS_MAIN(TestGraphTask)
+void TestGraphTask::gemmNodesRunThroughBlas() {
+    GraphExecutors executors(std::nullopt, [](const std::string&) {});
+    const std::vector<goblin::net::TensorPtr> inputs{filled(1), filled(1)};
+    const auto canonical = executors.run(chainGraph(2), inputs, {}).value();
+    QCOMPARE(canonical.backend, std::string("cpu-reference"));
+    // Nodes 2 and 4 are the matmuls: through OpenBLAS, the tanh nodes canonical.
+    const auto blas = executors.run(chainGraph(2), inputs, {}, {}, {2, 4}).value();
+    QCOMPARE(blas.backend, std::string("cpu-reference+blas"));
+    const auto got = blas.outputs.at(0).values<float>();
+    const auto want = canonical.outputs.at(0).values<float>();
+    QCOMPARE(got.size(), want.size());
+    float worst = 0;
+    for (std::size_t i = 0; i < got.size(); ++i)
+        worst = std::max(worst, std::abs(got[i] - want[i]));
+    QVERIFY2(worst < 1e-3f, std::to_string(worst).c_str()); // rounding apart, not the same bits
+    // Ids that are not matmul nodes of the graph refuse the task before anything runs.
+    for (const std::vector<std::int64_t>& wrong :
+         {std::vector<std::int64_t>{3}, std::vector<std::int64_t>{99}}) {
+        auto refused = executors.run(chainGraph(2), inputs, {}, {}, wrong);
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code, goblin::ErrorCode::InvalidMessage);
+    }
+}
+
 #include "test_graph_task.moc"

@@ -1,5 +1,7 @@
 #include "goblin/net/messages/volunteer_messages.hpp"
 
+#include <algorithm>
+
 #include <cmath>
 
 #include "goblin/net/content_digest.hpp"
@@ -37,6 +39,25 @@ Expected<TaskRef> parseTyped(const json::object& control, MessageType type) {
 
 // "input_refs": absent, or one entry per graph input (null or {"digest"[, "keep"]}); the entries
 // whose tensor follows (null, or keep) must match the tensors that came.
+// "gemm_nodes": absent, or an array of at most kMaxGemmNodes distinct node ids (≥ 0). Whether
+// each names a matmul node of the graph is the executor's check.
+Expected<std::vector<std::int64_t>> parseGemmNodes(const json::object& control) {
+    std::vector<std::int64_t> nodes;
+    const auto* field = control.if_contains("gemm_nodes");
+    if (!field)
+        return nodes;
+    if (!field->is_array() || field->get_array().size() > kMaxGemmNodes)
+        return invalid("field 'gemm_nodes' is an array of at most 4096 node ids");
+    for (const json::value& entry : field->get_array()) {
+        if (!entry.is_int64() || entry.get_int64() < 0)
+            return invalid("field 'gemm_nodes' holds node ids (integers ≥ 0)");
+        if (std::find(nodes.begin(), nodes.end(), entry.get_int64()) != nodes.end())
+            return invalid("field 'gemm_nodes' names a node twice");
+        nodes.push_back(entry.get_int64());
+    }
+    return nodes;
+}
+
 Expected<std::vector<std::optional<InputRef>>> parseInputRefs(const json::object& control,
                                                               std::size_t tensors) {
     std::vector<std::optional<InputRef>> refs;
@@ -126,6 +147,12 @@ Message toMessage(const GraphTask& task) {
             refs.emplace_back(std::move(entry));
         }
         control["input_refs"] = std::move(refs);
+    }
+    if (!task.gemmNodes.empty()) {
+        json::array nodes;
+        for (std::int64_t node : task.gemmNodes)
+            nodes.emplace_back(node);
+        control["gemm_nodes"] = std::move(nodes);
     }
     return detail::withTensors(std::move(control), task.inputs);
 }
@@ -234,7 +261,11 @@ Expected<GraphTask> parseGraphTask(const Message& message) {
     auto refs = parseInputRefs(message.control, message.tensors.size());
     if (!refs)
         return tl::unexpected(refs.error());
-    return GraphTask{*ref, graph->get_object(), message.tensors, std::move(*refs)};
+    auto gemmNodes = parseGemmNodes(message.control);
+    if (!gemmNodes)
+        return tl::unexpected(gemmNodes.error());
+    return GraphTask{*ref, graph->get_object(), message.tensors, std::move(*refs),
+                     std::move(*gemmNodes)};
 }
 
 Expected<ForgetInputs> parseForgetInputs(const json::object& control) {

@@ -77,4 +77,11 @@ MatrixView subView(const MatrixView& view, std::int64_t row0, std::int64_t rows,
 // Copies a view into a new contiguous tensor.
 Expected<Tensor> copyToTensor(const MatrixView& view);
 
+// Batched matmul operands (rank ≥ 2, batch dims broadcast numpy-style): how many matrices an
+// output of shape `out` holds, which matrix of an operand of shape `operand` its matrix `t` reads,
+// and the view of matrix `index` of a tensor.
+std::int64_t batchMatrixCount(const Shape& out);
+std::int64_t broadcastMatrixIndex(const Shape& operand, const Shape& out, std::int64_t t);
+MatrixView batchMatrix(const Tensor& tensor, std::int64_t index);
+
 } // namespace goblin::core

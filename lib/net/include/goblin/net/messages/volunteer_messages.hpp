@@ -57,7 +57,13 @@ struct GraphTask {
     boost::json::object graph;
     std::vector<TensorPtr> inputs;
     std::vector<std::optional<InputRef>> inputRefs;
+    // "gemm_nodes": the ids of matmul nodes the volunteer may compute with any GEMM (BLAS,
+    // CLBlast) instead of the canonical kernel, because the lab node checks their values by
+    // Freivalds rather than comparing bits (absent = none; protocol 5; a volunteer that ignores
+    // it computes them canonically, which passes the same check).
+    std::vector<std::int64_t> gemmNodes;
 };
+inline constexpr std::size_t kMaxGemmNodes = 4096;
 
 // ← {"type":"forget_inputs","digests":[…]}: the volunteer drops the inputs it kept under these
 // digests (protocol 4; a digest it does not hold is ignored).
