@@ -36,7 +36,7 @@ from torch_programs import TransformerBlock  # noqa: E402
 def programs(cnn_batch):
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
-    block = TransformerBlock(dim=512, heads=8, hidden=2048).eval()
+    block = TransformerBlock(dim=512, heads=8, hidden=2048, length=256).eval()
     layers = CNNLayers().eval()
     return [
         ("transformer block (d 512, 8 heads, len 256, batch 64)", block,

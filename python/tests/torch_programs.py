@@ -44,11 +44,15 @@ class SmallCNN(nn.Module):
 class CausalSelfAttention(nn.Module):
     """Multi-head self-attention written with matmuls and softmax, with a causal mask."""
 
-    def __init__(self, dim, heads):
+    def __init__(self, dim, heads, length=None):
         super().__init__()
         self.heads = heads
         self.qkv = nn.Linear(dim, 3 * dim)
         self.proj = nn.Linear(dim, dim)
+        # With a known length the mask is a buffer (a constant of the captured graph), so a long
+        # sequence's mask need not be built inside the graph.
+        self.mask = None if length is None else \
+            torch.triu(torch.ones(length, length, dtype=torch.bool), diagonal=1)
 
     def forward(self, x):
         batch, length, dim = x.shape
@@ -56,7 +60,8 @@ class CausalSelfAttention(nn.Module):
         q, k, v = self.qkv(x).split(dim, dim=-1)
         q, k, v = (t.view(batch, length, self.heads, head_dim).transpose(1, 2) for t in (q, k, v))
         scores = q @ k.transpose(-2, -1) / math.sqrt(head_dim)
-        mask = torch.triu(torch.ones(length, length, dtype=torch.bool), diagonal=1)
+        mask = self.mask if self.mask is not None else \
+            torch.triu(torch.ones(length, length, dtype=torch.bool), diagonal=1)
         weights = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1)
         y = (weights @ v).transpose(1, 2).contiguous().view(batch, length, dim)
         return self.proj(y)
@@ -65,10 +70,10 @@ class CausalSelfAttention(nn.Module):
 class TransformerBlock(nn.Module):
     """Pre-norm block: x + attention(LN(x)), then + MLP(LN(x)) with a GELU."""
 
-    def __init__(self, dim=32, heads=4, hidden=64):
+    def __init__(self, dim=32, heads=4, hidden=64, length=None):
         super().__init__()
         self.norm1 = nn.LayerNorm(dim)
-        self.attention = CausalSelfAttention(dim, heads)
+        self.attention = CausalSelfAttention(dim, heads, length)
         self.norm2 = nn.LayerNorm(dim)
         self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim))
 

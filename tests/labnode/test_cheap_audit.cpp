@@ -11,6 +11,7 @@
 #include <cmath>
 #include <limits>
 
+#include "goblin/compute/blas_conv.hpp"
 #include "goblin/compute/blas_matmul.hpp"
 #include "goblin/core/random_source.hpp"
 #include "goblin/reference/graph_executor.hpp"
@@ -171,7 +172,8 @@ private Q_SLOTS:
     void outputsConsistentWithAWrongConvWitnessFail();
     void depthwiseAndShortConvsAreNotWitnessed();
     void blasValuesPassWhenTheGreyZoneIsCheckedExactly();
-    void checkedMatmulNodesAreTheHeavyOutputs();
+    void checkedGemmNodesAreTheHeavyOutputs();
+    void blasConvolutionsPassWhenTheGreyZoneIsCheckedExactly();
 
 private:
     void convElementThreeTimesItsBoundIsCaughtIn(DType dtype);
@@ -594,15 +596,45 @@ void TestCheapAudit::blasValuesPassWhenTheGreyZoneIsCheckedExactly() {
     QVERIFY2(exactly > 0, "the 0.95× element never reached the grey zone");
 }
 
-void TestCheapAudit::checkedMatmulNodesAreTheHeavyOutputs() {
+void TestCheapAudit::checkedGemmNodesAreTheHeavyOutputs() {
     // Both matmuls of the chain are witnessed; with room for one witness only the larger is an
     // output, so only it may be computed by a BLAS (the other is recomputed bit for bit).
-    QCOMPARE(lab::checkedMatmulNodes(prepare(chainGraph()).graph, prepare(chainGraph()).plan),
+    QCOMPARE(lab::checkedGemmNodes(prepare(chainGraph()).graph, prepare(chainGraph()).plan),
              (std::vector<std::int64_t>{3, 5}));
     const Prepared capped = prepare(chainGraph(), 2);
-    QCOMPARE(lab::checkedMatmulNodes(capped.graph, capped.plan), (std::vector<std::int64_t>{3}));
+    QCOMPARE(lab::checkedGemmNodes(capped.graph, capped.plan), (std::vector<std::int64_t>{3}));
     const Prepared ints = prepare(chainGraph(DType::I32));
-    QVERIFY(lab::checkedMatmulNodes(ints.graph, ints.plan).empty());
+    QVERIFY(lab::checkedGemmNodes(ints.graph, ints.plan).empty());
+}
+
+void TestCheapAudit::blasConvolutionsPassWhenTheGreyZoneIsCheckedExactly() {
+    // Both conv2d nodes of the conv graph (strided, padded, dilated, grouped; then a plain one)
+    // through im2col and OpenBLAS, the rest by the reference: accepted for every seed; the
+    // gradients (no BLAS path) stay canonical.
+    for (DType dtype : {DType::F32, DType::F64}) {
+        const Prepared p = prepare(convGraph(dtype));
+        QCOMPARE(lab::checkedGemmNodes(p.graph, p.plan), (std::vector<std::int64_t>{4, 6}));
+        const std::vector<Tensor> inputs = convInputs(dtype);
+        goblin::reference::GraphRunHooks blas;
+        blas.computeNode =
+            [](const graph::GraphNode& node,
+               std::span<const Tensor> args) -> std::optional<goblin::Expected<Tensor>> {
+            if (node.op != ops::OpCode::Conv2d)
+                return std::nullopt;
+            return goblin::compute::blasConv2d(args[0], args[1], node.attrs);
+        };
+        const auto claimed = goblin::reference::runGraph(p.graph, p.plan, inputs, blas).value();
+        const auto canonical = goblin::reference::runGraph(p.graph, p.plan, inputs).value();
+        QVERIFY(!std::equal(claimed[0].bytes().begin(), claimed[0].bytes().end(),
+                            canonical[0].bytes().begin())); // another summation order
+        for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+            goblin::core::SeededRandom random(seed);
+            const lab::CheapAuditReport report = lab::runCheapAudit(
+                p.graph, p.plan, inputs, claimed, {}, random, nullptr, lab::GreyZone::CheckExactly);
+            QVERIFY2(report.passed, report.reason.c_str());
+            QCOMPARE(report.checked, std::size_t{4});
+        }
+    }
 }
 
 #include "test_cheap_audit.moc"

@@ -3,6 +3,8 @@
 // adapted to the chunk, and the referee's decisions over replicas.
 #include <QtTest/QtTest>
 
+#include <array>
+
 #include <numeric>
 
 #include <boost/json.hpp>
@@ -66,6 +68,7 @@ private Q_SLOTS:
     void submissionChecksInputsAndBatch();
     void chunksAdaptStaticShapesAndMergeBack();
     void chunksRefuseANonSeparableGraph();
+    void chunksFollowTheRowsWhenOtherDimsEqualTheBatch();
     void microBatchesRunTheGraphUnchangedAndAverage();
     void microBatchSubmissionsAreCheckedUpFront();
     void refereeDecisions();
@@ -153,6 +156,65 @@ void TestGraphTasks::chunksAdaptStaticShapesAndMergeBack() {
         QVERIFY(std::equal(merged[o].bytes().begin(), merged[o].bytes().end(),
                            expected[o].bytes().begin()));
     }
+}
+
+// x [B, H, L, E] → reshape [B·H, L, E] → relu → reshape [B, H, L, E] (a batched matmul's
+// decomposition): with E = B, the target dim equal to the batch is the wrong one.
+graph::Graph headsGraph(std::int64_t b, std::int64_t h, std::int64_t l, std::int64_t e) {
+    graph::Graph g;
+    g.inputs.push_back({0, {DType::F32, {b, h, l, e}}});
+    g.nodes.push_back({1, ops::OpCode::Reshape, {0}, {{"shape", ops::IntList{b * h, l, e}}}});
+    g.nodes.push_back({2, ops::OpCode::Relu, {1}, {}});
+    g.nodes.push_back({3, ops::OpCode::Reshape, {2}, {{"shape", ops::IntList{b, h, l, e}}}});
+    g.nodes.push_back({4, ops::OpCode::Sum, {3}, {{"dims", ops::IntList{1, 2}}}});
+    g.outputs = {4};
+    return g;
+}
+
+void TestGraphTasks::chunksFollowTheRowsWhenOtherDimsEqualTheBatch() {
+    const graph::GraphLimits limits;
+    // B = E = 4, L = 8 (a multiple of B): each chunk's outputs must be the whole graph's rows.
+    for (const auto& [b, h, l, e] :
+         {std::array<std::int64_t, 4>{4, 2, 8, 4}, std::array<std::int64_t, 4>{4, 4, 8, 2},
+          std::array<std::int64_t, 4>{2, 3, 4, 2}}) {
+        const graph::Graph g = headsGraph(b, h, l, e);
+        Tensor x = iota({b, h, l, e});
+        for (float& v : x.values<float>())
+            v -= 20.0f;
+        auto parsed = lab::parseGraphSubmission(
+            submission(g, {copyOf(x)}, R"({"inputs":[0],"outputs":[0],"chunks":2})"), limits);
+        QVERIFY(parsed.has_value());
+        auto chunks = lab::splitIntoChunks(*parsed, 1, limits);
+        QVERIFY2(chunks.has_value(), chunks ? "" : chunks.error().message.c_str());
+        std::vector<std::vector<Tensor>> outputs;
+        for (const lab::GraphChunk& chunk : *chunks) {
+            std::vector<Tensor> inputs{*chunk.inputs[0]};
+            outputs.push_back(goblin::reference::runGraph(chunk.graph, chunk.plan, inputs).value());
+        }
+        const auto merged = lab::mergeChunkOutputs(*parsed, *chunks, outputs).value();
+        std::vector<Tensor> whole{x};
+        const auto expected =
+            goblin::reference::runGraph(parsed->graph, parsed->plan, whole).value();
+        QCOMPARE(merged[0].shape(), expected[0].shape());
+        QVERIFY2(std::equal(merged[0].bytes().begin(), merged[0].bytes().end(),
+                            expected[0].bytes().begin()),
+                 (std::to_string(b) + " " + std::to_string(h)).c_str());
+    }
+    // A constant broadcast to [B, H] with B = H: which dim is the batch cannot be known from the
+    // shapes; the split is refused, not guessed.
+    graph::Graph g;
+    g.inputs.push_back({0, {DType::F32, {4, 4}}});
+    g.constants.push_back({1, Tensor::allocate(DType::F32, {1, 1}).value()});
+    g.nodes.push_back({2, ops::OpCode::Expand, {1}, {{"shape", ops::IntList{4, 4}}}});
+    g.nodes.push_back({3, ops::OpCode::Add, {0, 2}, {}});
+    g.outputs = {3};
+    auto parsed = lab::parseGraphSubmission(
+        submission(g, {iota({4, 4})}, R"({"inputs":[0],"outputs":[0],"chunks":2})"), limits);
+    QVERIFY(parsed.has_value());
+    auto refused = lab::splitIntoChunks(*parsed, 1, limits);
+    QVERIFY(!refused.has_value());
+    QVERIFY2(refused.error().message.find("of the batch") != std::string::npos,
+             refused.error().message.c_str());
 }
 
 void TestGraphTasks::chunksRefuseANonSeparableGraph() {

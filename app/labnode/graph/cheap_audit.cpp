@@ -95,7 +95,7 @@ HeavyCheck checkClaimedMatmul(const Tensor& a, const Tensor& b, const Tensor& c,
 HeavyCheck checkConv(const core::graph::GraphNode& node, std::span<const Tensor> args,
                      const Tensor& claim, const Checker& checker, CheapAuditReport& report) {
     const ConvCheckReport check =
-        checkClaimedConv(node, args, claim, checker.options, checker.random);
+        checkClaimedConv(node, args, claim, checker.options, checker.random, checker.greyZone);
     if (check.verdict == verify::Verdict::Escalate)
         return HeavyCheck::NeedsRecompute;
     if (check.verdict == verify::Verdict::Rejected) {

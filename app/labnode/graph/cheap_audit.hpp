@@ -21,6 +21,7 @@
 #include "goblin/core/random_source.hpp"
 #include "goblin/core/tensor.hpp"
 #include "goblin/verify/matmul_check.hpp"
+#include "grey_zone.hpp"
 
 namespace goblin::labnode {
 
@@ -52,12 +53,6 @@ private:
     std::mutex m_mutex;
     std::map<Key, std::shared_ptr<const verify::ColumnProbe>> m_probes;
 };
-
-// What a grey-zone matmul (Freivalds cannot decide it) gets: the node recomputes it with the
-// reference and compares bit for bit (a replica of canonical kernels), or every element is
-// compared with its own bound by verify::checkMatmulTileExactly (a replica whose matmuls ran
-// through a BLAS: GraphVerification::Freivalds, whose bits are not the reference's).
-enum class GreyZone { RecomputeBitwise, CheckExactly };
 
 // `claimed` are the replica's outputs in graph.outputs order (witnesses included); `inputs` in
 // graph.inputs order; `plan` from core::graph::validateGraph(graph). `probes` (may be null) shares

@@ -79,6 +79,15 @@ template <class T> std::vector<std::byte> buffer(std::int64_t count) {
     return std::vector<std::byte>(static_cast<std::size_t>(count) * sizeof(T));
 }
 
+// A grey-zone tile decided per element by the exact check when the claim's bits may be any
+// GEMM's (GreyZone::CheckExactly); otherwise it escalates (the node recomputes, bit for bit).
+verify::MatmulCheckReport decided(verify::MatmulCheckReport tile, const MatrixView& a,
+                                  const MatrixView& b, const MatrixView& c, GreyZone greyZone) {
+    if (tile.verdict == verify::Verdict::Escalate && greyZone == GreyZone::CheckExactly)
+        return verify::checkMatmulTileExactly(a, b, c);
+    return tile;
+}
+
 // Folds one tile's verdict into the report; false when the check must stop there.
 bool fold(const verify::MatmulCheckReport& tile, const std::string& where,
           ConvCheckReport& report) {
@@ -132,7 +141,7 @@ constexpr std::int64_t kMaxSlabElements = std::int64_t{1} << 22;
 template <class T>
 ConvCheckReport checkForward(const Tensor& xt, const Tensor& wt, const Tensor& yt,
                              const Geometry& g, const verify::MatmulCheckOptions& options,
-                             core::RandomSource& random) {
+                             core::RandomSource& random, GreyZone greyZone) {
     ConvCheckReport report{verify::Verdict::Accepted, 0.0, {}};
     const core::DType dtype = yt.dtype();
     const T* x = xt.values<T>().data();
@@ -157,8 +166,9 @@ ConvCheckReport checkForward(const Tensor& xt, const Tensor& wt, const Tensor& y
                 for (std::int64_t pos = 0; pos < m; ++pos)
                     cm[pos * og + j] = plane[pos];
             }
-            const auto tile = verify::checkMatmulTileWithProbe(viewOf(aStore, dtype, m, k), bv,
-                                                               viewOf(cStore, dtype, m, og), probe);
+            const MatrixView av = viewOf(aStore, dtype, m, k), cv = viewOf(cStore, dtype, m, og);
+            const auto tile =
+                decided(verify::checkMatmulTileWithProbe(av, bv, cv, probe), av, bv, cv, greyZone);
             if (!fold(tile, "group " + std::to_string(group) + " image " + std::to_string(b),
                       report))
                 return report;
@@ -170,7 +180,7 @@ ConvCheckReport checkForward(const Tensor& xt, const Tensor& wt, const Tensor& y
 template <class T>
 ConvCheckReport checkInputGrad(const Tensor& dyt, const Tensor& wt, const Tensor& dxt,
                                const Geometry& g, const verify::MatmulCheckOptions& options,
-                               core::RandomSource& random) {
+                               core::RandomSource& random, GreyZone greyZone) {
     ConvCheckReport report{verify::Verdict::Accepted, 0.0, {}};
     const core::DType dtype = dxt.dtype();
     const T* dy = dyt.values<T>().data();
@@ -212,8 +222,10 @@ ConvCheckReport checkInputGrad(const Tensor& dyt, const Tensor& wt, const Tensor
                 for (std::int64_t pos = 0; pos < m; ++pos)
                     cm[pos * g.ci + ch] = plane[pos];
             }
-            const auto tile = verify::checkMatmulTileWithProbe(
-                viewOf(aStore, dtype, m, k), bv, viewOf(cStore, dtype, m, g.ci), probe);
+            const MatrixView av = viewOf(aStore, dtype, m, k);
+            const MatrixView cv = viewOf(cStore, dtype, m, g.ci);
+            const auto tile =
+                decided(verify::checkMatmulTileWithProbe(av, bv, cv, probe), av, bv, cv, greyZone);
             if (!fold(tile, "group " + std::to_string(group) + " image " + std::to_string(b),
                       report))
                 return report;
@@ -225,7 +237,7 @@ ConvCheckReport checkInputGrad(const Tensor& dyt, const Tensor& wt, const Tensor
 template <class T>
 ConvCheckReport checkWeightGrad(const Tensor& xt, const Tensor& dyt, const Tensor& dwt,
                                 const Geometry& g, const verify::MatmulCheckOptions& options,
-                                core::RandomSource& random) {
+                                core::RandomSource& random, GreyZone greyZone) {
     ConvCheckReport report{verify::Verdict::Accepted, 0.0, {}};
     const core::DType dtype = dwt.dtype();
     const T* x = xt.values<T>().data();
@@ -249,9 +261,10 @@ ConvCheckReport checkWeightGrad(const Tensor& xt, const Tensor& dyt, const Tenso
                                 dwt.bytes().data() +
                                     static_cast<std::size_t>(group * og * k + first) * sizeof(T),
                                 og, width, k};
+            const MatrixView av = viewOf(aStore, dtype, og, inner);
+            const MatrixView bv = viewOf(bStore, dtype, inner, width);
             const auto tile =
-                verify::checkMatmulTile(viewOf(aStore, dtype, og, inner),
-                                        viewOf(bStore, dtype, inner, width), cv, options, random);
+                decided(verify::checkMatmulTile(av, bv, cv, options, random), av, bv, cv, greyZone);
             if (!fold(tile, "group " + std::to_string(group) + " columns " + std::to_string(first),
                       report))
                 return report;
@@ -263,14 +276,15 @@ ConvCheckReport checkWeightGrad(const Tensor& xt, const Tensor& dyt, const Tenso
 template <class T>
 ConvCheckReport check(const core::graph::GraphNode& node, std::span<const Tensor> args,
                       const Tensor& claim, const Geometry& g,
-                      const verify::MatmulCheckOptions& options, core::RandomSource& random) {
+                      const verify::MatmulCheckOptions& options, core::RandomSource& random,
+                      GreyZone greyZone) {
     if (!allFinite<T>(args[0]) || !allFinite<T>(args[1]) || !allFinite<T>(claim))
         return {verify::Verdict::Escalate, 0.0, "non-finite operand or value"};
     if (node.op == OpCode::Conv2d)
-        return checkForward<T>(args[0], args[1], claim, g, options, random);
+        return checkForward<T>(args[0], args[1], claim, g, options, random, greyZone);
     if (node.op == OpCode::Conv2dInputGrad)
-        return checkInputGrad<T>(args[0], args[1], claim, g, options, random);
-    return checkWeightGrad<T>(args[0], args[1], claim, g, options, random);
+        return checkInputGrad<T>(args[0], args[1], claim, g, options, random, greyZone);
+    return checkWeightGrad<T>(args[0], args[1], claim, g, options, random, greyZone);
 }
 
 } // namespace
@@ -293,7 +307,7 @@ ConvSizes convSizesOf(const core::graph::GraphNode& node, const core::graph::Gra
 ConvCheckReport checkClaimedConv(const core::graph::GraphNode& node,
                                  std::span<const core::Tensor> args, const core::Tensor& claim,
                                  const verify::MatmulCheckOptions& options,
-                                 core::RandomSource& random) {
+                                 core::RandomSource& random, GreyZone greyZone) {
     const auto g = geometryOf(node, args[0].shape(), args[1].shape(), claim.shape());
     if (!g || g->o % g->groups != 0)
         return {verify::Verdict::Escalate, 0.0, "not a convolution this check knows"};
@@ -302,9 +316,9 @@ ConvCheckReport checkClaimedConv(const core::graph::GraphNode& node,
     if (args[0].elementCount() == 0 || args[1].elementCount() == 0)
         return {verify::Verdict::Escalate, 0.0, "empty reduction"};
     if (claim.dtype() == core::DType::F64)
-        return check<double>(node, args, claim, *g, options, random);
+        return check<double>(node, args, claim, *g, options, random, greyZone);
     if (claim.dtype() == core::DType::F32)
-        return check<float>(node, args, claim, *g, options, random);
+        return check<float>(node, args, claim, *g, options, random, greyZone);
     return {verify::Verdict::Escalate, 0.0, "not a floating-point convolution"};
 }
 

@@ -20,6 +20,7 @@
 #include "goblin/core/random_source.hpp"
 #include "goblin/core/tensor.hpp"
 #include "goblin/verify/matmul_check.hpp"
+#include "grey_zone.hpp"
 
 namespace goblin::labnode {
 
@@ -43,6 +44,7 @@ ConvSizes convSizesOf(const core::graph::GraphNode& node, const core::graph::Gra
 ConvCheckReport checkClaimedConv(const core::graph::GraphNode& node,
                                  std::span<const core::Tensor> args, const core::Tensor& claim,
                                  const verify::MatmulCheckOptions& options,
-                                 core::RandomSource& random);
+                                 core::RandomSource& random,
+                                 GreyZone greyZone = GreyZone::RecomputeBitwise);
 
 } // namespace goblin::labnode

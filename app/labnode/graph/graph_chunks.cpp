@@ -5,6 +5,7 @@
 #include <map>
 #include <variant>
 
+#include "chunk_shapes.hpp"
 #include "goblin/core/graph/graph_json.hpp"
 #include "goblin/net/content_digest.hpp"
 #include "goblin/net/limits.hpp"
@@ -16,49 +17,6 @@ namespace goblin::labnode {
 namespace {
 
 using core::ops::OpCode;
-
-// Captured programs bake the batch size into reshape and expand targets (static shapes). For a
-// chunk of `rows` out of `fullBatch`, a target dimension equal to the batch (or a multiple of it,
-// when the batch was flattened with other dims) is scaled to the chunk, the first that makes the
-// op's shapes fit. Whatever cannot be adapted fails validation, and the outputs are checked after.
-Expected<void> adaptShapeTargets(core::graph::Graph& graph, const std::vector<std::size_t>& order,
-                                 std::int64_t fullBatch, std::int64_t rows) {
-    std::map<core::graph::ValueId, core::ops::TensorSpec> specs;
-    for (const auto& input : graph.inputs)
-        specs[input.id] = input.spec;
-    for (const auto& constant : graph.constants)
-        specs[constant.id] = {constant.value.dtype(), constant.value.shape()};
-    for (std::size_t index : order) {
-        core::graph::GraphNode& node = graph.nodes[index];
-        std::vector<core::ops::TensorSpec> args;
-        for (auto id : node.args)
-            args.push_back(specs.at(id));
-        auto out = core::ops::inferOutput(node.op, args, node.attrs);
-        if (!out && (node.op == OpCode::Reshape || node.op == OpCode::Expand) &&
-            fullBatch != rows) {
-            auto target = core::ops::attrIntList(node.attrs, "shape", std::nullopt);
-            for (int exact = 1; target && !out && exact >= 0; --exact) {
-                for (std::size_t i = 0; i < target->size() && !out; ++i) {
-                    const std::int64_t dim = (*target)[i];
-                    if (dim <= 0 || (exact ? dim != fullBatch : dim % fullBatch != 0))
-                        continue;
-                    core::ops::Attributes attrs = node.attrs;
-                    core::ops::IntList adapted = *target;
-                    adapted[i] = dim / fullBatch * rows;
-                    attrs["shape"] = adapted;
-                    if (auto fitted = core::ops::inferOutput(node.op, args, attrs)) {
-                        node.attrs = std::move(attrs);
-                        out = std::move(fitted);
-                    }
-                }
-            }
-        }
-        if (!out)
-            return tl::unexpected(out.error());
-        specs[node.id] = *out;
-    }
-    return {};
-}
 
 std::int64_t peakBytesOf(const core::graph::GraphPlan& plan) {
     std::int64_t total = 0;
@@ -72,7 +30,7 @@ void finishChunk(GraphChunk& chunk, GraphVerification verification) {
     chunk.witnesses =
         addWitnessOutputs(chunk.graph, chunk.plan, net::Limits{}.maxTensorsPerMessage);
     if (verification == GraphVerification::Freivalds)
-        chunk.gemmNodes = checkedMatmulNodes(chunk.graph, chunk.plan);
+        chunk.gemmNodes = checkedGemmNodes(chunk.graph, chunk.plan);
     chunk.json = core::graph::encodeGraph(chunk.graph);
     chunk.tolerances = verify::outputTolerances(chunk.graph, chunk.plan);
     chunk.peakBytes = peakBytesOf(chunk.plan);
@@ -167,7 +125,7 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
             result.push_back(std::move(chunk));
             continue;
         }
-        auto adapted = adaptShapeTargets(chunk.graph, submission.plan.order, batch.size, rows);
+        auto adapted = adaptShapeTargets(chunk.graph, submission.plan, batch.size, rows);
         auto plan = adapted ? core::graph::validateGraph(chunk.graph, limits)
                             : Expected<core::graph::GraphPlan>(tl::unexpected(adapted.error()));
         if (!plan)

@@ -29,8 +29,9 @@ struct GraphChunk {
     std::int64_t peakBytes = 0;
     // Witness outputs appended after the researcher's (graph.outputs' last `witnesses` entries).
     std::size_t witnesses = 0;
-    // With GraphVerification::Freivalds: the heavy matmuls whose values are outputs (the node
-    // checks them by Freivalds), which volunteers may compute with any GEMM (gemm_nodes).
+    // With GraphVerification::Freivalds: the heavy matmuls and conv2ds whose values are outputs
+    // (the node checks them by Freivalds), which volunteers may compute with any GEMM
+    // (gemm_nodes).
     std::vector<std::int64_t> gemmNodes;
 };
 

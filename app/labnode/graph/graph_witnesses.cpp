@@ -56,13 +56,13 @@ std::size_t addWitnessOutputs(core::graph::Graph& graph, const core::graph::Grap
     return heavy.size();
 }
 
-std::vector<std::int64_t> checkedMatmulNodes(const core::graph::Graph& graph,
-                                             const core::graph::GraphPlan& plan) {
+std::vector<std::int64_t> checkedGemmNodes(const core::graph::Graph& graph,
+                                           const core::graph::GraphPlan& plan) {
     const std::set<core::graph::ValueId> outputs(graph.outputs.begin(), graph.outputs.end());
     std::vector<std::int64_t> nodes;
     for (const core::graph::GraphNode& node : graph.nodes)
-        if (node.op == core::ops::OpCode::Matmul && outputs.contains(node.id) &&
-            isHeavyNode(node, plan))
+        if ((node.op == core::ops::OpCode::Matmul || node.op == core::ops::OpCode::Conv2d) &&
+            outputs.contains(node.id) && isHeavyNode(node, plan))
             nodes.push_back(node.id);
     return nodes;
 }

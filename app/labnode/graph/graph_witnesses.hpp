@@ -38,9 +38,11 @@ bool isHeavyNode(const core::graph::GraphNode& node, const core::graph::GraphPla
 std::size_t addWitnessOutputs(core::graph::Graph& graph, const core::graph::GraphPlan& plan,
                               std::size_t maxOutputs);
 
-// The heavy matmul nodes whose values are outputs of the graph (witnesses or the researcher's):
-// the ones a cheap audit checks by Freivalds instead of recomputing, in node order.
-std::vector<std::int64_t> checkedMatmulNodes(const core::graph::Graph& graph,
-                                             const core::graph::GraphPlan& plan);
+// The heavy matmul and conv2d nodes whose values are outputs of the graph (witnesses or the
+// researcher's): checked by a cheap audit by Freivalds instead of recomputed, so a volunteer may
+// compute them with any GEMM (GraphVerification::Freivalds, the task's gemm_nodes). Node order.
+// (The convolutions' gradients are checked alike but have no BLAS path on volunteers yet.)
+std::vector<std::int64_t> checkedGemmNodes(const core::graph::Graph& graph,
+                                           const core::graph::GraphPlan& plan);
 
 } // namespace goblin::labnode

@@ -7,6 +7,7 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "goblin/compute/blas_conv.hpp"
 #include "goblin/compute/blas_matmul.hpp"
 #include "goblin/core/graph/graph_json.hpp"
 #include "goblin/reference/graph_executor.hpp"
@@ -14,7 +15,7 @@
 namespace goblin::volunteer {
 namespace {
 
-// The task's gemm_nodes, each an f32/f64 matmul node of the graph.
+// The task's gemm_nodes, each an f32/f64 matmul or conv2d node of the graph.
 Expected<std::set<core::graph::ValueId>> gemmNodesOf(const core::graph::Graph& graph,
                                                      const core::graph::GraphPlan& plan,
                                                      const std::vector<std::int64_t>& ids) {
@@ -22,12 +23,13 @@ Expected<std::set<core::graph::ValueId>> gemmNodesOf(const core::graph::Graph& g
     for (std::int64_t id : ids) {
         const auto node = std::find_if(graph.nodes.begin(), graph.nodes.end(),
                                        [&](const auto& each) { return each.id == id; });
-        const bool matmul = node != graph.nodes.end() && node->op == core::ops::OpCode::Matmul;
-        const core::DType dtype = matmul ? plan.specs.at(node->id).dtype : core::DType::Bool;
+        const bool gemm = node != graph.nodes.end() && (node->op == core::ops::OpCode::Matmul ||
+                                                        node->op == core::ops::OpCode::Conv2d);
+        const core::DType dtype = gemm ? plan.specs.at(node->id).dtype : core::DType::Bool;
         if (dtype != core::DType::F32 && dtype != core::DType::F64)
             return makeError(ErrorCode::InvalidMessage,
                              "gemm_nodes names " + std::to_string(id) +
-                                 ", which is not an f32 or f64 matmul node of the graph");
+                                 ", which is not an f32 or f64 matmul or conv2d node of the graph");
         nodes.insert(node->id);
     }
     return nodes;
@@ -123,9 +125,12 @@ Expected<GraphTaskResult> GraphExecutors::run(const boost::json::value& graphJso
             [&nodes = *gemm](
                 const core::graph::GraphNode& node,
                 std::span<const core::Tensor> args) -> std::optional<Expected<core::Tensor>> {
-            if (!nodes.contains(node.id))
+            // NaN or Inf anywhere: the canonical kernel, whose bits the node compares.
+            if (!nodes.contains(node.id) || !allFinite(args[0]) || !allFinite(args[1]))
                 return std::nullopt;
-            auto product = compute::blasMatmul(args[0], args[1]);
+            auto product = node.op == core::ops::OpCode::Conv2d
+                               ? compute::blasConv2d(args[0], args[1], node.attrs)
+                               : compute::blasMatmul(args[0], args[1]);
             if (product && !allFinite(*product))
                 return std::nullopt;
             return product;

@@ -33,10 +33,11 @@ public:
 
     // Errors of the computation itself (integer division by zero, an index out of range) are the
     // task's answer; a device failure falls back to the CPU reference for this task.
-    // `gemmNodes` (the task's gemm_nodes: f32/f64 matmul nodes the lab node checks by Freivalds)
-    // run through OpenBLAS when the graph runs on the CPU (backend "cpu-reference+blas"); a value
-    // with NaN or Inf is computed again with the canonical kernel, whose bits the node's check of
-    // non-finite values compares. Ids that are not such nodes of the graph refuse the task.
+    // `gemmNodes` (the task's gemm_nodes: f32/f64 matmul and conv2d nodes the lab node checks by
+    // Freivalds) run through OpenBLAS when the graph runs on the CPU (backend
+    // "cpu-reference+blas"); with NaN or Inf in an operand or the value, the node runs the
+    // canonical kernel, whose bits the node's check of non-finite values compares. Ids that are
+    // not such nodes of the graph refuse the task.
     Expected<GraphTaskResult> run(const boost::json::value& graph,
                                   const std::vector<net::TensorPtr>& inputs,
                                   const core::graph::GraphLimits& limits,

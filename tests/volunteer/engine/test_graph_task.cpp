@@ -121,7 +121,36 @@ void TestGraphTask::gemmNodesRunThroughBlas() {
     for (std::size_t i = 0; i < got.size(); ++i)
         worst = std::max(worst, std::abs(got[i] - want[i]));
     QVERIFY2(worst < 1e-3f, std::to_string(worst).c_str()); // rounding apart, not the same bits
-    // Ids that are not matmul nodes of the graph refuse the task before anything runs.
+    // A conv2d node through im2col and OpenBLAS: rounding apart from the canonical kernel.
+    graph::Graph conv;
+    conv.inputs.push_back({0, {DType::F32, {2, 8, 10, 10}}});
+    conv.inputs.push_back({1, {DType::F32, {16, 4, 3, 3}}});
+    conv.nodes.push_back({2,
+                          ops::OpCode::Conv2d,
+                          {0, 1},
+                          {{"padding", ops::IntList{1, 1}},
+                           {"stride", ops::IntList{2, 1}},
+                           {"groups", std::int64_t{2}}}});
+    conv.outputs = {2};
+    const boost::json::value convJson = boost::json::parse(graph::encodeGraph(conv));
+    std::vector<goblin::net::TensorPtr> convInputs;
+    for (const goblin::core::Shape& shape :
+         {goblin::core::Shape{2, 8, 10, 10}, goblin::core::Shape{16, 4, 3, 3}}) {
+        Tensor t = Tensor::allocate(DType::F32, shape).value();
+        auto values = t.values<float>();
+        for (std::size_t i = 0; i < values.size(); ++i)
+            values[i] = static_cast<float>((i * 7919) % 101) / 101.0f - 0.5f;
+        convInputs.push_back(std::make_shared<const Tensor>(std::move(t)));
+    }
+    const auto exactConv = executors.run(convJson, convInputs, {}).value();
+    const auto blasConv = executors.run(convJson, convInputs, {}, {}, {2}).value();
+    QCOMPARE(blasConv.backend, std::string("cpu-reference+blas"));
+    const auto convGot = blasConv.outputs.at(0).values<float>();
+    const auto convWant = exactConv.outputs.at(0).values<float>();
+    QCOMPARE(convGot.size(), convWant.size());
+    for (std::size_t i = 0; i < convGot.size(); ++i)
+        QVERIFY2(std::abs(convGot[i] - convWant[i]) < 1e-4f, std::to_string(i).c_str());
+    // Ids that are not matmul or conv2d nodes of the graph refuse the task before anything runs.
     for (const std::vector<std::int64_t>& wrong :
          {std::vector<std::int64_t>{3}, std::vector<std::int64_t>{99}}) {
         auto refused = executors.run(chainGraph(2), inputs, {}, {}, wrong);
