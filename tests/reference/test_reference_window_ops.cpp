@@ -4,9 +4,11 @@
 #include <QtTest/QtTest>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 
+#include "goblin/core/ops/op_geometry.hpp"
 #include "goblin/reference/graph_executor.hpp"
 #include "support/reference_op_helpers.hpp"
 
@@ -89,6 +91,52 @@ private Q_SLOTS:
                                 toleranceBound(tolerance, DType::F32, exact, scale, 12));
                     }
     }
+    void conv2dSumsEachElementsTapsInOrder() {
+        // The kernel runs tap by tap over whole output planes; every element must still be the
+        // sequential sum over (c, kh, kw) from 0, padding skipped: the same bits as this loop.
+        const std::vector<Attributes> geometries{
+            kConv,
+            {{"padding", IntList{1, 1}}},
+            {{"stride", IntList{3, 2}}, {"padding", IntList{2, 0}}},
+            {{"dilation", IntList{2, 3}}, {"padding", IntList{3, 3}}, {"groups", std::int64_t{4}}}};
+        unsigned seed = 40;
+        for (const Attributes& attrs : geometries) {
+            const Tensor x = random<float>(DType::F32, {2, 8, 9, 11}, seed++);
+            const std::int64_t groups =
+                attrs.contains("groups") ? std::get<std::int64_t>(attrs.at("groups")) : 1;
+            const Tensor w = random<float>(DType::F32, {8, 8 / groups, 3, 3}, seed++);
+            const Tensor y = runOp(OpCode::Conv2d, std::vector<Tensor>{x, w}, attrs).value();
+            const Conv2dParams p = conv2dParams(attrs).value();
+            const auto g = conv2dGeometry(x.shape(), w.shape(), y.shape(), p.groups);
+            const auto xv = x.values<float>(), wv = w.values<float>(), yv = y.values<float>();
+            for (std::int64_t b = 0; b < g.n; ++b)
+                for (std::int64_t oc = 0; oc < g.o; ++oc)
+                    for (std::int64_t oy = 0; oy < g.oh; ++oy)
+                        for (std::int64_t ox = 0; ox < g.ow; ++ox) {
+                            float acc = 0;
+                            for (std::int64_t ch = 0; ch < g.ci; ++ch)
+                                for (std::int64_t ky = 0; ky < g.kh; ++ky)
+                                    for (std::int64_t kx = 0; kx < g.kw; ++kx) {
+                                        const std::int64_t iy =
+                                            oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
+                                        const std::int64_t ix =
+                                            ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
+                                        if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w)
+                                            continue;
+                                        const std::int64_t first = oc / g.outPerGroup() * g.ci;
+                                        const float product = xv[g.x(b, first + ch, iy, ix)] *
+                                                              wv[g.wt(oc, ch, ky, kx)];
+                                        acc = acc + product;
+                                    }
+                            const float got = yv[g.out(b, oc, oy, ox)];
+                            QVERIFY2(std::memcmp(&got, &acc, sizeof acc) == 0,
+                                     (std::to_string(oc) + " " + std::to_string(oy) + " " +
+                                      std::to_string(ox))
+                                         .c_str());
+                        }
+        }
+    }
+
     void conv2dGradientsAreAdjoints() {
         // ⟨conv(x, w), g⟩ = ⟨x, input_grad(g, w)⟩ = ⟨w, weight_grad(x, g)⟩ for every x, w, g.
         const Tensor x = random<double>(DType::F64, {2, 4, 7, 6}, 3);

@@ -1,6 +1,8 @@
 // Reference kernels of conv2d (NCHW input, OIHW weight, I = C/groups) and its input and weight
 // gradients. Positions in the zero padding contribute nothing (they are skipped, not multiplied).
 // Accumulation orders are fixed: conv2d c, kh, kw; input grad o, kh, kw; weight grad n, oh, ow.
+#include <algorithm>
+
 #include "goblin/core/ops/op_geometry.hpp"
 #include "kernels.hpp"
 
@@ -11,30 +13,45 @@ using core::ops::Conv2dParams;
 
 using ConvGeometry = core::ops::Conv2dGeometry;
 
+// The output columns [first, last) whose tap kx reads an input column inside the image.
+struct ColumnRange {
+    std::int64_t first = 0, last = 0;
+};
+ColumnRange insideColumns(std::int64_t kx, const ConvGeometry& g, const Conv2dParams& p) {
+    const std::int64_t offset = kx * p.dilation[1] - p.padding[1], stride = p.stride[1];
+    // ox·stride + offset ∈ [0, w)
+    const std::int64_t first = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+    const std::int64_t last = g.w - offset <= 0 ? 0 : (g.w - offset + stride - 1) / stride;
+    return {std::min(first, g.ow), std::clamp<std::int64_t>(last, 0, g.ow)};
+}
+
+// Each output element sums its taps in the order c, kh, kw, skipping those in the padding, from
+// 0: the loops run tap by tap over a whole output plane (so the innermost loop over output columns
+// vectorises), but every element still adds the same products in the same order.
 template <class T>
 void conv2d(const T* x, const T* w, const ConvGeometry& g, const Conv2dParams& p, T* y) {
     for (std::int64_t b = 0; b < g.n; ++b)
         for (std::int64_t oc = 0; oc < g.o; ++oc) {
             const std::int64_t first = oc / g.outPerGroup() * g.ci;
-            for (std::int64_t oy = 0; oy < g.oh; ++oy)
-                for (std::int64_t ox = 0; ox < g.ow; ++ox) {
-                    T acc = 0;
-                    for (std::int64_t ch = 0; ch < g.ci; ++ch)
-                        for (std::int64_t ky = 0; ky < g.kh; ++ky) {
+            T* plane = y + g.out(b, oc, 0, 0);
+            std::fill(plane, plane + g.oh * g.ow, T(0));
+            for (std::int64_t ch = 0; ch < g.ci; ++ch)
+                for (std::int64_t ky = 0; ky < g.kh; ++ky)
+                    for (std::int64_t kx = 0; kx < g.kw; ++kx) {
+                        const T weight = w[g.wt(oc, ch, ky, kx)];
+                        const ColumnRange columns = insideColumns(kx, g, p);
+                        const std::int64_t offset = kx * p.dilation[1] - p.padding[1];
+                        for (std::int64_t oy = 0; oy < g.oh; ++oy) {
                             const std::int64_t iy =
                                 oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
                             if (iy < 0 || iy >= g.h)
                                 continue;
-                            for (std::int64_t kx = 0; kx < g.kw; ++kx) {
-                                const std::int64_t ix =
-                                    ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
-                                if (ix >= 0 && ix < g.w)
-                                    acc = acc +
-                                          x[g.x(b, first + ch, iy, ix)] * w[g.wt(oc, ch, ky, kx)];
-                            }
+                            const T* row = x + g.x(b, first + ch, iy, 0);
+                            T* out = plane + oy * g.ow;
+                            for (std::int64_t ox = columns.first; ox < columns.last; ++ox)
+                                out[ox] = out[ox] + row[ox * p.stride[1] + offset] * weight;
                         }
-                    y[g.out(b, oc, oy, ox)] = acc;
-                }
+                    }
         }
 }
 

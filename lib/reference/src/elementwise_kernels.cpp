@@ -1,6 +1,8 @@
 // Reference kernels of the elementwise ops (unary, binary with broadcasting, where, clamp); the
 // per-element math is kernels/goblin_math.h, shared with the OpenCL kernels.
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "kernels.hpp"
 #include "scalar_math.hpp"
@@ -19,18 +21,50 @@ bool isPredicate(OpCode op) {
     return op >= OpCode::Eq && op <= OpCode::LogicalXor;
 }
 
+// An operand read along rows of the output's last dim: where each row starts in the operand and
+// its step along the row (0 where it broadcasts), so only one offset per row is materialised.
+struct RowWalk {
+    std::vector<std::int64_t> rowStarts;
+    std::int64_t step = 0;
+    std::int64_t width = 1;
+};
+
+RowWalk walkOf(const core::Shape& in, const core::Shape& out) {
+    RowWalk walk;
+    walk.width = out.empty() ? 1 : out.back();
+    if (in.empty()) { // a scalar: every element reads offset 0
+        walk.rowStarts =
+            broadcastOffsets({}, core::Shape(out.begin(), out.end() - (out.empty() ? 0 : 1)));
+        std::fill(walk.rowStarts.begin(), walk.rowStarts.end(), 0);
+        return walk;
+    }
+    const std::int64_t inWidth = in.back();
+    walk.step = inWidth == 1 ? 0 : 1;
+    walk.rowStarts = broadcastOffsets(core::Shape(in.begin(), in.end() - 1),
+                                      core::Shape(out.begin(), out.end() - 1));
+    for (std::int64_t& start : walk.rowStarts)
+        start *= inWidth;
+    return walk;
+}
+
 template <class T> void binary(OpCode op, const Tensor& a, const Tensor& b, Tensor& out) {
-    const auto offsetsA = broadcastOffsets(a.shape(), out.shape());
-    const auto offsetsB = broadcastOffsets(b.shape(), out.shape());
-    const auto va = a.values<T>();
-    const auto vb = b.values<T>();
-    for (std::size_t i = 0; i < offsetsA.size(); ++i) {
-        const T x = va[static_cast<std::size_t>(offsetsA[i])];
-        const T y = vb[static_cast<std::size_t>(offsetsB[i])];
-        if (isPredicate(op))
-            out.values<bool>()[i] = predicateOp(op, x, y);
-        else
-            out.values<T>()[i] = binaryOp(op, x, y);
+    const RowWalk wa = walkOf(a.shape(), out.shape()), wb = walkOf(b.shape(), out.shape());
+    const T* va = a.values<T>().data();
+    const T* vb = b.values<T>().data();
+    const bool predicate = isPredicate(op);
+    bool* flags = predicate ? out.values<bool>().data() : nullptr;
+    T* values = predicate ? nullptr : out.values<T>().data();
+    std::size_t i = 0;
+    for (std::size_t row = 0; row < wa.rowStarts.size(); ++row) {
+        const T* pa = va + wa.rowStarts[row];
+        const T* pb = vb + wb.rowStarts[row];
+        for (std::int64_t j = 0; j < wa.width; ++j, ++i) {
+            const T x = pa[j * wa.step], y = pb[j * wb.step];
+            if (predicate)
+                flags[i] = predicateOp(op, x, y);
+            else
+                values[i] = binaryOp(op, x, y);
+        }
     }
 }
 
@@ -38,14 +72,20 @@ template <class T> void unary(OpCode op, const Tensor& x, Tensor& out, const Att
     const bool tanhGelu =
         core::ops::attrString(attrs, "approximate", std::string("none")).value_or("") == "tanh";
     const auto in = x.values<T>();
-    for (std::size_t i = 0; i < in.size(); ++i) {
-        if (op == OpCode::LogicalNot)
-            out.values<bool>()[i] = in[i] == T{0};
-        else if (op == OpCode::IsNan)
-            out.values<bool>()[i] = isNanValue(in[i]);
-        else
-            out.values<T>()[i] = unaryOp(op, in[i], tanhGelu);
+    if (op == OpCode::LogicalNot || op == OpCode::IsNan) {
+        const auto flags = out.values<bool>();
+        for (std::size_t i = 0; i < in.size(); ++i)
+            flags[i] = op == OpCode::LogicalNot ? in[i] == T{0} : isNanValue(in[i]);
+        return;
     }
+    const auto values = out.values<T>();
+    if (op == OpCode::Relu) { // the commonest op, its switch resolved once: the loop vectorises
+        for (std::size_t i = 0; i < in.size(); ++i)
+            values[i] = unaryOp(OpCode::Relu, in[i], false);
+        return;
+    }
+    for (std::size_t i = 0; i < in.size(); ++i)
+        values[i] = unaryOp(op, in[i], tanhGelu);
 }
 
 template <class T> void where(Args args, Tensor& out) {
