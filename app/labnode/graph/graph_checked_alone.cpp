@@ -39,14 +39,10 @@ void GraphDecisions::checkAlone(GraphTask& task) {
 
 void GraphDecisions::onCheckedAlone(std::int64_t taskId, std::int64_t attempt,
                                     CheapAuditReport report) {
-    GraphTask* found = m_book.task(taskId);
+    GraphTask* found = afterNodeCheck(taskId, report.seconds);
     if (!found)
-        return; // released meanwhile
-    GraphTask& task = *found;
-    task.nodeComputing = false;
-    m_book.jobOf(task).verifySeconds += report.seconds;
-    if (task.settled())
         return;
+    GraphTask& task = *found;
     const auto checked =
         std::find_if(task.replicas.begin(), task.replicas.end(),
                      [&](const Replica& replica) { return replica.attempt == attempt; });

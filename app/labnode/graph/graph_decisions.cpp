@@ -184,16 +184,21 @@ std::shared_ptr<AuditProbes> GraphDecisions::probesOf(const std::string& jobId) 
     return shared;
 }
 
+GraphTask* GraphDecisions::afterNodeCheck(std::int64_t taskId, double seconds) {
+    GraphTask* task = m_book.task(taskId);
+    if (!task)
+        return nullptr; // released meanwhile
+    task->nodeComputing = false;
+    m_book.jobOf(*task).verifySeconds += seconds;
+    return task->settled() ? nullptr : task;
+}
+
 void GraphDecisions::onCheapAudited(std::int64_t taskId, Judgement judgement,
                                     CheapAuditReport report) {
-    GraphTask* found = m_book.task(taskId);
+    GraphTask* found = afterNodeCheck(taskId, report.seconds);
     if (!found)
-        return; // released meanwhile
-    GraphTask& task = *found;
-    task.nodeComputing = false;
-    m_book.jobOf(task).verifySeconds += report.seconds;
-    if (task.settled())
         return;
+    GraphTask& task = *found;
     if (task.replicas.size() != judgement.verdicts.size() || dropQuarantined(task)) {
         task.audited = false; // what was audited changed: judge (and draw) again
         return judge(task);

@@ -77,6 +77,8 @@ private:
     // task; failed, it is rejected and another volunteer is asked.
     void checkAlone(GraphTask& task);
     void onCheckedAlone(std::int64_t taskId, std::int64_t attempt, CheapAuditReport report);
+    // A node check (audit, check alone) came back: the task when it still waits for a decision.
+    GraphTask* afterNodeCheck(std::int64_t taskId, double seconds);
     // The job's shared Freivalds probes of its weights (cheap_audit.hpp).
     std::shared_ptr<AuditProbes> probesOf(const std::string& jobId);
     // Records a rejection of a volunteer's result that no replica of the task keeps.

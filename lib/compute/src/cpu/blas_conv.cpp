@@ -1,21 +1,16 @@
-// Eigen hands large products to OpenBLAS only when EIGEN_USE_BLAS is defined before its headers.
-#define EIGEN_USE_BLAS
+// First: Eigen must see EIGEN_USE_BLAS before any of its headers.
+#include "eigen_blas.hpp"
 
 #include "goblin/compute/blas_conv.hpp"
 
 #include <algorithm>
 #include <vector>
 
-#include <Eigen/Core>
-
 #include "goblin/core/ops/op_catalog.hpp"
 #include "goblin/core/ops/op_geometry.hpp"
 
 namespace goblin::compute {
 namespace {
-
-template <class T>
-using RowMajorMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 // y[n, group's channels] = w_g (O/groups × K) · columns (K × OH·OW), columns the im2col of image
 // n's group channels: rows (ch, ky, kx), columns (oy, ox), 0 where a tap falls in the padding.

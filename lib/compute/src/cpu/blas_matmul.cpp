@@ -1,17 +1,12 @@
-// Eigen hands large products to OpenBLAS only when EIGEN_USE_BLAS is defined before its headers.
-#define EIGEN_USE_BLAS
+// First: Eigen must see EIGEN_USE_BLAS before any of its headers.
+#include "eigen_blas.hpp"
 
 #include "goblin/compute/blas_matmul.hpp"
-
-#include <Eigen/Core>
 
 #include "goblin/core/ops/op_catalog.hpp"
 
 namespace goblin::compute {
 namespace {
-
-template <class T>
-using RowMajorMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 template <class T>
 void multiplyBatches(const core::Tensor& a, const core::Tensor& b, core::Tensor& c) {

@@ -1,12 +1,10 @@
-// Eigen hands large products to OpenBLAS only when EIGEN_USE_BLAS is defined before its headers.
-#define EIGEN_USE_BLAS
+// First: Eigen must see EIGEN_USE_BLAS before any of its headers.
+#include "eigen_blas.hpp"
 
 #include "goblin/compute/eigen_cpu_backend.hpp"
 
 #include <algorithm>
 #include <thread>
-
-#include <Eigen/Core>
 
 #include "matmul_validation.hpp"
 
@@ -15,9 +13,6 @@ extern "C" void openblas_set_num_threads(int threads);
 
 namespace goblin::compute {
 namespace {
-
-template <class T>
-using RowMajorMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 int resolveThreads(int requested) {
     if (requested > 0)
