@@ -93,7 +93,7 @@ def torch_round_seconds(model, loss_fn, x, y, batch, rounds):
     return statistics.median(times[1:] if len(times) > 1 else times)
 
 
-def network_round(net, client, model, loss_fn, x, y, batch, micro, rounds):
+def network_round(net, client, model, loss_fn, x, y, batch, micro, rounds, verification):
     rows = []
     last = {"bytes": net.socket_bytes()}
 
@@ -104,7 +104,7 @@ def network_round(net, client, model, loss_fn, x, y, batch, micro, rounds):
 
     client.train(model, loss_fn, (x, y), optimizer=goblin.optim.AdamW(lr=1e-3), rounds=rounds,
                  batch_size=batch, micro_batch=micro, progress=False, callback=measure,
-                 timeout=1800)
+                 timeout=1800, verification=verification)
     steady = rows[1:] if len(rows) > 1 else rows
     seconds = statistics.median(r[0] for r in steady)
     share = sum(r[1] for r in steady) / sum(r[0] for r in steady)
@@ -117,6 +117,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--families", default="mlp,cnn,lm")
     parser.add_argument("--scale", type=int, default=1, help="divide the batches (a quick try)")
+    parser.add_argument("--verification", default="replicas", choices=["replicas", "freivalds"],
+                        help="how the micro-batch tasks are verified")
     args = parser.parse_args()
     torch.set_num_threads(max(1, torch.get_num_threads()))
     net = Network(volunteers=2, threads=1, slots=1)
@@ -131,7 +133,8 @@ def main():
                 local = torch_round_seconds(model, loss_fn, x, y, batch, args.rounds)
                 model, loss_fn, x, y, batch, micro = family(name, args.scale)  # fresh weights
                 seconds, share, moved, first = network_round(net, client, model, loss_fn, x, y,
-                                                             batch, micro, args.rounds)
+                                                             batch, micro, args.rounds,
+                                                             args.verification)
                 print("%-5s %9d %8s %9.3f %8.3f %11.3f %9.1f%% %12.2f   (round 0: %.1f s)"
                       % (name, param_bytes // 4, "%d/%d" % (batch, micro), local, seconds,
                          local / seconds, 100 * share, moved / param_bytes, first), flush=True)

@@ -336,7 +336,7 @@ class Client:
               clip_grad_norm: Optional[float] = None,
               callback: Optional[Callable[[RoundRecord], Any]] = None, progress: bool = True,
               resume: Optional[TrainResult] = None, timeout: Optional[float] = None,
-              dropout_seed: int = 0) -> TrainResult:
+              dropout_seed: int = 0, verification: str = "replicas") -> TrainResult:
         """Trains a PyTorch model on the network and returns a goblin.TrainResult.
 
         WARNING: numbers are not encrypted while volunteers compute them.
@@ -364,6 +364,12 @@ class Client:
         Dropout (F.dropout / nn.Dropout in training mode) draws the catalog's counter-based
         dropout_mask, not PyTorch's generator: round r uses seed `dropout_seed` + r, and each
         micro-batch its own stream, so replicas agree bit for bit (docs/training.md, "Dropout").
+
+        `verification="freivalds"` verifies each micro-batch as run() does with it: one volunteer,
+        its large matmuls and convolutions through BLAS, every task checked by the node. Faster;
+        the trained parameters are then within float rounding of a "replicas" run, not equal to
+        it, and a round recomputed after a crash may differ from the first attempt in its last
+        bits (still verified).
         """
         from .training import train
         if progress:
@@ -371,13 +377,13 @@ class Client:
         return train(self, model, loss_fn, data, optimizer=optimizer, rounds=rounds,
                      batch_size=batch_size, micro_batch=micro_batch, clip_grad_norm=clip_grad_norm,
                      callback=callback, progress=progress, resume=resume, timeout=timeout,
-                     dropout_seed=dropout_seed)
+                     dropout_seed=dropout_seed, verification=verification)
 
     def submit_train(self, model: torch.nn.Module, loss_fn: Callable[..., Any], data: Any,
                      optimizer: Optional[Optimizer] = None, rounds: Optional[int] = None,
                      batch_size: int = 32, micro_batch: Optional[int] = None,
                      clip_grad_norm: Optional[float] = None, resume: Optional[TrainResult] = None,
-                     dropout_seed: int = 0) -> Job:
+                     dropout_seed: int = 0, verification: str = "replicas") -> Job:
         """Submits a training job (see train()) and returns its handle (a goblin.Job, also its
         id) once it is durable at the node; follow it with job.result() or fetch_train(), on
         this connection or a later one."""
@@ -385,7 +391,7 @@ class Client:
         job = submit_train(self, model, loss_fn, data, optimizer=optimizer, rounds=rounds,
                            batch_size=batch_size, micro_batch=micro_batch,
                            clip_grad_norm=clip_grad_norm, resume=resume,
-                           dropout_seed=dropout_seed)
+                           dropout_seed=dropout_seed, verification=verification)
         return Job(job, self, "train")
 
     def fetch_train(self, job_id: str, model: Optional[torch.nn.Module] = None,

@@ -19,7 +19,7 @@ import numpy as np
 from . import optim as goblin_optim
 from .capture import _torch
 from .errors import ConnectionLostError, InputError, RemoteError
-from .graph_job import graph_request
+from .graph_job import VERIFICATIONS, graph_request
 from .training_result import RoundRecord, TrainingError, TrainResult
 from .training_stream import BatchStream, array_pair, batch_pair
 from .wire import encode_tensor_frame
@@ -129,7 +129,8 @@ def _request(client: Client, layout: _Layout, loss_fn: Callable[..., Any], x: ND
              y: NDArray[Any], flat: NDArray[Any], optimizer: goblin_optim.Optimizer,
              first_round: int, rounds: int, batch_size: int, micro_batch: int,
              clip_grad_norm: Optional[float], dropout_seed: int = 0,
-             streamed: bool = False) -> Tuple[Dict[str, Any], List[NDArray[Any]]]:
+             streamed: bool = False,
+             verification: str = "replicas") -> Tuple[Dict[str, Any], List[NDArray[Any]]]:
     """The submit_train message and its tensor frames."""
     from .capture import capture
     torch = layout.torch
@@ -148,6 +149,8 @@ def _request(client: Client, layout: _Layout, loss_fn: Callable[..., Any], x: ND
              "dropout_seed": int(dropout_seed)}
     if streamed:
         train["stream"] = True
+    if verification != "replicas":
+        train["verification"] = verification
     return {"type": "submit_train", "graph": graph["graph"], "train": train}, arrays
 
 
@@ -155,8 +158,12 @@ def submit_train(client: Client, model: torch.nn.Module, loss_fn: Callable[..., 
                  optimizer: Optional[goblin_optim.Optimizer] = None, rounds: Optional[int] = None,
                  batch_size: int = 32, micro_batch: Optional[int] = None,
                  clip_grad_norm: Optional[float] = None,
-                 resume: Optional[TrainResult] = None, dropout_seed: int = 0) -> str:
+                 resume: Optional[TrainResult] = None, dropout_seed: int = 0,
+                 verification: str = "replicas") -> str:
     """See Client.submit_train."""
+    if verification not in VERIFICATIONS:
+        raise InputError("verification is one of %s, not %r"
+                         % (", ".join(repr(v) for v in VERIFICATIONS), verification))
     if isinstance(dropout_seed, bool) or not isinstance(dropout_seed, (int, np.integer)) \
             or not 0 <= dropout_seed <= MAX_DROPOUT_SEED:
         raise InputError("dropout_seed is an integer from 0 to 2**62")
@@ -188,7 +195,7 @@ def submit_train(client: Client, model: torch.nn.Module, loss_fn: Callable[..., 
                          % type(optimizer).__name__)
     request, arrays = _request(client, layout, loss_fn, x, y, flat, optimizer, first_round,
                                rounds, batch_size, micro, clip_grad_norm, dropout_seed,
-                               streamed=stream is not None)
+                               streamed=stream is not None, verification=verification)
     frames = [encode_tensor_frame(a) for a in arrays + state]
     reply = client._request(request, frames)
     job = reply.get("job")
@@ -305,11 +312,12 @@ def train(client: Client, model: torch.nn.Module, loss_fn: Callable[..., Any], d
           clip_grad_norm: Optional[float] = None,
           callback: Optional[Callable[[RoundRecord], Any]] = None, progress: bool = True,
           resume: Optional[TrainResult] = None, timeout: Optional[float] = None,
-          dropout_seed: int = 0) -> TrainResult:
+          dropout_seed: int = 0, verification: str = "replicas") -> TrainResult:
     """See Client.train."""
     job = submit_train(client, model, loss_fn, data, optimizer=optimizer, rounds=rounds,
                        batch_size=batch_size, micro_batch=micro_batch,
-                       clip_grad_norm=clip_grad_norm, resume=resume, dropout_seed=dropout_seed)
+                       clip_grad_norm=clip_grad_norm, resume=resume, dropout_seed=dropout_seed,
+                       verification=verification)
     if progress:
         sys.stderr.write("goblin: training job %s (re-attach with client.fetch_train(%r, model))\n"
                          % (job, job))

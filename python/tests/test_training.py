@@ -101,6 +101,37 @@ def test_training_matches_local_pytorch(client, name):
         assert record.job.startswith("g-")
 
 
+def test_training_verified_by_freivalds_matches_local_pytorch(client, shared_cluster):
+    """verification="freivalds": each micro-batch computed once, its matmuls with an inner size
+    of 64 or more through OpenBLAS, every task checked by the node; the training still follows
+    PyTorch's."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(),
+                                torch.nn.Linear(128, 4))
+    g = torch.Generator().manual_seed(7)
+    x, y = torch.randn(16, 64, generator=g), torch.randint(0, 4, (16,), generator=g)
+    loss_fn = torch.nn.functional.cross_entropy
+    start = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    names = [n for n, _ in model.named_parameters()]
+
+    def checked():
+        return shared_cluster.query("SELECT verdict, method FROM graph_results "
+                                    "WHERE backend = 'cpu-reference+blas'")
+    before = len(checked())
+    result = client.train(model, loss_fn, (x, y), optimizer=optim.SGD(lr=0.1, momentum=0.9),
+                          rounds=3, batch_size=BATCH, micro_batch=MICRO, progress=False,
+                          timeout=ROUND_TIMEOUT, verification="freivalds")
+    want_losses, want_state = torch_training(
+        model, loss_fn, x, y, 3, lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9), None)
+    assert_same_training(result, want_losses, want_state, start, names)
+    rows = checked()[before:]
+    # One opinion per micro-batch task (2 per round), each decided by the node's check.
+    assert len(rows) == 3 * BATCH // MICRO and all(r == ("accepted", "node-audit") for r in rows)
+    with pytest.raises(InputError, match="verification is one of"):
+        client.train(model, loss_fn, (x, y), rounds=1, batch_size=BATCH, progress=False,
+                     verification="maybe")
+
+
 def test_runs_repeat_bit_for_bit_and_resume_continues_to_the_same_bits(client):
     model, loss_fn, x, y = training_family("mlp", samples=24, seed=4)
 

@@ -144,6 +144,12 @@ Expected<TrainPlan> parsePlan(const json::object& train, std::size_t inputs) {
             return tl::unexpected(invalid("train 'stream' is true or false"));
         plan.streamed = stream->get_bool();
     }
+    if (const json::value* how = train.if_contains("verification"); how && !how->is_null()) {
+        if (*how != "replicas" && *how != "freivalds")
+            return tl::unexpected(
+                invalid("train 'verification' is \"replicas\" (the default) or \"freivalds\""));
+        plan.checkedByFreivalds = *how == "freivalds";
+    }
     if (plan.batchSize % plan.microBatch != 0)
         return tl::unexpected(invalid("micro_batch " + std::to_string(plan.microBatch) +
                                       " does not divide batch_size " +
@@ -356,6 +362,8 @@ Expected<net::Message> roundMessage(const TrainSubmission& submission, const cor
                      {"batch", json::object{{"inputs", std::move(inputs)},
                                             {"outputs", std::move(outputs)},
                                             {"micro_batch", plan.microBatch}}}};
+    if (plan.checkedByFreivalds)
+        message.control["verification"] = "freivalds";
     return message;
 }
 

@@ -31,6 +31,10 @@ struct TrainPlan {
     // Streamed data ("stream": true): x and y carry the first batch; batch k of this job (round
     // firstRound + k) comes in train_batch.
     bool streamed = false;
+    // "verification": "freivalds": each round's graph job is verified by Freivalds (one volunteer
+    // per micro-batch, its heavy matmuls and convolutions through BLAS, every task checked by the
+    // node); the default "replicas" keeps two bitwise-agreeing volunteers.
+    bool checkedByFreivalds = false;
     OptimizerSpec optimizer;
     std::vector<double> learningRates; // one per round of this job
 };
