@@ -130,6 +130,19 @@ def test_training_verified_by_freivalds_matches_local_pytorch(client, shared_clu
     with pytest.raises(InputError, match="verification is one of"):
         client.train(model, loss_fn, (x, y), rounds=1, batch_size=BATCH, progress=False,
                      verification="maybe")
+    # Sent raw, past the client's check: the node refuses it before storing anything.
+    from goblin import training as goblin_training
+    from goblin.errors import GoblinError
+    from goblin.wire import encode_tensor_frame
+    layout = goblin_training._Layout(torch, model)
+    request, arrays = goblin_training._request(
+        client, layout, loss_fn, x.numpy(), y.numpy(), layout.flat(), optim.SGD(lr=0.1), 0, 1,
+        BATCH, MICRO, None, verification="freivalds")
+    jobs = shared_cluster.query("SELECT count(*) FROM train_jobs")[0][0]
+    request["train"]["verification"] = "maybe"
+    with pytest.raises(GoblinError, match="'verification' is"):
+        client._request(request, [encode_tensor_frame(a) for a in arrays])
+    assert shared_cluster.query("SELECT count(*) FROM train_jobs")[0][0] == jobs
 
 
 def test_runs_repeat_bit_for_bit_and_resume_continues_to_the_same_bits(client):
