@@ -1,6 +1,7 @@
 #include "blob_store.hpp"
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -143,16 +144,43 @@ fs::path BlobStore::resultPath(const std::string& jobId) const {
 }
 
 Expected<void> BlobStore::createResult(const std::string& jobId, std::size_t bytes) const {
-    FileDescriptor file{::open(resultPath(jobId).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600)};
+    const fs::path path = resultPath(jobId);
+    std::error_code ignored;
+    const bool existed = fs::exists(path, ignored); // a restart: it holds accepted tiles
+    FileDescriptor file{::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600)};
     if (file.fd < 0)
         return ioError("cannot create result file for " + jobId);
     if (::ftruncate(file.fd, static_cast<off_t>(bytes)) != 0)
         return ioError("cannot size result file for " + jobId);
+    if (existed || bytes == 0 || bytes > kMappedResultBytes)
+        return {};
+    // A result small enough to be written through a mapping gets its blocks now: a full disk is
+    // then refused here, never met later as a SIGBUS by a tile write into a hole. (A file that
+    // existed keeps whatever it has: it is written with pwrite unless fully allocated.)
+    if (const int reserved = ::posix_fallocate(file.fd, 0, static_cast<off_t>(bytes));
+        reserved == ENOSPC || reserved == EDQUOT) {
+        errno = reserved;
+        auto refused = ioError("cannot reserve " + std::to_string(bytes) +
+                               " bytes for the result of " + jobId);
+        ::unlink(path.c_str());
+        return refused;
+    }
     return {};
 }
 
 struct BlobStore::OpenFile {
     FileDescriptor file;
+    // The whole file mapped for writing when it is small and fully allocated (createResult):
+    // a tile row is then a copy, not a pwrite. Null: rows are written with pwrite.
+    std::byte* mapped = nullptr;
+    std::size_t size = 0;
+    OpenFile() = default;
+    OpenFile(const OpenFile&) = delete;
+    OpenFile& operator=(const OpenFile&) = delete;
+    ~OpenFile() {
+        if (mapped)
+            ::munmap(mapped, size);
+    }
 };
 
 Expected<std::shared_ptr<const BlobStore::OpenFile>>
@@ -161,9 +189,21 @@ BlobStore::openResult(const std::string& jobId) const {
     if (auto it = m_openResults.find(jobId); it != m_openResults.end())
         return it->second;
     auto opened = std::make_shared<OpenFile>();
-    opened->file.fd = ::open(resultPath(jobId).c_str(), O_WRONLY | O_CLOEXEC);
+    opened->file.fd = ::open(resultPath(jobId).c_str(), O_RDWR | O_CLOEXEC);
     if (opened->file.fd < 0)
         return ioError("cannot open result file for " + jobId);
+    struct stat info {};
+    if (::fstat(opened->file.fd, &info) != 0)
+        return ioError("cannot stat result file for " + jobId);
+    const auto size = static_cast<std::size_t>(info.st_size);
+    const auto allocated = static_cast<std::size_t>(info.st_blocks) * 512;
+    if (size > 0 && size <= kMappedResultBytes && allocated >= size) {
+        void* data = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, opened->file.fd, 0);
+        if (data != MAP_FAILED) {
+            opened->mapped = static_cast<std::byte*>(data);
+            opened->size = size;
+        }
+    }
     if (m_openResults.size() >= kMaxOpenResults) // a writer still holding it keeps it open
         m_openResults.erase(m_openResults.begin());
     m_openResults.emplace(jobId, opened);
@@ -176,15 +216,21 @@ Expected<void> BlobStore::writeTile(const std::string& jobId, const core::Tensor
     auto result = openResult(jobId);
     if (!result)
         return tl::unexpected(result.error());
-    const FileDescriptor& file = (*result)->file;
+    const OpenFile& file = **result;
     const auto item = static_cast<std::int64_t>(core::itemSize(tile.dtype()));
     const std::int64_t rows = tile.shape()[0];
     const std::int64_t cols = tile.shape()[1];
     const auto rowBytes = static_cast<std::size_t>(cols * item);
     for (std::int64_t i = 0; i < rows; ++i) {
-        const off_t offset = static_cast<off_t>(((row0 + i) * rowLength + col0) * item);
-        if (!writeAll(file.fd, tile.bytes().data() + static_cast<std::size_t>(i) * rowBytes,
-                      rowBytes, offset))
+        const auto offset = static_cast<std::size_t>(((row0 + i) * rowLength + col0) * item);
+        const std::byte* row = tile.bytes().data() + static_cast<std::size_t>(i) * rowBytes;
+        if (file.mapped) {
+            if (offset + rowBytes > file.size)
+                return makeError(ErrorCode::Internal, "tile outside the result file of " + jobId);
+            std::memcpy(file.mapped + offset, row, rowBytes);
+            continue;
+        }
+        if (!writeAll(file.file.fd, row, rowBytes, static_cast<off_t>(offset)))
             return ioError("cannot write tile into result file for " + jobId);
     }
     return {};

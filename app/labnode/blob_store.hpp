@@ -43,7 +43,9 @@ public:
     void remove(const std::string& digest) const;
     bool has(const std::string& digest) const;
 
-    // The result file of a job, created at its full size when missing.
+    // The result file of a job, created at its full size when missing; one of at most
+    // kMappedResultBytes gets its disk blocks at once (a full disk fails here) and its tiles are
+    // then written through a shared mapping (a tiny tile was a pwrite per row).
     Expected<void> createResult(const std::string& jobId, std::size_t bytes) const;
     // Writes a tile (rows × cols, row-major) at (row0, col0) of a result with `rowLength` columns.
     Expected<void> writeTile(const std::string& jobId, const core::Tensor& tile, std::int64_t row0,
@@ -73,6 +75,7 @@ private:
     // and a close around its row writes), at most kMaxOpenResults at a time.
     Expected<std::shared_ptr<const OpenFile>> openResult(const std::string& jobId) const;
     static constexpr std::size_t kMaxOpenResults = 32;
+    static constexpr std::size_t kMappedResultBytes = std::size_t{64} << 20;
     std::filesystem::path m_root;
     mutable std::mutex m_openResultsMutex;
     mutable std::map<std::string, std::shared_ptr<const OpenFile>> m_openResults;

@@ -228,3 +228,24 @@ def test_a_disk_that_fills_during_a_staged_upload_drops_it_with_a_clear_error(di
     again.reads = 2  # reads on from here do not fill the disk
     C = client.matmul(again, B, timeout=JOB_TIMEOUT)  # staged in blocks again, now with room
     np.testing.assert_allclose(C, A @ B, rtol=1e-4, atol=1e-4)
+
+
+def test_a_product_the_disk_cannot_hold_is_refused_before_any_tile(disk):
+    # C (32 MiB) gets its disk blocks when the job is made: on a disk with 8 MiB free the job is
+    # refused there, saying why, instead of failing a tile write later; nothing is left behind.
+    token = disk.add_researcher()
+    disk.start_node()
+    client = disk.connect(token)
+    rng = np.random.default_rng(24)
+    A, B = rng.standard_normal((2048, 4)), rng.standard_normal((4, 2048))
+    disk.filler.fill(leave_bytes=8 * MIB)
+    with pytest.raises(goblin.GoblinError, match="No space left on device") as refused:
+        client.submit_matmul(A, B)
+    assert str(disk.data_dir) not in str(refused.value)
+    assert disk.query("SELECT COUNT(*) FROM jobs") == [(0,)]
+    assert list((disk.data_dir / "results").iterdir()) == []
+    assert list((disk.data_dir / "blobs").iterdir()) == []
+    disk.filler.empty()
+    disk.start_volunteer(threads=1, slots=2)
+    np.testing.assert_allclose(client.matmul(A, B, timeout=JOB_TIMEOUT), A @ B, rtol=1e-12,
+                               atol=1e-12)

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 #include <thread>
@@ -77,6 +78,7 @@ private Q_SLOTS:
     void concurrentPutsOfTheSameBytes();
     void writeTilesBuildsTheResult_data();
     void writeTilesBuildsTheResult();
+    void sparseResultOfAnEarlierNodeKeepsItsTiles();
     void readResultOfMissingJobFails();
     void removeResult();
 
@@ -199,6 +201,8 @@ void TestBlobStore::writeTilesBuildsTheResult_data() {
     QTest::newRow("f64 7x11 uneven") << int(DType::F64) << 7 << 11 << 3 << 8;
     QTest::newRow("f32 64x48 even") << int(DType::F32) << 64 << 48 << 32 << 24;
     QTest::newRow("f32 2x2 single cells") << int(DType::F32) << 2 << 2 << 1 << 1;
+    // Over 64 MiB: written with pwrite instead of through a mapping.
+    QTest::newRow("f32 4100x4100 unmapped") << int(DType::F32) << 4100 << 4100 << 2049 << 17;
 }
 
 void TestBlobStore::writeTilesBuildsTheResult() {
@@ -237,6 +241,25 @@ void TestBlobStore::writeTilesBuildsTheResult() {
     // Creating the result again (a restart) keeps the tiles already written.
     QVERIFY(store.createResult("j-1", expected.byteSize()).has_value());
     QVERIFY(sameBytes(store.readResult("j-1", type, Shape{rows, cols})->bytes(), expected.bytes()));
+}
+
+void TestBlobStore::sparseResultOfAnEarlierNodeKeepsItsTiles() {
+    // A result file made by a node that only sized it (no blocks reserved) with a tile already
+    // in it: a restarted node keeps that tile and writes the others (with pwrite: a write into a
+    // hole through a mapping could meet a full disk as SIGBUS).
+    BlobStore store(root());
+    const Tensor expected = randomMatrix(DType::F32, 32, 40, 9);
+    const fs::path path = root() / "results" / "j-old.bin";
+    {
+        std::ofstream file(path, std::ios::binary);
+        file.write(reinterpret_cast<const char*>(expected.bytes().data()), 4 * 40 * 8); // rows 0-7
+    }
+    fs::resize_file(path, expected.byteSize());
+    QVERIFY(store.createResult("j-old", expected.byteSize()).has_value());
+    QVERIFY(store.writeTile("j-old", block(expected, 8, 24, 0, 40), 8, 0, 40).has_value());
+    const auto result = store.readResult("j-old", DType::F32, Shape{32, 40});
+    QVERIFY(result.has_value());
+    QVERIFY(sameBytes(result->bytes(), expected.bytes()));
 }
 
 void TestBlobStore::readResultOfMissingJobFails() {
