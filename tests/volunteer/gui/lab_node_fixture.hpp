@@ -121,6 +121,25 @@ print("ok", client.last_summary["verdicts"])
                                     QString::number(rows), QString::number(tileRows)});
     }
 
+    // 16 tiles of 8×8 (K = 16): each tiny enough for a volunteer at full duty to compute it
+    // on its io thread; the process prints "ok" when C is right.
+    void submitTiny(QProcess& researcher) const {
+        static const char* script = R"(
+import sys, numpy as np, goblin
+rng = np.random.default_rng(8)
+A = rng.random((32, 16)); B = rng.random((16, 32))
+with goblin.connect(sys.argv[1], token=sys.argv[2], timeout=120) as client:
+    C = client.matmul(A, B, tile=[8, 8])
+    assert np.allclose(C, A @ B), "wrong product"
+print("ok", client.last_summary["verdicts"])
+)";
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("PYTHONPATH"), QStringLiteral(GOBLIN_SOURCE_DIR "/python"));
+        researcher.setProcessEnvironment(env);
+        researcher.start(python(),
+                         {QStringLiteral("-c"), QString::fromUtf8(script), m_url, m_token});
+    }
+
     // GOBLIN_LABNODE in the environment overrides the built one (e.g. a plain node beside a
     // sanitizer build of the volunteer).
     static QString labnode() {

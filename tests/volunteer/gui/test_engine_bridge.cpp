@@ -14,6 +14,7 @@ private Q_SLOTS:
     void initTestCase();
     void pauseHoldsWithinASecond();
     void longPauseHandsTasksBack();
+    void pauseHoldsTinyTiles();
     void badUrlIsReported();
     void twoNodesEachGetTheirShare();
     void refusedVersionIsNotRetried();
@@ -93,6 +94,37 @@ void TestEngineBridge::longPauseHandsTasksBack() {
     QTRY_VERIFY_WITH_TIMEOUT(status.counters.accepted == 1, 60000);
     QVERIFY(researcher.waitForFinished(60000));
     QVERIFY2(researcher.exitCode() == 0, researcher.readAllStandardError().constData());
+    bridge.stop();
+}
+
+// Tiny tiles are computed on the engine's io thread only at full duty with nothing paused or
+// held: a paused volunteer holds them at the gate like any task, and computes them all on resume.
+void TestEngineBridge::pauseHoldsTinyTiles() {
+    EngineBridge bridge;
+    bridge.setPollInterval(50);
+    EngineStatus status;
+    connect(&bridge, &EngineBridge::statusChanged, this,
+            [&](const EngineStatus& next) { status = next; });
+    bridge.setPlan(ComputePlan{false, false, 1, 100});
+    bridge.start(BridgeConfig{
+        {{m_node.url(), 100}}, m_node.path(QStringLiteral("volunteer-tiny")), 1, 256 << 20});
+    QTRY_COMPARE_WITH_TIMEOUT(status.link, LinkState::Connected, 20000);
+
+    QProcess researcher;
+    m_node.submitTiny(researcher);
+    QVERIFY(researcher.waitForStarted(10000));
+    QTRY_VERIFY_WITH_TIMEOUT(status.tasksOpen >= 1, 60000); // held at the gate
+    QTest::qWait(1000);
+    QCOMPARE(status.counters.computed, 0);
+    QVERIFY(researcher.state() != QProcess::NotRunning);
+
+    bridge.setPlan(ComputePlan{true, false, 0, 100});
+    QVERIFY(researcher.waitForFinished(60000));
+    QVERIFY2(researcher.exitCode() == 0, researcher.readAllStandardError().constData());
+    QVERIFY(researcher.readAllStandardOutput().startsWith("ok"));
+    QTRY_COMPARE_WITH_TIMEOUT(status.counters.accepted, 16, 10000);
+    QCOMPARE(status.counters.computed, 16);
+    QCOMPARE(status.tasksOpen, 0);
     bridge.stop();
 }
 
