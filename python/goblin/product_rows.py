@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 import numpy as np
 
 from .errors import DTypeError, InputError, ShapeError
+from .mapped_pages import release_rows
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -70,6 +71,7 @@ def collect(client: Client, job: str, summary: Dict[str, Any], tensors: List[NDA
             raise client._violation("fetch_rows of rows %d+%d was answered with %r"
                                     % (row0, rows, reply))
         target[row0:row0 + rows] = block[0]
+        release_rows(target, 0, row0 + rows)  # written pages stay in the page cache, not in us
     return target
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .errors import DTypeError, GoblinError, InputError, LimitExceededError, ShapeError
+from .mapped_pages import release_rows
 from .validation import MATMUL_DTYPES
 from .wire import encode_tensor_frame
 
@@ -79,8 +80,13 @@ def _fill(client: Client, name: str, X: Any, upload: str) -> None:
             i, j = (int(v) for v in np.argwhere(~np.isfinite(block))[0])
             raise InputError("%s holds NaN or Inf (first at index (%d, %d)); matmul takes "
                              "finite values only" % (name, row0 + i, j))
+        frame = encode_tensor_frame(block)
+        del block
+        # A memmap's pages read so far would stay mapped here; reading a block also maps pages
+        # around it (fault-around, large folios), so everything up to its end goes back.
+        release_rows(X, 0, row0 + count)
         reply = client._request({"type": "upload_rows", "upload": upload, "row0": row0},
-                                [encode_tensor_frame(block)])
+                                [frame])
         if reply.get("type") != "rows_stored" or reply.get("rows") != row0 + count:
             raise client._violation("upload_rows was answered with %r" % (reply,))
 

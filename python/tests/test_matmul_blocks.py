@@ -8,6 +8,7 @@ upload and an incomplete one, and deletes the uploads of a connection that close
 import numpy as np
 import pytest
 from limited_node import assert_float32_product, client, node  # noqa: F401 (fixtures)
+from test_mapped_pages import mapped_rss
 
 from goblin.errors import InputError, LimitExceededError, RemoteError, ShapeError
 from goblin.wire import encode_tensor_frame
@@ -53,6 +54,10 @@ def test_inputs_over_the_limit_travel_in_row_blocks_from_disk(node, client, tmp_
     B_rows = RowReader(B)
     out = np.lib.format.open_memmap(tmp_path / "C.npy", mode="w+", dtype=np.float32, shape=(M, N))
     assert client.matmul(A_disk, B_rows, out=out, timeout=300) is out
+    # The memmaps' pages read and written went back as each block was done: neither 1.5 MiB of
+    # A nor 7.5 MiB of C stays resident in the client (a 4 GiB memmap would count whole).
+    assert mapped_rss(tmp_path / "A.npy") <= 2 * 4096
+    assert mapped_rss(tmp_path / "C.npy") <= 2 * 4096
     assert B_rows.reads > 1  # B came in several blocks
     assert client.last_summary["delivery"] == "rows"
     assert_product(np.load(tmp_path / "C.npy"), A, B)
