@@ -9,7 +9,8 @@ For each N it times, on this machine:
   dask       dask.array matmul on dask.distributed with 2 worker processes (verifies nothing)
 and prints the ratios, the verification share (node verification CPU ÷ volunteer tile compute),
 and the wire efficiency (TCP payload bytes through the node's sockets ÷ raw tensor bytes moved).
-Then the scheduler alone: a job forced into ≥ 10,000 tiny tiles, tiles per second.
+Then the scheduler alone: a job forced into ≥ 10,000 tiny tiles, tiles per second, with the
+volunteers' default 2 slots (a round-trip bound: 4 tiles in flight) and with 32.
 
 Run it as `bash bench/run.sh` (which unsets OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE for this command
 only, so numpy and the volunteers both run OpenBLAS's native kernels; see STACK.md).
@@ -198,15 +199,18 @@ def bench_matmul(sizes, repeats):
               f"{100 * r['verify_share']:.2f} % | {r['wire']:.4f} | {r['tiles']} |")
 
 
-def bench_scheduler(tiles_side, repeats):
+def scheduler_run(tiles_side, repeats, slots):
+    """The best of `repeats` runs of one job of tiles_side² tiles of 16×16 (K = 16) on 2
+    volunteers with `slots` slots each: (seconds end to end, the node's job seconds, tiles)."""
     k = 16
     m = n = 16 * tiles_side
-    network = Network()
+    network = Network(slots=slots)
     try:
         with goblin.connect(network.url, token=network.token) as client:
             rng = np.random.default_rng(7)
             A = rng.standard_normal((m, k), dtype=np.float32)
             B = rng.standard_normal((k, n), dtype=np.float32)
+            client.matmul(A, B, tile=[16, 16])  # warm-up: first-touch pages, thread pools
             best = None
             for _ in range(repeats):
                 started = time.perf_counter()
@@ -218,12 +222,18 @@ def bench_scheduler(tiles_side, repeats):
     finally:
         network.close()
     seconds, summary = best
-    tiles = summary["tiles"]
+    return seconds, summary["seconds"], summary["tiles"]
+
+
+def bench_scheduler(tiles_side, repeats, slot_counts):
+    rows = [(slots, *scheduler_run(tiles_side, repeats, slots)) for slots in slot_counts]
     print()
-    print("| scheduler | tiles | end-to-end s | node job s | tiles/s (end-to-end) | tiles/s (node) |")
-    print("|--|--:|--:|--:|--:|--:|")
-    print(f"| 16×16 tiles, K = {k}, 2 volunteers | {tiles} | {seconds:.2f} | {summary['seconds']:.2f} | "
-          f"{tiles / seconds:.0f} | {tiles / summary['seconds']:.0f} |")
+    print("| scheduler: 16×16 tiles, K = 16, 2 volunteers | slots each | tiles | end-to-end s "
+          "| node job s | tiles/s (end-to-end) | tiles/s (node) |")
+    print("|--|--:|--:|--:|--:|--:|--:|")
+    for slots, seconds, node_seconds, tiles in rows:
+        print(f"| | {slots} | {tiles} | {seconds:.2f} | {node_seconds:.2f} | "
+              f"{tiles / seconds:.0f} | {tiles / node_seconds:.0f} |")
 
 
 def main():
@@ -231,12 +241,17 @@ def main():
     parser.add_argument("--sizes", type=int, nargs="+", default=[2048, 4096])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--tiles-side", type=int, default=100, help="scheduler job: side² tiles")
+    parser.add_argument("--scheduler-slots", type=int, nargs="+", default=[2, 32],
+                        help="the volunteers' --slots for the scheduler job (2 is their default: "
+                             "4 tiles in flight make it a round-trip bound; 32 keeps the pipe full)")
+    parser.add_argument("--scheduler-only", action="store_true", help="skip the matmul table")
     args = parser.parse_args()
     for binary in (LABNODE, VOLUNTEER, GEMM):
         if not binary.exists():
             sys.exit(f"missing {binary}: build first (bash scripts/build.sh)")
-    bench_matmul(args.sizes, args.repeats)
-    bench_scheduler(args.tiles_side, args.repeats)
+    if not args.scheduler_only:
+        bench_matmul(args.sizes, args.repeats)
+    bench_scheduler(args.tiles_side, args.repeats, args.scheduler_slots)
 
 
 if __name__ == "__main__":

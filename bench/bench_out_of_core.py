@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_matmul import Network, best_of  # noqa: E402
+from bench_matmul import Network, best_of, openblas_corename  # noqa: E402
 
 CLIENT = textwrap.dedent("""
     import resource, sys, time
@@ -69,13 +69,33 @@ class PeakSampler(threading.Thread):
                 return
 
 
+def spot_check(A, B, C, rows):
+    """The worst |C - A·B| ÷ float32's error bound over the first `rows` rows, against float64;
+    B is read in row blocks so no whole float64 copy of it is ever held (< 1: within the bound)."""
+    n = B.shape[0]
+    a = np.asarray(A[:rows], np.float64)
+    exact = np.zeros((rows, B.shape[1]))
+    magnitude = np.zeros((rows, B.shape[1]))
+    for k0 in range(0, n, 2048):
+        block = np.asarray(B[k0:k0 + 2048], np.float64)
+        exact += a[:, k0:k0 + 2048] @ block
+        magnitude += np.abs(a[:, k0:k0 + 2048]) @ np.abs(block)
+    bound = 2 * n * np.finfo(np.float32).eps * magnitude
+    return float(np.max(np.abs(C[:rows] - exact) / bound))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=8192)
     parser.add_argument("--node-tensor-mb", type=int, default=128,
                         help="the node's --max-tensor-mb (a product over it comes in rows)")
+    parser.add_argument("--numpy-n", type=int, default=None,
+                        help="size of numpy's in-memory product to compare with (default: --n; "
+                             "the largest that fits in memory)")
     args = parser.parse_args()
     n = args.n
+    print(f"numpy {np.__version__}, OpenBLAS kernel {openblas_corename()} (numpy and the volunteers), "
+          f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}", file=sys.stderr)
     folder = Path(tempfile.mkdtemp(prefix="goblin-ooc-"))
     rng = np.random.default_rng(1)
     for name in ("A", "B"):  # written in row blocks: this process never holds a whole matrix
@@ -111,23 +131,23 @@ def main():
     A = np.load(folder / "A.npy", mmap_mode="r")
     B = np.load(folder / "B.npy", mmap_mode="r")
     C = np.load(folder / "C.npy", mmap_mode="r")
-    rows = slice(0, 64)  # spot check against float64
-    exact = np.asarray(A[rows], np.float64) @ np.asarray(B, np.float64)
-    bound = 2 * n * np.finfo(np.float32).eps * (np.abs(np.asarray(A[rows], np.float64))
-                                                 @ np.abs(np.asarray(B, np.float64)))
-    worst = float(np.max(np.abs(C[rows] - exact) / bound))  # < 1: within float32's error bound
+    worst = spot_check(A, B, C, rows=64)
     del A, B, C
-    a = rng.standard_normal((n, n), dtype=np.float32)
-    b = rng.standard_normal((n, n), dtype=np.float32)
+    numpy_n = args.numpy_n or n
+    a = rng.standard_normal((numpy_n, numpy_n), dtype=np.float32)
+    b = rng.standard_normal((numpy_n, numpy_n), dtype=np.float32)
     numpy_seconds = best_of(1, lambda: a @ b)
+    del a, b
     flops = 2.0 * n ** 3
-    print(f"| N | input bytes | network s | GFLOP/s | numpy in-memory s | network ÷ numpy GFLOP/s "
+    numpy_gflops = 2.0 * numpy_n ** 3 / numpy_seconds / 1e9
+    print(f"| N | input bytes | network s | GFLOP/s | numpy in-memory (N, s, GFLOP/s) | network ÷ numpy GFLOP/s "
           f"| node peak RSS (anonymous, mapped files) | client peak RSS (anonymous, mapped files) "
           f"| delivery | tiles | rejected | worst error ÷ bound "
           f"(64 rows vs f64) |")
     print("|--:|--:|--:|--:|--:|--:|--:|--:|--|--:|--:|--:|")
     print(f"| {n} | {2 * n * n * 4 / 2**30:.2f} GiB | {seconds:.1f} | {flops / seconds / 1e9:.1f} "
-          f"| {numpy_seconds:.1f} | {numpy_seconds / seconds:.2f} | {node_rss / 2**20:.0f} MiB ({sampler.anon >> 20}, "
+          f"| {numpy_n}, {numpy_seconds:.1f}, {numpy_gflops:.1f} "
+          f"| {flops / seconds / 1e9 / numpy_gflops:.2f} | {node_rss / 2**20:.0f} MiB ({sampler.anon >> 20}, "
           f"{sampler.file >> 20}) "
           f"| {client_rss / 2**20:.0f} MiB ({client_sampler.anon >> 20}, "
           f"{client_sampler.file >> 20}) | {delivery} | {tiles} | {rejected} | {worst:.2e} |")
