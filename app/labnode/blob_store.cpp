@@ -70,6 +70,23 @@ Expected<std::shared_ptr<MappedFile>> MappedFile::open(const fs::path& path) {
     return mapped;
 }
 
+void MappedFile::release(const core::MatrixView& view) const {
+    constexpr std::size_t kReleaseBytes = std::size_t{4} << 20;
+    if (!m_data || view.rows <= 0 || view.cols <= 0)
+        return;
+    const auto item = static_cast<std::ptrdiff_t>(core::itemSize(view.dtype));
+    const std::byte* begin = view.data;
+    const std::byte* end = view.data + ((view.rows - 1) * view.rowStride + view.cols) * item;
+    if (begin < m_data || end > m_data + m_size ||
+        static_cast<std::size_t>(end - begin) < kReleaseBytes)
+        return;
+    // Whole pages: the mapping starts on a page and covers the last one.
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto first = reinterpret_cast<std::uintptr_t>(begin) / page * page;
+    const auto last = (reinterpret_cast<std::uintptr_t>(end) + page - 1) / page * page;
+    (void)::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
 MappedFile::~MappedFile() {
     if (m_data)
         ::munmap(const_cast<std::byte*>(m_data), m_size);

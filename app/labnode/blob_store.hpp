@@ -25,6 +25,10 @@ public:
     MappedFile(const MappedFile&) = delete;
     MappedFile& operator=(const MappedFile&) = delete;
     std::span<const std::byte> bytes() const { return {m_data, m_size}; }
+    // Drops the pages a view into this file spans from the process's resident memory (the page
+    // cache keeps them; the next read maps them again), so the rows and columns a large tile read
+    // from a blob of many GiB do not stay counted in the node. Spans under 4 MiB are left alone.
+    void release(const core::MatrixView& view) const;
 
 private:
     MappedFile() = default;

@@ -4,6 +4,7 @@
 #include <QTemporaryDir>
 
 #include <cstdint>
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -73,6 +74,7 @@ private Q_SLOTS:
     void sha256KnownVectors();
     void putIsContentAddressedAndIdempotent();
     void mapReturnsTheBytes();
+    void releaseDropsTheViewsPagesOnly();
     void mapOfUnknownDigestFails();
     void removeDeletesTheBlob();
     void concurrentPutsOfTheSameBytes();
@@ -142,6 +144,44 @@ void TestBlobStore::mapReturnsTheBytes() {
     // The mapping stays valid while held, even after the blob's name is removed.
     store.remove(digest);
     QVERIFY(sameBytes((*mapped)->bytes(), a.bytes()));
+}
+
+// Resident bytes of this process's mappings of `path`, from /proc/self/smaps.
+static std::size_t residentBytesOf(const fs::path& path) {
+    std::ifstream smaps("/proc/self/smaps");
+    std::string line;
+    bool inside = false;
+    std::size_t total = 0;
+    while (std::getline(smaps, line)) {
+        if (!line.empty() && std::isxdigit(static_cast<unsigned char>(line[0])) &&
+            line.find('-') != std::string::npos && line.find(':') != std::string::npos) {
+            inside = line.size() >= path.string().size() &&
+                     line.compare(line.size() - path.string().size(), std::string::npos,
+                                  path.string()) == 0;
+        } else if (inside && line.rfind("Rss:", 0) == 0) {
+            total += std::stoul(line.substr(4)) * 1024;
+        }
+    }
+    return total;
+}
+
+void TestBlobStore::releaseDropsTheViewsPagesOnly() {
+    BlobStore store(root());
+    const Tensor matrix = randomMatrix(DType::F32, 1024, 2048, 11); // 8 MiB
+    const std::string digest = store.put(matrix).value();
+    const auto mapped = store.map(digest).value();
+    const fs::path path = fs::canonical(root() / "blobs" / (digest + ".bin"));
+    const goblin::core::MatrixView whole{DType::F32, mapped->bytes().data(), 1024, 2048, 2048};
+    QVERIFY(sameBytes(mapped->bytes(), matrix.bytes())); // reads every page
+    QVERIFY(residentBytesOf(path) >= matrix.byteSize());
+
+    // 64 columns of every row: under 4 MiB of elements, but the span is the whole file. A span
+    // under 4 MiB (16 rows) is left alone.
+    mapped->release(goblin::core::subView(whole, 0, 16, 0, 2048));
+    QVERIFY(residentBytesOf(path) >= matrix.byteSize());
+    mapped->release(goblin::core::subView(whole, 0, 1024, 100, 64));
+    QVERIFY2(residentBytesOf(path) <= 2 * 4096, std::to_string(residentBytesOf(path)).c_str());
+    QVERIFY(sameBytes(mapped->bytes(), matrix.bytes())); // mapped again from the page cache
 }
 
 void TestBlobStore::mapOfUnknownDigestFails() {

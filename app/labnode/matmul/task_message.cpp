@@ -22,6 +22,11 @@ Expected<net::Message> taskMessage(const TileFrameSource& source) {
     auto bColumns = core::copyToTensor(source.bColumns);
     if (!bColumns)
         return tl::unexpected(bColumns.error());
+    // Copied: out of the node's memory, into the frame's.
+    if (source.keepA)
+        source.keepA->release(source.aRows);
+    if (source.keepB)
+        source.keepB->release(source.bColumns);
     return net::toMessage(
         net::MatmulTask{net::TaskRef{source.task, source.attempt}, source.dtype,
                         std::make_shared<const core::Tensor>(std::move(*aRows)),

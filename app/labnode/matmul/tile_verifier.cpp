@@ -29,6 +29,10 @@ void verifyAndMerge(const TileCheck& check, const core::Tensor& tile, const Blob
                     VerdictRecord& result) {
     const auto started = std::chrono::steady_clock::now();
     const verify::MatmulCheckReport report = checkTile(check, tile, result);
+    if (check.keepA)
+        check.keepA->release(check.a);
+    if (check.keepB)
+        check.keepB->release(check.b);
     result.verifySeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     result.accepted = report.verdict == verify::Verdict::Accepted;
