@@ -87,6 +87,8 @@ def test_restarted_node_keeps_a_jobs_verification(cluster):
     module, x = block_and_input(batch=6)
     captured = goblin.capture(module, torch.from_numpy(x))
     job = client.submit_graph(captured, [x], batch=0, chunks=3, verification="freivalds")
+    cluster.node.wait_for_line(re.compile(r"graph job %s accepted: \d+ node\(s\), 3 task\(s\), "
+                                          r"each checked by the node$" % job), 30)
     cluster.node.kill9()  # no volunteer yet: nothing decided
     cluster.start_node(port=cluster.port)
     cluster.node.wait_for_line(re.compile(r"graph job %s resumed: 0 of 3 task" % job), 30)
