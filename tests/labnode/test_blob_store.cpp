@@ -3,8 +3,8 @@
 
 #include <QTemporaryDir>
 
-#include <cstdint>
 #include <cctype>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>

@@ -135,9 +135,9 @@ Expected<GraphJob*> GraphJobs::insertJob(std::int64_t researcherId, GraphIntake 
     if (!tasks)
         return makeError(ErrorCode::Internal, tasks.error().message);
     GraphJob& added = addJob(row, std::move(intake), *tasks);
-    m_context.log("graph job " + added.id + " accepted: " +
-                  std::to_string(added.submission.graph.nodes.size()) + " node(s), " +
-                  std::to_string(added.taskIds.size()) + " task(s), " +
+    m_context.log("graph job " + added.id +
+                  " accepted: " + std::to_string(added.submission.graph.nodes.size()) +
+                  " node(s), " + std::to_string(added.taskIds.size()) + " task(s), " +
                   (opinionsWanted(added) > 1 ? std::string("each computed twice")
                                              : std::string("each checked by the node")));
     return &added;
