@@ -1,5 +1,6 @@
 #include "blob_store.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -85,6 +86,25 @@ void MappedFile::release(const core::MatrixView& view) const {
     const auto first = reinterpret_cast<std::uintptr_t>(begin) / page * page;
     const auto last = (reinterpret_cast<std::uintptr_t>(end) + page - 1) / page * page;
     (void)::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
+Expected<core::Tensor> MappedFile::copyOut(const core::MatrixView& view) const {
+    constexpr std::int64_t kChunkRows = 512;
+    auto tensor = core::Tensor::allocate(view.dtype, {view.rows, view.cols});
+    if (!tensor)
+        return tensor;
+    const auto item = static_cast<std::int64_t>(core::itemSize(view.dtype));
+    const auto rowBytes = static_cast<std::size_t>(view.cols * item);
+    std::byte* out = tensor->bytes().data();
+    for (std::int64_t row0 = 0; row0 < view.rows; row0 += kChunkRows) {
+        const core::MatrixView chunk =
+            core::subView(view, row0, std::min(kChunkRows, view.rows - row0), 0, view.cols);
+        for (std::int64_t i = 0; i < chunk.rows; ++i)
+            std::memcpy(out + static_cast<std::size_t>(row0 + i) * rowBytes,
+                        chunk.data + i * chunk.rowStride * item, rowBytes);
+        release(chunk);
+    }
+    return tensor;
 }
 
 MappedFile::~MappedFile() {

@@ -29,6 +29,10 @@ public:
     // cache keeps them; the next read maps them again), so the rows and columns a large tile read
     // from a blob of many GiB do not stay counted in the node. Spans under 4 MiB are left alone.
     void release(const core::MatrixView& view) const;
+    // A copy of a view into this file, read in row chunks whose pages are released as each is
+    // copied: reading a few columns of every row maps whole folios around each one (fault-around),
+    // so copying a large file's column block at once would count most of the file in the node.
+    Expected<core::Tensor> copyOut(const core::MatrixView& view) const;
 
 private:
     MappedFile() = default;

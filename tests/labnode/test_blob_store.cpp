@@ -75,6 +75,7 @@ private Q_SLOTS:
     void putIsContentAddressedAndIdempotent();
     void mapReturnsTheBytes();
     void releaseDropsTheViewsPagesOnly();
+    void copyOutReadsAColumnBlockWithoutKeepingIt();
     void mapOfUnknownDigestFails();
     void removeDeletesTheBlob();
     void concurrentPutsOfTheSameBytes();
@@ -182,6 +183,24 @@ void TestBlobStore::releaseDropsTheViewsPagesOnly() {
     mapped->release(goblin::core::subView(whole, 0, 1024, 100, 64));
     QVERIFY2(residentBytesOf(path) <= 2 * 4096, std::to_string(residentBytesOf(path)).c_str());
     QVERIFY(sameBytes(mapped->bytes(), matrix.bytes())); // mapped again from the page cache
+}
+
+void TestBlobStore::copyOutReadsAColumnBlockWithoutKeepingIt() {
+    BlobStore store(root());
+    const Tensor matrix = randomMatrix(DType::F32, 1024, 4096, 12); // 16 MiB, rows of 16 KiB
+    const std::string digest = store.put(matrix).value();
+    const auto mapped = store.map(digest).value();
+    const fs::path path = fs::canonical(root() / "blobs" / (digest + ".bin"));
+    const goblin::core::MatrixView whole{DType::F32, mapped->bytes().data(), 1024, 4096, 4096};
+    const auto columns = goblin::core::subView(whole, 0, 1024, 100, 64);
+    const auto copied = mapped->copyOut(columns);
+    QVERIFY(copied.has_value());
+    QCOMPARE(copied->shape(), (Shape{1024, 64}));
+    QVERIFY(sameBytes(copied->bytes(), goblin::core::copyToTensor(columns)->bytes()));
+    // The copy through the mapping (copyToTensor) above mapped the span; copyOut's chunks are
+    // released as they go, so reading it again through copyOut leaves nothing mapped.
+    QVERIFY(mapped->copyOut(columns).has_value());
+    QVERIFY2(residentBytesOf(path) <= 2 * 4096, std::to_string(residentBytesOf(path)).c_str());
 }
 
 void TestBlobStore::mapOfUnknownDigestFails() {

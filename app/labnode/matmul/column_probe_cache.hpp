@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 
+#include "blob_store.hpp"
 #include "goblin/core/random_source.hpp"
 #include "goblin/verify/matmul_check.hpp"
 
@@ -20,9 +21,11 @@ public:
     ColumnProbeCache(core::RandomSource& random, verify::MatmulCheckOptions options)
         : m_random(random), m_options(options) {}
 
-    // The probe of the column block starting at col0; bColumns is that block of B.
+    // The probe of the column block starting at col0; bColumns is that block of B, a view into
+    // `mapped` when given (then read in chunks that leave the node's memory: MappedFile::copyOut).
     std::shared_ptr<const verify::ColumnProbe> probeFor(std::int64_t col0,
-                                                        const core::MatrixView& bColumns);
+                                                        const core::MatrixView& bColumns,
+                                                        const MappedFile* mapped = nullptr);
 
 private:
     struct Entry {

@@ -16,17 +16,15 @@ TileFrameSource tileFrameSource(const RunningJob& job, const TileTask& task, std
 }
 
 Expected<net::Message> taskMessage(const TileFrameSource& source) {
-    auto aRows = core::copyToTensor(source.aRows);
+    // From the mapped inputs in chunks whose pages leave the node as they are copied.
+    auto aRows =
+        source.keepA ? source.keepA->copyOut(source.aRows) : core::copyToTensor(source.aRows);
     if (!aRows)
         return tl::unexpected(aRows.error());
-    auto bColumns = core::copyToTensor(source.bColumns);
+    auto bColumns =
+        source.keepB ? source.keepB->copyOut(source.bColumns) : core::copyToTensor(source.bColumns);
     if (!bColumns)
         return tl::unexpected(bColumns.error());
-    // Copied: out of the node's memory, into the frame's.
-    if (source.keepA)
-        source.keepA->release(source.aRows);
-    if (source.keepB)
-        source.keepB->release(source.bColumns);
     return net::toMessage(
         net::MatmulTask{net::TaskRef{source.task, source.attempt}, source.dtype,
                         std::make_shared<const core::Tensor>(std::move(*aRows)),

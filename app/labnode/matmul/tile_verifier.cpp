@@ -15,8 +15,8 @@ verify::MatmulCheckReport checkTile(const TileCheck& check, const core::Tensor& 
         return report;
     }
     const core::MatrixView c = core::viewOf(tile);
-    auto report = verify::checkMatmulTileWithProbe(check.a, check.b, c,
-                                                   *check.probes->probeFor(check.col0, check.b));
+    auto report = verify::checkMatmulTileWithProbe(
+        check.a, check.b, c, *check.probes->probeFor(check.col0, check.b, check.keepB.get()));
     if (report.verdict != verify::Verdict::Escalate)
         return report;
     result.method = "freivalds-escalated";
