@@ -2,6 +2,8 @@
 // client submitting a job. Owned by the test's main thread.
 #pragma once
 
+#include <array>
+
 #include <QFileInfo>
 #include <QProcess>
 #include <QRegularExpression>
@@ -104,40 +106,32 @@ public:
     // Submits C = A·B of f64 random A (rows×1024) and B (1024×1024), cut into tiles of tileRows
     // rows, and checks the product; prints "ok" and exits 0 when it is right.
     void submit(QProcess& researcher, int rows, int tileRows) const {
-        static const char* script = R"(
-import sys, numpy as np, goblin
-rows, tile = int(sys.argv[3]), int(sys.argv[4])
-rng = np.random.default_rng(7)
-A = rng.random((rows, 1024)); B = rng.random((1024, 1024))
-with goblin.connect(sys.argv[1], token=sys.argv[2], timeout=120) as client:
-    C = client.matmul(A, B, tile=[tile, 1024])
-    assert np.allclose(C, A @ B), "wrong product"
-print("ok", client.last_summary["verdicts"])
-)";
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(QStringLiteral("PYTHONPATH"), QStringLiteral(GOBLIN_SOURCE_DIR "/python"));
-        researcher.setProcessEnvironment(env);
-        researcher.start(python(), {QStringLiteral("-c"), QString::fromUtf8(script), m_url, m_token,
-                                    QString::number(rows), QString::number(tileRows)});
+        submitMatmul(researcher, {rows, 1024, 1024, tileRows, 1024, 7});
     }
 
     // 16 tiles of 8×8 (K = 16): each tiny enough for a volunteer at full duty to compute it
     // on its io thread; the process prints "ok" when C is right.
-    void submitTiny(QProcess& researcher) const {
+    void submitTiny(QProcess& researcher) const { submitMatmul(researcher, {32, 16, 32, 8, 8, 8}); }
+
+    // m, k, n, tile rows, tile columns, seed of the random f64 A (m×k) and B (k×n).
+    void submitMatmul(QProcess& researcher, const std::array<int, 6>& shape) const {
         static const char* script = R"(
 import sys, numpy as np, goblin
-rng = np.random.default_rng(8)
-A = rng.random((32, 16)); B = rng.random((16, 32))
+m, k, n, tile_rows, tile_cols, seed = (int(value) for value in sys.argv[3:9])
+rng = np.random.default_rng(seed)
+A = rng.random((m, k)); B = rng.random((k, n))
 with goblin.connect(sys.argv[1], token=sys.argv[2], timeout=120) as client:
-    C = client.matmul(A, B, tile=[8, 8])
+    C = client.matmul(A, B, tile=[tile_rows, tile_cols])
     assert np.allclose(C, A @ B), "wrong product"
 print("ok", client.last_summary["verdicts"])
 )";
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("PYTHONPATH"), QStringLiteral(GOBLIN_SOURCE_DIR "/python"));
         researcher.setProcessEnvironment(env);
-        researcher.start(python(),
-                         {QStringLiteral("-c"), QString::fromUtf8(script), m_url, m_token});
+        QStringList arguments{QStringLiteral("-c"), QString::fromUtf8(script), m_url, m_token};
+        for (int value : shape)
+            arguments << QString::number(value);
+        researcher.start(python(), arguments);
     }
 
     // GOBLIN_LABNODE in the environment overrides the built one (e.g. a plain node beside a
