@@ -2,11 +2,14 @@
 """Distributed matmul benchmark, side by side in one run (not a test: it asserts nothing).
 
 For each N it times, on this machine:
-  numpy      numpy.matmul locally (the best local BLAS call on the same cores)
+  numpy      numpy.matmul locally (the best local BLAS call on the same cores), with the OpenBLAS
+             kernel numpy picks by itself and, when the volunteers run another one (they raise a
+             kernel OpenBLAS guessed below the CPU's level), with theirs; ratios use the faster
   backend    the volunteer backend's own GEMM called directly (goblin-bench-gemm, 2 threads)
   network    C = A·B through a real lab node and 2 headless volunteers (1 thread each), with
              upload, tiling, verification of every tile, merge and download included
-  dask       dask.array matmul on dask.distributed with 2 worker processes (verifies nothing)
+  dask       dask.array matmul on dask.distributed with 2 worker processes (verifies nothing),
+             its workers on the volunteers' OpenBLAS kernel
 and prints the ratios, the verification share (node verification CPU ÷ volunteer tile compute),
 and the wire efficiency (TCP payload bytes through the node's sockets ÷ raw tensor bytes moved).
 Then the scheduler alone: a job forced into ≥ 10,000 tiny tiles, tiles per second, with the
@@ -126,7 +129,29 @@ class Network:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def dask_seconds(n, repeats):
+def kernel_env(kernel):
+    """This process's environment with OPENBLAS_CORETYPE = kernel (for processes started now)."""
+    return {**os.environ, "OPENBLAS_CORETYPE": kernel}
+
+
+def numpy_seconds_with_kernel(n, repeats, kernel):
+    """numpy.matmul timed in a fresh interpreter whose OpenBLAS loads `kernel`."""
+    script = ("import sys, time, numpy as np\n"
+              "n, repeats = int(sys.argv[1]), int(sys.argv[2])\n"
+              "rng = np.random.default_rng(n)\n"
+              "A = rng.standard_normal((n, n), dtype=np.float32)\n"
+              "B = rng.standard_normal((n, n), dtype=np.float32)\n"
+              "A @ B\n"
+              "best = 1e30\n"
+              "for _ in range(repeats):\n"
+              "    t = time.perf_counter(); A @ B; best = min(best, time.perf_counter() - t)\n"
+              "print(best)\n")
+    out = subprocess.run([sys.executable, "-c", script, str(n), str(repeats)], check=True,
+                         capture_output=True, text=True, env=kernel_env(kernel)).stdout
+    return float(out.split()[-1])
+
+
+def dask_seconds(n, repeats, kernel):
     try:
         import dask.array as da
         from dask.distributed import Client, LocalCluster
@@ -135,8 +160,17 @@ def dask_seconds(n, repeats):
     rng = np.random.default_rng(1)
     A = rng.standard_normal((n, n), dtype=np.float32)
     B = rng.standard_normal((n, n), dtype=np.float32)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster):
+    saved = os.environ.get("OPENBLAS_CORETYPE")
+    os.environ["OPENBLAS_CORETYPE"] = kernel  # the workers are processes started now
+    try:
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+    finally:
+        if saved is None:
+            del os.environ["OPENBLAS_CORETYPE"]
+        else:
+            os.environ["OPENBLAS_CORETYPE"] = saved
+    with cluster, Client(cluster):
         chunk = n // 2
         def run():
             a = da.from_array(A, chunks=(chunk, chunk))
@@ -147,13 +181,17 @@ def dask_seconds(n, repeats):
 
 
 def backend_seconds(n):
+    """(seconds, OpenBLAS kernel) of the volunteer backend's GEMM, on the kernel a volunteer
+    picks (goblin-bench-gemm raises it as goblin-volunteer does)."""
     out = subprocess.run([GEMM, str(n), "--threads", "2"], check=True, capture_output=True,
                          text=True).stdout
-    return json.loads(out.splitlines()[-1])["seconds"]
+    line = json.loads(out.splitlines()[-1])
+    return line["seconds"], line["blas_kernel"]
 
 
 def bench_matmul(sizes, repeats):
-    print(f"numpy {np.__version__}, OpenBLAS kernel {openblas_corename()}, "
+    own_kernel = openblas_corename()
+    print(f"numpy {np.__version__}, OpenBLAS kernel {own_kernel}, "
           f"{os.cpu_count()} cores, OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
     rows = []
     network = Network()
@@ -164,7 +202,9 @@ def bench_matmul(sizes, repeats):
                 A = rng.standard_normal((n, n), dtype=np.float32)
                 B = rng.standard_normal((n, n), dtype=np.float32)
                 numpy_s = best_of(repeats, lambda: A @ B)
-                backend_s = backend_seconds(n)
+                backend_s, kernel = backend_seconds(n)
+                numpy_theirs_s = numpy_s if kernel == own_kernel else \
+                    numpy_seconds_with_kernel(n, repeats, kernel)
                 client.matmul(A, B)  # warm-up: first-touch pages, thread pools
                 best = None
                 for _ in range(repeats):
@@ -179,8 +219,10 @@ def bench_matmul(sizes, repeats):
                 compute_s, verify_s, elements = network.job_stats(job)
                 elements += 3 * n * n  # the researcher's A and B up, C down
                 error = float(np.max(np.abs(C.astype(np.float64) - A.astype(np.float64) @ B)))
-                dask_s = dask_seconds(n, repeats)
-                rows.append(dict(n=n, numpy=numpy_s, backend=backend_s, network=network_s, dask=dask_s,
+                dask_s = dask_seconds(n, repeats, kernel)
+                rows.append(dict(n=n, numpy_own=numpy_s, numpy_theirs=numpy_theirs_s, kernel=kernel,
+                                 numpy=min(numpy_s, numpy_theirs_s),
+                                 backend=backend_s, network=network_s, dask=dask_s,
                                  verify_share=verify_s / compute_s, wire=moved / (elements * 4),
                                  tiles=summary["tiles"], rejected=summary["verdicts"]["rejected"],
                                  error=error))
@@ -188,13 +230,18 @@ def bench_matmul(sizes, repeats):
         network.close()
 
     print()
+    print("numpy s: with numpy's own OpenBLAS kernel / with the volunteers' (kernel named); "
+          "numpy÷ ratios use the faster")
     print("| N | numpy s | backend s | network s | dask s | numpy÷network | backend÷network | "
           "dask: numpy÷dask | verify ÷ compute | wire ÷ raw | tiles |")
-    print("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    print("|--:|--|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
     for r in rows:
         dask = f"{r['dask']:.3f}" if r["dask"] else "n/a"
         dask_ratio = f"{r['numpy'] / r['dask']:.2f}" if r["dask"] else "n/a"
-        print(f"| {r['n']} | {r['numpy']:.3f} | {r['backend']:.3f} | {r['network']:.3f} | {dask} | "
+        numpy_cell = f"{r['numpy_own']:.3f} ({own_kernel})"
+        if r["kernel"] != own_kernel:
+            numpy_cell += f" / {r['numpy_theirs']:.3f} ({r['kernel']})"
+        print(f"| {r['n']} | {numpy_cell} | {r['backend']:.3f} | {r['network']:.3f} | {dask} | "
               f"{r['numpy'] / r['network']:.2f} | {r['backend'] / r['network']:.2f} | {dask_ratio} | "
               f"{100 * r['verify_share']:.2f} % | {r['wire']:.4f} | {r['tiles']} |")
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "goblin/compute/blas_kernel.hpp"
 #include "goblin/compute/eigen_cpu_backend.hpp"
 
 using namespace goblin;
@@ -45,6 +46,7 @@ template <class T> double bestSeconds(compute::Backend& backend, std::int64_t n,
 } // namespace
 
 int main(int argc, char** argv) {
+    compute::restartWithBetterBlasKernel(argv); // the kernel goblin-volunteer runs
     std::vector<std::int64_t> sizes;
     int threads = 0;
     std::string dtype = "f32";
@@ -66,8 +68,9 @@ int main(int argc, char** argv) {
                                               : bestSeconds<float>(backend, n, repeats);
         const double gflops = 2.0 * double(n) * double(n) * double(n) / seconds / 1e9;
         std::printf("{\"n\": %lld, \"dtype\": \"%s\", \"threads\": %d, \"seconds\": %.6f, "
-                    "\"gflops\": %.1f}\n",
-                    static_cast<long long>(n), dtype.c_str(), backend.threads(), seconds, gflops);
+                    "\"gflops\": %.1f, \"blas_kernel\": \"%s\"}\n",
+                    static_cast<long long>(n), dtype.c_str(), backend.threads(), seconds, gflops,
+                    compute::currentBlasKernel().c_str());
         std::fflush(stdout);
     }
     return 0;

@@ -18,6 +18,7 @@
 
 #include "device_choice.hpp"
 #include "device_setup.hpp"
+#include "goblin/compute/blas_kernel.hpp"
 #include "goblin/compute/opencl_devices.hpp"
 #include "host_memory.hpp"
 #include "volunteer_engine.hpp"
@@ -56,6 +57,7 @@ constexpr const char* kNoGuiNote = "this goblin-volunteer has no desktop app (bu
 } // namespace
 
 int main(int argc, char** argv) {
+    compute::restartWithBetterBlasKernel(argv);
     po::options_description options("goblin-volunteer options");
     options.add_options()("help,h", "show this help")("headless", "run without a window")(
         "minimized", "desktop app: start in the tray, window hidden")(
@@ -107,8 +109,9 @@ int main(int argc, char** argv) {
         const fs::path cacheDir = volunteer::defaultCacheDir();
         if (args.count("list-devices")) {
             (void)compute::prepareOpenClCache(cacheDir / "opencl");
-            std::cout << volunteer::formatDeviceTable({cpuThreads, memoryBytes},
-                                                      compute::listOpenClDevices());
+            std::cout << volunteer::formatDeviceTable(
+                {cpuThreads, memoryBytes, compute::currentBlasKernel()},
+                compute::listOpenClDevices());
             return 0;
         }
         if (args.count("list-devices-tsv")) {
@@ -203,7 +206,8 @@ int main(int argc, char** argv) {
         };
         watchExit();
         logLine("goblin-volunteer " + std::to_string(settings.threads) + " thread(s), lending " +
-                std::to_string(settings.memoryBytes >> 20) + " MiB, node " + settings.nodeUrl);
+                std::to_string(settings.memoryBytes >> 20) + " MiB, OpenBLAS kernel " +
+                compute::currentBlasKernel() + ", node " + settings.nodeUrl);
         engine.start();
         io.run();
         const auto& counters = engine.counters();

@@ -71,9 +71,11 @@ std::string formatDeviceTable(const CpuDescription& cpu,
     std::string table = padded("DEVICE", 7) + padded("BACKEND", 16) + padded("NAME", 44) +
                         padded("VENDOR / DRIVER", 34) + padded("MEMORY", 10) +
                         padded("MAX ALLOC", 10) + padded("UNITS", 6) + "FP64 FP16\n";
-    table += padded("cpu", 7) + padded("cpu-eigen", 16) + padded("CPU (Eigen + OpenBLAS)", 44) +
-             padded("-", 34) + padded(gib(static_cast<std::uint64_t>(cpu.memoryBytes)), 10) +
-             padded("-", 10) + padded(std::to_string(cpu.threads), 6) + "yes  no\n";
+    const std::string cpuName =
+        "CPU (Eigen + OpenBLAS" + (cpu.blasKernel.empty() ? "" : " " + cpu.blasKernel) + ")";
+    table += padded("cpu", 7) + padded("cpu-eigen", 16) + padded(cpuName, 44) + padded("-", 34) +
+             padded(gib(static_cast<std::uint64_t>(cpu.memoryBytes)), 10) + padded("-", 10) +
+             padded(std::to_string(cpu.threads), 6) + "yes  no\n";
     if (!devices)
         return table + "OpenCL: " + devices.error().message + "; the CPU backend still works\n";
     if (devices->empty())

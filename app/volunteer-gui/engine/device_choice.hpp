@@ -32,6 +32,7 @@ gpuDevices(const std::vector<compute::OpenClDeviceInfo>& devices, OpenClCpuDevic
 struct CpuDescription {
     int threads = 0;
     std::int64_t memoryBytes = 0;
+    std::string blasKernel; // OpenBLAS's kernel, shown in the table when known
 };
 
 // The table `--list-devices` prints: the CPU backend, then every OpenCL device (or why none),

@@ -54,7 +54,7 @@ Expected<DeviceSetup> setUpDevices(const DeviceSetupOptions& options,
     auto choice = parseDeviceChoice(options.devices);
     if (!choice)
         return tl::unexpected(choice.error());
-    const CpuDescription cpu{options.cpuThreads, options.memoryBytes};
+    const CpuDescription cpu{options.cpuThreads, options.memoryBytes, {}};
     auto cpuBackend =
         std::make_unique<compute::EigenCpuBackend>(compute::CpuBackendOptions{options.cpuThreads});
     DeviceSetup setup;

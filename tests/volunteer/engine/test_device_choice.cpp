@@ -74,9 +74,12 @@ void TestDeviceChoice::refusesBadLists() {
 }
 
 void TestDeviceChoice::tableListsCpuAndDevices() {
-    const std::string table = formatDeviceTable(CpuDescription{2, std::int64_t{4} << 30},
-                                                std::vector<OpenClDeviceInfo>{fakeGpu()});
-    QVERIFY2(table.find("cpu    cpu-eigen") != std::string::npos, table.c_str());
+    const std::string table =
+        formatDeviceTable(CpuDescription{2, std::int64_t{4} << 30, "SkylakeX"},
+                          std::vector<OpenClDeviceInfo>{fakeGpu()});
+    QVERIFY2(table.find("cpu    cpu-eigen       CPU (Eigen + OpenBLAS SkylakeX)") !=
+                 std::string::npos,
+             table.c_str());
     QVERIFY2(table.find("gpu1   opencl-clblast  NVIDIA H200 (gpu)") != std::string::npos,
              table.c_str());
     QVERIFY2(table.find("140.0 GiB") != std::string::npos, table.c_str());
@@ -85,14 +88,15 @@ void TestDeviceChoice::tableListsCpuAndDevices() {
 
 void TestDeviceChoice::tableSaysWhenThereIsNoOpenCl() {
     const std::string table =
-        formatDeviceTable(CpuDescription{2, 1 << 30}, std::vector<OpenClDeviceInfo>{});
+        formatDeviceTable(CpuDescription{2, 1 << 30, {}}, std::vector<OpenClDeviceInfo>{});
     QVERIFY2(table.find("no platform or device found") != std::string::npos, table.c_str());
-    QVERIFY2(table.find("cpu-eigen") != std::string::npos, table.c_str());
+    QVERIFY2(table.find("cpu-eigen       CPU (Eigen + OpenBLAS) ") != std::string::npos,
+             table.c_str());
 }
 
 void TestDeviceChoice::helloDescribesDevices() {
     const auto gpu = fakeGpu();
-    const auto list = describeDevices(CpuDescription{2, 1 << 30}, &gpu);
+    const auto list = describeDevices(CpuDescription{2, 1 << 30, {}}, &gpu);
     QCOMPARE(list.size(), std::size_t{2});
     QCOMPARE(list[0].as_object().at("id").as_string(), "cpu");
     const auto& device = list[1].as_object();
@@ -100,7 +104,7 @@ void TestDeviceChoice::helloDescribesDevices() {
     QCOMPARE(device.at("backend").as_string(), "opencl-clblast");
     QCOMPARE(device.at("max_alloc_bytes").to_number<std::uint64_t>(), std::uint64_t{35} << 30);
     QVERIFY(device.at("fp64").as_bool());
-    QCOMPARE(describeDevices(CpuDescription{1, 1}, nullptr).size(), std::size_t{1});
+    QCOMPARE(describeDevices(CpuDescription{1, 1, {}}, nullptr).size(), std::size_t{1});
 }
 
 // PoCL's CPU device (type "cpu") is listed by OpenCL beside real GPUs: not offered as one.
@@ -118,7 +122,7 @@ void TestDeviceChoice::openClCpuIsNotAGpu() {
     QCOMPARE(offered[0].type, std::string("gpu"));
     QVERIFY(gpuDevices({pocl}, OpenClCpuDevices::Hide).empty());
     QCOMPARE(gpuDevices(listed, OpenClCpuDevices::Offer).size(), std::size_t{2});
-    const std::string table = formatDeviceTable(CpuDescription{2, 1 << 30}, listed);
+    const std::string table = formatDeviceTable(CpuDescription{2, 1 << 30, {}}, listed);
     QVERIFY2(table.find("note: gpu0 is an OpenCL CPU device, not a GPU") != std::string::npos,
              table.c_str());
     QVERIFY2(table.find("note: gpu1") == std::string::npos, table.c_str());
