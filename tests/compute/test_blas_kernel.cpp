@@ -11,7 +11,9 @@ using goblin::compute::blasKernelLevel;
 using goblin::compute::VectorLevel;
 
 namespace {
-std::string orNone(const std::optional<std::string>& kernel) { return kernel.value_or("(none)"); }
+std::string orNone(const std::optional<std::string>& kernel) {
+    return kernel.value_or("(none)");
+}
 } // namespace
 
 class TestBlasKernel : public QObject {
@@ -19,25 +21,30 @@ class TestBlasKernel : public QObject {
 private Q_SLOTS:
     void aFallbackBelowTheCpuIsRaisedToTheCpusLevel() {
         // Debian 12's OpenBLAS on a CPU model newer than it: Prescott on an AVX-512 machine.
-        QCOMPARE(orNone(betterBlasKernel("Prescott", VectorLevel::Avx512)), std::string("SkylakeX"));
+        QCOMPARE(orNone(betterBlasKernel("Prescott", VectorLevel::Avx512)),
+                 std::string("SkylakeX"));
         QCOMPARE(orNone(betterBlasKernel("Prescott", VectorLevel::Avx2)), std::string("Haswell"));
         QCOMPARE(orNone(betterBlasKernel("Nehalem", VectorLevel::Avx)), std::string("Sandybridge"));
-        QCOMPARE(orNone(betterBlasKernel("Sandybridge", VectorLevel::Avx2)), std::string("Haswell"));
+        QCOMPARE(orNone(betterBlasKernel("Sandybridge", VectorLevel::Avx2)),
+                 std::string("Haswell"));
         QCOMPARE(orNone(betterBlasKernel("Zen", VectorLevel::Avx512)), std::string("SkylakeX"));
     }
 
     void aKernelAtOrAboveTheCpuIsLeftAlone() {
-        QCOMPARE(orNone(betterBlasKernel("Cooperlake", VectorLevel::Avx512)), std::string("(none)"));
+        QCOMPARE(orNone(betterBlasKernel("Cooperlake", VectorLevel::Avx512)),
+                 std::string("(none)"));
         QCOMPARE(orNone(betterBlasKernel("SkylakeX", VectorLevel::Avx512)), std::string("(none)"));
         QCOMPARE(orNone(betterBlasKernel("Haswell", VectorLevel::Avx2)), std::string("(none)"));
-        QCOMPARE(orNone(betterBlasKernel("Prescott", VectorLevel::Baseline)), std::string("(none)"));
+        QCOMPARE(orNone(betterBlasKernel("Prescott", VectorLevel::Baseline)),
+                 std::string("(none)"));
         // A kernel above the CPU's level (set by hand) is not lowered either.
         QCOMPARE(orNone(betterBlasKernel("SkylakeX", VectorLevel::Avx2)), std::string("(none)"));
     }
 
     void aNameOutsideTheTableIsLeftAlone() {
         // Another architecture's core, a newer OpenBLAS's name, or a library that says nothing.
-        QCOMPARE(orNone(betterBlasKernel("NEOVERSEN1", VectorLevel::Avx512)), std::string("(none)"));
+        QCOMPARE(orNone(betterBlasKernel("NEOVERSEN1", VectorLevel::Avx512)),
+                 std::string("(none)"));
         QCOMPARE(orNone(betterBlasKernel("unknown", VectorLevel::Avx512)), std::string("(none)"));
         QCOMPARE(orNone(betterBlasKernel("", VectorLevel::Avx2)), std::string("(none)"));
         QVERIFY(!blasKernelLevel("prescott").has_value()); // spelled as OpenBLAS reports it

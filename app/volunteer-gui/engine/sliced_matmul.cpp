@@ -9,11 +9,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::int64_t rowsForBudget(const SliceTuning& tuning, std::int64_t k, std::int64_t n,
-                           std::int64_t m) {
+double sliceSecondsFor(const SliceTuning& tuning, const ComputePlan& plan) {
+    if (tuning.sliceSeconds <= 0 || plan.dutyPercent < 100)
+        return tuning.sliceSeconds;
+    return std::max(tuning.sliceSeconds, kFullDutySliceSeconds);
+}
+
+std::int64_t rowsForBudget(const SliceTuning& tuning, const ComputePlan& plan, std::int64_t k,
+                           std::int64_t n, std::int64_t m) {
     const double flopsPerRow = 2.0 * static_cast<double>(std::max<std::int64_t>(k, 1)) *
                                static_cast<double>(std::max<std::int64_t>(n, 1));
-    const double rows = tuning.flopsPerSecond * tuning.sliceSeconds / flopsPerRow;
+    const double rows = tuning.flopsPerSecond * sliceSecondsFor(tuning, plan) / flopsPerRow;
     return std::clamp<std::int64_t>(static_cast<std::int64_t>(rows), 1, m);
 }
 
@@ -90,7 +96,7 @@ std::optional<Expected<SlicedResult>> slicedMatmul(compute::Backend& backend, Co
     const core::MatrixView whole = core::viewOf(a);
     double busy = 0;
     for (std::int64_t row0 = 0; row0 < m;) {
-        const std::int64_t rows = std::min(rowsForBudget(tuning, k, n, m), m - row0);
+        const std::int64_t rows = std::min(rowsForBudget(tuning, gate.plan(), k, n, m), m - row0);
         const auto started = Clock::now();
         auto slice = core::copyToTensor(core::subView(whole, row0, rows, 0, k));
         if (!slice)

@@ -15,12 +15,16 @@
 namespace goblin::volunteer {
 
 inline constexpr double kSliceSeconds = 0.05;
+// At full duty a slice only bounds how long a pause waits, so slices are longer: each row slice
+// repacks all of B (a 4096-deep tile's B is 32 MiB), and at 50 ms that cost a tenth of the tile.
+inline constexpr double kFullDutySliceSeconds = 0.25;
 
 // Remembers the backend's measured speed between tiles, so the first slice of a tile is already
 // about the right size. Owned by the compute thread.
 struct SliceTuning {
     double flopsPerSecond = 2e9;         // a cautious first guess, corrected after every slice
-    double sliceSeconds = kSliceSeconds; // the time one slice should take (0: one row each)
+    double sliceSeconds = kSliceSeconds; // the time one slice should take under a duty limit
+                                         // (0: one row each, whatever the duty)
     int appliedThreads = 0;
 };
 

@@ -127,6 +127,7 @@ class TestSlicedMatmul : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     void matchesOneCall();
+    void fullDutySlicesAreLonger();
     void pauseParksBetweenSlices();
     void shutdownAbandons();
     void errorsPassThrough();
@@ -155,6 +156,30 @@ void TestSlicedMatmul::matchesOneCall() {
     const auto reference = backend.matmul(a, b);
     QCOMPARE((*result)->product.shape(), reference->shape());
     QVERIFY(maxDifference((*result)->product, *reference) < 1e-12);
+}
+
+// The first slice's rows follow from the speed estimate and the slice time, so its share of the
+// tile shows the slice time without timing anything: 0.05 s under a duty limit, 0.25 s at full.
+void TestSlicedMatmul::fullDutySlicesAreLonger() {
+    compute::EigenCpuBackend backend({1});
+    const auto a = randomMatrix(1000, 10, 5), b = randomMatrix(10, 10, 6);
+    const auto firstSliceShare = [&](int dutyPercent) {
+        ComputeGate gate;
+        gate.setPlan({.run = true, .dutyPercent = dutyPercent});
+        SliceTuning tuning;
+        tuning.flopsPerSecond = 40000; // 200 flops a row: 200 rows a second
+        double first = 0;
+        SlicedRun hooks;
+        hooks.progress = [&](double fraction) {
+            if (first == 0)
+                first = fraction;
+        };
+        hooks.cancelled = [] { return true; }; // stop after the first slice
+        const auto result = slicedMatmul(backend, gate, tuning, a, b, hooks);
+        return result ? -1.0 : first;
+    };
+    QCOMPARE(firstSliceShare(50), 0.01);  // 10 rows: 0.05 s at 200 rows a second
+    QCOMPARE(firstSliceShare(100), 0.05); // 50 rows: 0.25 s
 }
 
 void TestSlicedMatmul::pauseParksBetweenSlices() {

@@ -2,6 +2,8 @@
 
 #include <array>
 #include <cstdlib>
+#include <filesystem>
+#include <system_error>
 #include <utility>
 
 #include <unistd.h>
@@ -16,18 +18,30 @@ constexpr const char* kCoreTypeVariable = "OPENBLAS_CORETYPE";
 
 // OpenBLAS's x86-64 core names (dynamic.c's corename table) by the vector level they need.
 constexpr std::array<std::pair<std::string_view, VectorLevel>, 25> kCoreLevels{{
-    {"Katmai", VectorLevel::Baseline},    {"Coppermine", VectorLevel::Baseline},
-    {"Northwood", VectorLevel::Baseline}, {"Prescott", VectorLevel::Baseline},
-    {"Banias", VectorLevel::Baseline},    {"Atom", VectorLevel::Baseline},
-    {"Core2", VectorLevel::Baseline},     {"Penryn", VectorLevel::Baseline},
-    {"Dunnington", VectorLevel::Baseline}, {"Nehalem", VectorLevel::Baseline},
-    {"Athlon", VectorLevel::Baseline},    {"Opteron", VectorLevel::Baseline},
-    {"Opteron_SSE3", VectorLevel::Baseline}, {"Barcelona", VectorLevel::Baseline},
-    {"Nano", VectorLevel::Baseline},      {"Bobcat", VectorLevel::Baseline},
-    {"Sandybridge", VectorLevel::Avx},    {"Bulldozer", VectorLevel::Avx},
-    {"Piledriver", VectorLevel::Avx},     {"Steamroller", VectorLevel::Avx},
-    {"Excavator", VectorLevel::Avx2},     {"Haswell", VectorLevel::Avx2},
-    {"Zen", VectorLevel::Avx2},           {"SkylakeX", VectorLevel::Avx512},
+    {"Katmai", VectorLevel::Baseline},
+    {"Coppermine", VectorLevel::Baseline},
+    {"Northwood", VectorLevel::Baseline},
+    {"Prescott", VectorLevel::Baseline},
+    {"Banias", VectorLevel::Baseline},
+    {"Atom", VectorLevel::Baseline},
+    {"Core2", VectorLevel::Baseline},
+    {"Penryn", VectorLevel::Baseline},
+    {"Dunnington", VectorLevel::Baseline},
+    {"Nehalem", VectorLevel::Baseline},
+    {"Athlon", VectorLevel::Baseline},
+    {"Opteron", VectorLevel::Baseline},
+    {"Opteron_SSE3", VectorLevel::Baseline},
+    {"Barcelona", VectorLevel::Baseline},
+    {"Nano", VectorLevel::Baseline},
+    {"Bobcat", VectorLevel::Baseline},
+    {"Sandybridge", VectorLevel::Avx},
+    {"Bulldozer", VectorLevel::Avx},
+    {"Piledriver", VectorLevel::Avx},
+    {"Steamroller", VectorLevel::Avx},
+    {"Excavator", VectorLevel::Avx2},
+    {"Haswell", VectorLevel::Avx2},
+    {"Zen", VectorLevel::Avx2},
+    {"SkylakeX", VectorLevel::Avx512},
     {"Cooperlake", VectorLevel::Avx512},
 }};
 
@@ -89,10 +103,14 @@ void restartWithBetterBlasKernel(char** argv) {
     const auto better = betterBlasKernel(currentBlasKernel(), cpuVectorLevel());
     if (!better)
         return;
-    if (::setenv(kCoreTypeVariable, better->c_str(), 1) != 0)
+    // The program's own path, not /proc/self/exe itself: exec names the process after the path
+    // it was given ("exe" in ps and top otherwise).
+    std::error_code error;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+    if (error || ::setenv(kCoreTypeVariable, better->c_str(), 1) != 0)
         return;
-    ::execv("/proc/self/exe", argv);
-    // exec failed (no /proc, say): go on with the kernel we have; children inherit the variable.
+    ::execv(self.c_str(), argv);
+    // exec failed (the binary was replaced since, say): go on with the kernel we have.
     ::unsetenv(kCoreTypeVariable);
 }
 

@@ -32,7 +32,8 @@ std::optional<std::string> betterBlasKernel(std::string_view current, VectorLeve
 std::string currentBlasKernel();
 
 // When OPENBLAS_CORETYPE is unset and the current kernel is below this CPU's level: sets it to
-// the better kernel and replaces this process with itself (/proc/self/exe, same arguments), so
+// the better kernel and replaces this process with itself (the program /proc/self/exe names,
+// same arguments), so
 // it does not return. Returns (and changes nothing) when there is nothing better, when the
 // variable was set by whoever started us (their choice stands), or when exec fails; the second
 // run finds the variable set and goes on.
