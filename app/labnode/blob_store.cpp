@@ -82,7 +82,7 @@ void MappedFile::release(const core::MatrixView& view) const {
         static_cast<std::size_t>(end - begin) < kReleaseBytes)
         return;
     // Whole pages: the mapping starts on a page and covers the last one.
-    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
     const auto first = reinterpret_cast<std::uintptr_t>(begin) / page * page;
     const auto last = (reinterpret_cast<std::uintptr_t>(end) + page - 1) / page * page;
     (void)::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
@@ -93,15 +93,11 @@ Expected<core::Tensor> MappedFile::copyOut(const core::MatrixView& view) const {
     auto tensor = core::Tensor::allocate(view.dtype, {view.rows, view.cols});
     if (!tensor)
         return tensor;
-    const auto item = static_cast<std::int64_t>(core::itemSize(view.dtype));
-    const auto rowBytes = static_cast<std::size_t>(view.cols * item);
-    std::byte* out = tensor->bytes().data();
+    const auto rowBytes = static_cast<std::size_t>(view.cols) * core::itemSize(view.dtype);
     for (std::int64_t row0 = 0; row0 < view.rows; row0 += kChunkRows) {
         const core::MatrixView chunk =
             core::subView(view, row0, std::min(kChunkRows, view.rows - row0), 0, view.cols);
-        for (std::int64_t i = 0; i < chunk.rows; ++i)
-            std::memcpy(out + static_cast<std::size_t>(row0 + i) * rowBytes,
-                        chunk.data + i * chunk.rowStride * item, rowBytes);
+        core::copyRows(chunk, tensor->bytes().data() + static_cast<std::size_t>(row0) * rowBytes);
         release(chunk);
     }
     return tensor;

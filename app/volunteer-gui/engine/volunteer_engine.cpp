@@ -304,21 +304,33 @@ void VolunteerEngine::computeNow(const std::shared_ptr<net::WsConnection>& conne
     const auto started = std::chrono::steady_clock::now();
     auto product = m_backend->matmul(*task.a, *task.b);
     const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - started;
-    if (!product) {
+    const bool computed = product.has_value();
+    const auto bytes = sendMatmulOutcome(connection, task.ref, std::move(product), seconds.count());
+    if (!computed) {
         ++m_counters.failed;
-        return connection->send(
-            net::toMessage(net::TaskError{net::TaskOp::Matmul, task.ref, product.error()}));
+        return;
+    }
+    ++m_counters.computed;
+    m_counters.computeSeconds += seconds.count();
+    m_counters.bytesSent += bytes;
+}
+
+std::int64_t
+VolunteerEngine::sendMatmulOutcome(const std::shared_ptr<net::WsConnection>& connection,
+                                   const net::TaskRef& ref, Expected<core::Tensor> product,
+                                   double seconds) const {
+    if (!product) {
+        connection->send(net::toMessage(net::TaskError{net::TaskOp::Matmul, ref, product.error()}));
+        return 0;
     }
     const auto bytes = static_cast<std::int64_t>(product->byteSize());
     connection->send(net::toMessage(
         net::TaskResult{net::TaskOp::Matmul,
-                        task.ref,
+                        ref,
                         std::string(m_backend->name()),
-                        seconds.count(),
+                        seconds,
                         {std::make_shared<const core::Tensor>(std::move(*product))}}));
-    ++m_counters.computed;
-    m_counters.computeSeconds += seconds.count();
-    m_counters.bytesSent += bytes;
+    return bytes;
 }
 
 // Compute thread: a task ended (computed, failed, or dropped with all zeros).
@@ -422,19 +434,13 @@ void VolunteerEngine::compute(std::shared_ptr<net::WsConnection> connection,
     if (!outcome) // shut down or stale mid-task: the node re-queues it
         return finish(0, 0, 0, 0);
     if (!*outcome) {
-        connection->send(net::toMessage(
-            net::TaskError{net::TaskOp::Matmul, {taskId, attempt}, outcome->error()}));
+        sendMatmulOutcome(connection, {taskId, attempt}, tl::unexpected(outcome->error()), 0);
         return finish(0, 1, 0, 0);
     }
-    SlicedResult& result = **outcome;
-    const auto bytes = static_cast<std::int64_t>(result.product.byteSize());
-    connection->send(net::toMessage(
-        net::TaskResult{net::TaskOp::Matmul,
-                        {taskId, attempt},
-                        std::string(m_backend->name()),
-                        result.busySeconds,
-                        {std::make_shared<const core::Tensor>(std::move(result.product))}}));
-    finish(1, 0, result.busySeconds, bytes);
+    const double busySeconds = (*outcome)->busySeconds;
+    const auto bytes = sendMatmulOutcome(connection, {taskId, attempt},
+                                         std::move((*outcome)->product), busySeconds);
+    finish(1, 0, busySeconds, bytes);
 }
 
 void VolunteerEngine::onClosed(std::uint64_t generation, const Error& reason) {

@@ -96,6 +96,11 @@ private:
     bool computesNow(const net::MatmulTask& task) const;
     void computeNow(const std::shared_ptr<net::WsConnection>& connection,
                     const net::MatmulTask& task);
+    // Sends a matmul task's product (TaskResult) or its error (TaskError); returns the bytes of
+    // the product sent, 0 for an error. Either thread (a connection's send is thread-safe).
+    std::int64_t sendMatmulOutcome(const std::shared_ptr<net::WsConnection>& connection,
+                                   const net::TaskRef& ref, Expected<core::Tensor> product,
+                                   double seconds) const;
     void compute(std::shared_ptr<net::WsConnection> connection, std::uint64_t generation,
                  std::int64_t taskId, std::int64_t attempt, std::shared_ptr<const core::Tensor> a,
                  std::shared_ptr<const core::Tensor> b);

@@ -75,19 +75,20 @@ MatrixView subView(const MatrixView& view, std::int64_t row0, std::int64_t rows,
 
 Expected<Tensor> copyToTensor(const MatrixView& view) {
     auto tensor = Tensor::allocate(view.dtype, {view.rows, view.cols});
-    if (!tensor)
-        return tensor;
+    if (tensor)
+        copyRows(view, tensor->bytes().data());
+    return tensor;
+}
+
+void copyRows(const MatrixView& view, std::byte* destination) {
     const auto item = static_cast<std::int64_t>(itemSize(view.dtype));
     const auto rowBytes = static_cast<std::size_t>(view.cols * item);
     if (rowBytes == 0)
-        return tensor;
-    assert(view.rowStride >= view.cols && "copyToTensor() with a rowStride shorter than a row");
-    std::byte* out = tensor->bytes().data();
-    for (std::int64_t i = 0; i < view.rows; ++i) {
-        std::memcpy(out + static_cast<std::size_t>(i) * rowBytes,
+        return;
+    assert(view.rowStride >= view.cols && "copyRows() with a rowStride shorter than a row");
+    for (std::int64_t i = 0; i < view.rows; ++i)
+        std::memcpy(destination + static_cast<std::size_t>(i) * rowBytes,
                     view.data + i * view.rowStride * item, rowBytes);
-    }
-    return tensor;
 }
 
 std::int64_t batchMatrixCount(const Shape& out) {

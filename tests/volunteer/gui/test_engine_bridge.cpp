@@ -20,8 +20,24 @@ private Q_SLOTS:
     void refusedVersionIsNotRetried();
 
 private:
+    // Every status the bridge reports lands in `status`; it polls every 50 ms.
+    void watch(EngineBridge& bridge, EngineStatus& status);
+    // One connection to the fixture's node (weight 100), the identity kept in the fixture's
+    // folder `identity`, 1 slot, 256 MiB lent.
+    BridgeConfig nodeConfig(const QString& identity) const;
+
     goblin::testing::LabNodeFixture m_node;
 };
+
+void TestEngineBridge::watch(EngineBridge& bridge, EngineStatus& status) {
+    bridge.setPollInterval(50);
+    connect(&bridge, &EngineBridge::statusChanged, this,
+            [&status](const EngineStatus& next) { status = next; });
+}
+
+BridgeConfig TestEngineBridge::nodeConfig(const QString& identity) const {
+    return BridgeConfig{{{m_node.url(), 100}}, m_node.path(identity), 1, 256 << 20};
+}
 
 void TestEngineBridge::initTestCase() {
     if (const QString why = m_node.start(); !why.isEmpty())
@@ -32,14 +48,11 @@ void TestEngineBridge::initTestCase() {
 
 void TestEngineBridge::pauseHoldsWithinASecond() {
     EngineBridge bridge;
-    bridge.setPollInterval(50);
     EngineStatus status;
-    connect(&bridge, &EngineBridge::statusChanged, this,
-            [&](const EngineStatus& next) { status = next; });
+    watch(bridge, status);
     // 10 % CPU time: the tile takes seconds of wall time, in slices of about 50 ms.
     bridge.setPlan(ComputePlan{true, false, 1, 10});
-    bridge.start(BridgeConfig{
-        {{m_node.url(), 100}}, m_node.path(QStringLiteral("volunteer")), 1, 256 << 20});
+    bridge.start(nodeConfig(QStringLiteral("volunteer")));
     QTRY_COMPARE_WITH_TIMEOUT(status.link, LinkState::Connected, 20000);
 
     QProcess researcher;
@@ -70,13 +83,10 @@ void TestEngineBridge::pauseHoldsWithinASecond() {
 // task); on resume it reconnects, gets the task again and the job completes.
 void TestEngineBridge::longPauseHandsTasksBack() {
     EngineBridge bridge;
-    bridge.setPollInterval(50);
     EngineStatus status;
-    connect(&bridge, &EngineBridge::statusChanged, this,
-            [&](const EngineStatus& next) { status = next; });
+    watch(bridge, status);
     bridge.setPlan(ComputePlan{false, false, 1, 100});
-    BridgeConfig config{
-        {{m_node.url(), 100}}, m_node.path(QStringLiteral("volunteer2")), 1, 256 << 20};
+    BridgeConfig config = nodeConfig(QStringLiteral("volunteer2"));
     config.releaseAfterPauseMs = 1500;
     bridge.start(config);
     QTRY_COMPARE_WITH_TIMEOUT(status.link, LinkState::Connected, 20000);
@@ -101,13 +111,10 @@ void TestEngineBridge::longPauseHandsTasksBack() {
 // held: a paused volunteer holds them at the gate like any task, and computes them all on resume.
 void TestEngineBridge::pauseHoldsTinyTiles() {
     EngineBridge bridge;
-    bridge.setPollInterval(50);
     EngineStatus status;
-    connect(&bridge, &EngineBridge::statusChanged, this,
-            [&](const EngineStatus& next) { status = next; });
+    watch(bridge, status);
     bridge.setPlan(ComputePlan{false, false, 1, 100});
-    bridge.start(BridgeConfig{
-        {{m_node.url(), 100}}, m_node.path(QStringLiteral("volunteer-tiny")), 1, 256 << 20});
+    bridge.start(nodeConfig(QStringLiteral("volunteer-tiny")));
     QTRY_COMPARE_WITH_TIMEOUT(status.link, LinkState::Connected, 20000);
 
     QProcess researcher;
@@ -177,13 +184,12 @@ void TestEngineBridge::twoNodesEachGetTheirShare() {
 // status says why.
 void TestEngineBridge::refusedVersionIsNotRetried() {
     EngineBridge bridge;
-    bridge.setPollInterval(50);
     EngineStatus status;
+    watch(bridge, status);
     QStringList log;
-    connect(&bridge, &EngineBridge::statusChanged, this,
-            [&](const EngineStatus& next) { status = next; });
     connect(&bridge, &EngineBridge::logLine, this, [&](const QString& line) { log << line; });
-    BridgeConfig config{{{m_node.url(), 100}}, m_node.path(QStringLiteral("volunteer4")), 1, 0};
+    BridgeConfig config = nodeConfig(QStringLiteral("volunteer4"));
+    config.memoryBytes = 0;
     config.protocolVersion = goblin::net::kProtocolVersion + 98;
     bridge.start(config);
     QTRY_COMPARE_WITH_TIMEOUT(status.link, LinkState::Refused, 20000);

@@ -76,6 +76,8 @@ MatrixView subView(const MatrixView& view, std::int64_t row0, std::int64_t rows,
                    std::int64_t cols);
 // Copies a view into a new contiguous tensor.
 Expected<Tensor> copyToTensor(const MatrixView& view);
+// Writes the view's rows one after another (rows × cols elements, no gaps) at `destination`.
+void copyRows(const MatrixView& view, std::byte* destination);
 
 // Batched matmul operands (rank ≥ 2, batch dims broadcast numpy-style): how many matrices an
 // output of shape `out` holds, which matrix of an operand of shape `operand` its matrix `t` reads,
