@@ -21,7 +21,6 @@ only, so numpy and the volunteers both run OpenBLAS's native kernels; see STACK.
 
 import argparse
 import ctypes
-import glob
 import json
 import os
 import re
@@ -193,18 +192,28 @@ def bench_matmul(sizes, repeats):
     own_kernel = openblas_corename()
     print(f"numpy {np.__version__}, OpenBLAS kernel {own_kernel}, "
           f"{os.cpu_count()} cores, OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
+    def matrices(n):
+        rng = np.random.default_rng(n)
+        return (rng.standard_normal((n, n), dtype=np.float32),
+                rng.standard_normal((n, n), dtype=np.float32))
+
+    # Local figures first, each on an otherwise idle machine: no node, volunteer or Dask worker
+    # (Dask's workers take a while to go after their cluster closes).
     rows = []
+    for n in sizes:
+        A, B = matrices(n)
+        numpy_s = best_of(repeats, lambda: A @ B)
+        backend_s, kernel = backend_seconds(n)
+        numpy_theirs_s = numpy_s if kernel == own_kernel else \
+            numpy_seconds_with_kernel(n, repeats, kernel)
+        rows.append(dict(n=n, numpy_own=numpy_s, numpy_theirs=numpy_theirs_s, kernel=kernel,
+                         numpy=min(numpy_s, numpy_theirs_s), backend=backend_s))
     network = Network()
     try:
         with goblin.connect(network.url, token=network.token) as client:
-            for n in sizes:
-                rng = np.random.default_rng(n)
-                A = rng.standard_normal((n, n), dtype=np.float32)
-                B = rng.standard_normal((n, n), dtype=np.float32)
-                numpy_s = best_of(repeats, lambda: A @ B)
-                backend_s, kernel = backend_seconds(n)
-                numpy_theirs_s = numpy_s if kernel == own_kernel else \
-                    numpy_seconds_with_kernel(n, repeats, kernel)
+            for row in rows:
+                n = row["n"]
+                A, B = matrices(n)
                 client.matmul(A, B)  # warm-up: first-touch pages, thread pools
                 best = None
                 for _ in range(repeats):
@@ -219,15 +228,13 @@ def bench_matmul(sizes, repeats):
                 compute_s, verify_s, elements = network.job_stats(job)
                 elements += 3 * n * n  # the researcher's A and B up, C down
                 error = float(np.max(np.abs(C.astype(np.float64) - A.astype(np.float64) @ B)))
-                dask_s = dask_seconds(n, repeats, kernel)
-                rows.append(dict(n=n, numpy_own=numpy_s, numpy_theirs=numpy_theirs_s, kernel=kernel,
-                                 numpy=min(numpy_s, numpy_theirs_s),
-                                 backend=backend_s, network=network_s, dask=dask_s,
-                                 verify_share=verify_s / compute_s, wire=moved / (elements * 4),
-                                 tiles=summary["tiles"], rejected=summary["verdicts"]["rejected"],
-                                 error=error))
+                row.update(network=network_s, verify_share=verify_s / compute_s,
+                           wire=moved / (elements * 4), tiles=summary["tiles"],
+                           rejected=summary["verdicts"]["rejected"], error=error)
     finally:
         network.close()
+    for row in rows:
+        row["dask"] = dask_seconds(row["n"], repeats, row["kernel"])
 
     print()
     print("numpy s: with numpy's own OpenBLAS kernel / with the volunteers' (kernel named); "
