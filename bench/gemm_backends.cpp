@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "goblin/compute/blas_kernel.hpp"
 #include "goblin/compute/eigen_cpu_backend.hpp"
 #include "goblin/compute/gemm_calibration.hpp"
 #include "goblin/compute/opencl_backend.hpp"
@@ -78,6 +79,7 @@ void printRow(const char* backend, const char* dtype, std::int64_t n, const Timi
 } // namespace
 
 int main(int argc, char** argv) {
+    compute::restartWithBetterBlasKernel(argv); // the kernel goblin-volunteer runs
     std::vector<std::int64_t> sizes;
     int threads = 0, device = 0, repeats = 2;
     double calibrateSeconds = 30.0;

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "goblin/compute/blas_kernel.hpp"
 #include "goblin/compute/eigen_cpu_backend.hpp"
 #include "goblin/compute/opencl_backend.hpp"
 #include "goblin/core/random_source.hpp"
@@ -402,6 +403,7 @@ void costTable(Producers& producers) {
 } // namespace
 
 int main(int argc, char** argv) {
+    compute::restartWithBetterBlasKernel(argv); // the kernel goblin-volunteer runs
     std::int64_t checks = 100000;
     int bisectionTrials = 400;
     bool sample = false, cost = true, useOpenCl = true, onlyCost = false, onlyBisection = false;
