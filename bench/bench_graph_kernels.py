@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO / "python" / "tests"))
 
 import goblin  # noqa: E402
 from bench_graphs import CNNLayers, replica_seconds  # noqa: E402
-from bench_matmul import Network, best_of  # noqa: E402
+from bench_matmul import Network, best_of, run_numpy_on_volunteers_kernel  # noqa: E402
 from torch_programs import TransformerBlock  # noqa: E402
 
 
@@ -57,6 +57,7 @@ def main():
     parser.add_argument("--cnn-batch", type=int, default=1024)
     parser.add_argument("--no-replicas", action="store_true")
     args = parser.parse_args()
+    run_numpy_on_volunteers_kernel()  # PyTorch's matmuls go through the same OpenBLAS
     network = Network(volunteers=2, threads=1, slots=1)  # default trust and audits
     modes = ["freivalds"] + ([] if args.no_replicas else ["replicas"])
     try:

@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "python" / "tests"))
 
 import goblin  # noqa: E402
-from bench_matmul import Network, best_of  # noqa: E402
+from bench_matmul import Network, best_of, run_numpy_on_volunteers_kernel  # noqa: E402
 from torch_programs import SmallCNN, TransformerBlock  # noqa: E402
 
 
@@ -129,6 +129,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--chunks", type=int, default=4)
     args = parser.parse_args()
+    run_numpy_on_volunteers_kernel()  # PyTorch's matmuls go through the same OpenBLAS
     network = Network(volunteers=2, threads=1, slots=1)  # default trust and audits
     try:
         client = goblin.connect(network.url, token=network.token, timeout=300)

@@ -55,6 +55,25 @@ def openblas_corename():
     return "unknown"
 
 
+def volunteers_kernel():
+    """The OpenBLAS kernel a volunteer runs here (goblin-bench-gemm picks it as goblin-volunteer
+    does: OpenBLAS's own choice, raised when it guessed below the CPU's level)."""
+    out = subprocess.run([GEMM, "64"], check=True, capture_output=True, text=True).stdout
+    return json.loads(out.splitlines()[-1])["blas_kernel"]
+
+
+def run_numpy_on_volunteers_kernel():
+    """Runs this script again with OPENBLAS_CORETYPE set to the volunteers' kernel when numpy's
+    own OpenBLAS guessed another, so numpy and the volunteers multiply with the same kernel (a
+    variable set by whoever started the bench stands)."""
+    if "OPENBLAS_CORETYPE" in os.environ:
+        return
+    kernel = volunteers_kernel()
+    if kernel != openblas_corename():
+        os.execve(sys.executable, [sys.executable, *sys.argv],
+                  {**os.environ, "OPENBLAS_CORETYPE": kernel})
+
+
 def best_of(repeats, fn):
     times = []
     for _ in range(repeats):

@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_matmul import Network, best_of, openblas_corename  # noqa: E402
+from bench_matmul import (Network, best_of, openblas_corename,  # noqa: E402
+                          run_numpy_on_volunteers_kernel)
 
 CLIENT = textwrap.dedent("""
     import resource, sys, time
@@ -97,6 +98,7 @@ def main():
                         help="size of numpy's in-memory product to compare with (default: --n; "
                              "the largest that fits in memory)")
     args = parser.parse_args()
+    run_numpy_on_volunteers_kernel()
     n = args.n
     print(f"numpy {np.__version__}, OpenBLAS kernel {openblas_corename()} (numpy and the volunteers), "
           f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}", file=sys.stderr)
