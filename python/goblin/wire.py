@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 import struct
-import zlib
 from typing import TYPE_CHECKING, Any, Dict, List, Tuple, Union
 
 import numpy as np
 
+from .checksum import crc32
 from .errors import FrameError
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def encode_tensor_frame(array: NDArray[Any]) -> bytes:
     elements = array.reshape(-1).view(np.uint8).data
     header = json.dumps(
         {"dtype": name, "shape": list(array.shape), "nbytes": array.nbytes,
-         "crc32": zlib.crc32(elements)},
+         "crc32": crc32(elements)},
         separators=(",", ":")).encode("utf-8")
     padding = data_offset(len(header)) - 8 - len(header)
     return b"".join((struct.pack("<Q", len(header)), header, bytes(padding), elements))
@@ -155,7 +155,7 @@ def decode_tensor_frame(frame: Buffer,
     if any(view[8 + header_length:offset]):
         raise _fail("tensor frame padding is not zero")
     elements = view[offset:]
-    if zlib.crc32(elements) != header["crc32"]:
+    if crc32(elements) != header["crc32"]:
         raise _fail("tensor frame checksum mismatch")
     if count == 0:
         return np.empty(tuple(shape), dtype=dtype)
