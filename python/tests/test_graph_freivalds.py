@@ -5,6 +5,7 @@ matmuls by Freivalds per element, every other value recomputed bit for bit. The 
 compared with PyTorch in float64; the verdicts show one opinion per task, decided by the node.
 """
 
+import json
 import re
 
 import numpy as np
@@ -97,6 +98,43 @@ def test_restarted_node_keeps_a_jobs_verification(cluster):
     [output] = fresh.fetch_outputs(job, timeout=JOB_TIMEOUT)
     np.testing.assert_allclose(output, float64_forward(module, x), rtol=1e-4, atol=1e-4)
     assert_checked_alone(task_verdicts(cluster), 3)
+
+
+def stored_output_counts(cluster, job):
+    """How many tensors the node stored for each decided task of `job`."""
+    rows = cluster.query("SELECT outputs FROM graph_tasks WHERE job_id = ? ORDER BY chunk", (job,))
+    return [len(json.loads(outputs)) for (outputs,) in rows if outputs]
+
+
+def test_a_job_the_node_checked_stores_only_the_researchers_outputs(cluster):
+    """Every task was checked by the node, so no later recheck reads its witnesses: each task
+    stores the researcher's output alone, where a job of replicas keeps the witnesses for its
+    recheck. A node killed after the job is done delivers it, from what it stored, after a
+    restart."""
+    token = cluster.add_researcher()
+    cluster.start_node()
+    cluster.start_volunteer(threads=1, slots=2)
+    cluster.start_volunteer(threads=1, slots=2)
+    client = cluster.connect(token)
+    module, x = block_and_input(batch=6)
+    captured = goblin.capture(module, torch.from_numpy(x))
+    expected = float64_forward(module, x)
+    module.float()
+
+    [canonical] = client.run(captured, [x], batch=0, chunks=3, timeout=JOB_TIMEOUT)
+    [replicas] = cluster.query("SELECT id FROM graph_jobs")[0]
+    kept = stored_output_counts(cluster, replicas)
+    assert len(kept) == 3 and all(count > 1 for count in kept), kept  # output + witnesses
+
+    job = client.submit_graph(captured, [x], batch=0, chunks=3, verification="freivalds")
+    cluster.wait_until(lambda: cluster.query("SELECT state FROM graph_jobs WHERE id = ?",
+                                             (job,)) == [("done",)], JOB_TIMEOUT, "the job done")
+    assert stored_output_counts(cluster, job) == [1, 1, 1]
+    cluster.node.kill9()
+    cluster.start_node(port=cluster.port)
+    [output] = cluster.connect(token).fetch_outputs(job, timeout=JOB_TIMEOUT)
+    np.testing.assert_allclose(output, expected, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(output, canonical, rtol=1e-4, atol=1e-4)
 
 
 def test_unknown_verification_is_refused(cluster):

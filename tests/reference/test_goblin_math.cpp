@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -251,6 +252,46 @@ private Q_SLOTS:
         // gelu(−inf) = −inf·0 = NaN in the formula the catalog fixes (as the CPU reference always
         // did).
         QVERIFY(std::isnan(gm::gm_gelu_f32(-INFINITY, 0)));
+    }
+
+    // The host's x·2^e (a multiplication where 2^e is normal) returns std::ldexp's bits for every
+    // exponent the functions use and beyond, on normal, subnormal, huge, zero and non-finite x:
+    // results that round into the subnormals, overflow or stay exact.
+    void ldexpIsTheLibrarys() {
+        std::mt19937_64 random(7);
+        std::vector<double> xs{0.0,
+                               -0.0,
+                               1.0,
+                               -1.5,
+                               INFINITY,
+                               -INFINITY,
+                               std::nan(""),
+                               std::numeric_limits<double>::denorm_min(),
+                               std::numeric_limits<double>::min(),
+                               std::numeric_limits<double>::max(),
+                               0.7071067811865476,
+                               1.4142135623730951};
+        for (int i = 0; i < 2000; ++i) {
+            const auto bits = random();
+            double x;
+            std::memcpy(&x, &bits, sizeof x);
+            xs.push_back(x); // every exponent and mantissa, subnormals included
+        }
+        int compared = 0;
+        for (double x : xs)
+            for (int e = -1100; e <= 1100; ++e) {
+                const double want = std::ldexp(x, e);
+                const double got = gm::gm_ldexp_host(x, e);
+                if (std::isnan(want)) {
+                    QVERIFY2(std::isnan(got), qPrintable(QString("x=%1 e=%2").arg(x).arg(e)));
+                    continue;
+                }
+                QVERIFY2(
+                    std::memcmp(&want, &got, sizeof want) == 0,
+                    qPrintable(QString("x=%1 e=%2: %3 vs %4").arg(x).arg(e).arg(got).arg(want)));
+                ++compared;
+            }
+        QVERIFY(compared > 4'000'000);
     }
 };
 

@@ -271,6 +271,7 @@ void GraphDecisions::decide(GraphTask& task, Judgement judgement) {
     // Hashing and writing the outputs is O(size): a worker does it; they reach the disk before the
     // verdicts commit, so a restarted node finds them.
     std::vector<core::Tensor> outputs = task.replicas[judgement.decisive].outputs;
+    outputs.resize(std::min(outputs.size(), keptOutputCount(task)));
     asio::post(m_context.workers, [this, taskId = task.id, judgement = std::move(judgement),
                                    outputs = std::move(outputs)]() mutable {
         auto stored = storeTensors(m_context.blobs, outputs);
@@ -322,6 +323,7 @@ void GraphDecisions::commitDecision(std::int64_t taskId, const Judgement& judgem
         decided.deciding = false;
         decided.decided = true;
         decided.outputs = decided.replicas[decisive].outputs;
+        decided.outputs.resize(std::min(decided.outputs.size(), keptOutputCount(decided)));
         decided.nodeOutputs = decided.replicas[decisive].fromNode();
         for (const VerdictBatch::Entry& entry : verdicts)
             if (!entry.record.accepted)
@@ -338,6 +340,17 @@ void GraphDecisions::commitDecision(std::int64_t taskId, const Judgement& judgem
                         Error{ErrorCode::Internal, error.message});
     };
     m_verdicts.commitNow(std::move(batch));
+}
+
+// A task of a job that wants one opinion was checked by the node itself (Freivalds and the bitwise
+// recomputation of the rest): nothing rests on an agreement a later quarantine could undo, so no
+// recheck ever reads its witnesses again and only the researcher's outputs are stored. A job of
+// replicas keeps them all, for the recheck to compare (docs/verification.md).
+std::size_t GraphDecisions::keptOutputCount(const GraphTask& task) const {
+    const GraphJob& job = m_book.jobOf(task);
+    const GraphChunk& chunk = job.chunks[task.chunk];
+    const std::size_t all = chunk.graph.outputs.size();
+    return opinionsWanted(job) == 1 ? all - chunk.witnesses : all;
 }
 
 std::string GraphDecisions::methodOf(const GraphTask& task, const Judgement& judgement) const {

@@ -68,6 +68,10 @@ private:
     };
     void onRechecked(std::int64_t taskId, RecheckOutcome outcome);
     std::string methodOf(const GraphTask& task, const Judgement& judgement) const;
+    // How many of a decided task's outputs the node keeps (stores and merges from): all of them
+    // where a later recheck may compare the witnesses, the researcher's alone where the node
+    // checked the task itself.
+    std::size_t keptOutputCount(const GraphTask& task) const;
     // An audit the trust asked for: a cheap one (cheap_audit.hpp) on a worker, or, for a share
     // drawn from the CSPRNG (TrustSettings::fullAuditShare), the full recomputation.
     void audit(GraphTask& task, Judgement judgement);

@@ -58,6 +58,13 @@ Expected<Tensor> Tensor::allocate(DType dtype, Shape shape) {
     return tensor;
 }
 
+Tensor Tensor::withShape(Shape shape) const {
+    assert(core::elementCount(shape).value_or(-1) == elementCount() || m_byteSize == 0);
+    Tensor tensor = *this;
+    tensor.m_shape = std::move(shape);
+    return tensor;
+}
+
 MatrixView viewOf(const Tensor& matrix) {
     assert(matrix.shape().size() == 2 && "viewOf() needs a 2-D tensor");
     return MatrixView{matrix.dtype(), matrix.bytes().data(), matrix.shape()[0], matrix.shape()[1],

@@ -21,34 +21,9 @@ bool isPredicate(OpCode op) {
     return op >= OpCode::Eq && op <= OpCode::LogicalXor;
 }
 
-// An operand read along rows of the output's last dim: where each row starts in the operand and
-// its step along the row (0 where it broadcasts), so only one offset per row is materialised.
-struct RowWalk {
-    std::vector<std::int64_t> rowStarts;
-    std::int64_t step = 0;
-    std::int64_t width = 1;
-};
-
-RowWalk walkOf(const core::Shape& in, const core::Shape& out) {
-    RowWalk walk;
-    walk.width = out.empty() ? 1 : out.back();
-    if (in.empty()) { // a scalar: every element reads offset 0
-        walk.rowStarts =
-            broadcastOffsets({}, core::Shape(out.begin(), out.end() - (out.empty() ? 0 : 1)));
-        std::fill(walk.rowStarts.begin(), walk.rowStarts.end(), 0);
-        return walk;
-    }
-    const std::int64_t inWidth = in.back();
-    walk.step = inWidth == 1 ? 0 : 1;
-    walk.rowStarts = broadcastOffsets(core::Shape(in.begin(), in.end() - 1),
-                                      core::Shape(out.begin(), out.end() - 1));
-    for (std::int64_t& start : walk.rowStarts)
-        start *= inWidth;
-    return walk;
-}
-
 template <class T> void binary(OpCode op, const Tensor& a, const Tensor& b, Tensor& out) {
-    const RowWalk wa = walkOf(a.shape(), out.shape()), wb = walkOf(b.shape(), out.shape());
+    const RowWalk wa = broadcastWalk(a.shape(), out.shape());
+    const RowWalk wb = broadcastWalk(b.shape(), out.shape());
     const T* va = a.values<T>().data();
     const T* vb = b.values<T>().data();
     const bool predicate = isPredicate(op);
@@ -89,14 +64,20 @@ template <class T> void unary(OpCode op, const Tensor& x, Tensor& out, const Att
 }
 
 template <class T> void where(Args args, Tensor& out) {
-    const auto offsetsC = broadcastOffsets(args[0].shape(), out.shape());
-    const auto offsetsA = broadcastOffsets(args[1].shape(), out.shape());
-    const auto offsetsB = broadcastOffsets(args[2].shape(), out.shape());
-    const auto cond = args[0].values<bool>();
-    for (std::size_t i = 0; i < offsetsC.size(); ++i)
-        out.values<T>()[i] = cond[static_cast<std::size_t>(offsetsC[i])]
-                                 ? args[1].values<T>()[static_cast<std::size_t>(offsetsA[i])]
-                                 : args[2].values<T>()[static_cast<std::size_t>(offsetsB[i])];
+    const RowWalk wc = broadcastWalk(args[0].shape(), out.shape());
+    const RowWalk wa = broadcastWalk(args[1].shape(), out.shape());
+    const RowWalk wb = broadcastWalk(args[2].shape(), out.shape());
+    const bool* cond = args[0].values<bool>().data();
+    const T* va = args[1].values<T>().data();
+    const T* vb = args[2].values<T>().data();
+    T* values = out.values<T>().data();
+    for (std::size_t row = 0; row < wc.rowStarts.size(); ++row) {
+        const bool* pc = cond + wc.rowStarts[row];
+        const T* pa = va + wa.rowStarts[row];
+        const T* pb = vb + wb.rowStarts[row];
+        for (std::int64_t j = 0; j < wc.width; ++j)
+            *values++ = pc[j * wc.step] ? pa[j * wa.step] : pb[j * wb.step];
+    }
 }
 
 // clamp(x, min, max) = min(max(x, lo), hi): NaN stays NaN; lo > hi gives hi.

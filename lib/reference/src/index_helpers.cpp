@@ -31,18 +31,8 @@ DimSplit splitAt(const Shape& shape, std::size_t dim) {
     return split;
 }
 
-} // namespace goblin::reference::detail
-
-namespace goblin::reference {
-
-using core::Shape;
-using detail::stridesOf;
-
-namespace {
-
-// Offsets of every multi-index over `dims` of `shape` in C order, with the tensor's strides.
-std::vector<std::int64_t> offsetsOver(const Shape& shape, const std::vector<std::int64_t>& strides,
-                                      const std::vector<std::size_t>& dims) {
+std::vector<std::int64_t> offsetsAlong(const Shape& shape, const std::vector<std::int64_t>& strides,
+                                       const std::vector<std::size_t>& dims) {
     std::vector<std::int64_t> offsets{0};
     for (std::size_t dim : dims) {
         std::vector<std::int64_t> next;
@@ -55,7 +45,29 @@ std::vector<std::int64_t> offsetsOver(const Shape& shape, const std::vector<std:
     return offsets;
 }
 
-} // namespace
+RowWalk broadcastWalk(const Shape& in, const Shape& out) {
+    RowWalk walk;
+    walk.width = out.empty() ? 1 : out.back();
+    const Shape outRows(out.begin(), out.end() - (out.empty() ? 0 : 1));
+    if (in.empty()) { // a scalar: every element reads offset 0
+        walk.rowStarts.assign(static_cast<std::size_t>(core::elementCount(outRows).value_or(1)), 0);
+        return walk;
+    }
+    const std::int64_t inWidth = in.back();
+    walk.step = inWidth == 1 ? 0 : 1;
+    walk.rowStarts = broadcastOffsets(Shape(in.begin(), in.end() - 1), outRows);
+    for (std::int64_t& start : walk.rowStarts)
+        start *= inWidth;
+    return walk;
+}
+
+} // namespace goblin::reference::detail
+
+namespace goblin::reference {
+
+using core::Shape;
+using detail::offsetsAlong;
+using detail::stridesOf;
 
 std::vector<std::int64_t> broadcastOffsets(const Shape& in, const Shape& out) {
     const std::vector<std::int64_t> inStrides = stridesOf(in);
@@ -67,7 +79,7 @@ std::vector<std::int64_t> broadcastOffsets(const Shape& in, const Shape& out) {
     std::vector<std::size_t> all(out.size());
     for (std::size_t i = 0; i < all.size(); ++i)
         all[i] = i;
-    return offsetsOver(out, strides, all);
+    return offsetsAlong(out, strides, all);
 }
 
 ReductionIndex reductionIndex(const Shape& shape, std::span<const std::int64_t> dims) {
@@ -79,7 +91,7 @@ ReductionIndex reductionIndex(const Shape& shape, std::span<const std::int64_t> 
             std::find(dims.begin(), dims.end(), static_cast<std::int64_t>(i)) != dims.end();
         (isReduced ? reduced : kept).push_back(i);
     }
-    return {offsetsOver(shape, strides, kept), offsetsOver(shape, strides, reduced)};
+    return {offsetsAlong(shape, strides, kept), offsetsAlong(shape, strides, reduced)};
 }
 
 } // namespace goblin::reference

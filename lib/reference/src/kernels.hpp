@@ -49,6 +49,18 @@ struct DimSplit {
     std::int64_t inner = 1;
 };
 DimSplit splitAt(const Shape& shape, std::size_t dim);
+// Offsets of every multi-index over `dims` of `shape` (in that order, C order), with `strides`.
+std::vector<std::int64_t> offsetsAlong(const Shape& shape, const std::vector<std::int64_t>& strides,
+                                       const std::vector<std::size_t>& dims);
+// A tensor read along the rows (the last dim) of an output: where each row starts in the tensor
+// and its step along the row (0 where it broadcasts), so only one offset per row is materialised.
+struct RowWalk {
+    std::vector<std::int64_t> rowStarts;
+    std::int64_t step = 0;
+    std::int64_t width = 1;
+};
+// A tensor of shape `in` read as NumPy broadcasting to `out` reads it.
+RowWalk broadcastWalk(const Shape& in, const Shape& out);
 
 Expected<Tensor> runElementwise(OpCode op, Args args, const Attributes& attrs,
                                 const TensorSpec& out);

@@ -121,12 +121,21 @@ void alongLines(OpCode op, const Tensor& x, const ReductionIndex& index, Tensor&
             for (std::int64_t member : index.members)
                 top = nanMax(top, in[at(member)]);
             A total = 0;
+            if (op == OpCode::Softmax) { // each exp computed once, kept in the output meanwhile
+                for (std::int64_t member : index.members) {
+                    const A e = mathExp(in[at(member)] - top);
+                    result[at(member)] = e;
+                    total += e;
+                }
+                for (std::int64_t member : index.members)
+                    result[at(member)] = result[at(member)] / total;
+                continue;
+            }
             for (std::int64_t member : index.members)
                 total += mathExp(in[at(member)] - top);
             const A logTotal = mathLog(total);
             for (std::int64_t member : index.members)
-                result[at(member)] = op == OpCode::Softmax ? mathExp(in[at(member)] - top) / total
-                                                           : in[at(member)] - top - logTotal;
+                result[at(member)] = in[at(member)] - top - logTotal;
         }
     }
 }

@@ -40,29 +40,47 @@ void cast(const Tensor& x, Tensor& out) {
     });
 }
 
-void gather(const Tensor& x, const std::vector<std::int64_t>& offsets, Tensor& out) {
-    const std::size_t size = core::itemSize(x.dtype());
-    for (std::size_t i = 0; i < offsets.size(); ++i)
-        std::memcpy(out.bytes().data() + i * size,
-                    x.bytes().data() + static_cast<std::size_t>(offsets[i]) * size, size);
+// Copies the output row by row: row r starts at element walk.rowStarts[r] of x and steps
+// walk.step elements along it (0 where x broadcasts), walk.width elements per row.
+template <class E> void copyWalk(const E* in, const RowWalk& walk, E* out) {
+    for (std::int64_t start : walk.rowStarts) {
+        const E* row = in + start;
+        if (walk.step == 1)
+            std::copy(row, row + walk.width, out);
+        else
+            for (std::int64_t j = 0; j < walk.width; ++j)
+                out[j] = row[j * walk.step];
+        out += walk.width;
+    }
 }
 
-// Source offset of each output element of a permute: iterate the input's dims in the new order.
-std::vector<std::int64_t> permuteOffsets(const Shape& shape, const core::ops::IntList& dims) {
-    std::vector<std::int64_t> strides(shape.size(), 1);
-    for (std::size_t i = shape.size(); i-- > 1;)
-        strides[i - 1] = strides[i] * shape[i];
-    std::vector<std::int64_t> offsets{0};
-    for (std::int64_t raw : dims) {
-        const auto dim =
-            static_cast<std::size_t>(raw < 0 ? raw + static_cast<std::int64_t>(shape.size()) : raw);
-        std::vector<std::int64_t> next;
-        for (std::int64_t offset : offsets)
-            for (std::int64_t i = 0; i < shape[dim]; ++i)
-                next.push_back(offset + i * strides[dim]);
-        offsets = std::move(next);
+void gatherRows(const Tensor& x, const RowWalk& walk, Tensor& out) {
+    switch (core::itemSize(x.dtype())) {
+    case 1:
+        return copyWalk(reinterpret_cast<const std::uint8_t*>(x.bytes().data()), walk,
+                        reinterpret_cast<std::uint8_t*>(out.bytes().data()));
+    case 4:
+        return copyWalk(reinterpret_cast<const std::uint32_t*>(x.bytes().data()), walk,
+                        reinterpret_cast<std::uint32_t*>(out.bytes().data()));
+    default:
+        return copyWalk(reinterpret_cast<const std::uint64_t*>(x.bytes().data()), walk,
+                        reinterpret_cast<std::uint64_t*>(out.bytes().data()));
     }
-    return offsets;
+}
+
+// The rows of a permute's output: every dim but the last in the new order, then the input's stride
+// along the dim that comes last.
+RowWalk permuteWalk(const Shape& shape, const core::ops::IntList& dims) {
+    if (shape.empty())
+        return RowWalk{{0}, 0, 1};
+    const std::vector<std::int64_t> strides = stridesOf(shape);
+    std::vector<std::size_t> order;
+    for (std::int64_t raw : dims)
+        order.push_back(static_cast<std::size_t>(
+            raw < 0 ? raw + static_cast<std::int64_t>(shape.size()) : raw));
+    const std::size_t last = order.back();
+    order.pop_back();
+    return RowWalk{offsetsAlong(shape, strides, order), strides[last], shape[last]};
 }
 
 // C[b] = A[b]·B[b] with broadcast batch dims; k accumulated sequentially in the dtype.
@@ -103,26 +121,23 @@ template <class T> void matmul(const Tensor& a, const Tensor& b, Tensor& out) {
 } // namespace
 
 Expected<Tensor> runShapeOp(OpCode op, Args args, const Attributes& attrs, const TensorSpec& spec) {
+    const Tensor& x = args[0];
+    if (op == OpCode::Reshape) // C order is kept: the same storage under the new shape
+        return x.withShape(spec.shape);
     auto out = Tensor::allocate(spec.dtype, spec.shape);
     if (!out)
         return out;
-    const Tensor& x = args[0];
     switch (op) {
     case OpCode::Cast:
         cast(x, *out);
         break;
-    case OpCode::Reshape:
-        if (x.byteSize() != 0)
-            std::memcpy(out->bytes().data(), x.bytes().data(), x.byteSize());
-        break;
     case OpCode::Permute:
-        gather(
-            x,
-            permuteOffsets(x.shape(), core::ops::attrIntList(attrs, "dims", std::nullopt).value()),
+        gatherRows(
+            x, permuteWalk(x.shape(), core::ops::attrIntList(attrs, "dims", std::nullopt).value()),
             *out);
         break;
     case OpCode::Expand:
-        gather(x, broadcastOffsets(x.shape(), spec.shape), *out);
+        gatherRows(x, broadcastWalk(x.shape(), spec.shape), *out);
         break;
     default:
         visitDType(x.dtype(), [&](auto t) {

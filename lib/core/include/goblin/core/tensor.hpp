@@ -30,6 +30,10 @@ public:
     // Allocates uninitialised storage for dtype × shape.
     static Expected<Tensor> allocate(DType dtype, Shape shape);
 
+    // The same elements under a shape of the same element count, sharing this tensor's storage
+    // (no copy). Like every copy of a Tensor it aliases: write neither after sharing.
+    Tensor withShape(Shape shape) const;
+
     DType dtype() const { return m_dtype; }
     const Shape& shape() const { return m_shape; }
     std::size_t byteSize() const { return m_byteSize; }
