@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "goblin/core/graph/graph_json.hpp"
@@ -110,6 +111,48 @@ private Q_SLOTS:
             }
             QVERIFY2(mismatch.isEmpty(),
                      qPrintable(QStringLiteral("output %1: ").arg(i) + mismatch));
+        }
+    }
+
+    // Each value's last reader, outputs never; the executor drops what it no longer needs and
+    // still returns every output: an input listed as an output, a value read twice by one node,
+    // and a reshape that shares its input's storage.
+    void valuesAreDroppedAfterTheirLastUse() {
+        auto decoded = graph::decodeGraph(R"({"catalog": 3,
+            "inputs": [{"id": 0, "dtype": "f32", "shape": [2, 3]}],
+            "nodes": [{"id": 1, "op": "neg", "args": [0], "attrs": {}},
+                      {"id": 2, "op": "mul", "args": [1, 1], "attrs": {}},
+                      {"id": 3, "op": "reshape", "args": [2], "attrs": {"shape": [3, 2]}},
+                      {"id": 4, "op": "relu", "args": [1], "attrs": {}}],
+            "outputs": [3, 0]})");
+        QVERIFY2(decoded.has_value(), decoded ? "" : decoded.error().message.c_str());
+        auto plan = graph::validateGraph(*decoded);
+        QVERIFY(plan.has_value());
+        const auto last = goblin::reference::lastUses(*decoded, *plan);
+        const auto stepOf = [&](graph::ValueId id) {
+            for (std::size_t step = 0; step < plan->order.size(); ++step)
+                if (decoded->nodes[plan->order[step]].id == id)
+                    return step;
+            return std::size_t{999};
+        };
+        const std::size_t never = std::numeric_limits<std::size_t>::max();
+        QCOMPARE(last.at(0), never); // read by neg, but an output
+        QCOMPARE(last.at(1), std::max(stepOf(2), stepOf(4)));
+        QCOMPARE(last.at(2), stepOf(3));
+        QCOMPARE(last.at(3), never);
+        QVERIFY(!last.contains(4)); // nobody reads it
+
+        auto x = Tensor::allocate(DType::F32, {2, 3}).value();
+        for (std::size_t i = 0; i < 6; ++i)
+            x.values<float>()[i] = static_cast<float>(i) - 2.5f;
+        auto outputs = goblin::reference::runGraph(*decoded, *plan, std::vector<Tensor>{x});
+        QVERIFY2(outputs.has_value(), outputs ? "" : outputs.error().message.c_str());
+        QCOMPARE(outputs->size(), std::size_t{2});
+        QCOMPARE((*outputs)[0].shape(), (Shape{3, 2}));
+        for (std::size_t i = 0; i < 6; ++i) {
+            const float v = x.values<float>()[i];
+            QCOMPARE((*outputs)[0].values<float>()[i], v * v);
+            QCOMPARE((*outputs)[1].values<float>()[i], v);
         }
     }
 };

@@ -183,12 +183,17 @@ CheapAuditReport audit(const core::graph::Graph& graph, const core::graph::Graph
         evaluation.values[constant.id] = constant.value;
         evaluation.held.insert(constant.id);
     }
-    for (std::size_t index : plan.order)
-        if (auto failure =
-                evaluateNode(graph.nodes[index], plan, claimed, checker, evaluation, report)) {
+    const auto last = reference::lastUses(graph, plan);
+    for (std::size_t step = 0; step < plan.order.size(); ++step) {
+        const core::graph::GraphNode& node = graph.nodes[plan.order[step]];
+        if (auto failure = evaluateNode(node, plan, claimed, checker, evaluation, report)) {
             report.reason = *failure;
             return report;
         }
+        for (ValueId arg : node.args) // held values stay: shared probes are keyed by their memory
+            if (last.at(arg) == step && !evaluation.held.contains(arg))
+                evaluation.values.erase(arg);
+    }
     // Every output must be what the node now holds: recomputed values and, for a value listed
     // twice, the claim it used.
     for (std::size_t o = 0; o < graph.outputs.size(); ++o) {

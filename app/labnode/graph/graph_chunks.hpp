@@ -24,8 +24,8 @@ struct GraphChunk {
     std::vector<std::string> inputDigests;
     std::vector<verify::OutputTolerance> tolerances;
     std::int64_t offset = 0; // first batch row (0 when unsplit)
-    // Memory a volunteer needs for it: every value of the graph at once (what the reference
-    // executor holds; an upper bound for the OpenCL executor, which frees values after last use).
+    // Memory a volunteer needs for it: every value of the graph at once (an upper bound: both
+    // executors drop a value after its last use).
     std::int64_t peakBytes = 0;
     // Witness outputs appended after the researcher's (graph.outputs' last `witnesses` entries).
     std::size_t witnesses = 0;

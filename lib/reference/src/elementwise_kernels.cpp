@@ -2,6 +2,7 @@
 // per-element math is kernels/goblin_math.h, shared with the OpenCL kernels.
 #include <algorithm>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels.hpp"
@@ -21,25 +22,49 @@ bool isPredicate(OpCode op) {
     return op >= OpCode::Eq && op <= OpCode::LogicalXor;
 }
 
+// The rows of a binary op, f called on each pair of elements. A template, so that a constant op
+// folds into the loop, which then vectorises where both operands step along the row.
+template <class T, class R, class F>
+void binaryRows(const RowWalk& wa, const RowWalk& wb, const T* va, const T* vb, R* out, F f) {
+    for (std::size_t row = 0; row < wa.rowStarts.size(); ++row) {
+        const T* pa = va + wa.rowStarts[row];
+        const T* pb = vb + wb.rowStarts[row];
+        if (wa.step == 1 && wb.step == 1) {
+            for (std::int64_t j = 0; j < wa.width; ++j)
+                out[j] = f(pa[j], pb[j]);
+        } else {
+            for (std::int64_t j = 0; j < wa.width; ++j)
+                out[j] = f(pa[j * wa.step], pb[j * wb.step]);
+        }
+        out += wa.width;
+    }
+}
+
 template <class T> void binary(OpCode op, const Tensor& a, const Tensor& b, Tensor& out) {
     const RowWalk wa = broadcastWalk(a.shape(), out.shape());
     const RowWalk wb = broadcastWalk(b.shape(), out.shape());
     const T* va = a.values<T>().data();
     const T* vb = b.values<T>().data();
-    const bool predicate = isPredicate(op);
-    bool* flags = predicate ? out.values<bool>().data() : nullptr;
-    T* values = predicate ? nullptr : out.values<T>().data();
-    std::size_t i = 0;
-    for (std::size_t row = 0; row < wa.rowStarts.size(); ++row) {
-        const T* pa = va + wa.rowStarts[row];
-        const T* pb = vb + wb.rowStarts[row];
-        for (std::int64_t j = 0; j < wa.width; ++j, ++i) {
-            const T x = pa[j * wa.step], y = pb[j * wb.step];
-            if (predicate)
-                flags[i] = predicateOp(op, x, y);
-            else
-                values[i] = binaryOp(op, x, y);
-        }
+    if (isPredicate(op))
+        return binaryRows(wa, wb, va, vb, out.values<bool>().data(),
+                          [op](T x, T y) { return predicateOp(op, x, y); });
+    T* values = out.values<T>().data();
+    // The commonest ops with the op a constant: the same scalar code, its switch resolved once.
+    const auto withConstant = [&](auto constant) {
+        binaryRows(wa, wb, va, vb, values,
+                   [](T x, T y) { return binaryOp(decltype(constant)::value, x, y); });
+    };
+    switch (op) {
+    case OpCode::Add:
+        return withConstant(std::integral_constant<OpCode, OpCode::Add>{});
+    case OpCode::Sub:
+        return withConstant(std::integral_constant<OpCode, OpCode::Sub>{});
+    case OpCode::Mul:
+        return withConstant(std::integral_constant<OpCode, OpCode::Mul>{});
+    case OpCode::Div:
+        return withConstant(std::integral_constant<OpCode, OpCode::Div>{});
+    default:
+        return binaryRows(wa, wb, va, vb, values, [op](T x, T y) { return binaryOp(op, x, y); });
     }
 }
 

@@ -1,6 +1,7 @@
 // runOp and runGraph: validation through the catalog, then dispatch to the family kernels.
 #include "goblin/reference/graph_executor.hpp"
 
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -65,6 +66,17 @@ Expected<Tensor> runOp(OpCode op, std::span<const Tensor> args,
     return detail::runElementwise(op, args, attrs, *spec);
 }
 
+std::map<core::graph::ValueId, std::size_t> lastUses(const core::graph::Graph& graph,
+                                                     const core::graph::GraphPlan& plan) {
+    std::map<core::graph::ValueId, std::size_t> last;
+    for (std::size_t step = 0; step < plan.order.size(); ++step)
+        for (auto arg : graph.nodes[plan.order[step]].args)
+            last[arg] = step;
+    for (auto id : graph.outputs)
+        last[id] = std::numeric_limits<std::size_t>::max();
+    return last;
+}
+
 Expected<std::vector<Tensor>> runGraph(const core::graph::Graph& graph,
                                        const core::graph::GraphPlan& plan,
                                        std::span<const Tensor> inputs, const GraphRunHooks& hooks) {
@@ -83,6 +95,7 @@ Expected<std::vector<Tensor>> runGraph(const core::graph::Graph& graph,
     }
     for (const auto& constant : graph.constants)
         values[constant.id] = constant.value;
+    const auto last = lastUses(graph, plan);
     for (std::size_t step = 0; step < plan.order.size(); ++step) {
         if (hooks.beforeNode && !hooks.beforeNode(step, plan.order.size()))
             return makeError(ErrorCode::Internal, "stopped before node " + std::to_string(step));
@@ -98,6 +111,9 @@ Expected<std::vector<Tensor>> runGraph(const core::graph::Graph& graph,
             return makeError(result.error().code,
                              "node " + std::to_string(node.id) + ": " + result.error().message);
         values[node.id] = std::move(*result);
+        for (auto arg : node.args)
+            if (last.at(arg) == step)
+                values.erase(arg);
     }
     std::vector<Tensor> outputs;
     for (auto id : graph.outputs)

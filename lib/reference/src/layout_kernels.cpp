@@ -49,10 +49,16 @@ void slice(const Tensor& x, const Attributes& attrs, Tensor& out) {
         core::ops::attrInt(attrs, "end", std::numeric_limits<std::int64_t>::max()).value(),
         core::ops::attrInt(attrs, "step", 1).value());
     const std::int64_t step = core::ops::attrInt(attrs, "step", 1).value();
-    for (std::int64_t o = 0; o < split.outer; ++o)
+    for (std::int64_t o = 0; o < split.outer; ++o) {
+        if (step == 1) { // one contiguous run per outer position
+            copy(x, (o * split.size + range.start) * split.inner, out,
+                 o * range.length * split.inner, range.length * split.inner);
+            continue;
+        }
         for (std::int64_t j = 0; j < range.length; ++j)
             copy(x, (o * split.size + range.start + j * step) * split.inner, out,
                  (o * range.length + j) * split.inner, split.inner);
+    }
 }
 
 template <class T> void fill(Tensor& out, double value) {

@@ -3,7 +3,6 @@
 // the outputs. Errors carry the reference's codes and "node <id>: " prefix.
 #include "goblin/compute/opencl_graph_executor.hpp"
 
-#include <limits>
 #include <map>
 #include <set>
 
@@ -128,18 +127,6 @@ Expected<std::map<core::graph::ValueId, DeviceValue>> uploadValues(opencl::Graph
     return values;
 }
 
-// The step after which each value is no longer read (outputs: never).
-std::map<core::graph::ValueId, std::size_t> lastUses(const core::graph::Graph& graph,
-                                                     const core::graph::GraphPlan& plan) {
-    std::map<core::graph::ValueId, std::size_t> last;
-    for (std::size_t step = 0; step < plan.order.size(); ++step)
-        for (auto arg : graph.nodes[plan.order[step]].args)
-            last[arg] = step;
-    for (auto id : graph.outputs)
-        last[id] = std::numeric_limits<std::size_t>::max();
-    return last;
-}
-
 } // namespace
 
 bool OpenClGraphExecutor::hasKernel(OpCode op) {
@@ -190,7 +177,7 @@ Expected<std::vector<Tensor>> OpenClGraphExecutor::run(const core::graph::Graph&
     opencl::LaunchContext launch{device, m_state->programs, flag->buffer};
     if (auto cleared = opencl::clearErrorFlag(launch); !cleared)
         return tl::unexpected(cleared.error());
-    const auto last = lastUses(graph, plan);
+    const auto last = reference::lastUses(graph, plan);
     for (std::size_t step = 0; step < plan.order.size(); ++step) {
         // Kernels are queued per node and small, so stopping here holds within about one node.
         if (hooks.beforeNode && !hooks.beforeNode(step, plan.order.size()))
