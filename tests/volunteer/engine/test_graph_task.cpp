@@ -2,8 +2,11 @@
 // it, and the executor stops between nodes for the gate, so a pause holds within about one node.
 #include <QtTest>
 
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <future>
+#include <limits>
 
 #include <boost/json.hpp>
 
@@ -54,6 +57,7 @@ private Q_SLOTS:
     void refusesBadGraphsBeforeRunning();
     void pauseHoldsBetweenNodes();
     void gemmNodesRunThroughBlas();
+    void nonFiniteOperandsRunCanonically();
 };
 
 void TestGraphTask::refusesBadGraphsBeforeRunning() {
@@ -156,6 +160,31 @@ void TestGraphTask::gemmNodesRunThroughBlas() {
         auto refused = executors.run(chainGraph(2), inputs, {}, {}, wrong);
         QVERIFY(!refused);
         QCOMPARE(refused.error().code, goblin::ErrorCode::InvalidMessage);
+    }
+}
+
+// A NaN or an infinity in a gemm node's operand: that node runs on the canonical kernel (whose bits
+// the node recomputes), so the whole task has the canonical bits, where finite operands through
+// OpenBLAS differ from them in the last bits (above).
+void TestGraphTask::nonFiniteOperandsRunCanonically() {
+    GraphExecutors executors(std::nullopt, [](const std::string&) {});
+    for (const float bad :
+         {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+          -std::numeric_limits<float>::infinity()}) {
+        Tensor x = Tensor::allocate(DType::F32, {kSide, kSide}).value();
+        const auto source = filled(1);
+        std::copy(source->values<float>().begin(), source->values<float>().end(),
+                  x.values<float>().begin());
+        x.values<float>()[kSide * kSide - 3] = bad; // last row: the other rows stay finite
+        const std::vector<goblin::net::TensorPtr> inputs{
+            std::make_shared<const Tensor>(std::move(x)), filled(1)};
+        const auto canonical = executors.run(chainGraph(1), inputs, {}).value();
+        const auto gemm = executors.run(chainGraph(1), inputs, {}, {}, {2}).value();
+        const auto want = canonical.outputs.at(0).bytes();
+        const auto got = gemm.outputs.at(0).bytes();
+        QCOMPARE(got.size(), want.size());
+        QVERIFY2(std::memcmp(got.data(), want.data(), got.size()) == 0,
+                 std::to_string(bad).c_str());
     }
 }
 
