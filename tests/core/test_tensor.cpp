@@ -3,7 +3,9 @@
 
 #include <cstdint>
 #include <limits>
+#include <vector>
 
+#include "goblin/core/finite_values.hpp"
 #include "goblin/core/tensor.hpp"
 
 using goblin::ErrorCode;
@@ -30,6 +32,8 @@ private Q_SLOTS:
     void viewOfWholeTensor();
     void subViewAndCopy();
     void copyOfEmptyView();
+    void withShapeSharesStorage();
+    void allFiniteFindsEveryNonFiniteValue();
 };
 
 void TestTensor::elementCountOfShapes() {
@@ -196,6 +200,50 @@ void TestTensor::copyOfEmptyView() {
     auto noRows = copyToTensor(subView(viewOf(tensor), 4, 0, 0, 4));
     QVERIFY(noRows.has_value());
     QCOMPARE(noRows->shape(), (Shape{0, 4}));
+}
+
+void TestTensor::withShapeSharesStorage() {
+    auto tensor = Tensor::allocate(DType::I32, {2, 6}).value();
+    for (std::size_t i = 0; i < 12; ++i)
+        tensor.values<std::int32_t>()[i] = static_cast<std::int32_t>(i);
+    const Tensor reshaped = tensor.withShape({3, 2, 2});
+    QCOMPARE(reshaped.shape(), (Shape{3, 2, 2}));
+    QCOMPARE(reshaped.dtype(), DType::I32);
+    QCOMPARE(reshaped.byteSize(), tensor.byteSize());
+    QCOMPARE(reshaped.bytes().data(), tensor.bytes().data()); // no copy
+    QCOMPARE(tensor.shape(), (Shape{2, 6}));                  // the original keeps its shape
+}
+
+// Every length up to past two vector widths, a NaN or ±Inf at every position: found; the largest
+// finite values, subnormals and signed zeros are finite.
+template <class T> void checkAllFinite() {
+    const T edges[] = {std::numeric_limits<T>::max(),
+                       std::numeric_limits<T>::lowest(),
+                       std::numeric_limits<T>::denorm_min(),
+                       T(-0.0),
+                       T(0.0),
+                       T(1.5)};
+    const T bad[] = {std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::infinity(),
+                     -std::numeric_limits<T>::infinity(), -std::numeric_limits<T>::quiet_NaN()};
+    QVERIFY(goblin::core::allFinite(std::span<const T>{}));
+    for (std::size_t length = 1; length <= 40; ++length) {
+        std::vector<T> values(length);
+        for (std::size_t i = 0; i < length; ++i)
+            values[i] = edges[i % std::size(edges)];
+        QVERIFY(goblin::core::allFinite(std::span<const T>(values)));
+        for (std::size_t at = 0; at < length; ++at)
+            for (T value : bad) {
+                std::vector<T> spoiled = values;
+                spoiled[at] = value;
+                QVERIFY2(!goblin::core::allFinite(std::span<const T>(spoiled)),
+                         qPrintable(QString("length %1 at %2").arg(length).arg(at)));
+            }
+    }
+}
+
+void TestTensor::allFiniteFindsEveryNonFiniteValue() {
+    checkAllFinite<float>();
+    checkAllFinite<double>();
 }
 
 QTEST_APPLESS_MAIN(TestTensor)

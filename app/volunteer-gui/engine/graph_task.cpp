@@ -8,6 +8,7 @@
 
 #include "goblin/compute/blas_conv.hpp"
 #include "goblin/compute/blas_matmul.hpp"
+#include "goblin/core/finite_values.hpp"
 #include "goblin/core/graph/graph_json.hpp"
 #include "goblin/reference/graph_executor.hpp"
 
@@ -35,16 +36,8 @@ Expected<std::set<core::graph::ValueId>> gemmNodesOf(const core::graph::Graph& g
 }
 
 bool allFinite(const core::Tensor& tensor) {
-    // x·0 is 0 for every finite x and NaN for ±inf and NaN; no early exit, so the loop vectorises.
-    auto finite = [](auto values) {
-        using T = typename decltype(values)::value_type;
-        bool all = true;
-        for (const T value : values)
-            all &= value * T{0} == T{0};
-        return all;
-    };
-    return tensor.dtype() == core::DType::F32 ? finite(tensor.values<float>())
-                                              : finite(tensor.values<double>());
+    return tensor.dtype() == core::DType::F32 ? core::allFinite(tensor.values<float>())
+                                              : core::allFinite(tensor.values<double>());
 }
 
 } // namespace

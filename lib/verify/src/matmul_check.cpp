@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "goblin/core/finite_values.hpp"
 #include "matmul_check_detail.hpp"
 
 namespace goblin::verify {
@@ -25,40 +26,11 @@ constexpr double kBoundSlack = 1.0 + 1e-12;
 // Column weights stay finite and non-zero whatever the column holds.
 constexpr double kSmallestMean = 0x1p-900;
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define GOBLIN_CPU_CLONES [[gnu::target_clones("arch=x86-64-v3", "default")]]
-#else
-#define GOBLIN_CPU_CLONES
-#endif
-
-// Whether a row holds only finite values, by the exponent bits (all ones for NaN and ±Inf), in a
-// branch-free loop the compiler vectorises.
-template <class T, class Bits, Bits kExponent>
-[[gnu::always_inline]] inline bool rowIsFiniteBody(const T* row, std::int64_t length) {
-    static_assert(sizeof(T) == sizeof(Bits));
-    // Zero exactly when the exponent is all ones, so the minimum is zero iff a value is not finite.
-    Bits lowest = kExponent;
-    for (std::int64_t j = 0; j < length; ++j) {
-        Bits bits;
-        std::memcpy(&bits, row + j, sizeof bits);
-        lowest = std::min<Bits>(lowest, ~bits & kExponent);
-    }
-    return lowest != 0;
-}
-
-GOBLIN_CPU_CLONES bool rowIsFinite(const float* row, std::int64_t length) {
-    return rowIsFiniteBody<float, std::uint32_t, 0x7f800000u>(row, length);
-}
-
-GOBLIN_CPU_CLONES bool rowIsFinite(const double* row, std::int64_t length) {
-    return rowIsFiniteBody<double, std::uint64_t, 0x7ff0000000000000u>(row, length);
-}
-
 template <class T>
 std::optional<std::pair<std::int64_t, std::int64_t>> findNonFiniteIn(const MatrixView& view) {
     for (std::int64_t i = 0; i < view.rows; ++i) {
         const T* row = view.row<T>(i);
-        if (rowIsFinite(row, view.cols))
+        if (core::allFinite(std::span(row, static_cast<std::size_t>(view.cols))))
             continue;
         const auto* end = row + view.cols;
         const auto* found = std::find_if(row, end, [](T value) { return !std::isfinite(value); });
