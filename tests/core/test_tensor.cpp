@@ -1,10 +1,12 @@
 // Tests of Tensor, shapes and matrix views.
 #include <QtTest/QtTest>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <vector>
 
+#include "goblin/core/bulk_memory.hpp"
 #include "goblin/core/finite_values.hpp"
 #include "goblin/core/tensor.hpp"
 
@@ -28,6 +30,7 @@ private Q_SLOTS:
     void byteSizeRejectsOverflow();
     void allocate();
     void allocateIsAligned();
+    void largeStorageIsReusedAndBounded();
     void allocateRejectsBadShapes();
     void viewOfWholeTensor();
     void subViewAndCopy();
@@ -127,6 +130,42 @@ void TestTensor::allocateIsAligned() {
             QCOMPARE(address % 64, std::uintptr_t{0});
         }
     }
+}
+
+void TestTensor::largeStorageIsReusedAndBounded() {
+    // A large tensor's storage is writable end to end, page aligned, and, once freed, serves the
+    // next tensor of about its size (no fresh pages to fault in).
+    const std::int64_t elements = (std::int64_t{38} << 20) / 4 + 1; // an unusual 38 MiB + 4 bytes
+    const std::byte* first = nullptr;
+    {
+        Tensor tensor = Tensor::allocate(DType::F32, {elements}).value();
+        std::fill(tensor.values<float>().begin(), tensor.values<float>().end(), 1.5f);
+        QCOMPARE(tensor.values<float>().back(), 1.5f);
+        first = tensor.bytes().data();
+        QCOMPARE(reinterpret_cast<std::uintptr_t>(first) % 4096, std::uintptr_t{0});
+    }
+    QVERIFY(goblin::core::keptBulkBytes() >= (std::size_t{38} << 20));
+    {
+        const Tensor again = Tensor::allocate(DType::F32, {elements - 7}).value();
+        QCOMPARE(again.bytes().data(), first);
+    }
+    {
+        // A much smaller buffer does not take it: it would hold the mapping's size for its life.
+        const Tensor small = Tensor::allocate(DType::F32, {(std::int64_t{3} << 20) / 4}).value();
+        QVERIFY(small.bytes().data() != first);
+    }
+    // However many are freed, at most 256 MiB is kept.
+    std::vector<void*> buffers;
+    for (int i = 0; i < 6; ++i)
+        buffers.push_back(goblin::core::allocateBulk(std::size_t{64} << 20));
+    for (void* buffer : buffers)
+        goblin::core::freeBulk(buffer, std::size_t{64} << 20);
+    QVERIFY(goblin::core::keptBulkBytes() <= (std::size_t{256} << 20));
+    QVERIFY(goblin::core::keptBulkBytes() >= (std::size_t{192} << 20));
+    // Small buffers come from the heap, 64-byte aligned.
+    void* small = goblin::core::allocateBulk(100);
+    QCOMPARE(reinterpret_cast<std::uintptr_t>(small) % 64, std::uintptr_t{0});
+    goblin::core::freeBulk(small, 100);
 }
 
 void TestTensor::allocateRejectsBadShapes() {

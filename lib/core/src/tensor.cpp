@@ -1,5 +1,7 @@
 #include "goblin/core/tensor.hpp"
 
+#include "goblin/core/bulk_memory.hpp"
+
 #include <cstring>
 #include <limits>
 #include <new>
@@ -8,15 +10,13 @@
 namespace goblin::core {
 namespace {
 
-// Element storage is 64-byte aligned so values<double>() is well aligned and SIMD loads are cheap
-// (make_shared<std::byte[]> only promises the alignment of std::byte).
-constexpr std::align_val_t kStorageAlignment{64};
-
+// Element storage is at least 64-byte aligned so values<double>() is well aligned and SIMD loads
+// are cheap (make_shared<std::byte[]> only promises the alignment of std::byte); large storage is
+// bulk memory, backed by huge pages where the system has them.
 std::shared_ptr<std::byte[]> allocateStorage(std::size_t bytes) {
-    void* memory = ::operator new(bytes == 0 ? 1 : bytes, kStorageAlignment);
-    return std::shared_ptr<std::byte[]>(static_cast<std::byte*>(memory), [](std::byte* pointer) {
-        ::operator delete(pointer, kStorageAlignment);
-    });
+    void* memory = allocateBulk(bytes);
+    return std::shared_ptr<std::byte[]>(static_cast<std::byte*>(memory),
+                                        [bytes](std::byte* pointer) { freeBulk(pointer, bytes); });
 }
 
 } // namespace

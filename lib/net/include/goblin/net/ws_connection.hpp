@@ -15,6 +15,7 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/websocket/stream.hpp>
 
+#include "goblin/core/bulk_memory.hpp"
 #include "goblin/core/error.hpp"
 #include "goblin/net/limits.hpp"
 #include "goblin/net/message.hpp"
@@ -82,7 +83,8 @@ private:
     Limits m_limits;
     std::string m_peerAddress;
     MessageAssembler m_assembler;
-    boost::beast::flat_buffer m_buffer;
+    // A tensor frame grows it to tens of MiB: bulk memory, so its pages are huge ones.
+    boost::beast::basic_flat_buffer<core::BulkAllocator<char>> m_buffer;
     boost::asio::steady_timer m_firstMessageTimer;
     std::deque<OutgoingFrame> m_queue;
     std::shared_ptr<ConnectionHandler> m_handler;

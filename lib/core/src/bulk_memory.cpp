@@ -1,0 +1,133 @@
+#include "goblin/core/bulk_memory.hpp"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+namespace goblin::core {
+namespace {
+
+constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
+constexpr std::size_t kKeptBytes = std::size_t{256} << 20;
+constexpr std::align_val_t kHeapAlignment{64};
+
+// A mapping whose length is a multiple of 2 MiB starts on a 2 MiB boundary (Linux ≥ 6.7 aligns
+// such anonymous mappings), so every page of it can be a huge one.
+std::size_t mappedLength(std::size_t bytes) {
+    return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+}
+
+struct Mapping {
+    void* memory = nullptr;
+    std::size_t length = 0;
+};
+
+// Mappings given back, kept for the next buffer (up to kKeptBytes, oldest dropped first), and the
+// length of every mapping handed out.
+class MappingPool {
+public:
+    void* take(std::size_t length) {
+        {
+            std::lock_guard lock(m_mutex);
+            // The smallest kept mapping that holds `length` and wastes at most as much again.
+            auto best = m_kept.end();
+            for (auto it = m_kept.begin(); it != m_kept.end(); ++it) {
+                if (it->length >= length && it->length <= 2 * length &&
+                    (best == m_kept.end() || it->length < best->length))
+                    best = it;
+            }
+            if (best != m_kept.end()) {
+                const Mapping mapping = *best;
+                m_kept.erase(best);
+                m_keptBytes -= mapping.length;
+                m_live.emplace(mapping.memory, mapping.length);
+                return mapping.memory;
+            }
+        }
+        void* memory =
+            ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (memory == MAP_FAILED)
+            throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+        // Advice only: where transparent huge pages are off, the buffer is made of 4 KiB pages.
+        ::madvise(memory, length, MADV_HUGEPAGE);
+#endif
+        std::lock_guard lock(m_mutex);
+        m_live.emplace(memory, length);
+        return memory;
+    }
+
+    void give(void* memory) noexcept {
+        std::vector<Mapping> dropped;
+        {
+            std::lock_guard lock(m_mutex);
+            auto live = m_live.find(memory);
+            if (live == m_live.end())
+                return;
+            const Mapping mapping{memory, live->second};
+            m_live.erase(live);
+            if (mapping.length > kKeptBytes) {
+                dropped.push_back(mapping);
+            } else {
+                while (m_keptBytes + mapping.length > kKeptBytes) {
+                    dropped.push_back(m_kept.front());
+                    m_keptBytes -= m_kept.front().length;
+                    m_kept.erase(m_kept.begin());
+                }
+#ifdef MADV_FREE
+                // The kernel may take the pages back under memory pressure (the next user then
+                // gets zero pages); until then they are reused without a fault.
+                ::madvise(mapping.memory, mapping.length, MADV_FREE);
+#endif
+                m_kept.push_back(mapping);
+                m_keptBytes += mapping.length;
+            }
+        }
+        for (const Mapping& mapping : dropped)
+            ::munmap(mapping.memory, mapping.length);
+    }
+
+    std::size_t keptBytes() {
+        std::lock_guard lock(m_mutex);
+        return m_keptBytes;
+    }
+
+private:
+    std::mutex m_mutex;
+    std::vector<Mapping> m_kept; // oldest first
+    std::size_t m_keptBytes = 0;
+    std::unordered_map<void*, std::size_t> m_live;
+};
+
+MappingPool& pool() {
+    static MappingPool* instance = new MappingPool(); // never destroyed: buffers outlive statics
+    return *instance;
+}
+
+} // namespace
+
+void* allocateBulk(std::size_t bytes) {
+    if (bytes < kHugePageBytes)
+        return ::operator new(bytes == 0 ? 1 : bytes, kHeapAlignment);
+    if (bytes > static_cast<std::size_t>(-1) - kHugePageBytes)
+        throw std::bad_alloc();
+    return pool().take(mappedLength(bytes));
+}
+
+void freeBulk(void* memory, std::size_t bytes) noexcept {
+    if (memory == nullptr)
+        return;
+    if (bytes < kHugePageBytes)
+        ::operator delete(memory, kHeapAlignment);
+    else
+        pool().give(memory);
+}
+
+std::size_t keptBulkBytes() {
+    return pool().keptBytes();
+}
+
+} // namespace goblin::core
