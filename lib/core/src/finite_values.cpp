@@ -4,14 +4,10 @@
 #include <cstdint>
 #include <cstring>
 
+#include "goblin/core/cpu_clones.hpp"
+
 namespace goblin::core {
 namespace {
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#define GOBLIN_CPU_CLONES [[gnu::target_clones("arch=x86-64-v3", "default")]]
-#else
-#define GOBLIN_CPU_CLONES
-#endif
 
 // ~bits & exponent is zero exactly when the exponent is all ones (NaN, ±Inf): the minimum over
 // the run is zero iff one value is not finite.

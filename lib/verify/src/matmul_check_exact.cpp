@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "goblin/core/cpu_clones.hpp"
 #include "matmul_check_detail.hpp"
 
 namespace goblin::verify::detail {
@@ -13,12 +14,6 @@ using core::DType;
 using core::MatrixView;
 
 constexpr double kF64Roundoff = 0x1p-53;
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#define GOBLIN_CPU_CLONES [[gnu::target_clones("arch=x86-64-v3", "default")]]
-#else
-#define GOBLIN_CPU_CLONES
-#endif
 
 // One row of A·B and |A||B| in float64, by rows of B (vectorised over j). f32 inputs: the products
 // are exact in f64 and the sum's error γ_k(2⁻⁵³)·|A||B| is 2⁻²⁹ of the tile's own bound.

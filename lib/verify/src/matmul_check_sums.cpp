@@ -5,6 +5,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "goblin/core/cpu_clones.hpp"
+
 namespace goblin::verify::detail {
 namespace {
 
@@ -92,14 +94,10 @@ template <class T>
 }
 
 // Compiled for AVX-512, AVX2+FMA and the baseline, picked at load time for the CPU it runs on.
-#if defined(__x86_64__) && defined(__GNUC__)
-#define GOBLIN_CPU_CLONES [[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
-#else
-#define GOBLIN_CPU_CLONES
-#endif
 
-GOBLIN_CPU_CLONES void rowSums(const float* const x[kRows], std::int64_t length, const double* y0,
-                               const double* y1, const double* t, double sums[kRows][3]) {
+GOBLIN_CPU_CLONES_WITH_AVX512 void rowSums(const float* const x[kRows], std::int64_t length,
+                                           const double* y0, const double* y1, const double* t,
+                                           double sums[kRows][3]) {
     rowSumsBody(x, length, y0, y1, t, sums);
 }
 
@@ -201,15 +199,18 @@ compensatedSumsBody(const double* const x[kRows], std::int64_t length, const dou
     }
 }
 
-GOBLIN_CPU_CLONES void compensatedSums(const double* const x[kRows], std::int64_t length,
-                                       const double* y0, const double* y1, const double* t,
-                                       double sums[kRows][5]) {
+GOBLIN_CPU_CLONES_WITH_AVX512 void compensatedSums(const double* const x[kRows],
+                                                   std::int64_t length, const double* y0,
+                                                   const double* y1, const double* t,
+                                                   double sums[kRows][5]) {
     compensatedSumsBody<false>(x, length, y0, y1, nullptr, nullptr, t, sums);
 }
 
-GOBLIN_CPU_CLONES void compensatedSums(const double* const x[kRows], std::int64_t length,
-                                       const double* y0, const double* y1, const double* z0,
-                                       const double* z1, const double* t, double sums[kRows][5]) {
+GOBLIN_CPU_CLONES_WITH_AVX512 void compensatedSums(const double* const x[kRows],
+                                                   std::int64_t length, const double* y0,
+                                                   const double* y1, const double* z0,
+                                                   const double* z1, const double* t,
+                                                   double sums[kRows][5]) {
     compensatedSumsBody<true>(x, length, y0, y1, z0, z1, t, sums);
 }
 

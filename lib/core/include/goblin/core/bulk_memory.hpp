@@ -19,13 +19,11 @@ void freeBulk(void* memory, std::size_t bytes) noexcept;
 std::size_t keptBulkBytes();
 
 // An allocator over allocateBulk, for containers of bulk bytes (beast::basic_flat_buffer).
-template <typename T>
-struct BulkAllocator {
+template <typename T> struct BulkAllocator {
     using value_type = T;
 
     BulkAllocator() = default;
-    template <typename U>
-    BulkAllocator(const BulkAllocator<U>&) noexcept {}
+    template <typename U> BulkAllocator(const BulkAllocator<U>&) noexcept {}
 
     T* allocate(std::size_t count) {
         if (count > static_cast<std::size_t>(-1) / sizeof(T))
@@ -34,10 +32,7 @@ struct BulkAllocator {
     }
     void deallocate(T* memory, std::size_t count) noexcept { freeBulk(memory, count * sizeof(T)); }
 
-    template <typename U>
-    bool operator==(const BulkAllocator<U>&) const noexcept {
-        return true;
-    }
+    template <typename U> bool operator==(const BulkAllocator<U>&) const noexcept { return true; }
 };
 
 } // namespace goblin::core
