@@ -276,7 +276,8 @@ void GraphDecisions::decide(GraphTask& task, Judgement judgement) {
                                    outputs = std::move(outputs)]() mutable {
         auto stored = storeTensors(m_context.blobs, outputs);
         asio::post(m_context.core, [this, taskId, judgement = std::move(judgement),
-                                    stored = std::move(stored)]() mutable {
+                                    stored = std::move(stored),
+                                    outputs = std::move(outputs)]() mutable {
             GraphTask* found = m_book.task(taskId);
             if (!found)
                 return; // released meanwhile
@@ -291,13 +292,14 @@ void GraphDecisions::decide(GraphTask& task, Judgement judgement) {
                 m_cheaplyAudited.erase(taskId);
                 return judge(*found);
             }
-            commitDecision(taskId, judgement, json::serialize(*stored));
+            commitDecision(taskId, judgement, json::serialize(*stored), std::move(outputs));
         });
     });
 }
 
 void GraphDecisions::commitDecision(std::int64_t taskId, const Judgement& judgement,
-                                    std::string storedOutputs) {
+                                    std::string storedOutputs,
+                                    std::vector<core::Tensor> keptOutputs) {
     GraphTask& task = *m_book.task(taskId);
     const std::string method = methodOf(task, judgement);
     m_cheaplyAudited.erase(taskId);
@@ -316,14 +318,15 @@ void GraphDecisions::commitDecision(std::int64_t taskId, const Judgement& judgem
     batch.alsoWrite = [taskId, outputs = std::move(storedOutputs)](Database& db) {
         return setGraphTaskAccepted(db, taskId, outputs);
     };
-    batch.committed = [this, taskId, method,
-                       decisive = judgement.decisive](const VerdictBatch& done) {
+    batch.committed = [this, taskId, method, decisive = judgement.decisive,
+                       kept = std::move(keptOutputs)](const VerdictBatch& done) mutable {
         const std::vector<VerdictBatch::Entry>& verdicts = done.verdicts;
         GraphTask& decided = *m_book.task(taskId);
         decided.deciding = false;
         decided.decided = true;
-        decided.outputs = decided.replicas[decisive].outputs;
-        decided.outputs.resize(std::min(decided.outputs.size(), keptOutputCount(decided)));
+        // What was not stored (a checked task's witnesses) is needed no more in memory either.
+        decided.outputs = std::move(kept);
+        decided.replicas[decisive].outputs = decided.outputs;
         decided.nodeOutputs = decided.replicas[decisive].fromNode();
         for (const VerdictBatch::Entry& entry : verdicts)
             if (!entry.record.accepted)

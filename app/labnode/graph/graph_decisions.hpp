@@ -55,7 +55,9 @@ private:
     void onJudged(std::int64_t taskId, std::size_t judgedCount, Judgement judgement,
                   double seconds);
     void decide(GraphTask& task, Judgement judgement);
-    void commitDecision(std::int64_t taskId, const Judgement& judgement, std::string storedOutputs);
+    // `keptOutputs` are the decisive replica's outputs that were stored (keptOutputCount).
+    void commitDecision(std::int64_t taskId, const Judgement& judgement, std::string storedOutputs,
+                        std::vector<core::Tensor> keptOutputs);
     bool dropQuarantined(GraphTask& task);
     void recheck(GraphTask& task);
     // What a recheck found, worked out on a worker: the node's outputs, the accepted replicas

@@ -41,30 +41,35 @@ void cast(const Tensor& x, Tensor& out) {
 }
 
 // Copies the output row by row: row r starts at element walk.rowStarts[r] of x and steps
-// walk.step elements along it (0 where x broadcasts), walk.width elements per row.
-template <class E> void copyWalk(const E* in, const RowWalk& walk, E* out) {
+// walk.step elements along it (0 where x broadcasts), walk.width elements per row. Elements of
+// `Size` bytes move by memcpy, so none is read through a pointer of another type; a fixed-size
+// memcpy compiles to one load and one store.
+template <std::size_t Size>
+void copyWalk(const std::byte* in, const RowWalk& walk, std::byte* out) {
+    const auto width = static_cast<std::size_t>(walk.width);
     for (std::int64_t start : walk.rowStarts) {
-        const E* row = in + start;
-        if (walk.step == 1)
-            std::copy(row, row + walk.width, out);
-        else
-            for (std::int64_t j = 0; j < walk.width; ++j)
-                out[j] = row[j * walk.step];
-        out += walk.width;
+        const std::byte* row = in + static_cast<std::size_t>(start) * Size;
+        if (walk.step == 1) {
+            std::memcpy(out, row, width * Size);
+        } else {
+            const auto step = static_cast<std::size_t>(walk.step) * Size;
+            for (std::size_t j = 0; j < width; ++j)
+                std::memcpy(out + j * Size, row + j * step, Size);
+        }
+        out += width * Size;
     }
 }
 
 void gatherRows(const Tensor& x, const RowWalk& walk, Tensor& out) {
+    const std::byte* in = x.bytes().data();
+    std::byte* to = out.bytes().data();
     switch (core::itemSize(x.dtype())) {
     case 1:
-        return copyWalk(reinterpret_cast<const std::uint8_t*>(x.bytes().data()), walk,
-                        reinterpret_cast<std::uint8_t*>(out.bytes().data()));
+        return copyWalk<1>(in, walk, to);
     case 4:
-        return copyWalk(reinterpret_cast<const std::uint32_t*>(x.bytes().data()), walk,
-                        reinterpret_cast<std::uint32_t*>(out.bytes().data()));
+        return copyWalk<4>(in, walk, to);
     default:
-        return copyWalk(reinterpret_cast<const std::uint64_t*>(x.bytes().data()), walk,
-                        reinterpret_cast<std::uint64_t*>(out.bytes().data()));
+        return copyWalk<8>(in, walk, to);
     }
 }
 
