@@ -32,7 +32,8 @@ from .progress import ProgressBar
 from .graph_job import graph_request
 from .jobs import Job, JobInfo
 from .validation import check_tile, validate_matmul_inputs
-from .wire import DEFAULT_MAX_TENSOR_BYTES, decode_tensor_frame, encode_tensor_frame
+from .wire import (DEFAULT_MAX_TENSOR_BYTES, OutgoingFrame, decode_tensor_frame,
+                   tensor_frame_parts)
 
 import numpy as np
 
@@ -321,7 +322,7 @@ class Client:
         if size > self.limits["max_authenticated_control_bytes"]:
             raise LimitExceededError("the graph's JSON takes %d bytes, over the node's limit of %d"
                                      % (size, self.limits["max_authenticated_control_bytes"]))
-        reply = self._submit_request(request, [encode_tensor_frame(a) for a in arrays])
+        reply = self._submit_request(request, [tensor_frame_parts(a) for a in arrays])
         job = reply.get("job")
         if reply.get("type") != "job_accepted" or not isinstance(job, str):
             raise self._violation("submit_graph was answered with %s" % json.dumps(reply)[:200])
@@ -545,7 +546,7 @@ class Client:
         else:
             A, B = validate_matmul_inputs(A, B)
             self._check_product(A.shape[0], B.shape[1], A.dtype.itemsize, tile)
-            frames = [encode_tensor_frame(A), encode_tensor_frame(B)]
+            frames: List[OutgoingFrame] = [tensor_frame_parts(A), tensor_frame_parts(B)]
             request: Dict[str, Any] = {"type": "submit_matmul"}
             if tile is not None:
                 request["tile"] = list(tile)
@@ -623,13 +624,13 @@ class Client:
         self._next_id += 1
         return request_id
 
-    def _request(self, message: Dict[str, Any], frames: List[bytes],
+    def _request(self, message: Dict[str, Any], frames: Sequence[OutgoingFrame],
                  timeout: Optional[float] = None) -> Dict[str, Any]:
         """Sends a request (with an id) and returns its reply; an `error` reply raises."""
         request_id = self._send_request(message, frames)
         return self._reply(request_id, message["type"], timeout)
 
-    def _send_request(self, message: Dict[str, Any], frames: List[bytes]) -> int:
+    def _send_request(self, message: Dict[str, Any], frames: Sequence[OutgoingFrame]) -> int:
         request_id = self._take_id()
         message = dict(message, id=request_id)
         if frames:
@@ -646,7 +647,8 @@ class Client:
             raise remote_error(*self._errors.pop(request_id))
         return self._replies.pop(request_id)
 
-    def _submit_request(self, message: Dict[str, Any], frames: List[bytes]) -> Dict[str, Any]:
+    def _submit_request(self, message: Dict[str, Any],
+                        frames: Sequence[OutgoingFrame]) -> Dict[str, Any]:
         """A submit_* request; a KeyboardInterrupt never leaves an orphaned job at the node.
 
         Interrupted while its frames are sent, the node holds half a message, never a job: the
@@ -744,12 +746,14 @@ class Client:
                 self._reply_tensors[message["id"]] = tensors
         # Anything else is a message a newer node may send; this client has no use for it.
 
-    def _send(self, message: Dict[str, Any], frames: List[bytes]) -> None:
+    def _send(self, message: Dict[str, Any], frames: Sequence[OutgoingFrame]) -> None:
         self._check_open()
         try:
             self._ws.send(json.dumps(message, separators=(",", ":")))
             for frame in frames:
-                self._ws.send(frame)
+                # A frame in parts goes as fragments of one message: its elements are masked
+                # straight from the array, never first joined to the header (a 64 MiB copy).
+                self._ws.send(frame if isinstance(frame, bytes) else list(frame))
         except ConnectionClosed as exc:
             raise self._lost(_closed_error(exc)) from None
 

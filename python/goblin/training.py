@@ -22,7 +22,7 @@ from .errors import ConnectionLostError, InputError, RemoteError
 from .graph_job import VERIFICATIONS, graph_request
 from .training_result import RoundRecord, TrainingError, TrainResult
 from .training_stream import BatchStream, array_pair, batch_pair
-from .wire import encode_tensor_frame
+from .wire import tensor_frame_parts
 
 if TYPE_CHECKING:
     import torch
@@ -196,7 +196,7 @@ def submit_train(client: Client, model: torch.nn.Module, loss_fn: Callable[..., 
     request, arrays = _request(client, layout, loss_fn, x, y, flat, optimizer, first_round,
                                rounds, batch_size, micro, clip_grad_norm, dropout_seed,
                                streamed=stream is not None, verification=verification)
-    frames = [encode_tensor_frame(a) for a in arrays + state]
+    frames = [tensor_frame_parts(a) for a in arrays + state]
     reply = client._request(request, frames)
     job = reply.get("job")
     if reply.get("type") != "job_accepted" or not isinstance(job, str):

@@ -16,7 +16,7 @@ import numpy as np
 from .errors import ConnectionLostError, GoblinError, GoblinTimeoutError, InputError, \
     ProtocolError
 from .training_result import TrainingError
-from .wire import encode_tensor_frame
+from .wire import OutgoingFrame, tensor_frame_parts
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -102,7 +102,7 @@ class BatchStream:
             except InputError as error:
                 self._give_up(client, job, str(error), "invalid_input")
             self._send(client, job, {"batch": index},
-                       [encode_tensor_frame(x), encode_tensor_frame(y)])
+                       [tensor_frame_parts(x), tensor_frame_parts(y)])
             self.next_batch += 1
         self.ended = self.ended or self.next_batch >= self.rounds
 
@@ -116,7 +116,8 @@ class BatchStream:
                                  % (name, index, part.dtype, list(part.shape), first.dtype,
                                     list(first.shape)))
 
-    def _send(self, client: Client, job: str, fields: dict[str, Any], frames: list[bytes]) -> None:
+    def _send(self, client: Client, job: str, fields: dict[str, Any],
+              frames: list[OutgoingFrame]) -> None:
         try:
             reply = client._request(dict({"type": "train_batch", "job": job}, **fields), frames)
         except (ConnectionLostError, GoblinTimeoutError, ProtocolError):

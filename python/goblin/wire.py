@@ -38,6 +38,8 @@ WIRE_DTYPES: Dict[str, np.dtype] = {
 }
 
 Buffer = Union[bytes, bytearray, memoryview]
+# A frame to send: whole, or in parts that travel as fragments of one WebSocket message.
+OutgoingFrame = Union[bytes, Tuple[bytes, memoryview]]
 
 
 def wire_dtype_name(dtype: np.dtype) -> str:
@@ -56,8 +58,10 @@ def data_offset(header_length: int) -> int:
     return (unpadded + FRAME_ALIGNMENT - 1) // FRAME_ALIGNMENT * FRAME_ALIGNMENT
 
 
-def encode_tensor_frame(array: NDArray[Any]) -> bytes:
-    """One tensor frame holding `array` (made little-endian and C-contiguous when it is not)."""
+def tensor_frame_parts(array: NDArray[Any]) -> Tuple[bytes, memoryview]:
+    """One tensor frame in two parts: the length, header and padding, then the elements, a view of
+    the array's own bytes (the array made little-endian and C-contiguous first when it is not).
+    Sent as two fragments of one WebSocket message, a large tensor is never copied into a frame."""
     array = np.asarray(array)
     name = wire_dtype_name(array.dtype)
     if array.ndim > MAX_RANK:
@@ -69,7 +73,12 @@ def encode_tensor_frame(array: NDArray[Any]) -> bytes:
          "crc32": crc32(elements)},
         separators=(",", ":")).encode("utf-8")
     padding = data_offset(len(header)) - 8 - len(header)
-    return b"".join((struct.pack("<Q", len(header)), header, bytes(padding), elements))
+    return b"".join((struct.pack("<Q", len(header)), header, bytes(padding))), elements
+
+
+def encode_tensor_frame(array: NDArray[Any]) -> bytes:
+    """One tensor frame holding `array` (made little-endian and C-contiguous when it is not)."""
+    return b"".join(tensor_frame_parts(array))
 
 
 def _fail(message: str) -> FrameError:

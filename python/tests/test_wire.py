@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from goblin.errors import FrameError
-from goblin.wire import WIRE_DTYPES, data_offset, decode_tensor_frame, encode_tensor_frame
+from goblin.wire import (WIRE_DTYPES, data_offset, decode_tensor_frame, encode_tensor_frame,
+                         tensor_frame_parts)
 
 VECTORS = Path(__file__).resolve().parents[2] / "tests" / "vectors"
 MANIFEST = json.loads((VECTORS / "manifest.json").read_text(encoding="utf-8"))["vectors"]
@@ -93,6 +94,20 @@ def test_encoder_normalises_layout_and_byte_order():
         decoded = decode_tensor_frame(encode_tensor_frame(array))
         assert decoded.dtype == np.dtype("<f8")
         np.testing.assert_array_equal(decoded, array)
+
+
+def test_frame_parts_view_the_array_and_make_the_same_frame():
+    # The client sends a tensor as two fragments of one message: the header, then the elements
+    # straight from the array (a copy of a 64 MiB tensor costs more than its checksum).
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    head, elements = tensor_frame_parts(a)
+    assert np.shares_memory(np.frombuffer(elements, dtype=np.float32), a)
+    assert head + bytes(elements) == encode_tensor_frame(a)
+    assert len(head) % 64 == 0
+    # A transposed or big-endian array is made C-order little-endian first, as a whole frame is.
+    b = np.arange(6, dtype=">f8").reshape(2, 3).T
+    head, elements = tensor_frame_parts(b)
+    assert head + bytes(elements) == encode_tensor_frame(np.ascontiguousarray(b, dtype="<f8"))
 
 
 def test_encoder_refuses_other_dtypes():
