@@ -241,9 +241,16 @@ def test_duplicate_result_counts_once(cluster):
     job = client.submit_matmul(A, B, tile=[16, 16])
     C = client.fetch(job, timeout=JOB_TIMEOUT)
     assert_exact(A, B, C)
-    answered = {(int(m.group(1)), int(m.group(2))) for m in (
-        re.search(r"answered task (\d+) attempt (\d+)", line)
-        for line in lines_with(adversary, "sent twice")) if m}
+
+    def answered_now():
+        return {(int(m.group(1)), int(m.group(2))) for m in (
+            re.search(r"answered task (\d+) attempt (\d+)", line)
+            for line in lines_with(adversary, "sent twice")) if m}
+    # The adversary logs an answer after sending it: its last line may come after the product.
+    recorded = {(r[0], r[1]) for r in matmul_results(cluster, ids)}
+    cluster.wait_until(lambda: recorded <= answered_now(), EVENT_TIMEOUT,
+                       "the adversary's log of every result the node recorded")
+    answered = answered_now()
     assert answered, "the duplicate adversary got no task\n" + cluster.logs()
     # The first copy is decided, the second is stale; one row per (task, attempt).
     cluster.wait_until(lambda: all(len([v for t, a, v, _ in verdicts(adversary) if (t, a) == key])
