@@ -29,6 +29,10 @@ struct Mapping {
 // length of every mapping handed out.
 class MappingPool {
 public:
+    // Every kept mapping is at least 2 MiB, so the list never outgrows this: giving a buffer back
+    // never allocates.
+    MappingPool() { m_kept.reserve(kKeptBytes / kHugePageBytes); }
+
     void* take(std::size_t length) {
         {
             std::lock_guard lock(m_mutex);
@@ -41,9 +45,9 @@ public:
             }
             if (best != m_kept.end()) {
                 const Mapping mapping = *best;
+                m_live.emplace(mapping.memory, mapping.length); // may throw: nothing changed yet
                 m_kept.erase(best);
                 m_keptBytes -= mapping.length;
-                m_live.emplace(mapping.memory, mapping.length);
                 return mapping.memory;
             }
         }
@@ -56,38 +60,38 @@ public:
         ::madvise(memory, length, MADV_HUGEPAGE);
 #endif
         std::lock_guard lock(m_mutex);
-        m_live.emplace(memory, length);
+        try {
+            m_live.emplace(memory, length);
+        } catch (...) {
+            ::munmap(memory, length);
+            throw;
+        }
         return memory;
     }
 
     void give(void* memory) noexcept {
-        std::vector<Mapping> dropped;
-        {
-            std::lock_guard lock(m_mutex);
-            auto live = m_live.find(memory);
-            if (live == m_live.end())
-                return;
-            const Mapping mapping{memory, live->second};
-            m_live.erase(live);
-            if (mapping.length > kKeptBytes) {
-                dropped.push_back(mapping);
-            } else {
-                while (m_keptBytes + mapping.length > kKeptBytes) {
-                    dropped.push_back(m_kept.front());
-                    m_keptBytes -= m_kept.front().length;
-                    m_kept.erase(m_kept.begin());
-                }
-#ifdef MADV_FREE
-                // The kernel may take the pages back under memory pressure (the next user then
-                // gets zero pages); until then they are reused without a fault.
-                ::madvise(mapping.memory, mapping.length, MADV_FREE);
-#endif
-                m_kept.push_back(mapping);
-                m_keptBytes += mapping.length;
-            }
-        }
-        for (const Mapping& mapping : dropped)
+        std::lock_guard lock(m_mutex);
+        auto live = m_live.find(memory);
+        if (live == m_live.end())
+            return;
+        const Mapping mapping{memory, live->second};
+        m_live.erase(live);
+        if (mapping.length > kKeptBytes) {
             ::munmap(mapping.memory, mapping.length);
+            return;
+        }
+        while (m_keptBytes + mapping.length > kKeptBytes) {
+            ::munmap(m_kept.front().memory, m_kept.front().length);
+            m_keptBytes -= m_kept.front().length;
+            m_kept.erase(m_kept.begin());
+        }
+#ifdef MADV_FREE
+        // The kernel may take the pages back under memory pressure (the next user then gets zero
+        // pages); until then they are reused without a fault.
+        ::madvise(mapping.memory, mapping.length, MADV_FREE);
+#endif
+        m_kept.push_back(mapping);
+        m_keptBytes += mapping.length;
     }
 
     std::size_t keptBytes() {
