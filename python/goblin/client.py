@@ -28,6 +28,7 @@ from .errors import (AuthenticationError, CertificateError, ConnectionLostError,
                      VersionMismatchError, remote_error)
 from .product_rows import check_out, collect
 from .staged_inputs import check_shapes, needs_blocks, submit_staged
+from .streamed_tiles import TileStream, stream_of
 from .progress import ProgressBar
 from .graph_job import graph_request
 from .jobs import Job, JobInfo
@@ -46,10 +47,12 @@ if TYPE_CHECKING:
     from .optim import Optimizer
     from .training_result import RoundRecord, TrainResult
 
-PROTOCOL_VERSION = 5  # 2 added audit and audit_report, 3 submit_train and train_round, 4 cancel
-# and list_jobs, 5 train_batch and batch_accepted (streamed training data)
+PROTOCOL_VERSION = 6  # 2 added audit and audit_report, 3 submit_train and train_round, 4 cancel
+# and list_jobs, 5 train_batch and batch_accepted (streamed training data), 6 result_tile (a
+# product's accepted tiles pushed while its job runs)
 CATALOG_VERSION = 3  # 1: matmul tiles; 3: op graphs as well (docs/ops.md)
 RESEARCHER_PATH = "/v1/researcher"
+_NO_STREAM: Any = object()  # _submit's stream_into when no stream is asked for
 # Room for the frame header and padding on top of the largest tensor.
 FRAME_OVERHEAD_BYTES = 64 * 1024
 MAX_TENSORS_PER_MESSAGE = 64
@@ -196,6 +199,7 @@ class Client:
         self._progress: Dict[str, Tuple[int, int]] = {}
         self._waiting: Dict[str, str] = {}  # why nothing computes a job now (progress "waiting")
         self._done: Dict[str, Tuple[Dict[str, Any], List[NDArray[Any]]]] = {}
+        self._streams: Dict[str, TileStream] = {}  # products arriving tile by tile, by job
         self._failed: Dict[str, Tuple[str, str]] = {}
         self._bars: Dict[str, ProgressBar] = {}
         self._released: Set[str] = set()
@@ -251,7 +255,10 @@ class Client:
         h5py dataset, anything with that shape and dtype and slice assignment (checked before
         anything is submitted). A product over 256 MiB (or the node's tensor limit) comes in row
         blocks of at most 64 MiB, each written into `out` as it arrives: C can be larger than
-        this machine's memory when `out` is a memmap. The job's summary is kept in
+        this machine's memory when `out` is a memmap. Tiles of at least 1 MiB come as each is
+        accepted, while the rest compute (protocol 6, summary "delivery": "tiles"), written into
+        C, or straight into `out` when it is a numpy array (which then holds some tiles when
+        the job fails). The job's summary is kept in
         `last_summary`; the job is released at the node once C is here (not when writing into
         `out` failed: fetch(job, out=...) again). Raises RemoteError when the node refuses the
         job or it fails, ConnectionLostError when the connection drops.
@@ -260,10 +267,15 @@ class Client:
         if out is not None and hasattr(A, "shape") and hasattr(B, "shape") and \
                 len(A.shape) == 2 and len(B.shape) == 2:
             check_out(out, A.shape[0], B.shape[1], np.dtype(getattr(A, "dtype", None)))
-        job = self._submit(A, B, tile)
-        with _interrupt_note(job, "fetch"):
-            return self._finish(job, progress, deadline,
-                                lambda summary, tensors: collect(self, job, summary, tensors, out))
+        job = self._submit(A, B, tile, stream_into=out)
+        try:
+            with _interrupt_note(job, "fetch"):
+                return self._finish(job, progress, deadline,
+                                    lambda summary, tensors: collect(self, job, summary, tensors,
+                                                                     out, self._streams.get(job)))
+        finally:
+            # Not collected here (a timeout, an interrupt): a later fetch gets C whole.
+            self._streams.pop(job, None)
 
     def run(self, graph: GraphLike, inputs: Sequence[NDArray[Any]],
             batch: Optional[BatchSpec] = None, chunks: Optional[int] = None,
@@ -537,7 +549,10 @@ class Client:
 
     # -- jobs -------------------------------------------------------------------------------------
 
-    def _submit(self, A: Any, B: Any, tile: Optional[Sequence[int]]) -> str:
+    def _submit(self, A: Any, B: Any, tile: Optional[Sequence[int]],
+                stream_into: Any = _NO_STREAM) -> str:
+        """Submits C = A·B; with `stream_into` (None or `out`) it asks for the accepted tiles as
+        they come (protocol 6), written into a TileStream that _finish's collect takes C from."""
         tile = check_tile(tile)
         if needs_blocks(self, A, B):  # staged at the node in row blocks (staged_inputs)
             m, n, dtype = check_shapes(A, B)
@@ -550,11 +565,20 @@ class Client:
             request: Dict[str, Any] = {"type": "submit_matmul"}
             if tile is not None:
                 request["tile"] = list(tile)
+            if stream_into is not _NO_STREAM:
+                request["stream"] = True
             reply = self._submit_request(request, frames)
         job = reply.get("job")
         if reply.get("type") != "job_accepted" or not isinstance(job, str):
             raise self._violation("submit_matmul was answered with %s" % json.dumps(reply)[:200])
         self.last_job = job
+        if stream_into is not _NO_STREAM:
+            try:
+                stream = stream_of(reply, stream_into)
+            except ProtocolError as exc:
+                raise self._violation(str(exc)) from None
+            if stream is not None:
+                self._streams[job] = stream
         if isinstance(reply.get("tiles"), int):
             self._progress.setdefault(job, (0, reply["tiles"]))
         return job
@@ -699,6 +723,14 @@ class Client:
         job = message.get("job")
         if kind in ("progress", "job_done", "job_failed", "train_round") and job in self._released:
             return  # late news of a job whose result this client already returned
+        if kind == "result_tile":
+            stream = self._streams.get(job) if isinstance(job, str) else None
+            if stream is not None:  # else a job given up on (timeout): fetch gets C whole
+                try:
+                    stream.add(message, tensors)
+                except ProtocolError as exc:
+                    raise self._violation(str(exc)) from None
+            return
         if kind == "train_round" and isinstance(job, str):
             if not isinstance(message.get("round"), dict):
                 raise self._violation("train_round carries no round record")
@@ -719,7 +751,10 @@ class Client:
                 self._waiting.pop(job, None)
         elif kind == "job_done" and isinstance(job, str):
             summary = message.get("summary")
-            if not tensors and not (isinstance(summary, dict) and summary.get("delivery") == "rows"):
+            delivery = summary.get("delivery") if isinstance(summary, dict) else None
+            if delivery == "tiles" and job not in self._streams:
+                return  # the tiles of a job given up on: a later fetch gets C whole
+            if not tensors and delivery not in ("rows", "tiles"):
                 raise self._violation("job_done carries no tensor")
             self._done[job] = (summary if isinstance(summary, dict) else {}, tensors)
         elif kind == "audit_report":

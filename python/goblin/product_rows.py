@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import numpy as np
 
-from .errors import DTypeError, InputError, ShapeError
+from .errors import DTypeError, InputError, ProtocolError, ShapeError
 from .mapped_pages import release_rows
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from .client import Client
+    from .streamed_tiles import TileStream
 
 ROW_BLOCK_BYTES = 64 << 20  # what one fetch_rows asks for at most (the node's limit may be lower)
 
@@ -41,9 +42,16 @@ def check_out(out: Any, m: int, n: int, dtype: np.dtype[Any]) -> None:
 
 
 def collect(client: Client, job: str, summary: Dict[str, Any], tensors: List[NDArray[Any]],
-            out: Any) -> Any:
-    """C from a matmul job_done: its tensor, or its rows fetched block by block; written into
-    `out` when given (then `out` is returned)."""
+            out: Any, stream: Optional[TileStream] = None) -> Any:
+    """C from a matmul job_done: its tensor, the tiles streamed while it ran, or its rows fetched
+    block by block; written into `out` when given (then `out` is returned)."""
+    if summary.get("delivery") == "tiles":
+        if stream is None:
+            raise client._violation("job_done says the tiles were streamed, but none were asked")
+        try:
+            return stream.product(out)
+        except ProtocolError as exc:
+            raise client._violation(str(exc)) from None
     if tensors:
         product = client._single(tensors)
         if out is None:

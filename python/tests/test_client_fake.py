@@ -47,13 +47,13 @@ class FakeNode:
             return
         hello = json.loads(ws.recv(timeout=10))
         self.received.append(hello)
-        if hello.get("protocol") != 5:
-            ws.close(4002, "version_mismatch: protocol 5 only")
+        if hello.get("protocol") != 6:
+            ws.close(4002, "version_mismatch: protocol 6 only")
             return
         if hello.get("token") != TOKEN:
             ws.close(4001, "unauthenticated: wrong token")
             return
-        ws.send(json.dumps({"type": "welcome", "id": hello["id"], "protocol": 5, "catalog": 3,
+        ws.send(json.dumps({"type": "welcome", "id": hello["id"], "protocol": 6, "catalog": 3,
                             "limits": {"max_control_bytes": 65536,
                                        "max_tensor_bytes": 1 << 30, "max_tiles": 1000000}}))
         while True:
@@ -153,7 +153,7 @@ def test_matmul_round_trip_with_progress(node, capsys):
     submit = [m for m in node.received if m["type"] == "submit_matmul"][0]
     assert submit["tensors"] == 2 and submit["tile"] == [2, 2]
     hello = node.received[0]
-    assert hello == {"type": "hello", "id": 1, "protocol": 5, "catalog": 3, "token": TOKEN}
+    assert hello == {"type": "hello", "id": 1, "protocol": 6, "catalog": 3, "token": TOKEN}
 
 
 def test_submit_then_fetch_uses_the_pushed_result(node):
@@ -187,7 +187,7 @@ def test_bad_tokens_raise_authentication_error(node, token):
 
 
 def test_version_mismatch(node, monkeypatch):
-    monkeypatch.setattr(goblin.client, "PROTOCOL_VERSION", 6)
+    monkeypatch.setattr(goblin.client, "PROTOCOL_VERSION", 7)
     with pytest.raises(VersionMismatchError):
         goblin.connect(node.url, token=TOKEN, timeout=10)
 

@@ -37,6 +37,9 @@ struct RunningJob {
     std::int64_t totalTiles = 0;
     std::int64_t acceptedTiles = 0;
     std::shared_ptr<ColumnProbeCache> probes; // shared with the workers that verify its tiles
+    // The researcher connection each accepted tile is pushed to (result_tile), 0 for none: the
+    // one that submitted it asking for a stream. Not persisted: after a restart nobody streams.
+    std::uint64_t streamTo = 0;
 
     // The inputs as matrices over their mapped blobs; valid while a and b are held.
     core::MatrixView aView() const;

@@ -21,10 +21,10 @@ std::size_t productBytes(const JobRecord& job) {
 } // namespace
 
 void deliverMatmulResult(NodeContext& context, std::shared_ptr<PeerLink> link, const JobRecord& job,
-                         std::int64_t requestId, std::size_t maxTensorBytes) {
+                         std::int64_t requestId, std::size_t maxTensorBytes, bool streamed) {
     json::object summary = summaryJson(job, context.store.summaryCounts(job.id), context.clock());
-    if (productBytes(job) > wholeProductBytes(maxTensorBytes)) {
-        summary["delivery"] = "rows";
+    if (streamed || productBytes(job) > wholeProductBytes(maxTensorBytes)) {
+        summary["delivery"] = streamed ? "tiles" : "rows";
         link->send(net::toMessage(net::JobDone{requestId, job.id, std::move(summary), {}}));
         return;
     }

@@ -20,8 +20,10 @@ inline std::size_t wholeProductBytes(std::size_t maxTensorBytes) {
     return std::min(net::kWholeProductBytes, maxTensorBytes);
 }
 
+// `streamed`: the researcher got every tile as it was accepted; job_done says "delivery": "tiles"
+// and carries no product (sent from core, after those tiles).
 void deliverMatmulResult(NodeContext& context, std::shared_ptr<PeerLink> link, const JobRecord& job,
-                         std::int64_t requestId, std::size_t maxTensorBytes);
+                         std::int64_t requestId, std::size_t maxTensorBytes, bool streamed = false);
 
 // Rows of a done job's product (checked: inside C, at most maxTensorBytes), sent as result_rows.
 Expected<void> deliverMatmulRows(NodeContext& context, std::shared_ptr<PeerLink> link,

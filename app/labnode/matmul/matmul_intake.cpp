@@ -5,6 +5,7 @@
 #include <boost/asio/post.hpp>
 
 #include "goblin/net/messages/researcher_messages.hpp"
+#include "matmul_delivery.hpp"
 #include "matmul_request.hpp"
 #include "secrets.hpp"
 #include "tile_planner.hpp"
@@ -25,15 +26,18 @@ std::shared_ptr<ColumnProbeCache> MatmulIntake::newProbes() {
 }
 
 void MatmulIntake::submit(const ResearcherRequest& request, net::Message message) {
-    auto tile = requestedTile(message.control);
-    if (!tile)
-        return m_desk.replyError(request.peer, request.requestId, tile.error());
-    auto staged = net::stagedInputs(message);
-    if (!staged)
-        return m_desk.replyError(request.peer, request.requestId, staged.error());
-    if (!staged->empty())
-        return submitStaged(request, std::move(*staged), *tile);
-    if (auto ok = validateMatmulInputs(message); !ok)
+    auto submit = net::parseSubmitMatmul(message);
+    if (!submit)
+        return m_desk.replyError(request.peer, request.requestId, submit.error());
+    Wishes wishes;
+    if (submit->tile)
+        wishes.tile = std::pair(submit->tile->rows, submit->tile->cols);
+    wishes.stream = submit->stream;
+    if (!submit->uploads.empty())
+        return submitStaged(request, std::move(submit->uploads), wishes);
+    const net::TensorPtr& a = submit->a;
+    const net::TensorPtr& b = submit->b;
+    if (auto ok = checkMatmulShapes(a->dtype(), b->dtype(), a->shape(), b->shape()); !ok)
         return m_desk.replyError(request.peer, request.requestId, ok.error());
     // Finite checks and blob writes are O(size): A and B are taken in on two workers at once, and
     // whichever finishes second hands the job to the core thread.
@@ -45,9 +49,7 @@ void MatmulIntake::submit(const ResearcherRequest& request, net::Message message
     auto intake = std::make_shared<Intake>();
     const double received = m_context.clock();
     for (int index = 0; index < 2; ++index) {
-        asio::post(m_context.workers, [this, request, received, intake, index,
-                                       a = message.tensors[0], b = message.tensors[1],
-                                       tile = *tile] {
+        asio::post(m_context.workers, [this, request, received, intake, index, a, b, wishes] {
             auto digest =
                 storeFiniteInput(index == 0 ? "A" : "B", *(index == 0 ? a : b), m_context.blobs);
             {
@@ -71,34 +73,34 @@ void MatmulIntake::submit(const ResearcherRequest& request, net::Message message
                     request,
                     StagedMatrix{*intake->digests[0], a->dtype(), a->shape()[0], a->shape()[1]},
                     StagedMatrix{*intake->digests[1], b->dtype(), b->shape()[0], b->shape()[1]},
-                    tile);
+                    wishes);
             });
         });
     }
 }
 
 void MatmulIntake::submitStaged(const ResearcherRequest& request, std::vector<std::string> uploads,
-                                TileRequest tile) {
+                                Wishes wishes) {
     m_uploads.take(
-        request, uploads, [this, request, tile](Expected<std::vector<StagedMatrix>> matrices) {
+        request, uploads, [this, request, wishes](Expected<std::vector<StagedMatrix>> matrices) {
             if (!matrices)
                 return m_desk.replyError(request.peer, request.requestId, matrices.error());
             const StagedMatrix& a = matrices->at(0);
             const StagedMatrix& b = matrices->at(1);
             auto shapes = checkMatmulShapes(a.dtype, b.dtype, {a.rows, a.cols}, {b.rows, b.cols});
-            createJob(request, a, b, tile, shapes);
+            createJob(request, a, b, wishes, shapes);
         });
 }
 
 void MatmulIntake::createJob(const ResearcherRequest& request, const StagedMatrix& a,
-                             const StagedMatrix& b, TileRequest tile, Expected<void> valid) {
+                             const StagedMatrix& b, Wishes wishes, Expected<void> valid) {
     PlanningInput input;
     input.m = a.rows;
     input.k = a.cols;
     input.n = b.cols;
     input.dtype = a.dtype;
     input.volunteers = m_peers.readyVolunteerCount(&input.smallestVolunteerMemory);
-    input.requestedTile = tile;
+    input.requestedTile = wishes.tile;
     input.maxTiles = m_settings.limits.maxTiles;
     input.maxTensorBytes = static_cast<std::int64_t>(m_settings.limits.maxTensorBytes);
     // A refused job leaves no input behind (another job may share a blob: content-addressed).
@@ -130,6 +132,11 @@ void MatmulIntake::createJob(const ResearcherRequest& request, const StagedMatri
         labnode::createJob(m_context.store, m_context.blobs, std::move(record), *plan, newProbes());
     if (!loaded)
         return refuse(loaded.error());
+    const auto item = static_cast<std::int64_t>(core::itemSize(input.dtype));
+    const bool whole = static_cast<std::size_t>(input.m * input.n * item) <=
+                       wholeProductBytes(m_settings.limits.maxTensorBytes);
+    if (wishes.stream && whole && plan->tileRows * plan->tileCols * item >= kStreamedTileBytes)
+        loaded->job.streamTo = request.peer;
     m_created(request, std::move(*loaded), *plan);
 }
 

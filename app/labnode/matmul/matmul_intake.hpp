@@ -19,6 +19,10 @@
 
 namespace goblin::labnode {
 
+// Smaller tiles are not streamed: a message per tile of a few KiB costs the researcher more than
+// receiving the product at the end (the tiny-tile scheduler runs at > 10,000 tiles/s).
+inline constexpr std::int64_t kStreamedTileBytes = std::int64_t{1} << 20;
+
 struct MatmulSettings {
     net::Limits limits;
     int verificationVectors = 2;
@@ -36,12 +40,18 @@ public:
     std::shared_ptr<ColumnProbeCache> newProbes();
 
 private:
+    // What a submit_matmul asks for besides its inputs.
+    struct Wishes {
+        TileRequest tile;
+        bool stream = false;
+    };
     void submitStaged(const ResearcherRequest& request, std::vector<std::string> uploads,
-                      TileRequest tile);
+                      Wishes wishes);
     // `valid`: the shape rules' verdict (staged inputs are checked once taken). A refused job
-    // deletes its inputs' blobs unless another job uses them.
+    // deletes its inputs' blobs unless another job uses them. A stream is granted when the product
+    // travels whole and its tiles are at least kStreamedTileBytes.
     void createJob(const ResearcherRequest& request, const StagedMatrix& a, const StagedMatrix& b,
-                   TileRequest tile, Expected<void> valid = {});
+                   Wishes wishes, Expected<void> valid = {});
 
     NodeContext& m_context;
     PeerRegistry& m_peers;

@@ -64,7 +64,8 @@ void MatmulJobs::onCreated(const ResearcherRequest& request, LoadedJob loaded,
                                           static_cast<std::int64_t>(plan.tiles.size()),
                                           {plan.tileRows, plan.tileCols},
                                           {record.m, record.n},
-                                          record.dtype};
+                                          record.dtype,
+                                          loaded.job.streamTo != 0};
     m_book.addJob(std::move(loaded.job), std::move(loaded.tasks));
     m_desk.watch(jobId, request.peer);
     m_peers.send(request.peer, net::toMessage(accepted));
@@ -86,9 +87,12 @@ void MatmulJobs::fetch(const ResearcherRequest& request, const std::string& jobI
         return m_desk.replyError(request.peer, request.requestId, record.error());
     std::int64_t done = 0;
     std::int64_t total = 0;
-    if (const RunningJob* running = m_book.job(jobId)) {
+    if (RunningJob* running = m_book.job(jobId)) {
         done = running->acceptedTiles;
         total = running->totalTiles;
+        // A fetch means the submitter gave up on its stream (a timeout): C comes whole.
+        if (running->streamTo == request.peer)
+            running->streamTo = 0;
     }
     if (record->state == "cancelled")
         return m_desk.answerCancelledFetch(request.peer, request.requestId, jobId, 0, 0);
@@ -200,18 +204,18 @@ void MatmulJobs::onResult(const Lease& lease, net::Message message) {
     const net::TensorPtr tile = message.tensors[0];
     if (isTinyTile(check)) {
         verifyAndMerge(check, *tile, m_context.blobs, verdict);
-        return onVerified(lease.peer, std::move(verdict));
+        return onVerified(lease.peer, std::move(verdict), tile);
     }
-    asio::post(m_context.workers,
-               [this, peer = lease.peer, check = std::move(check), tile, verdict]() mutable {
-                   verifyAndMerge(check, *tile, m_context.blobs, verdict);
-                   asio::post(m_context.core, [this, peer, verdict = std::move(verdict)]() mutable {
-                       onVerified(peer, std::move(verdict));
-                   });
-               });
+    asio::post(m_context.workers, [this, peer = lease.peer, check = std::move(check), tile,
+                                   verdict]() mutable {
+        verifyAndMerge(check, *tile, m_context.blobs, verdict);
+        asio::post(m_context.core, [this, peer, verdict = std::move(verdict), tile]() mutable {
+            onVerified(peer, std::move(verdict), tile);
+        });
+    });
 }
 
-void MatmulJobs::onVerified(std::uint64_t peer, VerdictRecord verdict) {
+void MatmulJobs::onVerified(std::uint64_t peer, VerdictRecord verdict, net::TensorPtr tile) {
     if (!m_book.task(verdict.task)) { // its job was cancelled while the tile was verified
         if (peer != 0)
             m_verdicts.sendStale(peer, verdict.task, verdict.attempt);
@@ -219,8 +223,8 @@ void MatmulJobs::onVerified(std::uint64_t peer, VerdictRecord verdict) {
     }
     // Verdicts that arrive together commit together: one transaction per burst, not per tile.
     VerdictBatch batch;
-    batch.committed = [this](const VerdictBatch& done) {
-        applyVerdict(done.verdicts.front().record);
+    batch.committed = [this, tile = std::move(tile)](const VerdictBatch& done) {
+        applyVerdict(done.verdicts.front().record, tile);
     };
     batch.failed = [this](const VerdictBatch& lost, const Error& error) {
         const std::int64_t task = lost.verdicts.front().record.task;
@@ -233,7 +237,7 @@ void MatmulJobs::onVerified(std::uint64_t peer, VerdictRecord verdict) {
     m_verdicts.enqueue(std::move(batch));
 }
 
-void MatmulJobs::applyVerdict(const VerdictRecord& verdict) {
+void MatmulJobs::applyVerdict(const VerdictRecord& verdict, const net::TensorPtr& tile) {
     const TileTask* task = m_book.task(verdict.task);
     if (!task)
         return;
@@ -248,8 +252,13 @@ void MatmulJobs::applyVerdict(const VerdictRecord& verdict) {
         return m_scheduler.wake();
     }
     const bool complete = m_book.accept(verdict.task);
-    if (const RunningJob* job = m_book.job(jobId))
+    if (const RunningJob* job = m_book.job(jobId)) {
+        // Pushed before the job_done this connection gets, which then carries no product.
+        if (job->streamTo != 0 && tile)
+            m_peers.send(job->streamTo,
+                         net::toMessage(net::ResultTile{jobId, task->row0, task->col0, tile}));
         m_desk.reportProgress(jobId, job->acceptedTiles, job->totalTiles, ProgressPace::Throttled);
+    }
     if (complete)
         finishJob(jobId);
 }
@@ -286,9 +295,9 @@ void MatmulJobs::computeOnNode(std::int64_t taskId) {
     verdict.task = taskId;
     asio::post(m_context.workers,
                [this, check = makeTileCheck(*m_book.job(task.jobId), task), verdict]() mutable {
-                   computeAndMergeOnNode(check, m_context.blobs, verdict);
-                   asio::post(m_context.core, [this, verdict = std::move(verdict)]() mutable {
-                       onVerified(0, std::move(verdict));
+                   net::TensorPtr tile = computeAndMergeOnNode(check, m_context.blobs, verdict);
+                   asio::post(m_context.core, [this, verdict = std::move(verdict), tile]() mutable {
+                       onVerified(0, std::move(verdict), tile);
                    });
                });
 }
@@ -299,6 +308,7 @@ void MatmulJobs::finishJob(const std::string& jobId) {
         return;
     }
     auto record = m_context.store.job(jobId);
+    const std::uint64_t streamedTo = m_book.job(jobId) ? m_book.job(jobId)->streamTo : 0;
     m_book.removeJob(jobId);
     const auto counts = m_context.store.summaryCounts(jobId);
     m_context.log("job " + jobId + " done: " + std::to_string(counts.accepted) +
@@ -306,13 +316,14 @@ void MatmulJobs::finishJob(const std::string& jobId) {
                   std::to_string(counts.volunteers) + " volunteer(s)");
     m_desk.deliverToWatchers(jobId, [&](std::uint64_t peer) {
         if (record)
-            deliver(peer, *record, 0);
+            deliver(peer, *record, 0, peer == streamedTo);
     });
 }
 
-void MatmulJobs::deliver(std::uint64_t peer, const JobRecord& job, std::int64_t requestId) {
+void MatmulJobs::deliver(std::uint64_t peer, const JobRecord& job, std::int64_t requestId,
+                         bool streamed) {
     if (const Peer* target = m_peers.find(peer))
-        deliverMatmulResult(m_context, target->link, job, requestId, m_maxTensorBytes);
+        deliverMatmulResult(m_context, target->link, job, requestId, m_maxTensorBytes, streamed);
 }
 
 Expected<void> MatmulJobs::fetchRows(const ResearcherRequest& request, net::FetchRows fetch) {

@@ -53,10 +53,13 @@ private:
     void onCreated(const ResearcherRequest& request, LoadedJob loaded, const TilePlan& plan);
     // The job a fetch or release names, when it belongs to this researcher and is not released.
     Expected<JobRecord> ownedJob(const ResearcherRequest& request, const std::string& jobId);
-    void onVerified(std::uint64_t peer, VerdictRecord verdict);
-    void applyVerdict(const VerdictRecord& verdict);
+    // `tile`: the verified tile, pushed on acceptance when its job streams (null: not kept).
+    void onVerified(std::uint64_t peer, VerdictRecord verdict, net::TensorPtr tile);
+    void applyVerdict(const VerdictRecord& verdict, const net::TensorPtr& tile);
     void finishJob(const std::string& jobId);
-    void deliver(std::uint64_t peer, const JobRecord& job, std::int64_t requestId);
+    // `streamed`: the peer already has every tile (result_tile); its job_done carries none.
+    void deliver(std::uint64_t peer, const JobRecord& job, std::int64_t requestId,
+                 bool streamed = false);
     void deleteData(const JobRecord& job);
 
     NodeContext& m_context;

@@ -5,7 +5,6 @@
 namespace goblin::labnode {
 
 namespace json = boost::json;
-using net::Message;
 
 Expected<void> checkMatmulShapes(core::DType aType, core::DType bType, const core::Shape& a,
                                  const core::Shape& b) {
@@ -24,27 +23,6 @@ Expected<void> checkMatmulShapes(core::DType aType, core::DType bType, const cor
     if (a[0] < 1 || a[1] < 1 || b[1] < 1)
         return makeError(ErrorCode::ShapeMismatch, "empty matrices are refused");
     return {};
-}
-
-Expected<void> validateMatmulInputs(const Message& message) {
-    if (message.tensors.size() != 2)
-        return makeError(ErrorCode::InvalidMessage,
-                         "submit_matmul carries exactly 2 tensors (A, B), or 'inputs'");
-    const core::Tensor& a = *message.tensors[0];
-    const core::Tensor& b = *message.tensors[1];
-    return checkMatmulShapes(a.dtype(), b.dtype(), a.shape(), b.shape());
-}
-
-Expected<TileRequest> requestedTile(const json::object& request) {
-    const auto* tile = request.if_contains("tile");
-    if (!tile || tile->is_null())
-        return TileRequest();
-    if (!tile->is_array() || tile->get_array().size() != 2 || !tile->get_array()[0].is_int64() ||
-        !tile->get_array()[1].is_int64() || tile->get_array()[0].get_int64() < 1 ||
-        tile->get_array()[1].get_int64() < 1)
-        return makeError(ErrorCode::InvalidMessage, "'tile' must be [rows, cols] with both >= 1");
-    return std::optional(
-        std::pair(tile->get_array()[0].get_int64(), tile->get_array()[1].get_int64()));
 }
 
 Expected<std::string> storeFiniteInput(const char* name, const core::Tensor& input,

@@ -14,21 +14,16 @@
 #include "blob_store.hpp"
 #include "goblin/core/error.hpp"
 #include "goblin/net/limits.hpp"
-#include "goblin/net/message.hpp"
 #include "node_store.hpp"
 
 namespace goblin::labnode {
 
 using TileRequest = std::optional<std::pair<std::int64_t, std::int64_t>>;
 
-// Shape and dtype rules of submit_matmul (2 tensors, 2-D, both f32 or both f64, inner sizes equal,
-// no empty dimension). Values are checked by storeFiniteInput.
-Expected<void> validateMatmulInputs(const net::Message& message);
-// The same rules on dtypes and shapes alone (a staged upload's).
+// Shape and dtype rules of submit_matmul (2-D, both f32 or both f64, inner sizes equal, no empty
+// dimension), for A and B received whole or staged. Values are checked by storeFiniteInput.
 Expected<void> checkMatmulShapes(core::DType aType, core::DType bType, const core::Shape& a,
                                  const core::Shape& b);
-// The optional "tile": [rows, cols] of a submit_matmul.
-Expected<TileRequest> requestedTile(const boost::json::object& request);
 // Refuses NaN/Inf (verification needs finite inputs), then stores the input as a blob.
 Expected<std::string> storeFiniteInput(const char* name, const core::Tensor& input,
                                        const BlobStore& blobs);

@@ -52,7 +52,8 @@ Expected<core::Tensor> computeTileOnNode(const core::MatrixView& a, const core::
     }
 }
 
-void computeAndMergeOnNode(const TileCheck& check, const BlobStore& blobs, VerdictRecord& verdict) {
+std::shared_ptr<const core::Tensor>
+computeAndMergeOnNode(const TileCheck& check, const BlobStore& blobs, VerdictRecord& verdict) {
     const auto started = std::chrono::steady_clock::now();
     verdict.attempt = 0; // no lease: attempt numbers of volunteers start at 1
     verdict.volunteerId = "node";
@@ -75,6 +76,9 @@ void computeAndMergeOnNode(const TileCheck& check, const BlobStore& blobs, Verdi
     }
     verdict.computeSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (!verdict.accepted)
+        return nullptr;
+    return std::make_shared<const core::Tensor>(std::move(*tile));
 }
 
 } // namespace goblin::labnode

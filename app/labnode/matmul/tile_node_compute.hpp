@@ -15,7 +15,9 @@ namespace goblin::labnode {
 Expected<core::Tensor> computeTileOnNode(const core::MatrixView& a, const core::MatrixView& b);
 
 // Computes the tile of `check` and merges it; fills `verdict` (method "node-compute", volunteer
-// "node", attempt 0: no lease, accepted unless the computation or the write failed).
-void computeAndMergeOnNode(const TileCheck& check, const BlobStore& blobs, VerdictRecord& verdict);
+// "node", attempt 0: no lease, accepted unless the computation or the write failed). Returns the
+// merged tile (null when not accepted).
+std::shared_ptr<const core::Tensor>
+computeAndMergeOnNode(const TileCheck& check, const BlobStore& blobs, VerdictRecord& verdict);
 
 } // namespace goblin::labnode

@@ -187,6 +187,8 @@ Expected<Message> reparse(const Message& message, std::string& variant) {
         return written(parseFetchRows(control));
     case MessageType::ResultRows:
         return written(parseResultRows(message));
+    case MessageType::ResultTile:
+        return written(parseResultTile(message));
     case MessageType::Upload:
         return written(parseUpload(control));
     case MessageType::UploadReady:

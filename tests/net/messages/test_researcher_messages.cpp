@@ -363,6 +363,10 @@ void TestResearcherMessages::rowBlockFields() {
                     {"id"});
     checkEveryField(toMessage(FetchRows{4, "j-1", 0, 16}), onControl(parseFetchRows), {"id"});
     checkEveryField(toMessage(ResultRows{4, "j-1", 0, block}), parseResultRows, {"id", "tensors"});
+    checkEveryField(toMessage(ResultTile{"j-1", 4, 8, block}), parseResultTile, {"tensors"});
+    Message negative = toMessage(ResultTile{"j-1", 4, 8, block});
+    negative.control["col0"] = -1;
+    QVERIFY(!parseResultTile(negative));
     Message noRows = toMessage(FetchRows{4, "j-1", 0, 16});
     noRows.control["rows"] = 0;
     QVERIFY(!parseFetchRows(noRows.control));

@@ -6,14 +6,14 @@ namespace goblin::net {
 namespace {
 
 constexpr std::array<std::string_view, kMessageTypeCount> kNames{
-    "hello",         "welcome",      "error",          "submit_matmul", "submit_graph",
-    "job_accepted",  "progress",     "job_status",     "fetch",         "release",
-    "released",      "job_done",     "job_failed",     "task",          "result",
-    "task_error",    "verdict",      "audit",          "audit_report",  "submit_train",
-    "train_round",   "cancel",       "cancelled",      "list_jobs",     "job_list",
-    "forget_inputs", "train_batch",  "batch_accepted", "fetch_rows",    "result_rows",
-    "upload",        "upload_ready", "upload_rows",    "rows_stored",   "drop_upload",
-    "upload_dropped"};
+    "hello",          "welcome",      "error",          "submit_matmul", "submit_graph",
+    "job_accepted",   "progress",     "job_status",     "fetch",         "release",
+    "released",       "job_done",     "job_failed",     "task",          "result",
+    "task_error",     "verdict",      "audit",          "audit_report",  "submit_train",
+    "train_round",    "cancel",       "cancelled",      "list_jobs",     "job_list",
+    "forget_inputs",  "train_batch",  "batch_accepted", "fetch_rows",    "result_rows",
+    "upload",         "upload_ready", "upload_rows",    "rows_stored",   "drop_upload",
+    "upload_dropped", "result_tile"};
 
 constexpr bool allNamed() {
     for (std::string_view name : kNames)

@@ -73,6 +73,8 @@ Message toMessage(const SubmitMatmul& submit) {
     control["id"] = submit.id;
     if (submit.tile)
         control["tile"] = shapeJson(*submit.tile);
+    if (submit.stream)
+        control["stream"] = true;
     if (!submit.uploads.empty()) {
         control["inputs"] = json::array(submit.uploads.begin(), submit.uploads.end());
         return Message{std::move(control), {}};
@@ -97,6 +99,8 @@ Message toMessage(const MatmulJobAccepted& accepted) {
     control["tile"] = shapeJson(accepted.tile);
     control["shape"] = shapeJson(accepted.shape);
     control["dtype"] = core::wireName(accepted.dtype);
+    if (accepted.streamed)
+        control["delivery"] = "tiles";
     return Message{std::move(control), {}};
 }
 
@@ -201,6 +205,11 @@ Expected<SubmitMatmul> parseSubmitMatmul(const Message& message) {
             return tl::unexpected(shape.error());
         submit.tile = *shape;
     }
+    if (const auto* stream = message.control.if_contains("stream")) {
+        if (!stream->is_bool())
+            return invalid("'stream' must be true or false");
+        submit.stream = stream->get_bool();
+    }
     return submit;
 }
 
@@ -246,7 +255,11 @@ Expected<MatmulJobAccepted> parseMatmulJobAccepted(const json::object& control) 
     const auto parsed = core::dtypeFromWireName(*dtype);
     if (!parsed)
         return invalid("field 'dtype' names no dtype");
-    return MatmulJobAccepted{request->id, std::move(request->job), *tiles, *tile, *shape, *parsed};
+    const auto* delivery = control.if_contains("delivery");
+    if (delivery && *delivery != "tiles")
+        return invalid("a matmul job_accepted's 'delivery' is \"tiles\" or absent");
+    return MatmulJobAccepted{request->id, std::move(request->job), *tiles, *tile, *shape,
+                             *parsed,     delivery != nullptr};
 }
 
 Expected<GraphJobAccepted> parseGraphJobAccepted(const json::object& control) {
@@ -335,8 +348,9 @@ Expected<JobDone> parseJobDone(const Message& message) {
     if (!summary || !summary->is_object())
         return invalid("job_done needs a 'summary' object");
     const auto* delivery = summary->get_object().if_contains("delivery");
-    if (message.tensors.empty() && !(delivery && *delivery == "rows"))
-        return invalid("job_done carries at least one tensor (none: summary.delivery \"rows\")");
+    if (message.tensors.empty() && !(delivery && (*delivery == "rows" || *delivery == "tiles")))
+        return invalid("job_done carries at least one tensor (none: summary.delivery \"rows\" "
+                       "or \"tiles\")");
     return JobDone{*id, std::move(*job), summary->get_object(), message.tensors};
 }
 

@@ -22,6 +22,14 @@ Message toMessage(const ResultRows& rows) {
     return detail::withTensors(std::move(message.control), {rows.rows});
 }
 
+Message toMessage(const ResultTile& tile) {
+    json::object control = detail::controlOf(MessageType::ResultTile);
+    control["job"] = tile.job;
+    control["row0"] = tile.row0;
+    control["col0"] = tile.col0;
+    return detail::withTensors(std::move(control), {tile.tile});
+}
+
 Expected<FetchRows> parseFetchRows(const json::object& control) {
     auto request = detail::parseJobRequest(control, MessageType::FetchRows);
     if (!request)
@@ -47,6 +55,25 @@ Expected<ResultRows> parseResultRows(const Message& message) {
     if (message.tensors.size() != 1)
         return invalid("result_rows carries exactly one tensor");
     return ResultRows{request->id, std::move(request->job), *row0, message.tensors[0]};
+}
+
+Expected<ResultTile> parseResultTile(const Message& message) {
+    if (auto ok = detail::checkTensorCount(message); !ok)
+        return tl::unexpected(ok.error());
+    if (auto ok = detail::requireType(message.control, MessageType::ResultTile); !ok)
+        return tl::unexpected(ok.error());
+    auto job = detail::requireName(message.control, "job");
+    if (!job)
+        return tl::unexpected(job.error());
+    auto row0 = requireIntIn(message.control, "row0", 0, INT64_MAX);
+    if (!row0)
+        return tl::unexpected(row0.error());
+    auto col0 = requireIntIn(message.control, "col0", 0, INT64_MAX);
+    if (!col0)
+        return tl::unexpected(col0.error());
+    if (message.tensors.size() != 1)
+        return invalid("result_tile carries exactly one tensor");
+    return ResultTile{std::move(*job), *row0, *col0, message.tensors[0]};
 }
 
 } // namespace goblin::net

@@ -50,6 +50,7 @@ enum class MessageType {
     RowsStored,    // node → researcher: reply to upload_rows
     DropUpload,    // researcher → node: delete a staged matrix
     UploadDropped, // node → researcher: reply to drop_upload
+    ResultTile,    // node → researcher: an accepted tile of a streamed product (protocol 6)
     Count          // not a message
 };
 
@@ -57,7 +58,7 @@ inline constexpr std::size_t kMessageTypeCount = static_cast<std::size_t>(Messag
 
 // Tripwire: adding, removing or reordering a message without bumping kProtocolVersion (and this
 // pair) fails the build.
-static_assert(kMessageTypeCount == 36 && kProtocolVersion == 5,
+static_assert(kMessageTypeCount == 37 && kProtocolVersion == 6,
               "the message set changed: bump kProtocolVersion, docs/protocol.md and this assert");
 
 // "hello", "submit_matmul", …; empty for Count.

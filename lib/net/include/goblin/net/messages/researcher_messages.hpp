@@ -33,6 +33,7 @@ struct SubmitMatmul {
     // Or "inputs": [A's upload, B's upload] and no tensor: matrices staged in row blocks
     // (protocol 5, upload_messages.hpp).
     std::vector<std::string> uploads;
+    bool stream = false; // "stream": true asks for the accepted tiles as they come (protocol 6)
 };
 
 // → {"type":"submit_graph","id","graph":{…}[, "batch":{…}]} + the graph's inputs. The graph and
@@ -45,7 +46,7 @@ struct SubmitGraph {
     std::vector<TensorPtr> inputs;
 };
 
-// ← {"type":"job_accepted","id","job","tiles","tile":[r,c],"shape":[m,n],"dtype"}.
+// ← {"type":"job_accepted","id","job","tiles","tile":[r,c],"shape":[m,n],"dtype"[,"delivery"]}.
 struct MatmulJobAccepted {
     std::int64_t id = 0;
     std::string job;
@@ -53,6 +54,7 @@ struct MatmulJobAccepted {
     MatrixShape tile;
     MatrixShape shape; // of C
     core::DType dtype = core::DType::F32;
+    bool streamed = false; // "delivery": "tiles": each accepted tile comes as a result_tile
 };
 
 // ← {"type":"job_accepted","id","job","kind":"graph","tasks"}.

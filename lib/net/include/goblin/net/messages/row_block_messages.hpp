@@ -35,11 +35,23 @@ struct ResultRows {
     TensorPtr rows;
 };
 
+// ← {"type":"result_tile","job","row0","col0","tensors":1} + one accepted tile (rows × cols, C's
+// dtype), pushed to the connection that asked for a streamed product (protocol 6).
+struct ResultTile {
+    std::string job;
+    std::int64_t row0 = 0;
+    std::int64_t col0 = 0;
+    TensorPtr tile;
+};
+
 Message toMessage(const FetchRows& fetch);
 Message toMessage(const ResultRows& rows);
+Message toMessage(const ResultTile& tile);
 
 // InvalidMessage naming the field; rows ≥ 1, row0 ≥ 0; result_rows carries exactly one tensor.
 [[nodiscard]] Expected<FetchRows> parseFetchRows(const boost::json::object& control);
 [[nodiscard]] Expected<ResultRows> parseResultRows(const Message& message);
+// row0, col0 ≥ 0; exactly one tensor.
+[[nodiscard]] Expected<ResultTile> parseResultTile(const Message& message);
 
 } // namespace goblin::net
