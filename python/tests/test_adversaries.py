@@ -200,26 +200,20 @@ def test_row_scaled_by_1_001_is_caught_on_wide_tiles(cluster):
     assert_every_answer_rejected(cluster, adversary, ids)
 
 
-def test_streamed_tiles_carry_only_accepted_results(cluster):
+def test_streamed_tiles_carry_only_accepted_results(cluster, monkeypatch):
     """With tiles streamed to the researcher (1 MiB tiles, protocol 6), a liar's tiles never reach
     `out`: only verified, committed tiles are pushed, each cell once (TileStream refuses a second),
     and the product is exact."""
     from concurrent.futures import ThreadPoolExecutor
+
+    from test_streamed_tiles import count_tiles
     token = cluster.add_researcher()
     cluster.start_node()
     adversary, ids = cluster.start_adversary("past-bound", extra_args=["--slots", "2"])
     client = cluster.connect(token)
     A, B = random_matrices(1024, 64, 512, np.float32, seed=7)
     out = np.full((1024, 512), np.nan, np.float32)
-    pushed = []
-    absorb = client._absorb
-
-    def counting_absorb(message, tensors):
-        if message.get("type") == "result_tile":
-            pushed.append((message["row0"], message["col0"]))
-        absorb(message, tensors)
-
-    client._absorb = counting_absorb
+    pushed = count_tiles(client, monkeypatch)
     with ThreadPoolExecutor(1) as pool:
         product = pool.submit(client.matmul, A, B, tile=[512, 512], out=out, timeout=JOB_TIMEOUT)
         cluster.wait_until(lambda: len(answered(adversary)) >= 1, EVENT_TIMEOUT,
