@@ -54,6 +54,7 @@ private Q_SLOTS:
     void jobRequests();
     void jobDoneRoundTrip();
     void jobDoneFields();
+    void streamedTilesWireForms();
     void jobFailedRoundTrip();
     void auditRoundTrip();
     void auditReportFields();
@@ -248,6 +249,48 @@ void TestResearcherMessages::jobDoneFields() {
     empty.tensors.clear();
     empty.control.erase("tensors");
     QVERIFY(!parseJobDone(empty));
+}
+
+// Protocol 6: "stream" on submit_matmul, "delivery": "tiles" on job_accepted and on a job_done
+// that carries no tensor.
+void TestResearcherMessages::streamedTilesWireForms() {
+    const auto a = smallTensor(core::DType::F32, {2, 3});
+    SubmitMatmul submit{2, std::nullopt, a, a, {}};
+    submit.stream = true;
+    const Message asked = toMessage(submit);
+    QCOMPARE(wireText(asked),
+             wireText(R"({"type":"submit_matmul","id":2,"stream":true,"tensors":2})"));
+    auto parsed = parseSubmitMatmul(overTheWire(asked));
+    QVERIFY(parsed && parsed->stream);
+    QVERIFY(!parseSubmitMatmul(overTheWire(toMessage(SubmitMatmul{2, std::nullopt, a, a, {}})))
+                 ->stream);
+    for (json::value bad : {json::value("yes"), json::value(1), json::value(nullptr)}) {
+        Message wrong = asked;
+        wrong.control["stream"] = bad;
+        auto refused = parseSubmitMatmul(wrong);
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().message, std::string("'stream' must be true or false"));
+    }
+
+    MatmulJobAccepted accepted{2, "j-1", 4, {2048, 2048}, {4096, 4096}, core::DType::F32};
+    accepted.streamed = true;
+    const Message granted = toMessage(accepted);
+    QCOMPARE(wireText(granted),
+             wireText(R"({"type":"job_accepted","id":2,"job":"j-1","tiles":4,"tile":[2048,2048],
+                 "shape":[4096,4096],"dtype":"f32","delivery":"tiles"})"));
+    auto grantedParsed = parseMatmulJobAccepted(overTheWire(granted).control);
+    QVERIFY(grantedParsed && grantedParsed->streamed);
+    Message otherDelivery = granted;
+    otherDelivery.control["delivery"] = "rows";
+    QVERIFY(!parseMatmulJobAccepted(otherDelivery.control));
+
+    const Message done = toMessage(JobDone{0, "j-1", json::object{{"delivery", "tiles"}}, {}});
+    QCOMPARE(wireText(done), wireText(R"({"type":"job_done","id":0,"job":"j-1",
+                                          "summary":{"delivery":"tiles"}})"));
+    QVERIFY(parseJobDone(overTheWire(done)));
+    Message unknown = done;
+    unknown.control["summary"] = json::object{{"delivery", "pieces"}};
+    QVERIFY(!parseJobDone(unknown));
 }
 
 void TestResearcherMessages::jobFailedRoundTrip() {
