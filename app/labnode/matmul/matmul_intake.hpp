@@ -20,7 +20,7 @@
 namespace goblin::labnode {
 
 // Smaller tiles are not streamed: a message per tile of a few KiB costs the researcher more than
-// receiving the product at the end (the tiny-tile scheduler runs at > 10,000 tiles/s).
+// receiving the product at the end (tiny tiles finish thousands per second).
 inline constexpr std::int64_t kStreamedTileBytes = std::int64_t{1} << 20;
 
 struct MatmulSettings {
