@@ -2,18 +2,22 @@
 volunteers: client.matmul asks for C's tiles as they are accepted; with tiles of at least 1 MiB the
 node grants it, every tile arrives once and C equals the float64 product within float32's error
 (also written straight into `out`); small tiles and submit_matmul's job handles get C whole; a job
-given up on ignores its late tiles and a fetch gets C whole; a "stream" that is not a boolean is
-refused with a clear error. TileStream refuses a tile off the
+given up on ignores its late tiles and a fetch gets C whole; a node killed between two pushed
+tiles loses nothing: matmul raises ConnectionLostError, the tiles already in `out` are the ones the
+restarted node hands back whole, bit for bit, and nothing else was written into `out`; a "stream"
+that is not a boolean is refused with a clear error. TileStream refuses a tile off the
 grid, of the wrong shape or dtype, twice, and a product with a tile missing."""
 
 import json
+import threading
 
 import numpy as np
 import pytest
 from limited_node import assert_float32_product
-from test_integration import assert_node_still_serves, open_raw
+from test_integration import (JOB_TIMEOUT, assert_node_still_serves,
+                              assert_one_accepted_result_per_task, open_raw)
 
-from goblin.errors import ProtocolError
+from goblin.errors import ConnectionLostError, ProtocolError
 from goblin.streamed_tiles import TileStream
 from goblin.wire import encode_tensor_frame
 
@@ -83,6 +87,59 @@ def test_a_job_given_up_on_is_fetched_whole(client):
     C = client.fetch(job, timeout=120)
     assert "delivery" not in client.last_summary
     assert_float32_product(C, A, B)
+
+
+def test_a_node_killed_between_two_pushed_tiles_loses_nothing(cluster, monkeypatch):
+    # A hoarder (2 slots) holds two leases for the whole test, so the job cannot finish: the
+    # node is killed once the other 14 tiles were accepted and pushed, never racing the last one.
+    token = cluster.add_researcher()
+    cluster.start_node(lease_seconds=3600)
+    cluster.start_adversary("hoarder", extra_args=["--slots", "2"])
+    honest = cluster.start_volunteer(threads=1, slots=2)
+    rng = np.random.default_rng(6)
+    A = rng.standard_normal((2048, 128)).astype(np.float32)
+    B = rng.standard_normal((128, 2048)).astype(np.float32)
+    total = (2048 // 512) ** 2
+    out = np.full((2048, 2048), np.nan, np.float32)
+    client = cluster.connect(token, timeout=JOB_TIMEOUT)
+    seen = count_tiles(client, monkeypatch)
+    raised = []
+
+    def researcher():
+        try:
+            client.matmul(A, B, tile=TILE, out=out, timeout=JOB_TIMEOUT)
+        except Exception as exc:  # noqa: BLE001 (what it raised is asserted below)
+            raised.append(exc)
+
+    waiting = threading.Thread(target=researcher)
+    waiting.start()
+    cluster.wait_until(lambda: len(seen) == total - 2, JOB_TIMEOUT, "all tiles but the hoarded 2")
+    job = client.last_job
+    before = cluster.accepted_tasks(job)
+    assert len(before) == total - 2, "the hoarder answered or its tiles went elsewhere"
+    cluster.node.kill9()
+    waiting.join(JOB_TIMEOUT)
+    assert not waiting.is_alive(), "matmul kept waiting on a dead node"
+    assert len(raised) == 1 and isinstance(raised[0], ConnectionLostError), raised
+
+    # The restarted node leases the hoarded tiles again (leases live in memory); the honest
+    # volunteer reconnects by itself, the hoarder is gone with its connection.
+    cluster.start_node(port=cluster.port)
+    C = cluster.connect(token).fetch(job, timeout=JOB_TIMEOUT)
+    assert_float32_product(C, A, B)
+    pushed = np.zeros((4, 4), bool)
+    for row0, col0 in seen:
+        pushed[row0 // 512, col0 // 512] = True
+        cell = np.s_[row0:row0 + 512, col0:col0 + 512]
+        np.testing.assert_array_equal(out[cell], C[cell])  # the very results the node accepted
+    assert pushed.sum() == total - 2, "a tile was pushed twice"
+    untouched = np.kron(~pushed, np.ones((512, 512), bool))
+    assert np.isnan(out[untouched]).all(), "out holds something that was never pushed"
+    assert honest.alive()
+    changed = {task: row for task, row in before.items()
+               if cluster.accepted_tasks(job).get(task) != row}
+    assert not changed, "tiles accepted before the kill were redone: %s" % changed
+    assert_one_accepted_result_per_task(cluster, job, total)
 
 
 def test_a_stream_wish_that_is_not_a_boolean_is_refused(shared_cluster):
