@@ -118,6 +118,38 @@ foreach(app IN LISTS apps)
   endforeach()
 endforeach()
 
+# 5. Inside app/labnode (DESIGN.md): the job kinds are recipes under kinds/, one folder each.
+#    Nothing below them (work/ — the task engine, store/, http/, staff/, access/) includes a kind;
+#    in node/ only the coordinator, which composes the roles, and main.cpp know every kind; a kind
+#    includes no other kind, except the pairs listed in labnode_kind_exceptions.
+# The training kind still runs its rounds as graph jobs of the graph kind; it goes when training
+# rounds are tasks of the training job on the task engine.
+set(labnode_kind_exceptions "train>graph")
+set(labnode_composers "node/coordinator.hpp;node/coordinator.cpp;main.cpp")
+set(labnode "${SOURCE_DIR}/app/labnode")
+source_files("${labnode}" labnode_files)
+foreach(f IN LISTS labnode_files)
+  file(RELATIVE_PATH rel "${labnode}" "${f}")
+  if(rel IN_LIST labnode_composers)
+    continue()
+  endif()
+  includes_of("${f}" includes)
+  foreach(path IN LISTS includes)
+    if(NOT path MATCHES "^kinds/([a-z_]+)/")
+      continue()
+    endif()
+    set(included_kind "${CMAKE_MATCH_1}")
+    if(NOT rel MATCHES "^kinds/([a-z_]+)/")
+      list(APPEND violations "${f}: only the composition root includes a job kind (\"${path}\")")
+      continue()
+    endif()
+    set(own_kind "${CMAKE_MATCH_1}")
+    if(NOT own_kind STREQUAL included_kind AND NOT "${own_kind}>${included_kind}" IN_LIST labnode_kind_exceptions)
+      list(APPEND violations "${f}: the ${own_kind} kind may not include the ${included_kind} kind (\"${path}\")")
+    endif()
+  endforeach()
+endforeach()
+
 list(FILTER violations EXCLUDE REGEX "^$")
 if(violations)
   list(JOIN violations "\n  " text)

@@ -4,9 +4,9 @@
 
 #include <map>
 
-#include "coordinator.hpp"
+#include "node/coordinator.hpp"
+#include "node/secrets.hpp"
 #include "node_harness.hpp"
-#include "secrets.hpp"
 
 namespace goblin::labnode::testing {
 

@@ -11,7 +11,7 @@
 
 #include <boost/json/object.hpp>
 
-#include "job_kind.hpp"
+#include "work/job_kind.hpp"
 
 namespace goblin::labnode::testing {
 

@@ -19,11 +19,11 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/json.hpp>
 
-#include "blob_store.hpp"
-#include "node_context.hpp"
-#include "node_store.hpp"
-#include "peer_link.hpp"
-#include "peer_registry.hpp"
+#include "node/node_context.hpp"
+#include "node/peer_link.hpp"
+#include "node/peer_registry.hpp"
+#include "store/blob_store.hpp"
+#include "store/node_store.hpp"
 
 namespace goblin::labnode::testing {
 

@@ -2,9 +2,9 @@
 
 #include "access/access_pages.hpp"
 #include "access/access_requests.hpp"
-#include "email_address.hpp"
-#include "researcher_book.hpp"
-#include "secrets.hpp"
+#include "node/secrets.hpp"
+#include "staff/email_address.hpp"
+#include "store/researcher_book.hpp"
 
 namespace goblin::labnode::access {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "human_format.hpp"
-#include "status_page.hpp"
+#include "http/status_page.hpp"
+#include "staff/human_format.hpp"
 
 namespace goblin::labnode::access {
 namespace {

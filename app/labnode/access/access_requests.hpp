@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "access/access_form.hpp"
-#include "database.hpp"
+#include "store/database.hpp"
 
 namespace goblin::labnode::access {
 

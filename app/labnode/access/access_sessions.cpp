@@ -1,6 +1,6 @@
 #include "access/access_sessions.hpp"
 
-#include "secrets.hpp"
+#include "node/secrets.hpp"
 
 namespace goblin::labnode::access {
 

@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "database.hpp"
-#include "node_context.hpp"
+#include "node/node_context.hpp"
+#include "store/database.hpp"
 
 namespace goblin::labnode::access {
 

@@ -5,9 +5,9 @@
 
 #include "access/access_requests.hpp"
 #include "access/terminal_text.hpp"
-#include "node_store.hpp"
-#include "researcher_book.hpp"
-#include "staff_cli.hpp"
+#include "staff/staff_cli.hpp"
+#include "store/node_store.hpp"
+#include "store/researcher_book.hpp"
 
 namespace po = boost::program_options;
 

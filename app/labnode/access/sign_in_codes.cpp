@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "secrets.hpp"
+#include "node/secrets.hpp"
 
 namespace goblin::labnode::access {
 namespace {

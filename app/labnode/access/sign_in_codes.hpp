@@ -6,9 +6,9 @@
 
 #include <string>
 
-#include "database.hpp"
 #include "goblin/core/random_source.hpp"
-#include "node_context.hpp"
+#include "node/node_context.hpp"
+#include "store/database.hpp"
 
 namespace goblin::labnode::access {
 

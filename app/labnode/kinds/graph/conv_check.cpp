@@ -1,0 +1,325 @@
+#include "kinds/graph/conv_check.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "goblin/core/ops/op_geometry.hpp"
+
+namespace goblin::labnode {
+namespace {
+
+using core::MatrixView;
+using core::Tensor;
+using core::ops::OpCode;
+
+// One convolution's sizes and offsets (core::ops::Conv2dGeometry) with its parameters.
+struct Geometry : core::ops::Conv2dGeometry {
+    core::ops::Conv2dParams p;
+    std::int64_t og() const { return outPerGroup(); }
+    // The input row/column a tap reads, or −1 in the padding.
+    std::int64_t inY(std::int64_t oy, std::int64_t ky) const {
+        const std::int64_t iy = oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
+        return iy >= 0 && iy < h ? iy : -1;
+    }
+    std::int64_t inX(std::int64_t ox, std::int64_t kx) const {
+        const std::int64_t ix = ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
+        return ix >= 0 && ix < w ? ix : -1;
+    }
+    // The output row/column that reads input position `in` through tap `k`, or −1.
+    static std::int64_t outOf(std::int64_t in, std::int64_t k, std::int64_t stride,
+                              std::int64_t padding, std::int64_t dilation, std::int64_t size) {
+        const std::int64_t shifted = in + padding - k * dilation;
+        if (shifted < 0 || shifted % stride != 0 || shifted / stride >= size)
+            return -1;
+        return shifted / stride;
+    }
+};
+
+std::optional<Geometry> geometryOf(const core::graph::GraphNode& node, const core::Shape& first,
+                                   const core::Shape& second, const core::Shape& result) {
+    auto params = core::ops::conv2dParams(node.attrs);
+    if (!params || params->groups < 1)
+        return std::nullopt;
+    const core::Shape* input = &first;
+    const core::Shape* weight = &second;
+    const core::Shape* output = &result;
+    if (node.op == OpCode::Conv2dInputGrad) {
+        input = &result;
+        output = &first;
+    } else if (node.op == OpCode::Conv2dWeightGrad) {
+        weight = &result;
+        output = &second;
+    } else if (node.op != OpCode::Conv2d) {
+        return std::nullopt;
+    }
+    if (input->size() != 4 || weight->size() != 4 || output->size() != 4)
+        return std::nullopt;
+    const core::Shape &x = *input, &wt = *weight, &y = *output;
+    return Geometry{core::ops::conv2dGeometry(x, wt, y, params->groups), *params};
+}
+
+template <class T> bool allFinite(const Tensor& t) {
+    for (T v : t.values<T>())
+        if (!std::isfinite(v))
+            return false;
+    return true;
+}
+
+MatrixView viewOf(const std::vector<std::byte>& storage, core::DType dtype, std::int64_t rows,
+                  std::int64_t cols) {
+    return MatrixView{dtype, storage.data(), rows, cols, cols};
+}
+
+template <class T> T* typed(std::vector<std::byte>& storage) {
+    return reinterpret_cast<T*>(storage.data());
+}
+
+template <class T> std::vector<std::byte> buffer(std::int64_t count) {
+    return std::vector<std::byte>(static_cast<std::size_t>(count) * sizeof(T));
+}
+
+// A grey-zone tile decided per element by the exact check when the claim's bits may be any
+// GEMM's (GreyZone::CheckExactly); otherwise it escalates (the node recomputes, bit for bit).
+verify::MatmulCheckReport decided(verify::MatmulCheckReport tile, const MatrixView& a,
+                                  const MatrixView& b, const MatrixView& c, GreyZone greyZone) {
+    if (tile.verdict == verify::Verdict::Escalate && greyZone == GreyZone::CheckExactly)
+        return verify::checkMatmulTileExactly(a, b, c);
+    return tile;
+}
+
+// Folds one tile's verdict into the report; false when the check must stop there.
+bool fold(const verify::MatmulCheckReport& tile, const std::string& where,
+          ConvCheckReport& report) {
+    if (tile.verdict == verify::Verdict::Accepted) {
+        report.maxErrorRatio = std::max(report.maxErrorRatio, tile.maxErrorRatio);
+        return true;
+    }
+    report.verdict = tile.verdict;
+    report.reason = where + ": " + tile.reason;
+    return false;
+}
+
+// im2col of image b, group g: rows (oy, ox), columns (ch, ky, kx).
+template <class T>
+void im2col(const T* x, const Geometry& g, std::int64_t b, std::int64_t group, T* rows) {
+    const std::int64_t k = g.ci * g.kh * g.kw;
+    for (std::int64_t oy = 0; oy < g.oh; ++oy)
+        for (std::int64_t ox = 0; ox < g.ow; ++ox) {
+            T* row = rows + (oy * g.ow + ox) * k;
+            for (std::int64_t ch = 0; ch < g.ci; ++ch)
+                for (std::int64_t ky = 0; ky < g.kh; ++ky) {
+                    const std::int64_t iy = g.inY(oy, ky);
+                    for (std::int64_t kx = 0; kx < g.kw; ++kx) {
+                        const std::int64_t ix = iy < 0 ? -1 : g.inX(ox, kx);
+                        *row++ = ix < 0 ? T(0) : x[g.x(b, group * g.ci + ch, iy, ix)];
+                    }
+                }
+        }
+}
+
+// Columns [first, last) of image b's im2col in group g (rows (oy, ox), last − first wide): the
+// weight gradient's B in slabs of columns, so its memory stays bounded.
+template <class T>
+void im2colColumns(const T* x, const Geometry& g, std::int64_t b, std::int64_t group,
+                   std::int64_t first, std::int64_t last, T* rows) {
+    const std::int64_t taps = g.kh * g.kw;
+    for (std::int64_t oy = 0; oy < g.oh; ++oy)
+        for (std::int64_t ox = 0; ox < g.ow; ++ox)
+            for (std::int64_t q = first; q < last; ++q) {
+                const std::int64_t ch = q / taps, ky = q % taps / g.kw, kx = q % g.kw;
+                const std::int64_t iy = g.inY(oy, ky);
+                const std::int64_t ix = iy < 0 ? -1 : g.inX(ox, kx);
+                *rows++ = ix < 0 ? T(0) : x[g.x(b, group * g.ci + ch, iy, ix)];
+            }
+}
+
+// The weight gradient's im2col operand is N·OH·OW × K; it is built and checked in slabs of
+// columns of at most this many elements (each slab of dw's columns is a tile of its own).
+constexpr std::int64_t kMaxSlabElements = std::int64_t{1} << 22;
+
+template <class T>
+ConvCheckReport checkForward(const Tensor& xt, const Tensor& wt, const Tensor& yt,
+                             const Geometry& g, const verify::MatmulCheckOptions& options,
+                             core::RandomSource& random, GreyZone greyZone) {
+    ConvCheckReport report{verify::Verdict::Accepted, 0.0, {}};
+    const core::DType dtype = yt.dtype();
+    const T* x = xt.values<T>().data();
+    const T* w = wt.values<T>().data();
+    const T* y = yt.values<T>().data();
+    const std::int64_t k = g.ci * g.kh * g.kw, og = g.og(), m = g.oh * g.ow;
+    auto bStore = buffer<T>(k * og);
+    auto aStore = buffer<T>(m * k);
+    auto cStore = buffer<T>(m * og);
+    for (std::int64_t group = 0; group < g.groups; ++group) {
+        T* bm = typed<T>(bStore); // B[(ch,ky,kx)][j] = w[group·og + j, (ch,ky,kx)]
+        for (std::int64_t j = 0; j < og; ++j)
+            for (std::int64_t i = 0; i < k; ++i)
+                bm[i * og + j] = w[(group * og + j) * k + i];
+        const MatrixView bv = viewOf(bStore, dtype, k, og);
+        const verify::ColumnProbe probe = verify::probeColumns(bv, options, random);
+        for (std::int64_t b = 0; b < g.n; ++b) {
+            im2col(x, g, b, group, typed<T>(aStore));
+            T* cm = typed<T>(cStore);
+            for (std::int64_t j = 0; j < og; ++j) {
+                const T* plane = y + g.out(b, group * og + j, 0, 0);
+                for (std::int64_t pos = 0; pos < m; ++pos)
+                    cm[pos * og + j] = plane[pos];
+            }
+            const MatrixView av = viewOf(aStore, dtype, m, k), cv = viewOf(cStore, dtype, m, og);
+            const auto tile =
+                decided(verify::checkMatmulTileWithProbe(av, bv, cv, probe), av, bv, cv, greyZone);
+            if (!fold(tile, "group " + std::to_string(group) + " image " + std::to_string(b),
+                      report))
+                return report;
+        }
+    }
+    return report;
+}
+
+template <class T>
+ConvCheckReport checkInputGrad(const Tensor& dyt, const Tensor& wt, const Tensor& dxt,
+                               const Geometry& g, const verify::MatmulCheckOptions& options,
+                               core::RandomSource& random, GreyZone greyZone) {
+    ConvCheckReport report{verify::Verdict::Accepted, 0.0, {}};
+    const core::DType dtype = dxt.dtype();
+    const T* dy = dyt.values<T>().data();
+    const T* w = wt.values<T>().data();
+    const T* dx = dxt.values<T>().data();
+    const std::int64_t og = g.og(), taps = g.kh * g.kw, k = og * taps, m = g.h * g.w;
+    auto bStore = buffer<T>(k * g.ci);
+    auto aStore = buffer<T>(m * k);
+    auto cStore = buffer<T>(m * g.ci);
+    for (std::int64_t group = 0; group < g.groups; ++group) {
+        T* bm = typed<T>(bStore); // B[(j,ky,kx)][ch] = w[group·og + j, ch, ky, kx]
+        for (std::int64_t j = 0; j < og; ++j)
+            for (std::int64_t ch = 0; ch < g.ci; ++ch)
+                for (std::int64_t t = 0; t < taps; ++t)
+                    bm[(j * taps + t) * g.ci + ch] = w[g.wt(group * og + j, ch, 0, 0) + t];
+        const MatrixView bv = viewOf(bStore, dtype, k, g.ci);
+        const verify::ColumnProbe probe = verify::probeColumns(bv, options, random);
+        for (std::int64_t b = 0; b < g.n; ++b) {
+            T* am = typed<T>(aStore); // A[(iy,ix)][(j,ky,kx)] = dy[b, group·og + j, oy, ox] or 0
+            for (std::int64_t iy = 0; iy < g.h; ++iy)
+                for (std::int64_t ix = 0; ix < g.w; ++ix) {
+                    T* row = am + (iy * g.w + ix) * k;
+                    for (std::int64_t j = 0; j < og; ++j)
+                        for (std::int64_t ky = 0; ky < g.kh; ++ky) {
+                            const std::int64_t oy = Geometry::outOf(
+                                iy, ky, g.p.stride[0], g.p.padding[0], g.p.dilation[0], g.oh);
+                            for (std::int64_t kx = 0; kx < g.kw; ++kx) {
+                                const std::int64_t ox =
+                                    oy < 0 ? -1
+                                           : Geometry::outOf(ix, kx, g.p.stride[1], g.p.padding[1],
+                                                             g.p.dilation[1], g.ow);
+                                *row++ = ox < 0 ? T(0) : dy[g.out(b, group * og + j, oy, ox)];
+                            }
+                        }
+                }
+            T* cm = typed<T>(cStore);
+            for (std::int64_t ch = 0; ch < g.ci; ++ch) {
+                const T* plane = dx + g.x(b, group * g.ci + ch, 0, 0);
+                for (std::int64_t pos = 0; pos < m; ++pos)
+                    cm[pos * g.ci + ch] = plane[pos];
+            }
+            const MatrixView av = viewOf(aStore, dtype, m, k);
+            const MatrixView cv = viewOf(cStore, dtype, m, g.ci);
+            const auto tile =
+                decided(verify::checkMatmulTileWithProbe(av, bv, cv, probe), av, bv, cv, greyZone);
+            if (!fold(tile, "group " + std::to_string(group) + " image " + std::to_string(b),
+                      report))
+                return report;
+        }
+    }
+    return report;
+}
+
+template <class T>
+ConvCheckReport checkWeightGrad(const Tensor& xt, const Tensor& dyt, const Tensor& dwt,
+                                const Geometry& g, const verify::MatmulCheckOptions& options,
+                                core::RandomSource& random, GreyZone greyZone) {
+    ConvCheckReport report{verify::Verdict::Accepted, 0.0, {}};
+    const core::DType dtype = dwt.dtype();
+    const T* x = xt.values<T>().data();
+    const T* dy = dyt.values<T>().data();
+    const std::int64_t og = g.og(), k = g.ci * g.kh * g.kw, m = g.oh * g.ow, inner = g.n * m;
+    const std::int64_t slab = std::clamp<std::int64_t>(kMaxSlabElements / inner, 1, k);
+    auto aStore = buffer<T>(og * inner);
+    auto bStore = buffer<T>(inner * slab);
+    for (std::int64_t group = 0; group < g.groups; ++group) {
+        T* am = typed<T>(aStore); // A[j][(b,oy,ox)] = dy[b, group·og + j, oy, ox]
+        for (std::int64_t j = 0; j < og; ++j)
+            for (std::int64_t b = 0; b < g.n; ++b) {
+                const T* plane = dy + g.out(b, group * og + j, 0, 0);
+                std::copy(plane, plane + m, am + j * inner + b * m);
+            }
+        for (std::int64_t first = 0; first < k; first += slab) {
+            const std::int64_t last = std::min(k, first + slab), width = last - first;
+            for (std::int64_t b = 0; b < g.n; ++b) // B = im2col of the whole batch, these columns
+                im2colColumns(x, g, b, group, first, last, typed<T>(bStore) + b * m * width);
+            const MatrixView cv{dtype,
+                                dwt.bytes().data() +
+                                    static_cast<std::size_t>(group * og * k + first) * sizeof(T),
+                                og, width, k};
+            const MatrixView av = viewOf(aStore, dtype, og, inner);
+            const MatrixView bv = viewOf(bStore, dtype, inner, width);
+            const auto tile =
+                decided(verify::checkMatmulTile(av, bv, cv, options, random), av, bv, cv, greyZone);
+            if (!fold(tile, "group " + std::to_string(group) + " columns " + std::to_string(first),
+                      report))
+                return report;
+        }
+    }
+    return report;
+}
+
+template <class T>
+ConvCheckReport check(const core::graph::GraphNode& node, std::span<const Tensor> args,
+                      const Tensor& claim, const Geometry& g,
+                      const verify::MatmulCheckOptions& options, core::RandomSource& random,
+                      GreyZone greyZone) {
+    if (!allFinite<T>(args[0]) || !allFinite<T>(args[1]) || !allFinite<T>(claim))
+        return {verify::Verdict::Escalate, 0.0, "non-finite operand or value"};
+    if (node.op == OpCode::Conv2d)
+        return checkForward<T>(args[0], args[1], claim, g, options, random, greyZone);
+    if (node.op == OpCode::Conv2dInputGrad)
+        return checkInputGrad<T>(args[0], args[1], claim, g, options, random, greyZone);
+    return checkWeightGrad<T>(args[0], args[1], claim, g, options, random, greyZone);
+}
+
+} // namespace
+
+ConvSizes convSizesOf(const core::graph::GraphNode& node, const core::graph::GraphPlan& plan) {
+    if (node.op != OpCode::Conv2d && node.op != OpCode::Conv2dInputGrad &&
+        node.op != OpCode::Conv2dWeightGrad)
+        return {};
+    const auto g = geometryOf(node, plan.specs.at(node.args.at(0)).shape,
+                              plan.specs.at(node.args.at(1)).shape, plan.specs.at(node.id).shape);
+    if (!g || g->o % g->groups != 0)
+        return {};
+    if (node.op == OpCode::Conv2d)
+        return {g->ci * g->kh * g->kw, g->og()};
+    if (node.op == OpCode::Conv2dInputGrad)
+        return {g->og() * g->kh * g->kw, g->ci};
+    return {g->n * g->oh * g->ow, g->og()};
+}
+
+ConvCheckReport checkClaimedConv(const core::graph::GraphNode& node,
+                                 std::span<const core::Tensor> args, const core::Tensor& claim,
+                                 const verify::MatmulCheckOptions& options,
+                                 core::RandomSource& random, GreyZone greyZone) {
+    const auto g = geometryOf(node, args[0].shape(), args[1].shape(), claim.shape());
+    if (!g || g->o % g->groups != 0)
+        return {verify::Verdict::Escalate, 0.0, "not a convolution this check knows"};
+    if (claim.elementCount() == 0)
+        return {verify::Verdict::Accepted, 0.0, {}};
+    if (args[0].elementCount() == 0 || args[1].elementCount() == 0)
+        return {verify::Verdict::Escalate, 0.0, "empty reduction"};
+    if (claim.dtype() == core::DType::F64)
+        return check<double>(node, args, claim, *g, options, random, greyZone);
+    if (claim.dtype() == core::DType::F32)
+        return check<float>(node, args, claim, *g, options, random, greyZone);
+    return {verify::Verdict::Escalate, 0.0, "not a floating-point convolution"};
+}
+
+} // namespace goblin::labnode

@@ -1,0 +1,108 @@
+#include "kinds/graph/delivered_recheck.hpp"
+
+#include <chrono>
+
+#include <boost/json.hpp>
+
+#include "goblin/reference/graph_executor.hpp"
+#include "kinds/graph/graph_blobs.hpp"
+#include "kinds/graph/replica_referee.hpp"
+
+namespace goblin::labnode {
+
+namespace json = boost::json;
+
+namespace {
+
+Expected<std::vector<core::Tensor>> loadStored(const BlobStore& blobs, const std::string& stored) {
+    json::error_code ec;
+    json::value value = json::parse(stored, ec);
+    if (ec || !value.is_array())
+        return makeError(ErrorCode::Internal, "a task's stored outputs are malformed");
+    return loadTensors(blobs, value.get_array());
+}
+
+Expected<TaskRecheck> recheckTask(const GraphChunk& chunk, const SuspectTask& suspect,
+                                  const BlobStore& blobs) {
+    auto stored = loadStored(blobs, suspect.outputs);
+    if (!stored)
+        return tl::unexpected(stored.error());
+    auto computed = reference::runGraph(chunk.graph, chunk.plan, valuesOf(chunk.inputs));
+    if (!computed)
+        return tl::unexpected(computed.error());
+    Replica delivered;
+    delivered.volunteerId = "delivered";
+    delivered.backend = suspect.backend;
+    delivered.outputs = std::move(*stored);
+    Replica node;
+    node.backend = "node-reference";
+    node.outputs = std::move(*computed);
+    const Judgement judgement = judgeReplicas(chunk.tolerances, {delivered, node});
+    TaskRecheck recheck{
+        suspect.taskId, judgement.verdicts[0].accepted, {}, judgement.verdicts[0].reason};
+    if (recheck.stands)
+        return recheck;
+    auto written = storeTensors(blobs, node.outputs);
+    if (!written)
+        return tl::unexpected(written.error());
+    recheck.storedOutputs = json::serialize(*written);
+    return recheck;
+}
+
+} // namespace
+
+bool jobDataKept(const GraphJobRow& job, const std::vector<GraphTaskRow>& tasks,
+                 const BlobStore& blobs) {
+    std::vector<std::string> digests = storedDigests(job.inputs);
+    for (const GraphTaskRow& task : tasks)
+        for (std::string& digest : storedDigests(task.outputs))
+            digests.push_back(std::move(digest));
+    for (const std::string& digest : digests)
+        if (!blobs.has(digest))
+            return false;
+    return !digests.empty();
+}
+
+Expected<JobRecheck> recheckDeliveredTasks(const GraphJobRow& job,
+                                           const std::vector<SuspectTask>& suspects,
+                                           const GraphIntakeSettings& settings,
+                                           const BlobStore& blobs) {
+    const auto start = std::chrono::steady_clock::now();
+    auto intake = reloadGraphIntake(job, settings, blobs);
+    if (!intake)
+        return tl::unexpected(intake.error());
+    JobRecheck recheck;
+    for (const SuspectTask& suspect : suspects) {
+        if (suspect.chunk < 0 || suspect.chunk >= static_cast<std::int64_t>(intake->chunks.size()))
+            return makeError(ErrorCode::Internal, "a task's chunk is out of range");
+        auto task =
+            recheckTask(intake->chunks[static_cast<std::size_t>(suspect.chunk)], suspect, blobs);
+        if (!task)
+            return tl::unexpected(task.error());
+        recheck.tasks.push_back(std::move(*task));
+    }
+    recheck.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return recheck;
+}
+
+Expected<std::vector<core::Tensor>> mergeStoredOutputs(const GraphJobRow& job,
+                                                       const std::vector<GraphTaskRow>& tasks,
+                                                       const GraphIntakeSettings& settings,
+                                                       const BlobStore& blobs) {
+    auto intake = reloadGraphIntake(job, settings, blobs);
+    if (!intake)
+        return tl::unexpected(intake.error());
+    if (tasks.size() != intake->chunks.size())
+        return makeError(ErrorCode::Internal, "the job's tasks do not match its chunks");
+    std::vector<std::vector<core::Tensor>> outputs;
+    for (const GraphTaskRow& task : tasks) {
+        auto stored = loadStored(blobs, task.outputs);
+        if (!stored)
+            return tl::unexpected(stored.error());
+        outputs.push_back(std::move(*stored));
+    }
+    return mergeChunkOutputs(intake->submission, intake->chunks, outputs);
+}
+
+} // namespace goblin::labnode

@@ -1,0 +1,98 @@
+// The graph kind's in-memory view of its jobs and tasks: replicas received, who was involved, the
+// queue of wanted volunteer opinions (one entry per opinion), and decided outputs. No I/O beyond
+// loading a reloaded task's stored outputs; leases themselves are the Scheduler's. Core thread.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <boost/json/value.hpp>
+
+#include "kinds/graph/graph_chunks.hpp"
+#include "kinds/graph/graph_store.hpp"
+#include "kinds/graph/replica_referee.hpp"
+#include "node/peer_registry.hpp"
+#include "store/blob_store.hpp"
+
+namespace goblin::labnode {
+
+struct GraphTask {
+    std::int64_t id = 0;
+    std::string jobId;
+    std::size_t chunk = 0;
+    std::vector<Replica> replicas;
+    std::vector<std::uint64_t> replicaPeers;
+    std::set<std::string> involved;  // volunteers with a replica, lease or failure
+    std::set<std::string> addresses; // the network addresses they took it from
+    std::int64_t lastAttempt = 0;
+    bool judging = false;
+    bool nodeComputing = false;
+    bool audited = false;     // the node recomputes it although the volunteers agreed
+    bool tiebreak = false;    // the node recomputes it because the volunteers disagreed
+    bool redeciding = false;  // decided, and rechecked because a volunteer of it was quarantined
+    bool nodeOutputs = false; // its decided outputs are the node's own computation
+    bool deciding = false;    // outputs being stored and verdicts committed
+    bool decided = false;
+    std::vector<core::Tensor> outputs;
+
+    bool settled() const { return decided || deciding; }
+};
+
+struct GraphJob {
+    std::string id;
+    std::int64_t researcher = 0;
+    std::string state = "running";
+    double createdAt = 0;
+    GraphSubmission submission;
+    std::vector<GraphChunk> chunks;
+    std::vector<boost::json::value> chunkGraphs; // the chunks' graphs, ready for task frames
+    std::vector<std::int64_t> taskIds;
+    std::int64_t done = 0;
+    bool merging = false;
+    std::vector<core::Tensor> result;
+    std::int64_t redeciding = 0; // decided tasks being rechecked: the job waits for them
+    double verifySeconds = 0;    // since this node started
+};
+
+// Volunteer opinions a task of the job needs: 2 replicas, or 1 with GraphVerification::Freivalds
+// (the node checks every such task itself).
+int opinionsWanted(const GraphJob& job);
+
+class GraphBook {
+public:
+    // Adds a job with its tasks: accepted ones keep their stored outputs, the others are queued
+    // for opinionsWanted(job) opinions.
+    GraphJob& add(GraphJob job, const std::vector<GraphTaskRow>& tasks, const BlobStore& blobs);
+    void remove(const std::string& jobId);
+
+    GraphJob* job(const std::string& jobId);
+    GraphTask* task(std::int64_t taskId);
+    GraphJob& jobOf(const GraphTask& task) { return m_jobs.at(task.jobId); }
+    // Every task of every job, in id order.
+    std::vector<std::int64_t> taskIds() const;
+
+    bool hasQueued() const { return !m_queue.empty(); }
+    void queueOpinion(std::int64_t taskId) { m_queue.push_back(taskId); }
+    void dropQueued(std::int64_t taskId);
+    // Whether the volunteer lends enough memory for the task's chunk.
+    bool fits(const GraphTask& task, const VolunteerInfo& volunteer) const;
+    // Takes the queued opinion this volunteer should give: a task it was not involved in that
+    // fits, preferring one no volunteer on its network address has taken, then one no replica or
+    // lease of its backend has seen. nullptr when none.
+    // Tasks `mayTake` refuses (the scheduler's filter) are skipped.
+    using LeasedOnBackend = std::function<bool(std::int64_t task, const std::string& backend)>;
+    GraphTask* takeFor(const VolunteerInfo& volunteer, const LeasedOnBackend& leasedOnBackend,
+                       const std::function<bool(std::int64_t task)>& mayTake);
+
+private:
+    std::map<std::string, GraphJob> m_jobs;
+    std::map<std::int64_t, GraphTask> m_tasks;
+    std::deque<std::int64_t> m_queue;
+};
+
+} // namespace goblin::labnode

@@ -1,0 +1,543 @@
+#include "kinds/graph/graph_jobs.hpp"
+
+#include <algorithm>
+
+#include <boost/asio/post.hpp>
+#include <boost/json.hpp>
+
+#include "goblin/core/precise_json.hpp"
+#include "goblin/net/json_fields.hpp"
+#include "goblin/net/messages/researcher_messages.hpp"
+#include "goblin/net/messages/volunteer_messages.hpp"
+#include "kinds/graph/graph_blobs.hpp"
+#include "kinds/graph/graph_delivery.hpp"
+#include "node/secrets.hpp"
+#include "store/job_purge.hpp"
+#include "work/job_control.hpp"
+
+namespace goblin::labnode {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using net::Message;
+
+namespace {
+
+// Cheap gates before any comparison: a replica with the wrong count, dtype or shape is wrong.
+std::optional<std::string> malformed(const GraphChunk& chunk,
+                                     const std::vector<net::TensorPtr>& outputs) {
+    if (outputs.size() != chunk.tolerances.size())
+        return "expected " + std::to_string(chunk.tolerances.size()) + " output(s), got " +
+               std::to_string(outputs.size());
+    for (std::size_t o = 0; o < outputs.size(); ++o) {
+        const auto& spec = chunk.tolerances[o].spec;
+        if (outputs[o]->dtype() != spec.dtype)
+            return "output " + std::to_string(o) + " is " +
+                   std::string(core::wireName(outputs[o]->dtype())) + ", expected " +
+                   std::string(core::wireName(spec.dtype));
+        if (outputs[o]->shape() != spec.shape)
+            return "output " + std::to_string(o) + " has the wrong shape";
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+GraphJobs::GraphJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk& desk,
+                     Scheduler& scheduler, VerdictPath& verdicts, TrustBook& trust,
+                     GraphJobSettings settings)
+    : m_context(context), m_peers(peers), m_desk(desk), m_scheduler(scheduler),
+      m_verdicts(verdicts), m_settings(std::move(settings)),
+      m_decisions(
+          context, m_book, scheduler, verdicts, peers, trust,
+          GraphDecisions::Hooks{[this](GraphTask& task) { queueOpinion(task); },
+                                [this](GraphTask& task) { onDecided(task); },
+                                [this](GraphJob& job, const Error& error) { failJob(job, error); },
+                                [this](GraphJob& job) { onRecheckDone(job); }}),
+      m_audits(context, peers, trust, m_settings.intake,
+               [this](const std::string& jobId, const std::vector<core::Tensor>& merged) {
+                   if (GraphJob* job = m_book.job(jobId); job && job->state == "done")
+                       job->result = merged;
+               }),
+      m_retention(context, m_settings.auditRetentionSeconds) {
+    trust.addQuarantineListener([this](const std::string& volunteerId, const std::string& reason) {
+        m_decisions.onQuarantined(volunteerId);
+        m_audits.onQuarantined(volunteerId, reason);
+    });
+}
+
+std::vector<const Peer*> GraphJobs::graphVolunteers() const {
+    std::vector<const Peer*> volunteers = m_peers.volunteers();
+    std::erase_if(volunteers, [](const Peer* peer) { return !peer->volunteer.graphs; });
+    return volunteers;
+}
+
+void GraphJobs::recover() {
+    for (const GraphJobRow& row : unreleasedGraphJobs(m_context.store.database())) {
+        if (auto resumed = resumeJob(row); !resumed) {
+            m_context.log.error("graph job " + row.id + " cannot resume (" +
+                                resumed.error().message + "); marked failed");
+            (void)setGraphJobState(m_context.store.database(), row.id, "failed", m_context.clock());
+        }
+    }
+    m_audits.recover();
+    m_retention.start();
+}
+
+Expected<void> GraphJobs::resumeJob(const GraphJobRow& row) {
+    auto intake = reloadGraphIntake(row, m_settings.intake, m_context.blobs);
+    if (!intake)
+        return tl::unexpected(intake.error());
+    const auto tasks = graphTasksOf(m_context.store.database(), row.id);
+    if (tasks.size() != intake->chunks.size())
+        return makeError(ErrorCode::Internal, "its tasks do not match its chunks");
+    GraphJob& added = addJob(row, std::move(*intake), tasks);
+    m_context.log("graph job " + added.id + " resumed: " + std::to_string(added.done) + " of " +
+                  std::to_string(added.taskIds.size()) + " task(s) already decided");
+    if (added.done == static_cast<std::int64_t>(added.taskIds.size()))
+        finishJob(added);
+    return {};
+}
+
+GraphJob& GraphJobs::addJob(const GraphJobRow& row, GraphIntake intake,
+                            const std::vector<GraphTaskRow>& tasks) {
+    GraphJob job;
+    job.id = row.id;
+    job.researcher = row.researcherId;
+    job.createdAt = row.createdAt;
+    job.submission = std::move(intake.submission);
+    job.chunks = std::move(intake.chunks);
+    return m_book.add(std::move(job), tasks, m_context.blobs);
+}
+
+void GraphJobs::submit(const ResearcherRequest& request, Message message) {
+    // Decoding, validating, slicing and storing the inputs are O(size): a worker does them.
+    const auto volunteers = static_cast<std::int64_t>(graphVolunteers().size());
+    asio::post(m_context.workers, [this, request, volunteers, message = std::move(message)] {
+        auto intake = takeInGraph(message, volunteers, m_settings.intake, m_context.blobs);
+        asio::post(m_context.core, [this, request, intake = std::move(intake)]() mutable {
+            if (!intake)
+                return m_desk.replyError(request.peer, request.requestId, intake.error());
+            createJob(request, std::move(*intake));
+        });
+    });
+}
+
+Expected<GraphJob*> GraphJobs::insertJob(std::int64_t researcherId, GraphIntake intake) {
+    GraphJobRow row{randomId("g-", m_context.random),
+                    researcherId,
+                    "running",
+                    static_cast<std::int64_t>(intake.chunks.size()),
+                    std::move(intake.request),
+                    std::move(intake.inputs),
+                    m_context.clock()};
+    auto tasks = insertGraphJobAndTasks(m_context.store.database(), row);
+    if (!tasks)
+        return makeError(ErrorCode::Internal, tasks.error().message);
+    GraphJob& added = addJob(row, std::move(intake), *tasks);
+    m_context.log("graph job " + added.id +
+                  " accepted: " + std::to_string(added.submission.graph.nodes.size()) +
+                  " node(s), " + std::to_string(added.taskIds.size()) + " task(s), " +
+                  (opinionsWanted(added) > 1 ? std::string("each computed twice")
+                                             : std::string("each checked by the node")));
+    return &added;
+}
+
+void GraphJobs::createJob(const ResearcherRequest& request, GraphIntake intake) {
+    auto added = insertJob(request.researcherId, std::move(intake));
+    if (!added)
+        return m_desk.replyError(request.peer, request.requestId, added.error());
+    m_desk.watch((*added)->id, request.peer);
+    m_peers.send(request.peer, net::toMessage(net::GraphJobAccepted{
+                                   request.requestId, (*added)->id,
+                                   static_cast<std::int64_t>((*added)->taskIds.size())}));
+    m_scheduler.wake();
+}
+
+void GraphJobs::submitFor(std::int64_t researcherId, Message message,
+                          std::function<void(Expected<std::string>)> accepted) {
+    const auto volunteers = static_cast<std::int64_t>(graphVolunteers().size());
+    asio::post(m_context.workers, [this, researcherId, volunteers, message = std::move(message),
+                                   accepted = std::move(accepted)]() mutable {
+        auto intake = takeInGraph(message, volunteers, m_settings.intake, m_context.blobs);
+        asio::post(m_context.core, [this, researcherId, intake = std::move(intake),
+                                    accepted = std::move(accepted)]() mutable {
+            if (!intake)
+                return accepted(tl::unexpected(intake.error()));
+            auto added = insertJob(researcherId, std::move(*intake));
+            if (!added)
+                return accepted(tl::unexpected(added.error()));
+            accepted((*added)->id);
+            m_scheduler.wake();
+        });
+    });
+}
+
+bool GraphJobs::follow(const std::string& jobId, GraphJobFollower follower) {
+    GraphJob* job = m_book.job(jobId);
+    if (!job || job->state == "failed")
+        return false;
+    if (job->state == "done") {
+        asio::post(m_context.core, [this, jobId, follower = std::move(follower)] {
+            if (GraphJob* done = m_book.job(jobId); done && done->state == "done")
+                follower.done(jobId, done->result);
+        });
+        return true;
+    }
+    m_followers[jobId] = std::move(follower);
+    return true;
+}
+
+double GraphJobs::verificationSeconds(const std::string& jobId) {
+    const GraphJob* job = m_book.job(jobId);
+    return job ? job->verifySeconds : 0.0;
+}
+
+void GraphJobs::releaseFor(const std::string& jobId) {
+    m_followers.erase(jobId);
+    GraphJob* job = m_book.job(jobId);
+    if (!job || job->state == "running")
+        return;
+    if (auto outcome = m_retention.release(jobId); !outcome)
+        m_context.log.error("graph job " + jobId + " not released: " + outcome.error().message);
+    m_book.remove(jobId);
+}
+
+GraphJob* GraphJobs::ownedJob(const ResearcherRequest& request, const std::string& jobId) {
+    if (GraphJob* job = m_book.job(jobId); job && job->researcher == request.researcherId)
+        return job;
+    // A failed or released job, or another researcher's: say only what this researcher may know.
+    const auto row = graphJob(m_context.store.database(), jobId);
+    if (row && row->researcherId == request.researcherId && row->state == "failed")
+        m_desk.replyError(request.peer, request.requestId,
+                          Error{ErrorCode::Internal, "graph job " + jobId + " failed"});
+    else
+        m_desk.replyError(request.peer, request.requestId,
+                          Error{ErrorCode::NotFound, "no job " + jobId});
+    return nullptr;
+}
+
+std::optional<GraphJobRow> GraphJobs::cancelledJob(const ResearcherRequest& request,
+                                                   const std::string& jobId) {
+    auto row = graphJob(m_context.store.database(), jobId);
+    if (!row || row->researcherId != request.researcherId || row->state != "cancelled")
+        return std::nullopt;
+    return row;
+}
+
+void GraphJobs::fetch(const ResearcherRequest& request, const std::string& jobId) {
+    if (const auto cancelled = cancelledJob(request, jobId))
+        return m_desk.answerCancelledFetch(request.peer, request.requestId, jobId, 0,
+                                           cancelled->tasks);
+    GraphJob* job = ownedJob(request, jobId);
+    if (!job)
+        return;
+    const auto total = static_cast<std::int64_t>(job->taskIds.size());
+    m_desk.answerFetch(request.peer,
+                       net::JobStatus{request.requestId, jobId, job->state, job->done, total}, [&] {
+                           if (job->state == "done")
+                               deliver(request.peer, *job, request.requestId);
+                       });
+}
+
+void GraphJobs::release(const ResearcherRequest& request, const std::string& jobId) {
+    if (cancelledJob(request, jobId)) { // its data went with the cancel
+        if (auto ok =
+                setGraphJobState(m_context.store.database(), jobId, "released", m_context.clock());
+            !ok)
+            return m_desk.replyError(request.peer, request.requestId, ok.error());
+        m_desk.unwatch(jobId, request.peer);
+        return m_peers.send(request.peer, net::toMessage(net::Released{request.requestId, jobId}));
+    }
+    GraphJob* job = ownedJob(request, jobId);
+    if (!job)
+        return;
+    if (m_desk.refuseRunningRelease(request, jobId, job->state))
+        return;
+    auto outcome = m_retention.release(jobId);
+    if (!outcome)
+        return m_desk.replyError(request.peer, request.requestId, outcome.error());
+    m_book.remove(jobId);
+    m_desk.unwatch(jobId, request.peer);
+    m_context.log("graph job " + jobId + " released: " +
+                  (*outcome == ReleaseOutcome::Deleted
+                       ? std::string("its blobs are deleted")
+                       : std::string("its data is kept for audits until its retention ends")));
+    m_peers.send(request.peer, net::toMessage(net::Released{request.requestId, jobId}));
+}
+
+Expected<void> GraphJobs::cancel(const std::string& jobId, const std::string& who) {
+    GraphJob* job = m_book.job(jobId);
+    if (!job || job->state != "running")
+        return makeError(ErrorCode::InvalidInput, "graph job " + jobId + " is not running");
+    if (auto ok =
+            setGraphJobState(m_context.store.database(), jobId, "cancelled", m_context.clock());
+        !ok)
+        return ok;
+    job->state = "cancelled"; // a comparison or merge still on a worker finds it so and stops
+    for (std::int64_t taskId : job->taskIds) {
+        m_book.dropQueued(taskId);
+        m_book.task(taskId)->decided = true;
+        m_scheduler.withdraw(taskOp(), taskId); // a result still computing is answered stale
+    }
+    const Error error = cancelledError(jobId, who);
+    m_desk.reportFailure(jobId, error);
+    if (auto follower = m_followers.extract(jobId))
+        follower.mapped().failed(jobId, error);
+    forgetInputsOf(jobId);
+    m_book.remove(jobId);
+    m_retention.deleteData(jobId);
+    m_context.log("graph job " + jobId + " cancelled by " + who +
+                  ": its tasks are dropped and its data deleted");
+    return {};
+}
+
+std::string GraphJobs::whyNothingComputes(const std::string& jobId) {
+    GraphJob* job = m_book.job(jobId);
+    if (!job || job->state != "running")
+        return {};
+    const auto volunteers = graphVolunteers();
+    if (volunteers.empty())
+        return {}; // the desk says so itself
+    for (std::int64_t taskId : job->taskIds) {
+        const GraphTask* task = m_book.task(taskId);
+        if (!task || task->settled() ||
+            std::any_of(volunteers.begin(), volunteers.end(), [&](const Peer* volunteer) {
+                return m_book.fits(*task, volunteer->volunteer);
+            }))
+            continue;
+        return "no connected volunteer lends the memory its tasks need (split it into more "
+               "chunks)";
+    }
+    return {};
+}
+
+Expected<void> GraphJobs::purge(const std::string& jobId) {
+    if (!graphJob(m_context.store.database(), jobId))
+        return makeError(ErrorCode::NotFound, "no job " + jobId);
+    if (GraphJob* job = m_book.job(jobId)) {
+        if (job->state == "running")
+            return makeError(ErrorCode::InvalidInput, "graph job " + jobId + " is running");
+        m_followers.erase(jobId);
+        m_book.remove(jobId);
+    }
+    m_retention.deleteData(jobId);
+    return purgeJobRows(m_context.store.database(), "graph", jobId);
+}
+
+void GraphJobs::audit(const ResearcherRequest& request, const std::string& jobId) {
+    // Released jobs too: the Python client releases every job once it has its outputs.
+    const auto row = graphJob(m_context.store.database(), jobId);
+    if (!row || row->researcherId != request.researcherId)
+        return m_desk.replyError(request.peer, request.requestId,
+                                 Error{ErrorCode::NotFound, "no job " + jobId});
+    m_audits.report(request.peer, request.requestId, *row);
+}
+
+std::optional<TaskClaim> GraphJobs::claimTaskFor(const Peer& peer, const TaskFilter& mayTake) {
+    const VolunteerInfo& volunteer = peer.volunteer;
+    if (!volunteer.graphs)
+        return std::nullopt;
+    GraphTask* task = m_book.takeFor(
+        volunteer,
+        [this](std::int64_t taskId, const std::string& backend) {
+            return m_scheduler.leasedOnBackend(taskOp(), taskId, backend);
+        },
+        mayTake);
+    if (!task)
+        return std::nullopt;
+    task->involved.insert(volunteer.volunteerId);
+    task->addresses.insert(volunteer.address);
+    return TaskClaim{task->id, ++task->lastAttempt};
+}
+
+TaskFrame GraphJobs::taskFrame(const Lease& lease) {
+    const GraphTask& task = *m_book.task(lease.task);
+    const GraphJob& job = m_book.jobOf(task);
+    const GraphChunk& chunk = job.chunks[task.chunk];
+    // Only the computation: no job name, researcher or description reaches a volunteer.
+    net::GraphTask graphTask{net::TaskRef{task.id, lease.attempt},
+                             job.chunkGraphs[task.chunk].as_object(),
+                             chunk.inputs,
+                             {},
+                             chunk.gemmNodes};
+    if (const Peer* holder = m_peers.find(lease.peer);
+        holder && holder->volunteer.inputCacheBytes > 0) {
+        // Built inline and sent at once, so the volunteer sees the frames in planning order.
+        auto [sent, added] =
+            m_sentInputs.try_emplace(lease.peer, holder->volunteer.inputCacheBytes);
+        InputPlan plan = sent->second.plan(job.id, chunk.inputs, chunk.inputDigests);
+        if (!plan.forget.empty())
+            m_peers.send(lease.peer, net::toMessage(net::ForgetInputs{std::move(plan.forget)}));
+        graphTask.inputs = std::move(plan.following);
+        graphTask.inputRefs = std::move(plan.refs);
+    }
+    Message frame = net::toMessage(graphTask);
+    return TaskFrame{[frame = std::move(frame)]() -> Expected<Message> { return frame; }, false};
+}
+
+void GraphJobs::forgetInputsOf(const std::string& jobId) {
+    for (auto it = m_sentInputs.begin(); it != m_sentInputs.end();) {
+        if (!m_peers.find(it->first)) { // that connection closed: its volunteer dropped them
+            it = m_sentInputs.erase(it);
+            continue;
+        }
+        if (auto digests = it->second.forgetJob(jobId); !digests.empty())
+            m_peers.send(it->first, net::toMessage(net::ForgetInputs{std::move(digests)}));
+        ++it;
+    }
+}
+
+void GraphJobs::queueOpinion(GraphTask& task) {
+    // Ask a volunteer that has not seen this task yet; with none connected, the node decides.
+    for (const Peer* volunteer : graphVolunteers()) {
+        if (!task.involved.contains(volunteer->volunteer.volunteerId) &&
+            m_book.fits(task, volunteer->volunteer)) {
+            m_book.queueOpinion(task.id);
+            return m_scheduler.wake();
+        }
+    }
+    m_decisions.computeOnNode(task);
+}
+
+void GraphJobs::onLeaseLost(const Lease& lease, LeaseLoss why, const std::string& detail) {
+    GraphTask* found = m_book.task(lease.task);
+    if (!found)
+        return;
+    GraphTask& task = *found;
+    std::string what = detail;
+    if (why == LeaseLoss::Disconnected) {
+        // It may come back for it, unless the scheduler bars it (it held the lease too long).
+        task.involved.erase(lease.volunteerId);
+        what = "volunteer disconnected";
+    } else if (why == LeaseLoss::TaskError) {
+        what = "could not compute it: " + detail;
+    }
+    // A volunteer leaving is ordinary; one that let its lease expire or gave up on it is not.
+    m_context.log.write(why == LeaseLoss::Disconnected ? LogLevel::Info : LogLevel::Warning,
+                        "graph task " + std::to_string(task.id) + " attempt " +
+                            std::to_string(lease.attempt) + " (" + lease.volunteerId +
+                            "): " + what + "; asking another volunteer");
+    if (!task.settled())
+        queueOpinion(task);
+}
+
+void GraphJobs::computeOnNode(std::int64_t taskId) {
+    GraphTask* task = m_book.task(taskId);
+    if (!task || task->settled())
+        return;
+    m_book.dropQueued(taskId);
+    m_decisions.computeOnNode(*task);
+}
+
+void GraphJobs::onResult(const Lease& lease, Message message) {
+    GraphTask* found = m_book.task(lease.task);
+    if (!found || found->settled())
+        return m_verdicts.sendStale(lease.peer, lease.task, lease.attempt);
+    GraphTask& task = *found;
+    const GraphChunk& chunk = m_book.jobOf(task).chunks[task.chunk];
+    Replica replica;
+    replica.attempt = lease.attempt;
+    replica.volunteerId = lease.volunteerId;
+    replica.backend =
+        net::requireString(message.control, "backend").value_or(lease.backend).substr(0, 64);
+    replica.computeSeconds = net::requireNumber(message.control, "compute_seconds").value_or(0.0);
+    if (const Peer* sender = m_peers.find(lease.peer))
+        replica.address = sender->volunteer.address;
+    if (auto wrong = malformed(chunk, message.tensors))
+        return m_decisions.rejectMalformed(task, lease, replica.backend, replica.computeSeconds,
+                                           *wrong);
+    replica.outputs = valuesOf(message.tensors);
+    m_decisions.addReplica(task, std::move(replica), lease.peer);
+}
+
+void GraphJobs::onDecided(GraphTask& task) {
+    GraphJob& job = m_book.jobOf(task);
+    ++job.done;
+    const auto total = static_cast<std::int64_t>(job.taskIds.size());
+    m_desk.reportProgress(job.id, job.done, total, ProgressPace::EveryStep);
+    if (job.done == total)
+        finishJob(job);
+}
+
+void GraphJobs::failJob(GraphJob& job, const Error& error) {
+    if (job.state != "running")
+        return;
+    job.state = "failed";
+    (void)setGraphJobState(m_context.store.database(), job.id, "failed", m_context.clock());
+    m_context.log.warn("graph job " + job.id + " failed: " + error.describe());
+    for (std::int64_t taskId : job.taskIds) {
+        m_book.dropQueued(taskId);
+        m_book.task(taskId)->decided = true;
+        m_scheduler.withdraw(taskOp(), taskId);
+    }
+    forgetInputsOf(job.id);
+    m_desk.reportFailure(job.id, error);
+    if (auto follower = m_followers.extract(job.id))
+        follower.mapped().failed(job.id, error);
+}
+
+void GraphJobs::onRecheckDone(GraphJob& job) {
+    if (job.state == "running" && job.done == static_cast<std::int64_t>(job.taskIds.size()))
+        finishJob(job);
+}
+
+void GraphJobs::finishJob(GraphJob& job) {
+    if (job.merging || job.redeciding > 0)
+        return; // a recheck's end finishes it
+    job.merging = true;
+    std::vector<std::vector<core::Tensor>> outputs;
+    for (std::int64_t taskId : job.taskIds)
+        outputs.push_back(m_book.task(taskId)->outputs);
+    // Merging the chunks' outputs is O(size): a worker does it.
+    asio::post(m_context.workers, [this, jobId = job.id, submission = job.submission,
+                                   chunks = job.chunks, outputs = std::move(outputs)] {
+        auto merged = mergeChunkOutputs(submission, chunks, outputs);
+        asio::post(m_context.core, [this, jobId, merged = std::move(merged)]() mutable {
+            onMerged(jobId, std::move(merged));
+        });
+    });
+}
+
+void GraphJobs::onMerged(const std::string& jobId, Expected<std::vector<core::Tensor>> merged) {
+    GraphJob* found = m_book.job(jobId);
+    if (!found)
+        return;
+    GraphJob& job = *found;
+    job.merging = false;
+    if (!merged)
+        return failJob(job, merged.error());
+    if (job.state != "running")
+        return;
+    if (job.redeciding > 0)
+        return; // a task is being rechecked: its end merges again
+    job.result = std::move(*merged);
+    job.state = "done";
+    Database& db = m_context.store.database();
+    (void)setGraphJobState(db, job.id, "done", m_context.clock());
+    const GraphSummaryCounts counts = graphSummaryCounts(db, job.id);
+    m_context.log("graph job " + job.id + " done: " + std::to_string(counts.accepted) +
+                  " replica(s) accepted, " + std::to_string(counts.rejected) + " rejected, " +
+                  std::to_string(counts.audited) + " task(s) recomputed by the node (" +
+                  std::to_string(counts.caught) + " caught)");
+    m_desk.deliverToWatchers(job.id, [&](std::uint64_t peer) { deliver(peer, job, 0); });
+    // Inputs and per-task outputs are no longer needed; the merged result stays until release.
+    for (std::int64_t taskId : job.taskIds) {
+        m_book.task(taskId)->outputs.clear();
+        m_book.task(taskId)->replicas.clear();
+    }
+    job.chunks.clear();
+    job.chunkGraphs.clear();
+    job.submission.inputs.clear();
+    forgetInputsOf(jobId);
+    if (auto follower = m_followers.extract(jobId)) // last: it may release the job
+        follower.mapped().done(jobId, job.result);
+}
+
+void GraphJobs::deliver(std::uint64_t peer, const GraphJob& job, std::int64_t requestId) {
+    const FinishedGraph finished{job.id, static_cast<std::int64_t>(job.taskIds.size()),
+                                 job.verifySeconds, m_context.clock() - job.createdAt, job.result};
+    m_peers.send(peer, graphDoneMessage(m_context.store.database(), finished, requestId));
+}
+
+} // namespace goblin::labnode

@@ -1,0 +1,130 @@
+// The graph job kind: each task (a chunk of the researcher's graph) is computed by two different
+// volunteers (different addresses and backends where possible) and compared; the node's own CPU
+// reference decides any disagreement and audits agreement at the rate trust asks for; a
+// quarantined volunteer's tasks are decided again without it, and its delivered jobs audited
+// (delivered_audits.hpp); verdicts committed through the VerdictPath, outputs merged and delivered
+// (docs/protocol.md, "Graph jobs"). Inputs and each task's accepted outputs are blobs, so a
+// restarted node resumes graph jobs (recover()). Core
+// thread; comparisons, node recomputations, output storage and merges run on the worker pool.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kinds/graph/delivered_audits.hpp"
+#include "kinds/graph/graph_book.hpp"
+#include "kinds/graph/graph_chunks.hpp"
+#include "kinds/graph/graph_decisions.hpp"
+#include "kinds/graph/graph_intake.hpp"
+#include "kinds/graph/graph_retention.hpp"
+#include "kinds/graph/graph_store.hpp"
+#include "kinds/graph/replica_referee.hpp"
+#include "kinds/graph/sent_inputs.hpp"
+#include "node/node_context.hpp"
+#include "node/researcher_desk.hpp"
+#include "node/trust_book.hpp"
+#include "work/job_kind.hpp"
+#include "work/scheduler.hpp"
+#include "work/verdict_path.hpp"
+
+namespace goblin::labnode {
+
+struct GraphJobSettings {
+    GraphIntakeSettings intake;
+    // How long a released job's data is kept for audits after it finished (graph_retention.hpp);
+    // 0 deletes it at release.
+    double auditRetentionSeconds = 7 * 24 * 3600.0;
+};
+
+// Whoever runs a graph job on a researcher's behalf (a training round): told on core when it
+// ends, instead of a connection watching it.
+struct GraphJobFollower {
+    std::function<void(const std::string& jobId, const std::vector<core::Tensor>& outputs)> done;
+    std::function<void(const std::string& jobId, const Error& error)> failed;
+};
+
+class GraphJobs final : public JobKind {
+public:
+    GraphJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk& desk, Scheduler& scheduler,
+              VerdictPath& verdicts, TrustBook& trust, GraphJobSettings settings);
+
+    std::string_view taskOp() const override { return "graph"; }
+    std::string_view submitType() const override { return "submit_graph"; }
+    int minimumCatalog() const override { return net::kCatalogVersion; }
+    bool ownsJob(std::string_view jobId) const override { return jobId.starts_with("g-"); }
+
+    // Reloads unreleased graph jobs: decided tasks keep their outputs, the others are queued again.
+    void recover() override;
+    // The node is stopping: no more timers.
+    void stop() { m_retention.stop(); }
+    void submit(const ResearcherRequest& request, net::Message message) override;
+    void fetch(const ResearcherRequest& request, const std::string& jobId) override;
+    void release(const ResearcherRequest& request, const std::string& jobId) override;
+    void audit(const ResearcherRequest& request, const std::string& jobId) override;
+    // A followed job's follower is told it failed (code cancelled), as for any failure.
+    Expected<void> cancel(const std::string& jobId, const std::string& who) override;
+    Expected<void> purge(const std::string& jobId) override;
+    // A task no connected graph volunteer has the memory for waits.
+    std::string whyNothingComputes(const std::string& jobId) override;
+
+    // Graph jobs another kind runs for a researcher (training rounds), on core. `accepted` gets
+    // the durable job's id, or why the submission was refused.
+    void submitFor(std::int64_t researcherId, net::Message message,
+                   std::function<void(Expected<std::string>)> accepted);
+    // Tells `follower` when the loaded job `jobId` ends (at once, posted, if it is done already);
+    // false when no such job is loaded (released, failed or unknown).
+    bool follow(const std::string& jobId, GraphJobFollower follower);
+    // The node's comparison and recomputation seconds for a loaded job (0 when not loaded).
+    double verificationSeconds(const std::string& jobId);
+    // Releases a followed job once its outputs are used (its data kept for audits like any).
+    void releaseFor(const std::string& jobId);
+
+    bool hasQueued() const override { return m_book.hasQueued(); }
+    std::optional<TaskClaim> claimTaskFor(const Peer& volunteer,
+                                          const TaskFilter& mayTake) override;
+    TaskFrame taskFrame(const Lease& lease) override;
+    void onResult(const Lease& lease, net::Message message) override;
+    void onLeaseLost(const Lease& lease, LeaseLoss why, const std::string& detail) override;
+    // The node's reference decides the task (GraphDecisions::computeOnNode).
+    void computeOnNode(std::int64_t task) override;
+
+private:
+    void createJob(const ResearcherRequest& request, GraphIntake intake);
+    Expected<GraphJob*> insertJob(std::int64_t researcherId, GraphIntake intake);
+    Expected<void> resumeJob(const GraphJobRow& row);
+    GraphJob& addJob(const GraphJobRow& row, GraphIntake intake,
+                     const std::vector<GraphTaskRow>& tasks);
+    std::vector<const Peer*> graphVolunteers() const;
+    void queueOpinion(GraphTask& task);
+    void onDecided(GraphTask& task);
+    void finishJob(GraphJob& job);
+    void onRecheckDone(GraphJob& job);
+    void onMerged(const std::string& jobId, Expected<std::vector<core::Tensor>> merged);
+    void deliver(std::uint64_t peer, const GraphJob& job, std::int64_t requestId);
+    void failJob(GraphJob& job, const Error& error);
+    // The job ended: volunteers drop the inputs they kept only for it (forget_inputs).
+    void forgetInputsOf(const std::string& jobId);
+    GraphJob* ownedJob(const ResearcherRequest& request, const std::string& jobId);
+    // The researcher's own job, when it was cancelled (and so no longer loaded).
+    std::optional<GraphJobRow> cancelledJob(const ResearcherRequest& request,
+                                            const std::string& jobId);
+
+    NodeContext& m_context;
+    PeerRegistry& m_peers;
+    ResearcherDesk& m_desk;
+    Scheduler& m_scheduler;
+    VerdictPath& m_verdicts;
+    GraphJobSettings m_settings;
+    GraphBook m_book;
+    GraphDecisions m_decisions;
+    DeliveredAudits m_audits;
+    GraphRetention m_retention;
+    std::map<std::string, GraphJobFollower> m_followers;
+    std::map<std::uint64_t, SentInputs> m_sentInputs; // by volunteer connection
+};
+
+} // namespace goblin::labnode

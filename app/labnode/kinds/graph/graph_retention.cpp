@@ -1,0 +1,66 @@
+#include "kinds/graph/graph_retention.hpp"
+
+#include "kinds/graph/graph_blobs.hpp"
+#include "kinds/graph/graph_store.hpp"
+#include "kinds/graph/job_audit_store.hpp"
+
+namespace goblin::labnode {
+
+GraphRetention::GraphRetention(NodeContext& context, double retentionSeconds)
+    : m_context(context), m_retentionSeconds(retentionSeconds), m_timer(context.core) {}
+
+void GraphRetention::start() {
+    prune();
+    schedule();
+}
+
+void GraphRetention::schedule() {
+    m_timer.expires_after(std::chrono::hours(1));
+    m_timer.async_wait([this](boost::system::error_code ec) {
+        if (ec)
+            return; // cancelled: the node is stopping (do not touch this)
+        prune();
+        schedule();
+    });
+}
+
+Expected<ReleaseOutcome> GraphRetention::release(const std::string& jobId) {
+    Database& db = m_context.store.database();
+    const bool keep = m_retentionSeconds > 0 && usesReplicaAgreement(db, jobId);
+    if (auto ok = setGraphJobState(db, jobId, keep ? "retained" : "released", m_context.clock());
+        !ok)
+        return tl::unexpected(ok.error());
+    if (keep)
+        return ReleaseOutcome::Retained;
+    deleteData(jobId);
+    return ReleaseOutcome::Deleted;
+}
+
+void GraphRetention::prune() {
+    Database& db = m_context.store.database();
+    for (const std::string& jobId : retainedJobsDue(db, m_context.clock() - m_retentionSeconds)) {
+        if (auto ok = setGraphJobState(db, jobId, "released", m_context.clock()); !ok) {
+            m_context.log.error("graph job " + jobId + ": could not end its retention (" +
+                                ok.error().message + ")");
+            continue;
+        }
+        deleteData(jobId);
+        m_context.log("graph job " + jobId + ": its retention for audits ended; data deleted");
+    }
+}
+
+void GraphRetention::deleteData(const std::string& jobId) {
+    Database& db = m_context.store.database();
+    const auto job = graphJob(db, jobId);
+    if (!job)
+        return;
+    std::vector<std::string> digests = storedDigests(job->inputs);
+    for (const GraphTaskRow& task : graphTasksOf(db, jobId))
+        for (std::string& digest : storedDigests(task.outputs))
+            digests.push_back(std::move(digest));
+    for (const std::string& digest : digests)
+        if (!m_context.store.blobInUse(digest, jobId))
+            m_context.blobs.remove(digest);
+}
+
+} // namespace goblin::labnode

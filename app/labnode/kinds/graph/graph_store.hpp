@@ -1,0 +1,60 @@
+// Durable records of graph jobs: the job, its tasks and every replica's verdict (schema in
+// node_store.cpp). Callers group writes in a Transaction. Core thread only, like NodeStore.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "goblin/core/error.hpp"
+#include "store/database.hpp"
+
+namespace goblin::labnode {
+
+struct GraphJobRow {
+    std::string id;
+    std::int64_t researcherId = 0;
+    std::string state;
+    std::int64_t tasks = 0;
+    std::string request; // {"graph": …, "batch": …}
+    std::string inputs;  // stored tensors (graph_blobs.hpp)
+    double createdAt = 0;
+};
+
+struct GraphTaskRow {
+    std::int64_t id = 0;
+    std::int64_t chunk = 0;
+    bool accepted = false;
+    std::string outputs;          // stored tensors, when accepted
+    std::int64_t lastAttempt = 0; // the highest attempt leased or with a recorded verdict
+};
+
+// Counts for a graph job's summary, from its recorded verdicts.
+struct GraphSummaryCounts {
+    std::int64_t accepted = 0, rejected = 0, volunteers = 0;
+    std::int64_t audited = 0, caught = 0, tiebreaks = 0; // tasks the node audited, caught, decided
+    double worstRatio = 0;
+    std::vector<std::pair<std::string, std::int64_t>> backends;
+};
+
+Expected<void> insertGraphJob(Database& db, const GraphJobRow& job);
+Expected<std::int64_t> insertGraphTask(Database& db, const std::string& jobId, std::int64_t chunk);
+Expected<void> setGraphTaskAccepted(Database& db, std::int64_t taskId, const std::string& outputs);
+// A decided task rechecked by the node: its outputs become the node's.
+Expected<void> replaceGraphTaskOutputs(Database& db, std::int64_t taskId,
+                                       const std::string& outputs);
+// An accepted replica found wrong afterwards: rejected, and its volunteer's counters moved.
+Expected<void> overturnGraphVerdict(Database& db, std::int64_t taskId, std::int64_t attempt,
+                                    const std::string& volunteerId, const std::string& method,
+                                    const std::string& reason);
+Expected<void> setGraphJobState(Database& db, const std::string& id, const std::string& state,
+                                double now);
+std::optional<GraphJobRow> graphJob(Database& db, const std::string& id);
+// Jobs to load at start-up: running ones resume, done ones wait for their researcher.
+std::vector<GraphJobRow> unreleasedGraphJobs(Database& db);
+std::vector<GraphTaskRow> graphTasksOf(Database& db, const std::string& jobId);
+GraphSummaryCounts graphSummaryCounts(Database& db, const std::string& jobId);
+
+} // namespace goblin::labnode

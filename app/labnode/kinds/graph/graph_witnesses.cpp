@@ -1,0 +1,70 @@
+#include "kinds/graph/graph_witnesses.hpp"
+
+#include <algorithm>
+#include <set>
+#include <vector>
+
+#include "kinds/graph/conv_check.hpp"
+
+namespace goblin::labnode {
+namespace {
+
+// Multiply-adds of a heavy node: its output's element count times its inner size.
+double workOf(const core::graph::GraphNode& node, const core::graph::GraphPlan& plan) {
+    const core::Shape& out = plan.specs.at(node.id).shape;
+    double work = node.op == core::ops::OpCode::Matmul
+                      ? static_cast<double>(plan.specs.at(node.args.at(0)).shape.back())
+                      : static_cast<double>(convSizesOf(node, plan).inner);
+    for (std::int64_t dim : out)
+        work *= static_cast<double>(dim);
+    return work;
+}
+
+} // namespace
+
+bool isHeavyNode(const core::graph::GraphNode& node, const core::graph::GraphPlan& plan) {
+    const core::DType dtype = plan.specs.at(node.id).dtype;
+    if (dtype != core::DType::F32 && dtype != core::DType::F64)
+        return false;
+    if (node.op == core::ops::OpCode::Matmul)
+        return plan.specs.at(node.args.at(0)).shape.back() >= kMinHeavyInner;
+    const ConvSizes sizes = convSizesOf(node, plan);
+    return sizes.inner >= kMinHeavyInner && sizes.perGroup >= kMinConvColumns;
+}
+
+std::size_t addWitnessOutputs(core::graph::Graph& graph, const core::graph::GraphPlan& plan,
+                              std::size_t maxOutputs) {
+    const std::set<core::graph::ValueId> outputs(graph.outputs.begin(), graph.outputs.end());
+    std::vector<std::size_t> heavy; // positions in plan order
+    for (std::size_t step = 0; step < plan.order.size(); ++step) {
+        const core::graph::GraphNode& node = graph.nodes[plan.order[step]];
+        if (isHeavyNode(node, plan) && !outputs.contains(node.id))
+            heavy.push_back(step);
+    }
+    const std::size_t room =
+        maxOutputs > graph.outputs.size() ? maxOutputs - graph.outputs.size() : 0;
+    if (heavy.size() > room) {
+        std::stable_sort(heavy.begin(), heavy.end(), [&](std::size_t left, std::size_t right) {
+            return workOf(graph.nodes[plan.order[left]], plan) >
+                   workOf(graph.nodes[plan.order[right]], plan);
+        });
+        heavy.resize(room);
+        std::sort(heavy.begin(), heavy.end());
+    }
+    for (std::size_t step : heavy)
+        graph.outputs.push_back(graph.nodes[plan.order[step]].id);
+    return heavy.size();
+}
+
+std::vector<std::int64_t> checkedGemmNodes(const core::graph::Graph& graph,
+                                           const core::graph::GraphPlan& plan) {
+    const std::set<core::graph::ValueId> outputs(graph.outputs.begin(), graph.outputs.end());
+    std::vector<std::int64_t> nodes;
+    for (const core::graph::GraphNode& node : graph.nodes)
+        if ((node.op == core::ops::OpCode::Matmul || node.op == core::ops::OpCode::Conv2d) &&
+            outputs.contains(node.id) && isHeavyNode(node, plan))
+            nodes.push_back(node.id);
+    return nodes;
+}
+
+} // namespace goblin::labnode

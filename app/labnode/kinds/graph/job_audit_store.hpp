@@ -1,0 +1,58 @@
+// Durable records of audits of delivered graph jobs (table graph_job_audits, node_store.cpp): a
+// volunteer whose accepted results a delivered job used was quarantined afterwards, and the node
+// recomputes those tasks. Also the queries that find such jobs and tasks, and the retained jobs
+// whose data is due for deletion. Core thread only, like NodeStore.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "goblin/core/error.hpp"
+#include "store/database.hpp"
+
+namespace goblin::labnode {
+
+struct JobAuditRow {
+    std::int64_t id = 0;
+    std::string jobId;
+    std::string volunteerId;
+    std::string reason;
+    std::string state; // rechecking, stands, corrected, unverifiable
+    std::int64_t tasks = 0;
+    std::int64_t corrected = 0;
+    double createdAt = 0;
+};
+
+// A decided task whose outputs rest on the agreement of volunteers alone, one of them `volunteer`.
+struct SuspectTask {
+    std::int64_t taskId = 0;
+    std::int64_t chunk = 0;
+    std::string outputs; // stored tensors
+    std::string backend; // of the volunteer's accepted replica
+};
+
+// Delivered graph jobs (done, retained or released) with an accepted replica of this volunteer
+// that was decided by replica agreement (not by the node).
+std::vector<std::string> deliveredJobsUsing(Database& db, const std::string& volunteerId);
+std::vector<SuspectTask> suspectTasks(Database& db, const std::string& jobId,
+                                      const std::string& volunteerId);
+// (attempt, volunteer) of every accepted replica of a task.
+std::vector<std::pair<std::int64_t, std::string>> acceptedReplicas(Database& db,
+                                                                   std::int64_t taskId);
+
+Expected<std::int64_t> insertJobAudit(Database& db, const JobAuditRow& audit);
+Expected<void> finishJobAudit(Database& db, std::int64_t id, const std::string& state,
+                              std::int64_t tasks, std::int64_t corrected, double now);
+Expected<void> deleteJobAudit(Database& db, std::int64_t id);
+std::vector<JobAuditRow> jobAuditsOf(Database& db, const std::string& jobId);
+std::vector<JobAuditRow> unfinishedJobAudits(Database& db);
+
+// Jobs released while their data was kept for audits (state 'retained') that finished before
+// `finishedBefore`.
+std::vector<std::string> retainedJobsDue(Database& db, double finishedBefore);
+// Whether a job's outputs rest on replica agreement anywhere (so its data is worth keeping).
+bool usesReplicaAgreement(Database& db, const std::string& jobId);
+
+} // namespace goblin::labnode

@@ -1,0 +1,183 @@
+// TrainingJobs: a streamed job's batches (docs/protocol.md, "Streamed training data"). The node
+// holds at most net::kStreamedBatchesAhead of them, each durable (blobs and a train_batches row)
+// before batch_accepted; a batch is deleted when its round commits, the rest when the job ends.
+#include <boost/asio/post.hpp>
+#include <boost/json.hpp>
+
+#include "kinds/graph/graph_blobs.hpp"
+#include "kinds/graph/graph_submission.hpp"
+#include "kinds/train/training_jobs.hpp"
+
+namespace goblin::labnode {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+namespace {
+
+Error invalid(const std::string& what) {
+    return Error{ErrorCode::InvalidInput, what};
+}
+
+} // namespace
+
+Expected<void> TrainingJobs::onRouted(const ResearcherRequest& request, net::Message message) {
+    auto batch = net::parseTrainBatch(message);
+    if (!batch)
+        return tl::unexpected(batch.error());
+    return receiveBatch(request, std::move(*batch));
+}
+
+Expected<void> TrainingJobs::receiveBatch(const ResearcherRequest& request, net::TrainBatch batch) {
+    auto it = m_jobs.find(batch.job);
+    if (it == m_jobs.end() || it->second.researcher != request.researcherId)
+        return makeError(ErrorCode::NotFound, "no job " + batch.job);
+    Job& job = it->second;
+    const std::string& id = job.id;
+    const std::int64_t k = batch.batch;
+    const auto accepted = [&] {
+        m_peers.send(request.peer, net::toMessage(net::BatchAccepted{request.requestId, id, k}));
+    };
+    if (!job.submission.plan.streamed)
+        return tl::unexpected(invalid("training job " + id +
+                                      " took its data whole; it was not "
+                                      "submitted with streamed data"));
+    if (job.state != "running")
+        return tl::unexpected(
+            invalid("training job " + id + " is " + job.state + "; it takes no more data"));
+    if (job.dataEnded)
+        return tl::unexpected(invalid("the data of training job " + id + " ended before batch " +
+                                      std::to_string(job.nextBatch)));
+    if (k < job.nextBatch && !batch.end) { // held or trained already: a resend after re-attaching
+        accepted();
+        return {};
+    }
+    if (k != job.nextBatch)
+        return tl::unexpected(invalid("training job " + id + " expects batch " +
+                                      std::to_string(job.nextBatch) + ", not batch " +
+                                      std::to_string(k)));
+    const std::int64_t rounds = job.submission.plan.rounds;
+    if (batch.end) {
+        if (k < rounds) { // fewer batches than rounds: the job trains k rounds
+            if (auto ok = insertTrainBatch(m_context.store.database(), id, TrainBatchRow{k, {}});
+                !ok)
+                return tl::unexpected(Error{ErrorCode::Internal, ok.error().message});
+            job.dataEnded = true;
+            job.submission.plan.rounds = k;
+            m_context.log("training job " + id + ": its data ended after " + std::to_string(k) +
+                          " batch(es); it trains " + std::to_string(k) + " round(s), not " +
+                          std::to_string(rounds));
+        }
+        accepted();
+        if (job.waitingForBatch && job.roundsDone >= job.submission.plan.rounds)
+            finishJob(job, false);
+        return {};
+    }
+    if (k >= rounds)
+        return tl::unexpected(invalid("training job " + id + " trains " + std::to_string(rounds) +
+                                      " round(s); batch " + std::to_string(k) + " is past them"));
+    if (k >= job.roundsDone + net::kStreamedBatchesAhead)
+        return makeError(ErrorCode::LimitExceeded,
+                         "training job " + id + " holds at most " +
+                             std::to_string(net::kStreamedBatchesAhead) + " batches: batch " +
+                             std::to_string(k) + " comes after round " +
+                             std::to_string(k - net::kStreamedBatchesAhead) + " commits");
+    if (auto ok = checkStreamedBatch(job.submission, batch.tensors); !ok)
+        return ok;
+    job.nextBatch = k + 1; // reserved while a worker stores it
+    asio::post(m_context.workers, [this, request, id, k, tensors = std::move(batch.tensors)] {
+        auto stored = storeTensors(m_context.blobs, valuesOf(tensors));
+        Expected<std::string> text = stored ? Expected<std::string>(json::serialize(*stored))
+                                            : tl::unexpected(stored.error());
+        asio::post(m_context.core, [this, request, id, k, text = std::move(text)]() mutable {
+            onBatchStored(request, id, k, std::move(text));
+        });
+    });
+    return {};
+}
+
+void TrainingJobs::onBatchStored(const ResearcherRequest& request, const std::string& jobId,
+                                 std::int64_t batch, Expected<std::string> stored) {
+    auto it = m_jobs.find(jobId);
+    const bool running = it != m_jobs.end() && it->second.state == "running";
+    Expected<void> recorded =
+        !stored ? makeError(ErrorCode::Internal, "storing batch " + std::to_string(batch) +
+                                                     " failed: " + stored.error().message)
+        : !running
+            ? Expected<void>(tl::unexpected(
+                  invalid("training job " + jobId + " no longer runs; it takes no data")))
+            : insertTrainBatch(m_context.store.database(), jobId, TrainBatchRow{batch, *stored});
+    if (!recorded) {
+        if (stored)
+            deleteUnusedBlobs(*stored);
+        if (running && it->second.nextBatch == batch + 1)
+            it->second.nextBatch = batch; // the researcher may send it again
+        m_context.log.warn("training job " + jobId + ": batch " + std::to_string(batch) +
+                           " refused (" + recorded.error().message + ")");
+        return m_desk.replyError(request.peer, request.requestId, recorded.error());
+    }
+    Job& job = it->second;
+    job.batches[batch] = std::move(*stored);
+    m_peers.send(request.peer, net::toMessage(net::BatchAccepted{request.requestId, jobId, batch}));
+    if (job.waitingForBatch && job.roundsDone == batch)
+        startRound(job);
+}
+
+void TrainingJobs::loadBatches(Job& job) {
+    Database& db = m_context.store.database();
+    for (const TrainBatchRow& row : trainBatches(db, job.id)) {
+        if (row.tensors.empty()) {
+            job.dataEnded = true;
+            job.nextBatch = row.batch;
+            job.submission.plan.rounds = std::min(job.submission.plan.rounds, row.batch);
+        } else if (row.batch < job.roundsDone) { // its round committed just before a crash
+            (void)deleteTrainBatch(db, job.id, row.batch);
+            deleteUnusedBlobs(row.tensors);
+        } else {
+            job.batches[row.batch] = row.tensors;
+            job.nextBatch = std::max(job.nextBatch, row.batch + 1);
+        }
+    }
+    job.nextBatch = std::max(job.nextBatch, job.roundsDone + 1);
+    if (job.state != "running")
+        dropBatches(job);
+}
+
+void TrainingJobs::dropTrainedBatch(Job& job, std::int64_t batch) {
+    auto held = job.batches.find(batch);
+    if (held == job.batches.end())
+        return;
+    (void)deleteTrainBatch(m_context.store.database(), job.id, batch);
+    deleteUnusedBlobs(held->second);
+    job.batches.erase(held);
+}
+
+void TrainingJobs::dropBatches(Job& job) {
+    if (!job.submission.plan.streamed)
+        return;
+    (void)deleteTrainBatches(m_context.store.database(), job.id);
+    for (const auto& [batch, stored] : job.batches)
+        deleteUnusedBlobs(stored);
+    job.batches.clear();
+}
+
+void TrainingJobs::deleteUnusedBlobs(const std::string& stored) {
+    for (const std::string& digest : storedDigests(stored))
+        if (!m_context.store.blobInUse(digest, {}))
+            m_context.blobs.remove(digest);
+}
+
+std::string TrainingJobs::whyNothingComputes(const std::string& jobId) {
+    auto it = m_jobs.find(jobId);
+    if (it == m_jobs.end())
+        return {};
+    if (it->second.waitingForBatch)
+        return "round " + std::to_string(round(it->second)) + " waits for batch " +
+               std::to_string(it->second.roundsDone) +
+               " of the streamed data (after a lost connection, fetch_train(job, model, "
+               "data=...) sends it)";
+    return it->second.roundJob.empty() ? std::string()
+                                       : m_graphs.whyNothingComputes(it->second.roundJob);
+}
+
+} // namespace goblin::labnode

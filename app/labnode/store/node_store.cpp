@@ -1,0 +1,376 @@
+#include "store/node_store.hpp"
+
+#include <stdexcept>
+
+namespace goblin::labnode {
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS schema_version(version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS researchers(
+  id INTEGER PRIMARY KEY, email TEXT NOT NULL UNIQUE, token_hash TEXT NOT NULL UNIQUE,
+  created_at REAL NOT NULL DEFAULT (unixepoch()));
+CREATE TABLE IF NOT EXISTS volunteers(
+  id TEXT PRIMARY KEY, secret_hash TEXT NOT NULL, created_at REAL NOT NULL, last_seen REAL,
+  backend TEXT, accepted INTEGER NOT NULL DEFAULT 0, rejected INTEGER NOT NULL DEFAULT 0,
+  banned INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS jobs(
+  id TEXT PRIMARY KEY, researcher_id INTEGER NOT NULL REFERENCES researchers(id), kind TEXT NOT NULL,
+  dtype TEXT NOT NULL, m INTEGER NOT NULL, k INTEGER NOT NULL, n INTEGER NOT NULL,
+  tile_rows INTEGER NOT NULL, tile_cols INTEGER NOT NULL, a_blob TEXT NOT NULL, b_blob TEXT NOT NULL,
+  state TEXT NOT NULL, created_at REAL NOT NULL, finished_at REAL);
+CREATE TABLE IF NOT EXISTS tasks(
+  id INTEGER PRIMARY KEY, job_id TEXT NOT NULL REFERENCES jobs(id), row0 INTEGER NOT NULL,
+  col0 INTEGER NOT NULL, rows INTEGER NOT NULL, cols INTEGER NOT NULL,
+  state TEXT NOT NULL DEFAULT 'queued', attempt INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS tasks_by_job ON tasks(job_id);
+CREATE TABLE IF NOT EXISTS leases(
+  task_id INTEGER NOT NULL, attempt INTEGER NOT NULL, volunteer_id TEXT NOT NULL,
+  leased_at REAL NOT NULL, deadline REAL NOT NULL, PRIMARY KEY(task_id, attempt));
+CREATE TABLE IF NOT EXISTS results(
+  task_id INTEGER NOT NULL, attempt INTEGER NOT NULL, volunteer_id TEXT NOT NULL, backend TEXT,
+  verdict TEXT NOT NULL, method TEXT NOT NULL, error_ratio REAL, residual REAL, bound REAL,
+  reason TEXT, verify_seconds REAL, compute_seconds REAL, created_at REAL NOT NULL,
+  threshold REAL, PRIMARY KEY(task_id, attempt));
+-- A tile is merged at most once: the database refuses a second accepted result for a task.
+CREATE UNIQUE INDEX IF NOT EXISTS one_accepted_result ON results(task_id) WHERE verdict = 'accepted';
+-- Graph jobs (schema version 2): every task is computed by two volunteers and compared; each
+-- replica's verdict is recorded, with the method that decided it.
+-- request: the submit_graph fields {graph, batch}; inputs and outputs: JSON lists of stored
+-- tensors {digest, dtype, shape} (blobs), so a restarted node resumes running graph jobs.
+CREATE TABLE IF NOT EXISTS graph_jobs(
+  id TEXT PRIMARY KEY, researcher_id INTEGER NOT NULL REFERENCES researchers(id),
+  tasks INTEGER NOT NULL, request TEXT NOT NULL, inputs TEXT NOT NULL, state TEXT NOT NULL,
+  created_at REAL NOT NULL, finished_at REAL);
+CREATE TABLE IF NOT EXISTS graph_tasks(
+  id INTEGER PRIMARY KEY, job_id TEXT NOT NULL REFERENCES graph_jobs(id), chunk INTEGER NOT NULL,
+  state TEXT NOT NULL DEFAULT 'queued', outputs TEXT);
+CREATE TABLE IF NOT EXISTS graph_results(
+  task_id INTEGER NOT NULL REFERENCES graph_tasks(id), attempt INTEGER NOT NULL,
+  volunteer_id TEXT NOT NULL, backend TEXT, verdict TEXT NOT NULL, method TEXT NOT NULL,
+  disagreement_ratio REAL, reason TEXT, compute_seconds REAL, created_at REAL NOT NULL,
+  PRIMARY KEY(task_id, attempt));
+-- Leases of every job kind (schema version 3; `leases` above is version 1's, for matmul tasks):
+-- an attempt number is leased once, so replays and restarts never reuse one.
+CREATE TABLE IF NOT EXISTS task_leases(
+  kind TEXT NOT NULL, task_id INTEGER NOT NULL, attempt INTEGER NOT NULL,
+  volunteer_id TEXT NOT NULL, leased_at REAL NOT NULL, deadline REAL NOT NULL,
+  PRIMARY KEY(kind, task_id, attempt));
+-- Leases lost without an answer (why: expired, disconnected, task_error): the volunteer never gets
+-- that task again, and a task that expired --max-task-expiries times is computed by the node.
+CREATE TABLE IF NOT EXISTS lease_losses(
+  kind TEXT NOT NULL, task_id INTEGER NOT NULL, attempt INTEGER NOT NULL,
+  volunteer_id TEXT NOT NULL, why TEXT NOT NULL, at REAL NOT NULL,
+  PRIMARY KEY(kind, task_id, attempt));
+-- Trust (issue 10): how much extra checking a volunteer gets. audits_passed counts its results the
+-- node recomputed and found right; a volunteer caught once is quarantined for good.
+CREATE TABLE IF NOT EXISTS volunteer_trust(
+  volunteer_id TEXT PRIMARY KEY, audits_passed INTEGER NOT NULL DEFAULT 0,
+  expiries INTEGER NOT NULL DEFAULT 0, quarantined_at REAL, quarantine_reason TEXT);
+-- Registrations per network address, for the rate limit on new identities.
+CREATE TABLE IF NOT EXISTS registrations(address TEXT NOT NULL, at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS registrations_by_address ON registrations(address, at);
+-- Volunteers lab staff approved (`serve --volunteers approved` admits only these to work).
+CREATE TABLE IF NOT EXISTS volunteer_approvals(volunteer_id TEXT PRIMARY KEY, approved_at REAL NOT NULL);
+-- Audits of delivered graph jobs: a volunteer whose accepted results a delivered job used was
+-- quarantined afterwards; the node recomputes those tasks (state: rechecking, stands, corrected,
+-- unverifiable when the job's data was already deleted).
+CREATE TABLE IF NOT EXISTS graph_job_audits(
+  id INTEGER PRIMARY KEY, job_id TEXT NOT NULL REFERENCES graph_jobs(id),
+  volunteer_id TEXT NOT NULL, reason TEXT NOT NULL, state TEXT NOT NULL,
+  tasks INTEGER NOT NULL DEFAULT 0, corrected INTEGER NOT NULL DEFAULT 0,
+  created_at REAL NOT NULL, finished_at REAL);
+CREATE INDEX IF NOT EXISTS graph_job_audits_by_job ON graph_job_audits(job_id);
+-- Volunteers lab staff banned (`volunteers ban|unban`): refused at hello while lifted_at is NULL.
+CREATE TABLE IF NOT EXISTS volunteer_bans(
+  volunteer_id TEXT PRIMARY KEY REFERENCES volunteers(id), banned_at REAL NOT NULL,
+  reason TEXT NOT NULL, lifted_at REAL);
+-- Researcher credentials lab staff revoked (`researchers revoke`): refused at the next hello.
+CREATE TABLE IF NOT EXISTS researcher_revocations(
+  researcher_id INTEGER PRIMARY KEY REFERENCES researchers(id), revoked_at REAL NOT NULL);
+-- Training jobs (issue 11): the request ({"graph", "train"}), its stored input tensors (x and y
+-- with every sample), the current flat parameters then the optimizer state (stored tensors,
+-- replaced as each round commits), the rounds committed and the graph job of the round in flight.
+CREATE TABLE IF NOT EXISTS train_jobs(
+  id TEXT PRIMARY KEY, researcher_id INTEGER NOT NULL REFERENCES researchers(id),
+  state TEXT NOT NULL, request TEXT NOT NULL, inputs TEXT NOT NULL, params TEXT NOT NULL,
+  rounds_done INTEGER NOT NULL DEFAULT 0, round_job TEXT, error TEXT,
+  created_at REAL NOT NULL, updated_at REAL NOT NULL);
+-- One row per committed round of a training job (loss as float32's exact value).
+CREATE TABLE IF NOT EXISTS train_rounds(
+  job_id TEXT NOT NULL REFERENCES train_jobs(id), round INTEGER NOT NULL, loss REAL NOT NULL,
+  grad_norm REAL NOT NULL, tasks INTEGER NOT NULL, rejected INTEGER NOT NULL,
+  node_audited INTEGER NOT NULL, node_decided INTEGER NOT NULL, seconds REAL NOT NULL,
+  verification_seconds REAL NOT NULL, graph_job TEXT NOT NULL, PRIMARY KEY(job_id, round));
+-- A streamed training job's batches (protocol 5) the node holds but has not trained: x then y as
+-- stored tensors; a row with empty tensors marks where the data ended.
+CREATE TABLE IF NOT EXISTS train_batches(
+  job_id TEXT NOT NULL REFERENCES train_jobs(id), batch INTEGER NOT NULL, tensors TEXT NOT NULL,
+  PRIMARY KEY(job_id, batch));
+-- Access requests (issue 12, app/labnode/access/): one-time sign-in codes (hashed, single use,
+-- expiring; rows also count issues per e-mail and per address for the rate limit), browser
+-- sessions (the cookie's hash; email NULL until signed in) and researchers' requests as the form
+-- took them. A request's credential is created when its researcher first asks to see it.
+CREATE TABLE IF NOT EXISTS access_codes(
+  id INTEGER PRIMARY KEY, email TEXT NOT NULL, address TEXT NOT NULL, code_hash TEXT NOT NULL,
+  issued_at REAL NOT NULL, expires_at REAL NOT NULL, failures INTEGER NOT NULL DEFAULT 0,
+  used_at REAL);
+CREATE INDEX IF NOT EXISTS access_codes_by_email ON access_codes(email, issued_at);
+CREATE INDEX IF NOT EXISTS access_codes_by_address ON access_codes(address, issued_at);
+CREATE TABLE IF NOT EXISTS access_sessions(
+  token_hash TEXT PRIMARY KEY, email TEXT, pending_email TEXT, created_at REAL NOT NULL,
+  expires_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS access_requests(
+  id INTEGER PRIMARY KEY, email TEXT NOT NULL, name TEXT NOT NULL, institution TEXT NOT NULL,
+  purpose TEXT NOT NULL, computations TEXT NOT NULL, needs TEXT NOT NULL, scale TEXT NOT NULL,
+  state TEXT NOT NULL DEFAULT 'pending', created_at REAL NOT NULL, decided_at REAL,
+  staff_note TEXT, credential_shown_at REAL);
+CREATE INDEX IF NOT EXISTS access_requests_by_email ON access_requests(email, id);
+)sql";
+
+// Version 2 → 3: matmul leases move to task_leases; graph attempts already used (known from their
+// verdicts) are kept there too.
+constexpr const char* kMigrateTo3 = R"sql(
+INSERT OR IGNORE INTO task_leases(kind, task_id, attempt, volunteer_id, leased_at, deadline)
+  SELECT 'matmul', task_id, attempt, volunteer_id, leased_at, deadline FROM leases;
+INSERT OR IGNORE INTO task_leases(kind, task_id, attempt, volunteer_id, leased_at, deadline)
+  SELECT 'graph', task_id, attempt, volunteer_id, created_at, created_at FROM graph_results;
+DELETE FROM leases;
+UPDATE schema_version SET version = 3;
+)sql";
+
+// Version 3 → 4: a tile's verdict records the threshold its check accepted up to.
+constexpr const char* kMigrateTo4 = R"sql(
+ALTER TABLE results ADD COLUMN threshold REAL;
+UPDATE schema_version SET version = 4;
+)sql";
+
+} // namespace
+
+NodeStore::NodeStore(const std::string& path) try : m_db(path) {
+    migrate();
+} catch (const std::runtime_error& error) {
+    // "file is not a database" alone does not say which file.
+    std::string message = path;
+    message.append(": ").append(error.what());
+    throw std::runtime_error(message);
+}
+
+void NodeStore::migrate() {
+    if (auto ok = m_db.execute(kSchema); !ok)
+        throw std::runtime_error(ok.error().message);
+    std::optional<std::int64_t> version;
+    {
+        auto query = m_db.prepare("SELECT version FROM schema_version");
+        auto row = query.step();
+        if (!row)
+            throw std::runtime_error(row.error().message);
+        if (*row)
+            version = query.columnInt(0);
+    }
+    if (!version) {
+        auto insert = m_db.prepare("INSERT INTO schema_version(version) VALUES(?)");
+        if (auto ok = insert.bind(1, std::int64_t{kSchemaVersion}).run(); !ok)
+            throw std::runtime_error(ok.error().message);
+        return;
+    }
+    // Version 1 lacked the graph tables and version 2 the task_leases table, created above;
+    // version 3 the results' threshold column.
+    if (*version >= 1 && *version <= 3) {
+        std::string steps = "BEGIN;";
+        if (*version < 3)
+            steps += kMigrateTo3;
+        steps += kMigrateTo4;
+        if (auto ok = m_db.execute(steps + "COMMIT;"); !ok)
+            throw std::runtime_error(ok.error().message);
+        return;
+    }
+    if (*version != kSchemaVersion)
+        throw std::runtime_error("database schema version " + std::to_string(*version) +
+                                 " is not the version this node knows (" +
+                                 std::to_string(kSchemaVersion) + ")");
+}
+
+Expected<std::int64_t> NodeStore::addResearcher(const std::string& email,
+                                                const std::string& tokenHash) {
+    auto insert = m_db.prepare("INSERT INTO researchers(email, token_hash) VALUES(?, ?) "
+                               "ON CONFLICT(email) DO UPDATE SET token_hash = excluded.token_hash "
+                               "RETURNING id");
+    insert.bind(1, email).bind(2, tokenHash);
+    auto row = insert.step();
+    if (!row)
+        return tl::unexpected(row.error());
+    return insert.columnInt(0);
+}
+
+std::optional<std::int64_t> NodeStore::researcherByTokenHash(const std::string& tokenHash) {
+    auto query =
+        m_db.prepare("SELECT r.id FROM researchers r WHERE r.token_hash = ? AND NOT EXISTS "
+                     "(SELECT 1 FROM researcher_revocations v WHERE v.researcher_id = "
+                     "r.id)");
+    query.bind(1, tokenHash);
+    auto row = query.step();
+    if (!row || !*row)
+        return std::nullopt;
+    return query.columnInt(0);
+}
+
+Expected<void> NodeStore::addVolunteer(const std::string& id, const std::string& secretHash,
+                                       double now) {
+    auto insert = m_db.prepare(
+        "INSERT INTO volunteers(id, secret_hash, created_at, last_seen) VALUES(?,?,?,?)");
+    return insert.bind(1, id).bind(2, secretHash).bind(3, now).bind(4, now).run();
+}
+
+std::optional<VolunteerRecord> NodeStore::volunteer(const std::string& id) {
+    auto query = m_db.prepare("SELECT secret_hash, banned FROM volunteers WHERE id = ?");
+    query.bind(1, id);
+    auto row = query.step();
+    if (!row || !*row)
+        return std::nullopt;
+    return VolunteerRecord{id, query.columnText(0), query.columnInt(1) != 0};
+}
+
+Expected<void> NodeStore::touchVolunteer(const std::string& id, const std::string& backend,
+                                         double now) {
+    auto update = m_db.prepare("UPDATE volunteers SET last_seen = ?, backend = ? WHERE id = ?");
+    return update.bind(1, now).bind(2, backend).bind(3, id).run();
+}
+
+Expected<void> NodeStore::insertJob(const JobRecord& job) {
+    auto insert = m_db.prepare(
+        "INSERT INTO jobs(id, researcher_id, kind, dtype, m, k, n, tile_rows, tile_cols, a_blob, "
+        "b_blob, state, created_at) VALUES(?, ?, 'matmul', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    insert.bind(1, job.id)
+        .bind(2, job.researcherId)
+        .bind(3, std::string(core::wireName(job.dtype)));
+    insert.bind(4, job.m).bind(5, job.k).bind(6, job.n).bind(7, job.tileRows).bind(8, job.tileCols);
+    insert.bind(9, job.aBlob).bind(10, job.bBlob).bind(11, job.state).bind(12, job.createdAt);
+    return insert.run();
+}
+
+Expected<std::int64_t> NodeStore::insertTask(const std::string& jobId, const TileRecord& tile) {
+    auto insert = m_db.prepare(
+        "INSERT INTO tasks(job_id, row0, col0, rows, cols) VALUES(?,?,?,?,?) RETURNING id");
+    insert.bind(1, jobId)
+        .bind(2, tile.row0)
+        .bind(3, tile.col0)
+        .bind(4, tile.rows)
+        .bind(5, tile.cols);
+    auto row = insert.step();
+    if (!row)
+        return tl::unexpected(row.error());
+    return insert.columnInt(0);
+}
+
+namespace {
+
+JobRecord readJob(const ScopedStatement& query) {
+    JobRecord job;
+    job.id = query.columnText(0);
+    job.researcherId = query.columnInt(1);
+    job.dtype = core::dtypeFromWireName(query.columnText(2)).value_or(core::DType::F32);
+    job.m = query.columnInt(3);
+    job.k = query.columnInt(4);
+    job.n = query.columnInt(5);
+    job.tileRows = query.columnInt(6);
+    job.tileCols = query.columnInt(7);
+    job.aBlob = query.columnText(8);
+    job.bBlob = query.columnText(9);
+    job.state = query.columnText(10);
+    job.createdAt = query.columnDouble(11);
+    job.finishedAt = query.columnIsNull(12) ? 0.0 : query.columnDouble(12);
+    return job;
+}
+
+constexpr const char* kJobColumns =
+    "SELECT id, researcher_id, dtype, m, k, n, tile_rows, tile_cols, "
+    "a_blob, b_blob, state, created_at, finished_at FROM jobs ";
+
+} // namespace
+
+std::vector<JobRecord> NodeStore::jobsInState(const std::string& state) {
+    auto query = m_db.prepare(std::string(kJobColumns) + "WHERE state = ? ORDER BY created_at");
+    query.bind(1, state);
+    std::vector<JobRecord> jobs;
+    while (query.step().value_or(false))
+        jobs.push_back(readJob(query));
+    return jobs;
+}
+
+std::optional<JobRecord> NodeStore::job(const std::string& id) {
+    auto query = m_db.prepare(std::string(kJobColumns) + "WHERE id = ?");
+    query.bind(1, id);
+    if (!query.step().value_or(false))
+        return std::nullopt;
+    return readJob(query);
+}
+
+std::vector<TileRecord> NodeStore::tilesOf(const std::string& jobId) {
+    auto query =
+        m_db.prepare("SELECT t.id, t.row0, t.col0, t.rows, t.cols, t.state, coalesce((SELECT "
+                     "max(l.attempt) FROM "
+                     "task_leases l WHERE l.kind = 'matmul' AND l.task_id = t.id), 0) FROM tasks t "
+                     "WHERE t.job_id = ? ORDER BY t.id");
+    query.bind(1, jobId);
+    std::vector<TileRecord> tiles;
+    while (query.step().value_or(false)) {
+        tiles.push_back(TileRecord{query.columnInt(0), query.columnInt(1), query.columnInt(2),
+                                   query.columnInt(3), query.columnInt(4),
+                                   query.columnText(5) == "accepted", query.columnInt(6)});
+    }
+    return tiles;
+}
+
+Expected<void> NodeStore::setJobState(const std::string& id, const std::string& state, double now) {
+    auto update = m_db.prepare("UPDATE jobs SET state = ?, finished_at = coalesce(finished_at, ?) "
+                               "WHERE id = ?");
+    return update.bind(1, state).bind(2, now).bind(3, id).run();
+}
+
+bool NodeStore::blobInUse(const std::string& digest, const std::string& exceptJob) {
+    // Blobs are content-addressed, so matmul inputs, graph inputs and outputs and training data
+    // and parameters may share one.
+    auto query = m_db.prepare(
+        "SELECT 1 FROM jobs WHERE id != ?1 AND state != 'released' AND (a_blob = ?2 OR b_blob = "
+        "?2) "
+        "UNION ALL SELECT 1 FROM graph_jobs WHERE id != ?1 AND state != 'released' AND "
+        "instr(inputs, ?2) > 0 "
+        "UNION ALL SELECT 1 FROM graph_tasks t JOIN graph_jobs j ON j.id = t.job_id WHERE "
+        "j.id != ?1 AND j.state != 'released' AND instr(t.outputs, ?2) > 0 "
+        "UNION ALL SELECT 1 FROM train_jobs WHERE id != ?1 AND state != 'released' AND "
+        "(instr(inputs, ?2) > 0 OR instr(params, ?2) > 0) "
+        "UNION ALL SELECT 1 FROM train_batches WHERE job_id != ?1 AND instr(tensors, ?2) > 0 "
+        "LIMIT 1");
+    query.bind(1, exceptJob).bind(2, digest);
+    return query.step().value_or(true);
+}
+
+JobSummaryCounts NodeStore::summaryCounts(const std::string& jobId) {
+    JobSummaryCounts counts;
+    auto totals = m_db.prepare(
+        "SELECT sum(r.verdict = 'accepted'), sum(r.verdict = 'rejected'), "
+        "count(DISTINCT CASE WHEN r.verdict = 'accepted' THEN r.volunteer_id END), "
+        "coalesce(max(CASE WHEN r.verdict = 'accepted' THEN r.error_ratio END), 0), "
+        "coalesce(sum(r.verify_seconds), 0), "
+        "coalesce(max(CASE WHEN r.verdict = 'accepted' AND r.bound > 0 THEN r.residual / r.bound "
+        "END), 0) FROM results r JOIN tasks t ON t.id = r.task_id WHERE t.job_id = ?");
+    totals.bind(1, jobId);
+    if (totals.step().value_or(false)) {
+        counts.accepted = totals.columnInt(0);
+        counts.rejected = totals.columnInt(1);
+        counts.volunteers = totals.columnInt(2);
+        counts.maxErrorRatio = totals.columnDouble(3);
+        counts.verifySeconds = totals.columnDouble(4);
+        counts.maxBoundRatio = totals.columnDouble(5);
+    }
+    auto backends = m_db.prepare("SELECT r.backend, count(*) FROM results r JOIN tasks t ON "
+                                 "t.id = r.task_id WHERE t.job_id = ? AND r.verdict = 'accepted' "
+                                 "GROUP BY r.backend");
+    backends.bind(1, jobId);
+    while (backends.step().value_or(false))
+        counts.backends.emplace_back(backends.columnText(0), backends.columnInt(1));
+    return counts;
+}
+
+} // namespace goblin::labnode

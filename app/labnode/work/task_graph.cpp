@@ -1,0 +1,209 @@
+#include "work/task_graph.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <utility>
+
+namespace goblin::labnode {
+
+void TaskGraph::add(TaskSpec spec, std::string_view cause, Reloaded reloaded) {
+    assert(!m_tasks.contains(spec.id) && "a task is added once");
+    Task task;
+    task.id = spec.id;
+    task.job = std::move(spec.job);
+    task.type = std::move(spec.type);
+    task.dependencies = std::move(spec.dependencies);
+    task.attempt = spec.attempt;
+    for (std::int64_t dependency : task.dependencies) {
+        auto found = m_tasks.find(dependency);
+        assert(found != m_tasks.end() && "dependencies are added before their dependents");
+        if (found == m_tasks.end())
+            continue;
+        found->second.dependents.push_back(task.id);
+        if (found->second.state != TaskState::Decided)
+            task.waitingOn.insert(dependency);
+    }
+    m_jobs[task.job].push_back(task.id);
+    Task& added = m_tasks.emplace(task.id, std::move(task)).first->second;
+    added.story.push_back(
+        {TaskState::Waiting, TaskState::Waiting, added.attempt, std::string(cause)});
+    if (reloaded == Reloaded::Decided) {
+        added.state = TaskState::Decided;
+        added.story.back().to = TaskState::Decided;
+        ++m_decided[added.job];
+        return;
+    }
+    if (added.waitingOn.empty())
+        enqueue(added, QueuePlace::Back, "its dependencies are decided");
+}
+
+void TaskGraph::removeJob(const std::string& job) {
+    auto found = m_jobs.find(job);
+    if (found == m_jobs.end())
+        return;
+    for (std::int64_t id : found->second)
+        m_tasks.erase(id);
+    std::erase_if(m_queue, [&](std::int64_t id) { return !m_tasks.contains(id); });
+    m_jobs.erase(found);
+    m_decided.erase(job);
+}
+
+const Task* TaskGraph::task(std::int64_t id) const {
+    auto found = m_tasks.find(id);
+    return found == m_tasks.end() ? nullptr : &found->second;
+}
+
+TaskState TaskGraph::state(std::int64_t id) const {
+    const Task* found = task(id);
+    return found ? found->state : TaskState::Cancelled;
+}
+
+std::vector<std::int64_t> TaskGraph::tasksOf(const std::string& job) const {
+    auto found = m_jobs.find(job);
+    return found == m_jobs.end() ? std::vector<std::int64_t>{} : found->second;
+}
+
+std::int64_t TaskGraph::taskCount(const std::string& job) const {
+    auto found = m_jobs.find(job);
+    return found == m_jobs.end() ? 0 : static_cast<std::int64_t>(found->second.size());
+}
+
+std::int64_t TaskGraph::decidedCount(const std::string& job) const {
+    auto found = m_decided.find(job);
+    return found == m_decided.end() ? 0 : found->second;
+}
+
+const std::vector<Transition>& TaskGraph::story(std::int64_t id) const {
+    static const std::vector<Transition> kNone;
+    const Task* found = task(id);
+    return found ? found->story : kNone;
+}
+
+std::optional<LeasedTask> TaskGraph::lease(const std::function<bool(const Task&)>& mayTake,
+                                           std::string_view cause) {
+    for (auto it = m_queue.begin(); it != m_queue.end(); ++it) {
+        Task& candidate = m_tasks.at(*it);
+        if (!mayTake(candidate))
+            continue;
+        m_queue.erase(it);
+        ++candidate.attempt;
+        move(candidate, TaskState::Leased, cause);
+        return LeasedTask{candidate.id, candidate.attempt};
+    }
+    return std::nullopt;
+}
+
+bool TaskGraph::startDeciding(std::int64_t id, std::string_view cause) {
+    auto found = m_tasks.find(id);
+    if (found == m_tasks.end() || found->second.state != TaskState::Leased)
+        return false;
+    move(found->second, TaskState::Deciding, cause);
+    return true;
+}
+
+bool TaskGraph::takeForNode(std::int64_t id, std::string_view cause) {
+    auto found = m_tasks.find(id);
+    if (found == m_tasks.end())
+        return false;
+    Task& taken = found->second;
+    if (taken.state != TaskState::Queued && taken.state != TaskState::Leased)
+        return false;
+    if (taken.state == TaskState::Queued)
+        unqueue(id);
+    move(taken, TaskState::Deciding, cause);
+    return true;
+}
+
+bool TaskGraph::requeue(std::int64_t id, QueuePlace place, std::string_view cause) {
+    auto found = m_tasks.find(id);
+    if (found == m_tasks.end())
+        return false;
+    Task& back = found->second;
+    if (back.state != TaskState::Leased && back.state != TaskState::Deciding)
+        return false;
+    enqueue(back, place, cause);
+    return true;
+}
+
+std::vector<std::int64_t> TaskGraph::decide(std::int64_t id, std::string_view cause) {
+    Task& decided = m_tasks.at(id);
+    assert(decided.state == TaskState::Deciding && "only a task being decided is decided");
+    move(decided, TaskState::Decided, cause);
+    std::vector<std::int64_t> ready;
+    for (std::int64_t dependentId : decided.dependents) {
+        auto found = m_tasks.find(dependentId);
+        if (found == m_tasks.end())
+            continue;
+        Task& dependent = found->second;
+        dependent.waitingOn.erase(id);
+        if (dependent.waitingOn.empty() && dependent.state == TaskState::Waiting) {
+            enqueue(dependent, QueuePlace::Back,
+                    "its last dependency, task " + std::to_string(id) + ", was decided");
+            ready.push_back(dependentId);
+        }
+    }
+    return ready;
+}
+
+std::vector<std::int64_t> TaskGraph::reopen(std::int64_t id, std::string_view cause) {
+    Task& reopened = m_tasks.at(id);
+    assert(reopened.state == TaskState::Decided && "only a decided task is reopened");
+    enqueue(reopened, QueuePlace::Front, cause);
+    std::vector<std::int64_t> affected;
+    std::vector<std::int64_t> frontier{id};
+    while (!frontier.empty()) {
+        const std::int64_t from = frontier.back();
+        frontier.pop_back();
+        for (std::int64_t dependentId : m_tasks.at(from).dependents) {
+            auto found = m_tasks.find(dependentId);
+            if (found == m_tasks.end() || found->second.state == TaskState::Cancelled)
+                continue;
+            Task& dependent = found->second;
+            dependent.waitingOn.insert(from);
+            if (dependent.state == TaskState::Waiting)
+                continue;
+            if (dependent.state == TaskState::Queued)
+                unqueue(dependentId);
+            move(dependent, TaskState::Waiting,
+                 "its dependency, task " + std::to_string(from) + ", was reopened");
+            affected.push_back(dependentId);
+            frontier.push_back(dependentId);
+        }
+    }
+    return affected;
+}
+
+void TaskGraph::cancelJob(const std::string& job, std::string_view cause) {
+    for (std::int64_t id : tasksOf(job)) {
+        Task& cancelled = m_tasks.at(id);
+        if (cancelled.state == TaskState::Cancelled)
+            continue;
+        if (cancelled.state == TaskState::Queued)
+            unqueue(id);
+        move(cancelled, TaskState::Cancelled, cause);
+    }
+}
+
+void TaskGraph::move(Task& task, TaskState to, std::string_view cause) {
+    assert(mayTransition(task.state, to) && "the transition table allows this move");
+    if (task.state == TaskState::Decided)
+        --m_decided[task.job];
+    if (to == TaskState::Decided)
+        ++m_decided[task.job];
+    task.story.push_back({task.state, to, task.attempt, std::string(cause)});
+    task.state = to;
+}
+
+void TaskGraph::enqueue(Task& task, QueuePlace place, std::string_view cause) {
+    move(task, TaskState::Queued, cause);
+    if (place == QueuePlace::Front)
+        m_queue.push_front(task.id);
+    else
+        m_queue.push_back(task.id);
+}
+
+void TaskGraph::unqueue(std::int64_t id) {
+    std::erase(m_queue, id);
+}
+
+} // namespace goblin::labnode

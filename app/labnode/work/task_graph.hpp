@@ -1,0 +1,113 @@
+// The task engine's state machine, independent of any job kind (Dask's SchedulerState is the
+// model): tasks with the tasks they wait on, one TaskState each, an attempt, a queue of ready
+// tasks, and every transition recorded with the stimulus that caused it (story()). Only queued
+// tasks are leased; a task becomes queued when its last dependency is decided; reopening a decided
+// task sends everything that depends on it back to waiting. Pure (no I/O, no clock): kinds mirror
+// what they must keep into the store. Core thread.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "work/task_state.hpp"
+
+namespace goblin::labnode {
+
+// A task as a kind plans it: its id, job, type (which decider judges it), dependencies (tasks
+// already in the graph) and, for a task reloaded after a restart, its last attempt.
+struct TaskSpec {
+    std::int64_t id = 0;
+    std::string job;
+    std::string type;
+    std::vector<std::int64_t> dependencies;
+    std::int64_t attempt = 0;
+};
+
+// One recorded transition: the story of a task is the list of them, oldest first.
+struct Transition {
+    TaskState from = TaskState::Waiting;
+    TaskState to = TaskState::Waiting;
+    std::int64_t attempt = 0;
+    std::string cause;
+};
+
+struct Task {
+    std::int64_t id = 0;
+    std::string job;
+    std::string type;
+    std::vector<std::int64_t> dependencies;
+    std::vector<std::int64_t> dependents;
+    std::set<std::int64_t> waitingOn; // dependencies not decided now
+    TaskState state = TaskState::Waiting;
+    std::int64_t attempt = 0; // of the current or last lease
+    std::vector<Transition> story;
+};
+
+// A task handed to a volunteer: the task and its new attempt number.
+struct LeasedTask {
+    std::int64_t task = 0;
+    std::int64_t attempt = 0;
+};
+
+// Where a task that goes back to the queue stands: first (it was taken already, so it goes before
+// tasks never tried) or last.
+enum class QueuePlace { Front, Back };
+
+// A task reloaded after a restart either still has to be computed or was decided before.
+enum class Reloaded { Undecided, Decided };
+
+class TaskGraph {
+public:
+    // Adds a task whose dependencies are in the graph already: queued at the back when they are
+    // all decided (or it has none), else waiting. `Reloaded::Decided` adds it decided.
+    void add(TaskSpec spec, std::string_view cause, Reloaded reloaded = Reloaded::Undecided);
+    // Forgets a job's tasks (its data is gone); dependents in other jobs keep waiting.
+    void removeJob(const std::string& job);
+
+    const Task* task(std::int64_t id) const;
+    TaskState state(std::int64_t id) const; // Cancelled for an unknown task
+    std::vector<std::int64_t> tasksOf(const std::string& job) const;
+    std::int64_t taskCount(const std::string& job) const;
+    std::int64_t decidedCount(const std::string& job) const;
+    const std::vector<Transition>& story(std::int64_t id) const;
+
+    bool hasQueued() const { return !m_queue.empty(); }
+    // Leases the first queued task `mayTake` accepts, with a fresh attempt (Queued → Leased).
+    std::optional<LeasedTask> lease(const std::function<bool(const Task&)>& mayTake,
+                                    std::string_view cause);
+    // A result arrived for a leased task (Leased → Deciding); false when it is not leased.
+    bool startDeciding(std::int64_t id, std::string_view cause);
+    // The node computes the task itself (Queued or Leased → Deciding); false otherwise.
+    bool takeForNode(std::int64_t id, std::string_view cause);
+    // Back to the queue (a lost lease, a rejected result, a failed commit): from Leased or
+    // Deciding; anything else is left alone and false returned.
+    bool requeue(std::int64_t id, QueuePlace place, std::string_view cause);
+    // The task's output is accepted (Deciding → Decided). Returns the dependents this made ready.
+    std::vector<std::int64_t> decide(std::int64_t id, std::string_view cause);
+    // A decided task must be computed again (its output is no longer trusted): it is queued
+    // again, and every task that depends on it, directly or not, waits again whatever its state
+    // (a decided one is computed again once the new output is decided). Returns those dependents.
+    std::vector<std::int64_t> reopen(std::int64_t id, std::string_view cause);
+    // Every task of the job ends (Cancelled), none is queued any more.
+    void cancelJob(const std::string& job, std::string_view cause);
+
+private:
+    void move(Task& task, TaskState to, std::string_view cause);
+    void enqueue(Task& task, QueuePlace place, std::string_view cause);
+    void unqueue(std::int64_t id);
+
+    std::unordered_map<std::int64_t, Task> m_tasks;
+    std::map<std::string, std::vector<std::int64_t>> m_jobs; // in the order they were added
+    std::map<std::string, std::int64_t> m_decided;
+    std::deque<std::int64_t> m_queue;
+};
+
+} // namespace goblin::labnode

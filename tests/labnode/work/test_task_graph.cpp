@@ -1,0 +1,281 @@
+// Tests of TaskGraph, the kind-independent task engine: readiness by dependencies, leases and
+// attempts, deciding, reopening (a rejected dependency is recomputed before its dependents run
+// again), cancelling, and the story of every transition.
+#include <QtTest/QtTest>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "work/task_graph.hpp"
+
+using goblin::labnode::LeasedTask;
+using goblin::labnode::QueuePlace;
+using goblin::labnode::Reloaded;
+using goblin::labnode::Task;
+using goblin::labnode::TaskGraph;
+using goblin::labnode::TaskSpec;
+using goblin::labnode::TaskState;
+
+namespace {
+
+using Ids = std::vector<std::int64_t>;
+
+void add(TaskGraph& graph, std::int64_t id, Ids dependencies = {}, const std::string& job = "j-1") {
+    graph.add(TaskSpec{id, job, "tile", std::move(dependencies)}, "planned");
+}
+
+std::optional<LeasedTask> leaseAny(TaskGraph& graph) {
+    return graph.lease([](const Task&) { return true; }, "a volunteer asked");
+}
+
+// Leases everything queued now, in order.
+Ids drain(TaskGraph& graph) {
+    Ids ids;
+    while (auto leased = leaseAny(graph))
+        ids.push_back(leased->task);
+    return ids;
+}
+
+// Leases `id` (which must be first in the queue) and accepts its result.
+void computeAndAccept(TaskGraph& graph, std::int64_t id) {
+    auto leased = leaseAny(graph);
+    QVERIFY(leased.has_value());
+    QCOMPARE(leased->task, id);
+    QVERIFY(graph.startDeciding(id, "result"));
+    graph.decide(id, "accepted");
+}
+
+} // namespace
+
+class TestTaskGraph : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void tasksWithoutDependenciesQueueInOrder();
+    void aTaskIsQueuedOnlyWhenEveryDependencyIsDecided();
+    void leasesCountAttemptsAndRequeueChoosesItsPlace();
+    void leaseSkipsTasksTheFilterRefuses();
+    void onlyALeasedTaskStartsDeciding();
+    void theNodeTakesQueuedOrLeasedTasksOnly();
+    void aRejectedDependencyIsLeasedAgainBeforeItsDependent();
+    void reopeningSendsEveryDependentBackToWaiting();
+    void reloadedDecidedTasksReleaseTheirDependents();
+    void cancellingAJobEndsEveryTaskAndEmptiesTheQueue();
+    void removingAJobForgetsItsTasks();
+    void theStoryRecordsEveryTransitionWithItsCause();
+    void theTransitionTableRefusesWhatNoStimulusCauses();
+};
+
+void TestTaskGraph::tasksWithoutDependenciesQueueInOrder() {
+    TaskGraph graph;
+    QVERIFY(!graph.hasQueued());
+    for (std::int64_t id : {4, 2, 7})
+        add(graph, id);
+    QVERIFY(graph.hasQueued());
+    QCOMPARE(graph.taskCount("j-1"), std::int64_t{3});
+    QCOMPARE(drain(graph), (Ids{4, 2, 7}));
+    QVERIFY(!graph.hasQueued());
+    QCOMPARE(graph.state(2), TaskState::Leased);
+}
+
+void TestTaskGraph::aTaskIsQueuedOnlyWhenEveryDependencyIsDecided() {
+    TaskGraph graph;
+    add(graph, 1);
+    add(graph, 2);
+    add(graph, 3, {1, 2});
+    QCOMPARE(graph.state(3), TaskState::Waiting);
+    QCOMPARE(drain(graph), (Ids{1, 2}));
+    QVERIFY(graph.startDeciding(1, "result"));
+    QCOMPARE(graph.decide(1, "accepted"), Ids{});
+    QCOMPARE(graph.state(3), TaskState::Waiting);
+    QVERIFY(!graph.hasQueued());
+    QVERIFY(graph.startDeciding(2, "result"));
+    QCOMPARE(graph.decide(2, "accepted"), Ids{3});
+    QCOMPARE(graph.state(3), TaskState::Queued);
+    QCOMPARE(drain(graph), Ids{3});
+    QCOMPARE(graph.decidedCount("j-1"), std::int64_t{2});
+}
+
+void TestTaskGraph::leasesCountAttemptsAndRequeueChoosesItsPlace() {
+    TaskGraph graph;
+    add(graph, 1);
+    add(graph, 2);
+    add(graph, 3);
+    auto first = leaseAny(graph);
+    QCOMPARE(first->task, std::int64_t{1});
+    QCOMPARE(first->attempt, std::int64_t{1});
+    QVERIFY(graph.requeue(1, QueuePlace::Front, "lease expired"));
+    QVERIFY(!graph.requeue(1, QueuePlace::Front, "again")); // queued already: left alone
+    auto again = leaseAny(graph);
+    QCOMPARE(again->task, std::int64_t{1});
+    QCOMPARE(again->attempt, std::int64_t{2});
+    QVERIFY(graph.requeue(1, QueuePlace::Back, "rejected"));
+    QCOMPARE(drain(graph), (Ids{2, 3, 1}));
+    QCOMPARE(graph.task(1)->attempt, std::int64_t{3});
+}
+
+void TestTaskGraph::leaseSkipsTasksTheFilterRefuses() {
+    TaskGraph graph;
+    add(graph, 1);
+    add(graph, 2);
+    auto leased = graph.lease([](const Task& task) { return task.id != 1; }, "asked");
+    QCOMPARE(leased->task, std::int64_t{2});
+    QCOMPARE(graph.state(1), TaskState::Queued);
+    QVERIFY(!graph.lease([](const Task&) { return false; }, "asked"));
+    QVERIFY(graph.hasQueued());
+}
+
+void TestTaskGraph::onlyALeasedTaskStartsDeciding() {
+    TaskGraph graph;
+    add(graph, 1);
+    add(graph, 2, {1});
+    QVERIFY(!graph.startDeciding(1, "a result nobody leased")); // queued
+    QVERIFY(!graph.startDeciding(2, "a result for a waiting task"));
+    QVERIFY(!graph.startDeciding(99, "unknown"));
+    computeAndAccept(graph, 1);
+    QVERIFY(!graph.startDeciding(1, "a second result")); // decided
+    QCOMPARE(graph.state(1), TaskState::Decided);
+}
+
+void TestTaskGraph::theNodeTakesQueuedOrLeasedTasksOnly() {
+    TaskGraph graph;
+    add(graph, 1);
+    add(graph, 2);
+    add(graph, 3, {1});
+    QVERIFY(graph.takeForNode(1, "volunteers gave up"));
+    QCOMPARE(graph.state(1), TaskState::Deciding);
+    QCOMPARE(drain(graph), Ids{2}); // 1 left the queue
+    QVERIFY(graph.takeForNode(2, "volunteers gave up"));
+    QVERIFY(!graph.takeForNode(3, "waiting"));
+    QVERIFY(!graph.takeForNode(1, "deciding already"));
+}
+
+void TestTaskGraph::aRejectedDependencyIsLeasedAgainBeforeItsDependent() {
+    TaskGraph graph;
+    add(graph, 1);
+    add(graph, 2, {1});
+    computeAndAccept(graph, 1);
+    QCOMPARE(graph.state(2), TaskState::Queued);
+    // Task 1's volunteer is caught: its output is no longer trusted.
+    QCOMPARE(graph.reopen(1, "its volunteer was quarantined"), Ids{2});
+    QCOMPARE(graph.state(2), TaskState::Waiting);
+    // Only the dependency can be leased; its recomputation is rejected once.
+    auto retry = leaseAny(graph);
+    QCOMPARE(retry->task, std::int64_t{1});
+    QVERIFY(!leaseAny(graph));
+    QVERIFY(graph.startDeciding(1, "result"));
+    QVERIFY(graph.requeue(1, QueuePlace::Front, "rejected"));
+    QCOMPARE(graph.state(2), TaskState::Waiting);
+    auto second = leaseAny(graph);
+    QCOMPARE(second->task, std::int64_t{1});
+    QVERIFY(!leaseAny(graph));
+    QVERIFY(graph.startDeciding(1, "result"));
+    QCOMPARE(graph.decide(1, "accepted"), Ids{2});
+    // Only now the dependent runs.
+    auto dependent = leaseAny(graph);
+    QCOMPARE(dependent->task, std::int64_t{2});
+}
+
+void TestTaskGraph::reopeningSendsEveryDependentBackToWaiting() {
+    TaskGraph graph;
+    add(graph, 1);
+    add(graph, 2, {1});
+    add(graph, 3, {2});
+    add(graph, 4, {1}, "j-2");
+    computeAndAccept(graph, 1);
+    computeAndAccept(graph, 2);
+    auto leased4 = leaseAny(graph); // 4 then 3 are queued: 4 first
+    QCOMPARE(leased4->task, std::int64_t{4});
+    computeAndAccept(graph, 3);
+    QCOMPARE(graph.decidedCount("j-1"), std::int64_t{3});
+    const Ids affected = graph.reopen(1, "late catch");
+    QCOMPARE(affected.size(), std::size_t{3});
+    for (std::int64_t id : {2, 3, 4})
+        QCOMPARE(graph.state(id), TaskState::Waiting);
+    QCOMPARE(graph.decidedCount("j-1"), std::int64_t{0});
+    QCOMPARE(drain(graph), Ids{1});
+    QVERIFY(graph.startDeciding(1, "result"));
+    QCOMPARE(graph.decide(1, "accepted"), (Ids{2, 4}));
+    QCOMPARE(graph.state(3), TaskState::Waiting); // 2 must be decided again first
+}
+
+void TestTaskGraph::reloadedDecidedTasksReleaseTheirDependents() {
+    TaskGraph graph;
+    graph.add(TaskSpec{1, "j-1", "tile", {}}, "reloaded", Reloaded::Decided);
+    graph.add(TaskSpec{2, "j-1", "tile", {1}}, "reloaded");
+    QCOMPARE(graph.state(1), TaskState::Decided);
+    QCOMPARE(graph.decidedCount("j-1"), std::int64_t{1});
+    QCOMPARE(drain(graph), Ids{2});
+}
+
+void TestTaskGraph::cancellingAJobEndsEveryTaskAndEmptiesTheQueue() {
+    TaskGraph graph;
+    add(graph, 1);
+    add(graph, 2);
+    add(graph, 3, {1});
+    add(graph, 4, {}, "j-2");
+    QVERIFY(leaseAny(graph).has_value());
+    graph.cancelJob("j-1", "the researcher cancelled");
+    for (std::int64_t id : {1, 2, 3})
+        QCOMPARE(graph.state(id), TaskState::Cancelled);
+    QCOMPARE(drain(graph), Ids{4});
+    QVERIFY(!graph.requeue(1, QueuePlace::Front, "a late lease loss"));
+    QVERIFY(!graph.startDeciding(1, "a late result"));
+}
+
+void TestTaskGraph::removingAJobForgetsItsTasks() {
+    TaskGraph graph;
+    add(graph, 1);
+    add(graph, 2, {}, "j-2");
+    graph.removeJob("j-1");
+    QVERIFY(graph.task(1) == nullptr);
+    QCOMPARE(graph.state(1), TaskState::Cancelled);
+    QCOMPARE(graph.taskCount("j-1"), std::int64_t{0});
+    QCOMPARE(drain(graph), Ids{2});
+}
+
+void TestTaskGraph::theStoryRecordsEveryTransitionWithItsCause() {
+    TaskGraph graph;
+    add(graph, 1);
+    auto leased = leaseAny(graph);
+    QVERIFY(graph.requeue(1, QueuePlace::Front, "lease expired"));
+    leased = leaseAny(graph);
+    QVERIFY(graph.startDeciding(1, "result"));
+    graph.decide(1, "freivalds accepted");
+    const auto& story = graph.story(1);
+    const std::vector<std::pair<TaskState, TaskState>> moves{
+        {TaskState::Waiting, TaskState::Waiting},  {TaskState::Waiting, TaskState::Queued},
+        {TaskState::Queued, TaskState::Leased},    {TaskState::Leased, TaskState::Queued},
+        {TaskState::Queued, TaskState::Leased},    {TaskState::Leased, TaskState::Deciding},
+        {TaskState::Deciding, TaskState::Decided},
+    };
+    QCOMPARE(story.size(), moves.size());
+    for (std::size_t i = 0; i < moves.size(); ++i) {
+        QCOMPARE(story[i].from, moves[i].first);
+        QCOMPARE(story[i].to, moves[i].second);
+    }
+    QCOMPARE(story.front().cause, std::string("planned"));
+    QCOMPARE(story[3].cause, std::string("lease expired"));
+    QCOMPARE(story[3].attempt, std::int64_t{1});
+    QCOMPARE(story.back().cause, std::string("freivalds accepted"));
+    QCOMPARE(story.back().attempt, std::int64_t{2});
+    QVERIFY(graph.story(42).empty());
+}
+
+void TestTaskGraph::theTransitionTableRefusesWhatNoStimulusCauses() {
+    using goblin::labnode::mayTransition;
+    QVERIFY(mayTransition(TaskState::Queued, TaskState::Leased));
+    QVERIFY(mayTransition(TaskState::Decided, TaskState::Queued));
+    QVERIFY(!mayTransition(TaskState::Waiting, TaskState::Leased));
+    QVERIFY(!mayTransition(TaskState::Queued, TaskState::Decided));
+    QVERIFY(!mayTransition(TaskState::Leased, TaskState::Decided));
+    for (TaskState to : {TaskState::Waiting, TaskState::Queued, TaskState::Leased,
+                         TaskState::Deciding, TaskState::Decided})
+        QVERIFY(!mayTransition(TaskState::Cancelled, to));
+    QCOMPARE(goblin::labnode::taskStateName(TaskState::Deciding), std::string_view("deciding"));
+}
+
+QTEST_APPLESS_MAIN(TestTaskGraph)
+#include "test_task_graph.moc"
