@@ -8,6 +8,7 @@ protocol layer below one thin transport).
 """
 
 import ast
+import subprocess
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
@@ -178,6 +179,20 @@ def test_only_the_transport_imports_websockets():
                     node.module == "websockets" or node.module.startswith("websockets.")):
                 importers.add(name)
     assert importers == {TRANSPORT}
+
+
+def test_tests_touch_no_private_attribute():
+    """Tests use the public API or the protocol layer, never a client's (or module's) privates."""
+    tests = Path(__file__).resolve().parent
+    bad = ["%s:%d %s" % (path.name, line, text) for path in sorted(tests.rglob("*.py"))
+           for line, text in private_attributes(ast.parse(path.read_text(encoding="utf-8")))]
+    assert bad == []
+
+
+def test_an_unmarked_test_cannot_start_a_process():
+    """conftest.py keeps the split true: without pytest.mark.integration, no process starts."""
+    with pytest.raises(AssertionError, match="has no pytest.mark.integration"):
+        subprocess.run(["true"], check=False)
 
 
 # The checks themselves, on small made-up packages: each one can fail.
