@@ -264,8 +264,8 @@ class Client:
         id) once it is durable at the node; follow it with job.result() or fetch_train(), on
         this connection or a later one."""
         from .training import submit_train
-        job = submit_train(self.connection, model, loss_fn, data, optimizer=optimizer, rounds=rounds,
-                           batch_size=batch_size, micro_batch=micro_batch,
+        job = submit_train(self.connection, model, loss_fn, data, optimizer=optimizer,
+                           rounds=rounds, batch_size=batch_size, micro_batch=micro_batch,
                            clip_grad_norm=clip_grad_norm, resume=resume,
                            dropout_seed=dropout_seed, verification=verification)
         return Job(job, self, "train")
