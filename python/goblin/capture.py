@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 DEFAULT_RTOL = {"f32": 1e-4, "f64": 1e-9}
 
 
-def _torch() -> Any:
+def require_torch() -> Any:
     try:
         import torch
     except ImportError as missing:
@@ -79,7 +79,7 @@ class CapturedGraph:
 
     def run_torch(self, *inputs: InputLike) -> List[NDArray[Any]]:
         """The original program's outputs on the same inputs, flattened to numpy arrays."""
-        torch = _torch()
+        torch = require_torch()
         tensors = [torch.from_numpy(np.array(_as_numpy(x))) for x in inputs]
         with _opaque_ops(torch):  # dropout draws the masks the graph draws
             result = self._program(*tensors)
@@ -110,7 +110,7 @@ class CapturedGraph:
                            dtypes: Sequence[np.dtype[Any]]) -> Optional[List[NDArray[Any]]]:
         """The program's outputs computed in float64 and rounded to the graph's dtypes, or None
         when the program does not run in float64."""
-        torch = _torch()
+        torch = require_torch()
         program = self._program
         if isinstance(program, torch.nn.Module):
             program = copy.deepcopy(program).double()
@@ -139,7 +139,7 @@ def capture(fn_or_module: Union[torch.nn.Module, Callable[..., Any]], *example_i
     with PyTorch on the example inputs (skipped with check=False), TorchRequiredError when torch
     is missing.
     """
-    torch = _torch()
+    torch = require_torch()
     from . import capture_ops, capture_ops_grad, capture_ops_nn, capture_ops_shape
     del capture_ops_grad, capture_ops_nn, capture_ops_shape  # imported for their @aten handlers
     from .capture_lowering import Lowering, Unmappable

@@ -21,7 +21,7 @@ def aten(*names):
     return register
 
 
-def _dim(dim, ndim):
+def dim_index(dim, ndim):
     return dim % ndim if ndim else 0
 
 
@@ -230,7 +230,7 @@ aten("min.default")(_reduction("amin"))
 def _extreme_with_index(value_op, index_op):
     def handler(L, real, x, dim, keepdim=False):
         x = L.sym(x)
-        d = _dim(dim, x.ndim)
+        d = dim_index(dim, x.ndim)
         return Multi([
             lambda: L.emit(value_op, [x], real[0].dtype, real[0].shape, dims=[d] if x.ndim else [],
                            keepdim=bool(keepdim)),
@@ -283,7 +283,7 @@ def _arg_extreme(op):
         x = L.sym(x)
         attrs = {"keepdim": bool(keepdim)}
         if dim is not None:
-            attrs["dim"] = _dim(dim, x.ndim)
+            attrs["dim"] = dim_index(dim, x.ndim)
         return L.emit(op, [x], torch.int64, real.shape, **attrs)
     return handler
 
@@ -297,13 +297,13 @@ def _cumsum(L, real, x, dim, dtype=None):
     x = L.sym(x)
     if dtype is not None or x.dtype == torch.bool:
         x = L.cast(x, dtype if dtype is not None else real.dtype)
-    return L.emit("cumsum", [x], real.dtype, real.shape, dim=_dim(dim, x.ndim))
+    return L.emit("cumsum", [x], real.dtype, real.shape, dim=dim_index(dim, x.ndim))
 
 
 def _softmax_like(op):
     def handler(L, real, x, dim, half_to_float=False):
         x = L.sym(x, real.dtype)
-        return L.emit(op, [x], real.dtype, real.shape, dim=_dim(dim, x.ndim))
+        return L.emit(op, [x], real.dtype, real.shape, dim=dim_index(dim, x.ndim))
     return handler
 
 

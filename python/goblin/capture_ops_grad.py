@@ -6,9 +6,9 @@ goblin.capture, registered into capture_ops.HANDLERS; each is written with catal
 import torch
 
 from .capture_lowering import Unmappable
-from .capture_ops import _dim, aten
-from .capture_ops_nn import _pair
-from .capture_ops_shape import _slice
+from .capture_ops import dim_index, aten
+from .capture_ops_nn import pair
+from .capture_ops_shape import slice_of
 
 
 def _moved_last_to(L, x, d):
@@ -26,7 +26,7 @@ def _scatter_value(L, real, x, dim, index, value):
     """out = x, then out[..., index[..., j, ...], ...] = value along dim: a position is set when any
     index of its line names it (one_hot summed over the index's dim)."""
     x, index = L.sym(x), L.sym(index)
-    d = _dim(dim, x.ndim)
+    d = dim_index(dim, x.ndim)
     if index.ndim != x.ndim or any(index.shape[i] != x.shape[i] for i in range(x.ndim) if i != d):
         raise Unmappable("scatter whose index differs from its input outside the scattered dim")
     classes = x.shape[d]
@@ -66,7 +66,7 @@ def _index_put(L, real, x, indices, values, accumulate=False, unsafe=False):
 def _slice_scatter(L, real, x, src, dim=0, start=None, end=None, step=1):
     """x with x[start:end] along dim replaced by src: the kept parts of x and src, concatenated."""
     x, src = L.sym(x), L.sym(src, real.dtype)
-    d = _dim(dim, x.ndim)
+    d = dim_index(dim, x.ndim)
     size = x.shape[d]
     first, stop, step = slice(start, end, step).indices(size)
     if step != 1:
@@ -74,10 +74,10 @@ def _slice_scatter(L, real, x, src, dim=0, start=None, end=None, step=1):
     stop = max(stop, first)
     parts = []
     if first > 0:
-        parts.append(_slice(L, x, d, 0, first, 1, x.shape[:d] + (first,) + x.shape[d + 1:]))
+        parts.append(slice_of(L, x, d, 0, first, 1, x.shape[:d] + (first,) + x.shape[d + 1:]))
     parts.append(src)
     if stop < size:
-        parts.append(_slice(L, x, d, stop, size, 1,
+        parts.append(slice_of(L, x, d, stop, size, 1,
                             x.shape[:d] + (size - stop,) + x.shape[d + 1:]))
     if len(parts) == 1:
         return src
@@ -87,7 +87,7 @@ def _slice_scatter(L, real, x, src, dim=0, start=None, end=None, step=1):
 @aten("select_scatter")
 def _select_scatter(L, real, x, src, dim, index):
     x = L.sym(x)
-    d = _dim(dim, x.ndim)
+    d = dim_index(dim, x.ndim)
     index = index % x.shape[d]
     src = L.reshape(L.sym(src, real.dtype), x.shape[:d] + (1,) + x.shape[d + 1:])
     return _slice_scatter(L, real, x, src, d, index, index + 1, 1)
@@ -95,9 +95,9 @@ def _select_scatter(L, real, x, src, dim, index):
 
 def _avg_pool_attrs(x, kernel_size, stride, padding, ceil_mode, count_include_pad,
                     divisor_override, pooled_shape):
-    kernel = _pair(kernel_size, 1)
-    stride = _pair(stride, 0) if stride else kernel
-    padding = _pair(padding, 0)
+    kernel = pair(kernel_size, 1)
+    stride = pair(stride, 0) if stride else kernel
+    padding = pair(padding, 0)
     if not count_include_pad and any(padding):
         raise Unmappable("avg_pool2d with count_include_pad=False and padding")
     if ceil_mode and any(
@@ -147,7 +147,7 @@ def _logsumexp(L, real, x, dim, keepdim=False):
     """log Σ exp(x − m) + m with m the row max, and m = 0 where it is ±inf: a row holding +inf
     gives +inf and a row of −inf gives −inf, as PyTorch's kernel (the decomposition gives NaN)."""
     x = L.sym(x, real.dtype)
-    dims = [_dim(d, x.ndim) for d in (dim if isinstance(dim, (list, tuple)) else [dim])]
+    dims = [dim_index(d, x.ndim) for d in (dim if isinstance(dim, (list, tuple)) else [dim])]
     kept = tuple(1 if i in dims else size for i, size in enumerate(x.shape))
     top = L.emit("amax", [x], x.dtype, kept, dims=dims, keepdim=True)
     infinite = L.emit("eq", [L.emit("abs", [top], x.dtype, kept), L.scalar(float("inf"), x.dtype)],

@@ -88,7 +88,7 @@ def _batch_norm(L, real, x, weight, bias, running_mean, running_var, training, m
 
 
 # ---- convolution ------------------------------------------------------------------------------
-def _pair(values, fill):
+def pair(values, fill):
     values = list(values) if isinstance(values, (list, tuple)) else [values]
     if not values:
         return [fill, fill]
@@ -110,8 +110,8 @@ def _convolution(L, real, x, weight, bias, stride, padding, dilation, transposed
         shape = tuple(real.shape)
     else:
         raise Unmappable("convolution of rank %d (only conv1d and conv2d)" % x.ndim)
-    out = L.emit("conv2d", [x, weight], real.dtype, shape, stride=_pair(stride, 1),
-                 padding=_pair(padding, 0), dilation=_pair(dilation, 1), groups=int(groups))
+    out = L.emit("conv2d", [x, weight], real.dtype, shape, stride=pair(stride, 1),
+                 padding=pair(padding, 0), dilation=pair(dilation, 1), groups=int(groups))
     out = L.reshape(out, real.shape)
     if bias is None:
         return out
@@ -125,8 +125,8 @@ def _convolution_backward(L, real, grad_out, x, weight, bias_sizes, stride, padd
     grad_out, x, weight = L.sym(grad_out), L.sym(x), L.sym(weight)
     if transposed or x.ndim != 4:
         raise Unmappable("convolution backward other than conv2d")
-    attrs = {"stride": _pair(stride, 1), "padding": _pair(padding, 0),
-             "dilation": _pair(dilation, 1), "groups": int(groups)}
+    attrs = {"stride": pair(stride, 1), "padding": pair(padding, 0),
+             "dilation": pair(dilation, 1), "groups": int(groups)}
 
     def input_grad():
         return L.emit("conv2d_input_grad", [grad_out, weight], x.dtype, x.shape,
@@ -144,9 +144,9 @@ def _convolution_backward(L, real, grad_out, x, weight, bias_sizes, stride, padd
 
 # ---- max pooling ------------------------------------------------------------------------------
 def _pool_attrs(kernel_size, stride, padding, dilation, ceil_mode):
-    kernel = _pair(kernel_size, 1)
-    return {"kernel": kernel, "stride": _pair(stride, 0) if stride else kernel,
-            "padding": _pair(padding, 0), "dilation": _pair(dilation, 1),
+    kernel = pair(kernel_size, 1)
+    return {"kernel": kernel, "stride": pair(stride, 0) if stride else kernel,
+            "padding": pair(padding, 0), "dilation": pair(dilation, 1),
             "ceil_mode": bool(ceil_mode)}
 
 

@@ -4,7 +4,7 @@ registered into capture_ops.HANDLERS)."""
 import torch
 
 from .capture_lowering import FOLD_LIMIT, Multi, Unmappable
-from .capture_ops import HANDLERS, _dim, aten
+from .capture_ops import HANDLERS, dim_index, aten
 
 
 # ---- no-ops and reshapes ----------------------------------------------------------------------
@@ -28,7 +28,7 @@ def _to_dtype(L, real, x, *args, **kwargs):
 @aten("permute", "permute_copy")
 def _permute(L, real, x, dims):
     x = L.sym(x)
-    dims = [_dim(d, x.ndim) for d in dims]
+    dims = [dim_index(d, x.ndim) for d in dims]
     if dims == list(range(x.ndim)):
         return x
     return L.emit("permute", [x], x.dtype, real.shape, dims=dims)
@@ -44,7 +44,7 @@ def _t(L, real, x):
 def _transpose(L, real, x, dim0, dim1):
     x = L.sym(x)
     dims = list(range(x.ndim))
-    a, b = _dim(dim0, x.ndim), _dim(dim1, x.ndim)
+    a, b = dim_index(dim0, x.ndim), dim_index(dim1, x.ndim)
     dims[a], dims[b] = dims[b], dims[a]
     return _permute(L, real, x, dims)
 
@@ -63,8 +63,8 @@ def _copy(L, real, destination, source, non_blocking=False):
 
 
 # ---- slicing and joining ----------------------------------------------------------------------
-def _slice(L, x, dim, start, end, step, shape):
-    d = _dim(dim, x.ndim)
+def slice_of(L, x, dim, start, end, step, shape):
+    d = dim_index(dim, x.ndim)
     first, stop, step = slice(start, end, step).indices(x.shape[d])
     if (first, step) == (0, 1) and stop >= x.shape[d]:
         return x
@@ -74,28 +74,28 @@ def _slice(L, x, dim, start, end, step, shape):
 
 @aten("slice.Tensor", "slice_copy.Tensor")
 def _slice_tensor(L, real, x, dim=0, start=None, end=None, step=1):
-    return _slice(L, L.sym(x), dim, start, end, step, real.shape)
+    return slice_of(L, L.sym(x), dim, start, end, step, real.shape)
 
 
 @aten("select.int", "select_copy.int")
 def _select(L, real, x, dim, index):
     x = L.sym(x)
-    d = _dim(dim, x.ndim)
+    d = dim_index(dim, x.ndim)
     index = index % x.shape[d]
     shape = x.shape[:d] + (1,) + x.shape[d + 1:]
-    return L.reshape(_slice(L, x, d, index, index + 1, 1, shape), real.shape)
+    return L.reshape(slice_of(L, x, d, index, index + 1, 1, shape), real.shape)
 
 
 def _pieces(L, real, x, dim, squeeze=False):
     x = L.sym(x)
-    d = _dim(dim, x.ndim)
+    d = dim_index(dim, x.ndim)
     makers, offset = [], 0
     for piece in real:
         length = 1 if squeeze else piece.shape[d]
         shape = x.shape[:d] + (length,) + x.shape[d + 1:]
 
         def make(start=offset, length=length, shape=shape, final=tuple(piece.shape)):
-            return L.reshape(_slice(L, x, d, start, start + length, 1, shape), final)
+            return L.reshape(slice_of(L, x, d, start, start + length, 1, shape), final)
         makers.append(make)
         offset += length
     return Multi(makers)
@@ -116,7 +116,7 @@ def _cat(L, real, tensors, dim=0):
     parts = [L.sym(t, real.dtype) for t in tensors]
     if real.ndim > 1:
         parts = [p for p in parts if p.shape != (0,)]  # torch's legacy empty 1-D operands
-    d = _dim(dim, real.ndim)
+    d = dim_index(dim, real.ndim)
     while len(parts) > 8:
         head = parts[:8]
         length = sum(p.shape[d] for p in head)
@@ -140,13 +140,13 @@ def _pad(L, real, x, pad, value=0):
 @aten("index_select")
 def _index_select(L, real, x, dim, index):
     x = L.sym(x)
-    return L.emit("index_select", [x, L.sym(index)], x.dtype, real.shape, dim=_dim(dim, x.ndim))
+    return L.emit("index_select", [x, L.sym(index)], x.dtype, real.shape, dim=dim_index(dim, x.ndim))
 
 
 @aten("gather")
 def _gather(L, real, x, dim, index, sparse_grad=False):
     x = L.sym(x)
-    return L.emit("gather", [x, L.sym(index)], x.dtype, real.shape, dim=_dim(dim, x.ndim))
+    return L.emit("gather", [x, L.sym(index)], x.dtype, real.shape, dim=dim_index(dim, x.ndim))
 
 
 @aten("embedding")
@@ -164,7 +164,7 @@ def _one_hot(L, real, x, num_classes=-1):
 @aten("index_add")
 def _index_add(L, real, x, dim, index, source, alpha=1):
     x = L.sym(x)
-    attrs = {"dim": _dim(dim, x.ndim)}
+    attrs = {"dim": dim_index(dim, x.ndim)}
     if alpha != 1:
         attrs["alpha"] = alpha
     return L.emit("index_add", [x, L.sym(index), L.sym(source, x.dtype)], x.dtype, real.shape,

@@ -8,17 +8,20 @@ normalised to one entry per input and output.
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .errors import DTypeError, InputError, ShapeError
+from .errors import DTypeError, InputError, LimitExceededError, ShapeError
 from .graph import DTYPES, tensor_from_json
+from .wire import tensor_frame_parts
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from .capture import CapturedGraph
+    from .connection import Connection
     from .graph import Graph
 
     #: What Client.run and submit_graph take as a graph.
@@ -205,3 +208,36 @@ def graph_request(graph: GraphLike, inputs: Sequence[NDArray[Any]],
     elif chunks is not None:
         raise InputError("chunks needs a batch split")
     return request, arrays
+
+
+def submit_graph(connection: Connection, graph: GraphLike, inputs: Sequence[NDArray[Any]],
+                 batch: Optional[BatchSpec] = None, chunks: Optional[int] = None,
+                 micro_batch: Optional[int] = None, verification: str = "replicas") -> str:
+    """Submits a graph job (see Client.run) within the node's limits; returns its id."""
+    limits = connection.limits
+    request, arrays = graph_request(graph, inputs, batch, chunks,
+                                    max_tensors=limits["max_tensors_per_message"],
+                                    max_tensor_bytes=limits["max_tensor_bytes"],
+                                    micro_batch=micro_batch, verification=verification)
+    for index, array in enumerate(arrays):
+        if array.nbytes > limits["max_tensor_bytes"]:
+            raise LimitExceededError("input %d takes %d bytes, over the node's tensor limit of "
+                                     "%d" % (index, array.nbytes, limits["max_tensor_bytes"]))
+    if len(arrays) > limits["max_tensors_per_message"]:
+        raise LimitExceededError("the graph has %d inputs (large constants count as inputs), "
+                                 "over the node's limit of %d"
+                                 % (len(arrays), limits["max_tensors_per_message"]))
+    size = len(json.dumps(request, separators=(",", ":")))
+    if size > limits["max_authenticated_control_bytes"]:
+        raise LimitExceededError("the graph's JSON takes %d bytes, over the node's limit of %d"
+                                 % (size, limits["max_authenticated_control_bytes"]))
+    reply = connection.submit_request(request, [tensor_frame_parts(a) for a in arrays])
+    job = reply.get("job")
+    if reply.get("type") != "job_accepted" or not isinstance(job, str):
+        raise connection.violation("submit_graph was answered with %s"
+                                   % json.dumps(reply)[:200])
+    connection.last_job = job
+    state = connection.session.job(job)
+    if isinstance(reply.get("tasks"), int) and state.progress is None:
+        state.progress = (0, reply["tasks"])
+    return job

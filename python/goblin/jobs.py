@@ -9,14 +9,33 @@ A handle belongs to the client that made it and is used from that client's threa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Protocol, Tuple
 
 from .errors import GoblinError, JobCancelledError
 
 if TYPE_CHECKING:
-    from .client import Client
+    from .connection import Connection
 
-_PENDING = object()
+PENDING = object()  # a handle's outcome before result() returned
+
+
+class JobOwner(Protocol):
+    """What a handle needs of the client that made it (goblin.Client is one)."""
+
+    connection: Connection
+
+    @property
+    def last_summary(self) -> Optional[Dict[str, Any]]: ...
+
+    def fetch(self, job_id: str, progress: bool = False,
+              timeout: Optional[float] = None, out: Any = None) -> Any: ...
+
+    def fetch_outputs(self, job_id: str, progress: bool = False,
+                      timeout: Optional[float] = None) -> Any: ...
+
+    def fetch_train(self, job_id: str, *, timeout: Optional[float] = None) -> Any: ...
+
+    def cancel(self, job_id: str, timeout: Optional[float] = None) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -39,20 +58,20 @@ class Job(str):
     object. A job that failed raises the node's error (JobCancelledError once cancelled).
     """
 
-    _client: Client
+    _client: JobOwner
     _kind: str
     _outcome: Any
     _error: Optional[BaseException]
     _summary: Optional[Dict[str, Any]]
 
-    def __new__(cls, job_id: str, client: Client, kind: str) -> Job:
-        handle = super().__new__(cls, job_id)
-        handle._client = client
-        handle._kind = kind
-        handle._outcome = _PENDING
-        handle._error = None
-        handle._summary = None
-        return handle
+    def __new__(cls, job_id: str, client: JobOwner, kind: str) -> Job:
+        self = super().__new__(cls, job_id)
+        self._client = client
+        self._kind = kind
+        self._outcome = PENDING
+        self._error = None
+        self._summary = None
+        return self
 
     @property
     def id(self) -> str:
@@ -66,13 +85,13 @@ class Job(str):
     def progress(self) -> Tuple[int, int]:
         """(done, total) as the node last reported it: tasks (graph), tiles (matmul) or rounds
         (training). Read after done() or a wait; it does not ask the node."""
-        return self._client._progress.get(self.id, (0, 0))
+        return self._client.connection.session.job(self.id).progress or (0, 0)
 
     @property
     def waiting(self) -> Optional[str]:
         """Why nothing computes the job now, as the node last said ("no volunteer is connected
         to compute it", …); None while it computes. Read after done() or a wait."""
-        return self._client._waiting.get(self.id)
+        return self._client.connection.session.job(self.id).waiting
 
     @property
     def summary(self) -> Optional[Dict[str, Any]]:
@@ -82,22 +101,23 @@ class Job(str):
     def done(self) -> bool:
         """True once the job finished, failed or was cancelled (reads what the node sent so far,
         without waiting)."""
-        if self._outcome is not _PENDING or self._error is not None:
+        if self._outcome is not PENDING or self._error is not None:
             return True
-        self._client._poll()
-        return self.id in self._client._done or self.id in self._client._failed
+        self._client.connection.poll()
+        return self._client.connection.session.job(self.id).finished
 
     def cancelled(self) -> bool:
         """True once the node said the job was cancelled (read without waiting, like done())."""
         if isinstance(self._error, JobCancelledError):
             return True
-        self._client._poll()
-        return self._client._failed.get(self.id, ("",))[0] == "cancelled"
+        self._client.connection.poll()
+        failed = self._client.connection.session.job(self.id).failed
+        return failed is not None and failed[0] == "cancelled"
 
     def cancel(self) -> bool:
         """Cancels the job at the node; True when it is cancelled now (False when it had already
         finished: its result stays collectable)."""
-        if self._outcome is not _PENDING:
+        if self._outcome is not PENDING:
             return False
         try:
             self._client.cancel(self.id)
@@ -112,7 +132,7 @@ class Job(str):
         outputs. GoblinTimeoutError leaves the job running: call result() again later."""
         if self._error is not None:
             raise self._error
-        if self._outcome is not _PENDING:
+        if self._outcome is not PENDING:
             return self._outcome
         client = self._client
         outcome: Any
@@ -152,4 +172,4 @@ class Job(str):
         return (str, (self.id,))
 
 
-__all__ = ["Job", "JobInfo"]
+__all__ = ["Job", "JobInfo", "JobOwner"]

@@ -19,7 +19,7 @@ from .mapped_pages import release_rows
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from .client import Client
+    from .connection import Connection
     from .streamed_tiles import TileStream
 
 ROW_BLOCK_BYTES = 64 << 20  # what one fetch_rows asks for at most (the node's limit may be lower)
@@ -41,19 +41,27 @@ def check_out(out: Any, m: int, n: int, dtype: np.dtype[Any]) -> None:
         raise InputError("out is read-only (a memmap opened with mode 'r'?)")
 
 
-def collect(client: Client, job: str, summary: Dict[str, Any], tensors: List[NDArray[Any]],
-            out: Any, stream: Optional[TileStream] = None) -> Any:
+def single(connection: Connection, tensors: List[NDArray[Any]]) -> NDArray[Any]:
+    """The one tensor of a matmul job_done."""
+    if len(tensors) != 1:
+        raise connection.violation("a matmul job_done carries %d tensors, not 1" % len(tensors))
+    return tensors[0]
+
+
+def collect(connection: Connection, job: str, summary: Dict[str, Any],
+            tensors: List[NDArray[Any]], out: Any, stream: Optional[TileStream] = None) -> Any:
     """C from a matmul job_done: its tensor, the tiles streamed while it ran, or its rows fetched
     block by block; written into `out` when given (then `out` is returned)."""
     if summary.get("delivery") == "tiles":
         if stream is None:
-            raise client._violation("job_done says the tiles were streamed, but none were asked")
+            raise connection.violation("job_done says the tiles were streamed, but none were "
+                                       "asked")
         try:
             return stream.product(out)
         except ProtocolError as exc:
-            raise client._violation(str(exc)) from None
+            raise connection.violation(str(exc)) from None
     if tensors:
-        product = client._single(tensors)
+        product = single(connection, tensors)
         if out is None:
             return product
         out[0:product.shape[0]] = product
@@ -61,26 +69,26 @@ def collect(client: Client, job: str, summary: Dict[str, Any], tensors: List[NDA
     shape, dtype = summary.get("shape"), summary.get("dtype")
     if summary.get("delivery") != "rows" or not isinstance(shape, list) or len(shape) != 2 or \
             dtype not in ("f32", "f64"):
-        raise client._violation("a matmul job_done without C must say delivery 'rows', its "
+        raise connection.violation("a matmul job_done without C must say delivery 'rows', its "
                                 "shape and dtype: %r" % (summary,))
     m, n = int(shape[0]), int(shape[1])
     item = np.dtype(np.float32 if dtype == "f32" else np.float64)
     target = out if out is not None else np.empty((m, n), dtype=item)
-    limit = min(ROW_BLOCK_BYTES, client.limits["max_tensor_bytes"], client._max_tensor_bytes)
+    limit = min(ROW_BLOCK_BYTES, connection.limits["max_tensor_bytes"], connection.max_tensor_bytes)
     step = max(1, limit // (n * item.itemsize))
     for row0 in range(0, m, step):
         rows = min(step, m - row0)
-        request_id = client._send_request({"type": "fetch_rows", "job": job, "row0": row0,
-                                           "rows": rows}, [])
-        reply = client._reply(request_id, "fetch_rows")
-        block = client._reply_tensors.pop(request_id, [])
+        request_id = connection.send_request({"type": "fetch_rows", "job": job, "row0": row0,
+                                              "rows": rows}, [])
+        reply = connection.reply(request_id, "fetch_rows")
+        block = connection.reply_tensors(request_id)
         if reply.get("type") != "result_rows" or reply.get("row0") != row0 or len(block) != 1 \
                 or block[0].shape != (rows, n) or block[0].dtype != item:
-            raise client._violation("fetch_rows of rows %d+%d was answered with %r"
+            raise connection.violation("fetch_rows of rows %d+%d was answered with %r"
                                     % (row0, rows, reply))
         target[row0:row0 + rows] = block[0]
         release_rows(target, 0, row0 + rows)  # written pages stay in the page cache, not in us
     return target
 
 
-__all__ = ["ROW_BLOCK_BYTES", "check_out", "collect"]
+__all__ = ["ROW_BLOCK_BYTES", "check_out", "collect", "single"]

@@ -7,7 +7,7 @@ import sys
 from typing import Any, Optional, TextIO, Tuple
 
 
-def _tqdm() -> Any:
+def find_tqdm() -> Any:
     try:
         from tqdm.auto import tqdm  # type: ignore[import]  # optional; ships no stubs
     except ImportError:
@@ -28,7 +28,7 @@ class ProgressBar:
         self._unit = unit
         self._last: Optional[Tuple[int, int]] = None
         self._tenth = -1
-        tqdm = _tqdm() if (use_tqdm is None and stream is None) or use_tqdm else None
+        tqdm = find_tqdm() if (use_tqdm is None and stream is None) or use_tqdm else None
         self._tqdm_class = tqdm
         self._tqdm: Any = None
         isatty = getattr(self._stream, "isatty", None)

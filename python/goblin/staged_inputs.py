@@ -20,15 +20,15 @@ from .validation import MATMUL_DTYPES
 from .wire import encode_tensor_frame
 
 if TYPE_CHECKING:
-    from .client import Client
+    from .connection import Connection
 
 BLOCK_BYTES = 64 << 20  # what one upload_rows carries at most (the node's limit may be lower)
 
 
-def needs_blocks(client: Client, A: Any, B: Any) -> bool:
+def needs_blocks(connection: Connection, A: Any, B: Any) -> bool:
     """Whether A and B go in row blocks: one is not a plain in-memory numpy array, or is over the
     node's tensor limit."""
-    limit = client.limits["max_tensor_bytes"]
+    limit = connection.limits["max_tensor_bytes"]
     return any(type(X) is not np.ndarray or X.nbytes > limit for X in (A, B))
 
 
@@ -55,20 +55,20 @@ def check_shapes(A: Any, B: Any) -> Tuple[int, int, np.dtype[Any]]:
     return int(A.shape[0]), int(B.shape[1]), np.dtype(A.dtype).newbyteorder("=")
 
 
-def _begin(client: Client, X: Any) -> str:
+def begin_upload(connection: Connection, X: Any) -> str:
     dtype = np.dtype(X.dtype).newbyteorder("=")
-    reply = client._request({"type": "upload", "dtype": "f32" if dtype == np.float32 else "f64",
+    reply = connection.request({"type": "upload", "dtype": "f32" if dtype == np.float32 else "f64",
                              "rows": int(X.shape[0]), "cols": int(X.shape[1])}, [])
     upload = reply.get("upload")
     if reply.get("type") != "upload_ready" or not isinstance(upload, str):
-        raise client._violation("upload was answered with %r" % (reply,))
+        raise connection.violation("upload was answered with %r" % (reply,))
     return upload
 
 
-def _fill(client: Client, name: str, X: Any, upload: str) -> None:
+def fill_upload(connection: Connection, name: str, X: Any, upload: str) -> None:
     rows, cols = int(X.shape[0]), int(X.shape[1])
     dtype = np.dtype(X.dtype).newbyteorder("=")
-    limit = min(BLOCK_BYTES, client.limits["max_tensor_bytes"], client._max_tensor_bytes)
+    limit = min(BLOCK_BYTES, connection.limits["max_tensor_bytes"], connection.max_tensor_bytes)
     step = max(1, limit // (cols * dtype.itemsize))
     for row0 in range(0, rows, step):
         count = min(step, rows - row0)
@@ -85,17 +85,17 @@ def _fill(client: Client, name: str, X: Any, upload: str) -> None:
         # A memmap's pages read so far would stay mapped here; reading a block also maps pages
         # around it (fault-around, large folios), so everything up to its end goes back.
         release_rows(X, 0, row0 + count)
-        reply = client._request({"type": "upload_rows", "upload": upload, "row0": row0},
+        reply = connection.request({"type": "upload_rows", "upload": upload, "row0": row0},
                                 [frame])
         if reply.get("type") != "rows_stored" or reply.get("rows") != row0 + count:
-            raise client._violation("upload_rows was answered with %r" % (reply,))
+            raise connection.violation("upload_rows was answered with %r" % (reply,))
 
 
-def submit_staged(client: Client, A: Any, B: Any, tile: Optional[Sequence[int]]) \
+def submit_staged(connection: Connection, A: Any, B: Any, tile: Optional[Sequence[int]]) \
         -> Dict[str, Any]:
     """Uploads A and B in row blocks and submits C = A·B on them; returns the node's reply to
     submit_matmul. Whatever stops it on the way drops the uploads made so far."""
-    limit = min(client.limits["max_tensor_bytes"], client._max_tensor_bytes)
+    limit = min(connection.limits["max_tensor_bytes"], connection.max_tensor_bytes)
     for name, X in (("A", A), ("B", B)):
         row_bytes = int(X.shape[1]) * np.dtype(X.dtype).itemsize
         if row_bytes > limit:
@@ -104,16 +104,16 @@ def submit_staged(client: Client, A: Any, B: Any, tile: Optional[Sequence[int]])
     uploads: List[str] = []
     try:
         for name, X in (("A", A), ("B", B)):
-            uploads.append(_begin(client, X))
-            _fill(client, name, X, uploads[-1])
+            uploads.append(begin_upload(connection, X))
+            fill_upload(connection, name, X, uploads[-1])
         request: Dict[str, Any] = {"type": "submit_matmul", "inputs": uploads}
         if tile is not None:
             request["tile"] = list(tile)
-        return client._submit_request(request, [])
+        return connection.submit_request(request, [])
     except BaseException:
         for upload in uploads:  # taken by a refused submit, or never complete: drop what is left
             try:
-                client._request({"type": "drop_upload", "upload": upload}, [])
+                connection.request({"type": "drop_upload", "upload": upload}, [])
             except GoblinError:
                 pass
         raise

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import (TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Sequence,
+                    Tuple)
 
 import numpy as np
 
+from . import lifecycle
 from . import optim as goblin_optim
-from .capture import _torch
+from .capture import require_torch
 from .errors import ConnectionLostError, InputError, RemoteError
 from .graph_job import VERIFICATIONS, graph_request
 from .training_result import RoundRecord, TrainingError, TrainResult
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
     import torch
     from numpy.typing import NDArray
 
-    from .client import Client
+    from .connection import Connection
 
 
 MAX_DROPOUT_SEED = 1 << 62  # the node's bound: seed + round stays an int64
@@ -75,7 +77,16 @@ def _check_sizes(batch_size: int, micro_batch: int, rounds: Optional[int]) -> No
         raise InputError("rounds must be a positive integer, not %r" % (rounds,))
 
 
-class _Layout:
+class TrainingContext(NamedTuple):
+    """What a training job's kind keeps in its JobState.context on the connection that
+    submitted it (or fetched it with a model)."""
+    layout: "Layout"
+    optimizer: goblin_optim.Optimizer
+    batch_size: int
+    stream: Optional[BatchStream]
+
+
+class Layout:
     """The model's trainable parameters as one flat float32 vector (names, shapes, offsets)."""
 
     def __init__(self, torch: Any, model: torch.nn.Module) -> None:
@@ -125,7 +136,7 @@ class _Layout:
         return step
 
 
-def _request(client: Client, layout: _Layout, loss_fn: Callable[..., Any], x: NDArray[Any],
+def train_request(connection: Connection, layout: Layout, loss_fn: Callable[..., Any], x: NDArray[Any],
              y: NDArray[Any], flat: NDArray[Any], optimizer: goblin_optim.Optimizer,
              first_round: int, rounds: int, batch_size: int, micro_batch: int,
              clip_grad_norm: Optional[float], dropout_seed: int = 0,
@@ -138,8 +149,8 @@ def _request(client: Client, layout: _Layout, loss_fn: Callable[..., Any], x: ND
                torch.from_numpy(np.array(y[:micro_batch]))]
     captured = capture(layout.step(loss_fn), *example)
     graph, arrays = graph_request(captured, [a.numpy() for a in example],
-                                  max_tensors=client.limits["max_tensors_per_message"],
-                                  max_tensor_bytes=client.limits["max_tensor_bytes"])
+                                  max_tensors=connection.limits["max_tensors_per_message"],
+                                  max_tensor_bytes=connection.limits["max_tensor_bytes"])
     arrays[1], arrays[2] = x, y  # every sample; the graph declares one micro-batch
     train = {"params": 0, "data": [1, 2], "batch_size": int(batch_size),
              "micro_batch": int(micro_batch), "rounds": int(rounds),
@@ -154,7 +165,7 @@ def _request(client: Client, layout: _Layout, loss_fn: Callable[..., Any], x: ND
     return {"type": "submit_train", "graph": graph["graph"], "train": train}, arrays
 
 
-def submit_train(client: Client, model: torch.nn.Module, loss_fn: Callable[..., Any], data: Any,
+def submit_train(connection: Connection, model: torch.nn.Module, loss_fn: Callable[..., Any], data: Any,
                  optimizer: Optional[goblin_optim.Optimizer] = None, rounds: Optional[int] = None,
                  batch_size: int = 32, micro_batch: Optional[int] = None,
                  clip_grad_norm: Optional[float] = None,
@@ -167,14 +178,14 @@ def submit_train(client: Client, model: torch.nn.Module, loss_fn: Callable[..., 
     if isinstance(dropout_seed, bool) or not isinstance(dropout_seed, (int, np.integer)) \
             or not 0 <= dropout_seed <= MAX_DROPOUT_SEED:
         raise InputError("dropout_seed is an integer from 0 to 2**62")
-    torch = _torch()
+    torch = require_torch()
     micro = batch_size if micro_batch is None else micro_batch
     _check_sizes(batch_size, micro, rounds)
     x, y, rounds, stream = _dataset(data, batch_size, rounds)
     if x.shape[0] < batch_size:
         raise InputError("data has %d samples, fewer than one batch of %d" % (x.shape[0],
                                                                             batch_size))
-    layout = _Layout(torch, model)
+    layout = Layout(torch, model)
     state: List[NDArray[Any]] = []
     if resume is not None:
         if not isinstance(resume, TrainResult):
@@ -193,35 +204,36 @@ def submit_train(client: Client, model: torch.nn.Module, loss_fn: Callable[..., 
     if not isinstance(optimizer, goblin_optim.Optimizer):
         raise InputError("optimizer is a goblin.optim optimizer (SGD, Adam, AdamW), not %s"
                          % type(optimizer).__name__)
-    request, arrays = _request(client, layout, loss_fn, x, y, flat, optimizer, first_round,
+    request, arrays = train_request(connection, layout, loss_fn, x, y, flat, optimizer, first_round,
                                rounds, batch_size, micro, clip_grad_norm, dropout_seed,
                                streamed=stream is not None, verification=verification)
     frames = [tensor_frame_parts(a) for a in arrays + state]
-    reply = client._request(request, frames)
+    reply = connection.request(request, frames)
     job = reply.get("job")
     if reply.get("type") != "job_accepted" or not isinstance(job, str):
-        raise client._violation("submit_train was answered with %r" % (reply,))
-    client.last_job = job
-    client._training[job] = (layout, optimizer, batch_size, stream)
+        raise connection.violation("submit_train was answered with %r" % (reply,))
+    connection.last_job = job
+    connection.session.job(job).context = TrainingContext(layout, optimizer, batch_size, stream)
     if stream is not None:
-        stream.feed(client, job, 0)
+        stream.feed(connection, job, 0)
     return job
 
 
-def _round_records(client: Client, job: str, seen: int, samples: int) -> List[RoundRecord]:
-    rounds = client._train_rounds.get(job, [])
+def _round_records(connection: Connection, job: str, seen: int,
+                   samples: int) -> List[RoundRecord]:
+    rounds = connection.session.job(job).rounds
     try:
         return [RoundRecord.from_wire(r, samples) for r in rounds[seen:]]
     except (KeyError, TypeError, ValueError) as error:
-        raise client._violation("a train_round record is malformed: %s" % error) from None
+        raise connection.violation("a train_round record is malformed: %s" % error) from None
 
 
-def _result(client: Client, job: str, layout: _Layout, optimizer: goblin_optim.Optimizer,
+def _result(connection: Connection, job: str, layout: Layout, optimizer: goblin_optim.Optimizer,
             summary: Dict[str, Any], tensors: Sequence[NDArray[Any]],
             batch_size: int) -> TrainResult:
     history = [RoundRecord.from_wire(r, batch_size) for r in summary.get("history", [])]
     if not tensors:
-        raise client._violation("a training job's job_done carries no parameters")
+        raise connection.violation("a training job's job_done carries no parameters")
     flat = np.array(tensors[0], dtype=np.float32)
     state = [np.array(t, dtype=np.float32) for t in tensors[1:]]
     rounds = int(summary.get("first_round", 0)) + int(summary.get("rounds", len(history)))
@@ -230,31 +242,32 @@ def _result(client: Client, job: str, layout: _Layout, optimizer: goblin_optim.O
                        job, flat, state)
 
 
-def fetch_train(client: Client, job: str, model: Optional[torch.nn.Module] = None,
+def fetch_train(connection: Connection, job: str, model: Optional[torch.nn.Module] = None,
                 optimizer: Optional[goblin_optim.Optimizer] = None,
                 batch_size: Optional[int] = None,
                 callback: Optional[Callable[[RoundRecord], Any]] = None, progress: bool = False,
                 timeout: Optional[float] = None, data: Any = None) -> TrainResult:
     """See Client.fetch_train."""
-    known = client._training.get(job)
-    if known is None:
+    state = connection.session.job(job)
+    known = state.context
+    if not isinstance(known, TrainingContext):
         if model is None:
             raise InputError("fetch_train of a job submitted on another connection needs the "
                              "model (its parameter names and shapes)")
-        known = (_Layout(_torch(), model), optimizer or goblin_optim.AdamW(), batch_size or 0,
-                 None)
-    layout, optimizer, samples, stream = known
+        known = TrainingContext(Layout(require_torch(), model),
+                                optimizer or goblin_optim.AdamW(), batch_size or 0, None)
+    layout, samples, stream = known.layout, known.batch_size, known.stream
     deadline = None if timeout is None else time.monotonic() + timeout
-    client._released.discard(job)
-    seen = client._train_seen.get(job, 0)  # records given to callback by an earlier fetch_train
+    state.released = False
+    seen = state.rounds_seen  # records given to callback by an earlier fetch_train
     rounds_done = 0
-    if job not in client._done and job not in client._failed:
+    if not state.finished:
         try:
-            status = client._request({"type": "fetch", "job": job}, [])
+            status = connection.request({"type": "fetch", "job": job}, [])
         except RemoteError as error:
             raise TrainingError(str(error), None, job, code=error.code) from error
         if status.get("type") != "job_status":
-            raise client._violation("fetch was answered with %r" % (status,))
+            raise connection.violation("fetch was answered with %r" % (status,))
         rounds_done = int(status.get("done", 0))
         if data is not None and status.get("state") == "running":
             stream = BatchStream.restarted(data, rounds_done, int(status.get("total", 0)),
@@ -263,18 +276,17 @@ def fetch_train(client: Client, job: str, model: Optional[torch.nn.Module] = Non
             raise InputError("training job %s is %s; it takes no data" % (job, status.get("state")))
     try:
         if stream is not None:
-            stream.feed(client, job, rounds_done)
+            stream.feed(connection, job, rounds_done)
         while True:
-            client._wait(lambda: job in client._done or job in client._failed or
-                         len(client._train_rounds.get(job, [])) > seen, deadline,
-                         "training job %s did not finish in time; it keeps running at the node "
-                         "(client.fetch_train(%r, model))" % (job, job))
-            for record in _round_records(client, job, seen, samples):
+            connection.wait(lambda: state.finished or len(state.rounds) > seen, deadline,
+                            "training job %s did not finish in time; it keeps running at the "
+                            "node (client.fetch_train(%r, model))" % (job, job))
+            for record in _round_records(connection, job, seen, samples):
                 seen += 1
-                client._train_seen[job] = seen
+                state.rounds_seen = seen
                 rounds_done = max(rounds_done, seen)
                 if stream is not None:
-                    stream.feed(client, job, rounds_done)
+                    stream.feed(connection, job, rounds_done)
                 if progress:
                     sys.stderr.write("%s round %d: loss %.6g, %d tasks verified, %d rejected, "
                                      "%.2f s\n" % (job, record.round, record.loss,
@@ -283,22 +295,23 @@ def fetch_train(client: Client, job: str, model: Optional[torch.nn.Module] = Non
                     sys.stderr.flush()
                 if callback is not None:
                     callback(record)
-            if job in client._failed:  # the node still has the rounds committed before it
-                client._failed.pop(job)
-                client._request({"type": "fetch", "job": job}, [])
-            elif job in client._done:
+            if state.failed is not None:  # the node still has the rounds committed before it
+                state.failed = None
+                connection.request({"type": "fetch", "job": job}, [])
+            elif state.done is not None:
                 break
     except ConnectionLostError as error:
         raise TrainingError("%s; training job %s keeps running at the node: re-attach with "
                             "client.fetch_train(%r, model)" % (error, job, job), None, job,
                             code=error.code) from error
-    summary, tensors = client._done.pop(job)
-    client._train_rounds.pop(job, None)
-    client._train_seen.pop(job, None)
-    client.last_job = job
-    client.last_summary = summary
-    result = _result(client, job, layout, optimizer, summary, tensors, samples)
-    client._release(job)
+    assert state.done is not None
+    summary, tensors = state.done
+    state.done = None
+    state.rounds, state.rounds_seen = [], 0
+    connection.last_job = job
+    connection.last_summary = summary
+    result = _result(connection, job, layout, known.optimizer, summary, tensors, samples)
+    lifecycle.release(connection, job)
     if summary.get("state") in ("failed", "cancelled"):  # its committed rounds are in `result`
         failure = str(summary.get("error", "the training job " + str(summary.get("state"))))
         code, _, message = failure.partition(": ")
@@ -306,7 +319,7 @@ def fetch_train(client: Client, job: str, model: Optional[torch.nn.Module] = Non
     return result
 
 
-def train(client: Client, model: torch.nn.Module, loss_fn: Callable[..., Any], data: Any,
+def train(connection: Connection, model: torch.nn.Module, loss_fn: Callable[..., Any], data: Any,
           optimizer: Optional[goblin_optim.Optimizer] = None, rounds: Optional[int] = None,
           batch_size: int = 32, micro_batch: Optional[int] = None,
           clip_grad_norm: Optional[float] = None,
@@ -314,7 +327,7 @@ def train(client: Client, model: torch.nn.Module, loss_fn: Callable[..., Any], d
           resume: Optional[TrainResult] = None, timeout: Optional[float] = None,
           dropout_seed: int = 0, verification: str = "replicas") -> TrainResult:
     """See Client.train."""
-    job = submit_train(client, model, loss_fn, data, optimizer=optimizer, rounds=rounds,
+    job = submit_train(connection, model, loss_fn, data, optimizer=optimizer, rounds=rounds,
                        batch_size=batch_size, micro_batch=micro_batch,
                        clip_grad_norm=clip_grad_norm, resume=resume, dropout_seed=dropout_seed,
                        verification=verification)
@@ -322,9 +335,10 @@ def train(client: Client, model: torch.nn.Module, loss_fn: Callable[..., Any], d
         sys.stderr.write("goblin: training job %s (re-attach with client.fetch_train(%r, model))\n"
                          % (job, job))
     previous = resume.history if resume is not None else []
-    result = fetch_train(client, job, callback=callback, progress=progress, timeout=timeout)
+    result = fetch_train(connection, job, callback=callback, progress=progress, timeout=timeout)
     result.history = list(previous) + result.history
     return result
 
 
-__all__ = ["RoundRecord", "TrainResult", "TrainingError", "fetch_train", "submit_train", "train"]
+__all__ = ["Layout", "RoundRecord", "TrainResult", "TrainingContext", "TrainingError", "fetch_train",
+           "submit_train", "train", "train_request"]

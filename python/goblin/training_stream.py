@@ -21,7 +21,7 @@ from .wire import OutgoingFrame, tensor_frame_parts
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from .client import Client
+    from .connection import Connection
 
 BATCHES_AHEAD = 4  # a streamed job's batches the node holds: its running round's and the next
 
@@ -84,7 +84,7 @@ class BatchStream:
                                  "its data already" % (index, start)) from None
         return cls(batches, start, rounds, batch_size)
 
-    def feed(self, client: Client, job: str, rounds_done: int) -> None:
+    def feed(self, connection: Connection, job: str, rounds_done: int) -> None:
         """Sends the batches the node has room for now (or the end of the data). A batch the
         iterable got wrong, or the node refused, cancels the job: TrainingError."""
         while not self.ended and self.next_batch < min(self.rounds, rounds_done + BATCHES_AHEAD):
@@ -92,7 +92,7 @@ class BatchStream:
             try:
                 item = next(self.batches)
             except StopIteration:
-                self._send(client, job, {"batch": index, "end": True}, [])
+                self._send(connection, job, {"batch": index, "end": True}, [])
                 self.ended = True
                 return
             try:
@@ -100,8 +100,8 @@ class BatchStream:
                 self._check_like(index, x, y)
                 self.batch_size = self.batch_size or x.shape[0]
             except InputError as error:
-                self._give_up(client, job, str(error), "invalid_input")
-            self._send(client, job, {"batch": index},
+                self._give_up(connection, job, str(error), "invalid_input")
+            self._send(connection, job, {"batch": index},
                        [tensor_frame_parts(x), tensor_frame_parts(y)])
             self.next_batch += 1
         self.ended = self.ended or self.next_batch >= self.rounds
@@ -116,25 +116,25 @@ class BatchStream:
                                  % (name, index, part.dtype, list(part.shape), first.dtype,
                                     list(first.shape)))
 
-    def _send(self, client: Client, job: str, fields: dict[str, Any],
+    def _send(self, connection: Connection, job: str, fields: dict[str, Any],
               frames: list[OutgoingFrame]) -> None:
         try:
-            reply = client._request(dict({"type": "train_batch", "job": job}, **fields), frames)
+            reply = connection.request(dict({"type": "train_batch", "job": job}, **fields), frames)
         except (ConnectionLostError, GoblinTimeoutError, ProtocolError):
             raise
         except GoblinError as error:  # the node refused it
-            client._poll()
-            if job in client._failed or job in client._done:  # the job ended first: no more data
+            connection.poll()
+            if connection.session.job(job).finished:  # the job ended first: no more data
                 self.ended = True
                 return
-            self._give_up(client, job, str(error), getattr(error, "code", None))
+            self._give_up(connection, job, str(error), getattr(error, "code", None))
         if reply.get("type") != "batch_accepted" or reply.get("batch") != fields["batch"]:
-            raise client._violation("train_batch was answered with %r" % (reply,))
+            raise connection.violation("train_batch was answered with %r" % (reply,))
 
-    def _give_up(self, client: Client, job: str, why: str, code: Optional[str]) -> None:
+    def _give_up(self, connection: Connection, job: str, why: str, code: Optional[str]) -> None:
         self.ended = True
         try:
-            client.cancel(job)
+            connection.cancel(job)
             fate = "was cancelled; client.fetch_train(%r, model) returns its committed rounds" % job
         except (ConnectionLostError, GoblinTimeoutError, ProtocolError):
             raise

@@ -1,5 +1,9 @@
 """Fixtures that start real goblin-labnode and goblin-volunteer processes on loopback.
 
+Tests that start any process (these fixtures, the adversary, goblin-run-graph, a staff command)
+carry `pytest.mark.integration`; a test without it that starts one fails (see
+pytest_runtest_protocol below), so `pytest -m "not integration"` runs the unit tests only.
+
 The binaries come from $GOBLIN_BUILD_DIR (default <repo>/build/ci). When they are missing the
 integration tests fail (they never skip): a green run must mean the real programs were tested.
 Every child process dies with the test run (PR_SET_PDEATHSIG) and every wait is bounded.
@@ -35,7 +39,7 @@ START_TIMEOUT = 30.0
 WATCHDOG_SECONDS = 600
 
 
-def _die_with_parent():
+def die_with_parent():
     # Children must not outlive a crashed or killed test run.
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
@@ -53,7 +57,7 @@ class Process:
         self.popen = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                       stdin=subprocess.DEVNULL, env=env, text=True,
                                       errors="replace", bufsize=1,
-                                      preexec_fn=_die_with_parent)
+                                      preexec_fn=die_with_parent)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
@@ -149,7 +153,7 @@ class Cluster:
     def url(self) -> str:
         return "%s:%d" % (self.origin, self.port)
 
-    def _next(self, name: str) -> str:
+    def next_name(self, name: str) -> str:
         self._counter += 1
         return "%s-%d" % (name, self._counter)
 
@@ -157,7 +161,7 @@ class Cluster:
         """Runs a staff command (`goblin-labnode ARGS --db <db>`); asserts exit 0 if `check`."""
         done = subprocess.run([str(LABNODE)] + list(args) + ["--db", str(self.db)],
                               capture_output=True, text=True, timeout=30,
-                              preexec_fn=_die_with_parent)
+                              preexec_fn=die_with_parent)
         if check:
             assert done.returncode == 0, "goblin-labnode %s failed (%d): %s" % (
                 " ".join(args), done.returncode, done.stderr)
@@ -172,7 +176,7 @@ class Cluster:
         self.init_db()
         done = subprocess.run([str(LABNODE), "researcher", "add", email, "--db", str(self.db)],
                               capture_output=True, text=True, timeout=30,
-                              preexec_fn=_die_with_parent)
+                              preexec_fn=die_with_parent)
         assert done.returncode == 0, "researcher add failed (%d): %s" % (done.returncode,
                                                                          done.stderr)
         token = done.stdout.strip()
@@ -188,7 +192,7 @@ class Cluster:
         if lease_seconds is not None:
             argv += ["--lease-seconds", str(lease_seconds)]
         argv += list(extra_args)
-        name = self._next("labnode")
+        name = self.next_name("labnode")
         node = Process(name, argv, self.root / (name + ".log"))
         self.processes.append(node)
         match = node.wait_for_line(LISTENING, START_TIMEOUT, first_only=True)
@@ -200,7 +204,7 @@ class Cluster:
                         config_dir: Optional[Path] = None, extra_args: Sequence[str] = (),
                         extra_env: Optional[Dict[str, str]] = None) -> Process:
         """Starts a headless volunteer; `extra_args` (e.g. ["--devices", "gpu0"]) go last."""
-        name = self._next("volunteer")
+        name = self.next_name("volunteer")
         config_dir = config_dir or self.root / name
         config_dir.mkdir(parents=True, exist_ok=True)
         argv = [str(VOLUNTEER), "--headless", "--node", self.url, "--config-dir", str(config_dir),
@@ -217,7 +221,7 @@ class Cluster:
     def start_dishonest(self, corruption: float = 1000.0, mode: str = "add",
                         catalog: int = 3) -> "tuple[Process, str]":
         """Starts tests/dishonest_volunteer.py; returns it and its volunteer id once registered."""
-        name = self._next("dishonest")
+        name = self.next_name("dishonest")
         argv = [sys.executable, str(TESTS / "dishonest_volunteer.py"), "--node", self.url,
                 "--corruption", repr(corruption), "--mode", mode, "--catalog", str(catalog)]
         process = Process(name, argv, self.root / (name + ".log"))
@@ -229,7 +233,7 @@ class Cluster:
                         extra_args: Sequence[str] = ()) -> "tuple[Process, List[str]]":
         """Starts tests/adversary (`python -m adversary`, which never imports goblin) with one
         strategy; returns it and its volunteer ids once `identities` of them registered."""
-        name = self._next("adversary-" + strategy)
+        name = self.next_name("adversary-" + strategy)
         argv = [sys.executable, "-m", "adversary", "--node", self.url, "--strategy", strategy,
                 "--identities", str(identities)] + list(extra_args)
         env = dict(os.environ, PYTHONPATH=str(TESTS), PYTHONNOUSERSITE="1")
@@ -287,6 +291,40 @@ class Cluster:
             client.close()
         for process in self.processes:
             process.stop()
+
+
+class UnmarkedProcessError(AssertionError):
+    """A test without pytest.mark.integration started a process."""
+
+
+def refuse_processes(item):
+    """A stand-in for subprocess.Popen while `item` (an unmarked test) runs, from its fixtures'
+    setup to its teardown: every process start fails the test."""
+    real = subprocess.Popen
+
+    class Refused(real):
+        def __init__(self, args, *rest, **options):
+            raise UnmarkedProcessError(
+                "%s starts a process (%r) but has no pytest.mark.integration: mark it (a "
+                "module-level `pytestmark = pytest.mark.integration` when its fixtures start "
+                "processes)" % (item.nodeid, args))
+
+    return Refused
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Unit tests (no integration marker) may not start processes: subprocess.Popen (which
+    subprocess.run and every fixture here use) refuses while one runs."""
+    if item.get_closest_marker("integration") is not None:
+        yield
+        return
+    real = subprocess.Popen
+    subprocess.Popen = refuse_processes(item)
+    try:
+        yield
+    finally:
+        subprocess.Popen = real
 
 
 @pytest.fixture(autouse=True)

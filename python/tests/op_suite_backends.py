@@ -23,6 +23,9 @@ _build = Path(os.environ.get("GOBLIN_BUILD_DIR", str(REPO / "build" / "ci")))
 BUILD_DIR = _build if _build.is_absolute() else REPO / _build
 RUNNER = BUILD_DIR / "app" / "graph-runner" / "goblin-run-graph"
 BACKENDS = ["numpy-reference", "cpu", "opencl:0"]
+# The C++ backends run goblin-run-graph, a process: their tests are integration tests.
+CPP_BACKENDS = [pytest.param(b, marks=pytest.mark.integration) for b in BACKENDS[1:]]
+BACKEND_PARAMS = [BACKENDS[0]] + CPP_BACKENDS
 UNIT_ROUNDOFF = {np.dtype(np.float32): 2.0 ** -24, np.dtype(np.float64): 2.0 ** -53}
 
 

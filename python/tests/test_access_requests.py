@@ -30,6 +30,8 @@ from selenium.webdriver.common.by import By
 from conftest import LABNODE
 from test_tls import pki, tls_cluster  # noqa: F401  (fixtures: a CA, a certificate, a TLS node)
 
+pytestmark = pytest.mark.integration  # starts a lab node and volunteers
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 MAIL_TIMEOUT = 30.0

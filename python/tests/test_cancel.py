@@ -9,9 +9,12 @@ import numpy as np
 import pytest
 
 import goblin
+from goblin import lifecycle
 from goblin.errors import InputError, JobCancelledError, RemoteError
 
 from test_graph_network import NO_AUDITS, mlp_graph, inputs_for, quarantined, wait_for_volunteers  # noqa: E402,E501
+
+pytestmark = pytest.mark.integration  # starts a lab node and volunteers
 
 JOB_TIMEOUT = 120.0
 
@@ -187,7 +190,7 @@ def test_interrupted_upload_leaves_no_job(cluster, monkeypatch):
     client = cluster.connect(token)
     A, B = matrices()
     sent = []
-    real_send = client._ws.send
+    real_send = client.transport.send
 
     def send(data):  # Ctrl-C after the control message and A, before B
         sent.append(data)
@@ -195,7 +198,7 @@ def test_interrupted_upload_leaves_no_job(cluster, monkeypatch):
             raise KeyboardInterrupt
         real_send(data)
 
-    monkeypatch.setattr(client._ws, "send", send)
+    monkeypatch.setattr(client.transport, "send", send)
     with pytest.raises(KeyboardInterrupt):
         client.submit_matmul(A, B)
     monkeypatch.undo()
@@ -209,7 +212,7 @@ def test_interrupt_while_awaiting_acceptance_cancels_the_job(cluster, monkeypatc
     cluster.start_node()
     client = cluster.connect(token)
     A, B = matrices()
-    real_reply = client._reply
+    real_reply = client.connection.reply
     calls = []
 
     def reply(request_id, kind, timeout=None):  # Ctrl-C once, while job_accepted is awaited
@@ -218,7 +221,7 @@ def test_interrupt_while_awaiting_acceptance_cancels_the_job(cluster, monkeypatc
             raise KeyboardInterrupt
         return real_reply(request_id, kind, timeout)
 
-    monkeypatch.setattr(client, "_reply", reply)
+    monkeypatch.setattr(client.connection, "reply", reply)
     with pytest.raises(KeyboardInterrupt):
         client.submit_matmul(A, B)
     monkeypatch.undo()
@@ -236,7 +239,7 @@ def test_interrupted_wait_leaves_the_job_fetchable(cluster, monkeypatch, capsys)
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(client, "_finish", interrupted)
+    monkeypatch.setattr(lifecycle, "finish", interrupted)
     with pytest.raises(KeyboardInterrupt):
         client.matmul(A, B)
     monkeypatch.undo()

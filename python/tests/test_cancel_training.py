@@ -12,6 +12,8 @@ pytest.importorskip("torch", reason="torch is not installed (optional dependency
 from training_models import training_family  # noqa: E402
 from test_graph_network import wait_for_volunteers  # noqa: E402
 
+pytestmark = pytest.mark.integration  # starts a lab node and volunteers
+
 TIMEOUT = 180.0
 
 

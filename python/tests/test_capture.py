@@ -55,6 +55,7 @@ def test_captured_program_matches_pytorch_on_fresh_inputs(name):
         assert captured.check(*inputs) <= 1.0
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("backend", ["cpu", "opencl:0"])
 @pytest.mark.parametrize("name", sorted(torch_programs.PROGRAMS))
 def test_captured_program_runs_on_the_cpp_executors(name, backend, tmp_path):
@@ -310,6 +311,7 @@ def test_capture_without_torch_says_to_install_it(monkeypatch):
     assert isinstance(raised.value, ImportError)
 
 
+@pytest.mark.integration  # a fresh interpreter: a process
 def test_goblin_imports_without_torch():
     code = ("import sys; sys.modules['torch'] = None\n"
             "import goblin, goblin.graph, goblin.reference\n"

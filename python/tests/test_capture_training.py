@@ -82,6 +82,7 @@ def test_training_step_captures_and_matches_autograd(name):
     np.testing.assert_allclose(got[0], want[0], rtol=1e-5)  # the loss
 
 
+@pytest.mark.integration  # goblin-run-graph, a process
 @pytest.mark.parametrize("backend", ["cpu", "opencl:0"])
 @pytest.mark.parametrize("name", sorted(FAMILY_OPS))
 def test_training_step_runs_on_the_cpp_executors(name, backend, tmp_path):
@@ -167,7 +168,8 @@ def test_batch_norm_in_training_mode_suggests_group_or_layer_norm():
 
 
 # ---- one semantics everywhere: PyTorch's special values, the C++ executors' dtype rules ----------
-@pytest.mark.parametrize("backend", ["reference", "cpu"])
+@pytest.mark.parametrize("backend", ["reference",
+                                     pytest.param("cpu", marks=pytest.mark.integration)])
 def test_logsumexp_and_xlogy_keep_pytorchs_special_values(backend, tmp_path):
     def program(x, a, b):
         return torch.logsumexp(x, 1), torch.logsumexp(x, 0, keepdim=True), torch.xlogy(a, b)
@@ -183,6 +185,7 @@ def test_logsumexp_and_xlogy_keep_pytorchs_special_values(backend, tmp_path):
         np.testing.assert_array_equal(g, w)  # ±inf and NaN where PyTorch has them
 
 
+@pytest.mark.integration  # goblin-run-graph, a process
 def test_bool_arithmetic_becomes_logical_ops_the_executors_take(tmp_path):
     def program(a, b):
         return torch.isclose(a, b).float(), torch.isfinite(a), (a > 0) * (b > 0), (a > 0) + (b > 1)

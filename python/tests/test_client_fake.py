@@ -13,6 +13,7 @@ import pytest
 from websockets.sync.server import serve
 
 import goblin
+from goblin.protocol import messages as protocol_messages
 from goblin.errors import (AuthenticationError, ConnectionLostError, ProtocolError, RemoteError,
                            ShapeError, VersionMismatchError)
 from goblin.wire import decode_tensor_frame, encode_tensor_frame
@@ -163,7 +164,7 @@ def test_submit_then_fetch_uses_the_pushed_result(node):
         C = client.fetch(job, timeout=10)
         np.testing.assert_allclose(C, A @ B)
         # job_done may come twice (pushed, then fetched): nothing of it may linger.
-        assert not client._done and not client._progress
+        assert not any(state.done or state.progress for state in client.session.jobs.values())
         np.testing.assert_allclose(client.matmul(A, B, timeout=10), A @ B)
     assert node.released == ["j-1", "j-2"]
 
@@ -187,7 +188,7 @@ def test_bad_tokens_raise_authentication_error(node, token):
 
 
 def test_version_mismatch(node, monkeypatch):
-    monkeypatch.setattr(goblin.client, "PROTOCOL_VERSION", 7)
+    monkeypatch.setattr(protocol_messages, "PROTOCOL_VERSION", 7)  # what hello() sends
     with pytest.raises(VersionMismatchError):
         goblin.connect(node.url, token=TOKEN, timeout=10)
 

@@ -5,6 +5,7 @@ import pytest
 
 import goblin
 from goblin.client import Client
+from goblin.transport import Transport
 from goblin.errors import (DTypeError, GoblinError, InputError, LimitExceededError, ShapeError)
 from goblin.validation import check_tile, validate_matmul_inputs
 
@@ -33,7 +34,7 @@ def rand(shape, dtype=np.float32, seed=0):
 @pytest.fixture
 def offline_client():
     connection = RecordingConnection()
-    client = Client(connection, timeout=1.0, max_tensor_bytes=1 << 30)
+    client = Client(Transport(connection), timeout=1.0, max_tensor_bytes=1 << 30)
     yield client
     assert connection.sent == []
 
@@ -107,10 +108,11 @@ def test_good_tiles_pass():
 def test_over_the_node_limits_is_refused(offline_client):
     # (A matrix over the tensor limit is no longer refused: it goes in row blocks,
     # test_matmul_rows.py.) Too many tiles and a whole C over this client's limit are.
-    offline_client._max_tensor_bytes = 100
+    connection = RecordingConnection()
+    small = Client(Transport(connection), timeout=1.0, max_tensor_bytes=100)
     with pytest.raises(LimitExceededError, match="this client's max_tensor_bytes"):
-        offline_client.matmul(rand((6, 6)), rand((6, 6)))
-    offline_client._max_tensor_bytes = 1 << 30
+        small.matmul(rand((6, 6)), rand((6, 6)))
+    assert connection.sent == []
     offline_client.limits["max_tiles"] = 3
     with pytest.raises(LimitExceededError):
         offline_client.matmul(rand((5, 5)), rand((5, 5)), tile=[2, 2])

@@ -150,5 +150,5 @@ def test_unknown_verification_is_refused(cluster):
     for wrong in ("trust-me", 3, True):
         request["verification"] = wrong
         with pytest.raises(GoblinError, match="'verification' is"):
-            client._request(request, [encode_tensor_frame(a) for a in arrays])
+            client.connection.request(request, [encode_tensor_frame(a) for a in arrays])
     assert cluster.query("SELECT count(*) FROM graph_jobs")[0][0] == 0

@@ -66,7 +66,7 @@ def test_computes_a_matmul_job(cluster, nogui_volunteer):
     cluster.start_node()
     # Without --headless: a build without the GUI runs headless anyway.
     for _ in range(2):
-        name = cluster._next("nogui-volunteer")
+        name = cluster.next_name("nogui-volunteer")
         config_dir = cluster.root / name
         config_dir.mkdir()
         argv = [str(nogui_volunteer), "--node", cluster.url, "--config-dir", str(config_dir),

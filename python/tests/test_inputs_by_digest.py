@@ -14,6 +14,8 @@ torch = pytest.importorskip("torch", reason="torch is not installed (optional de
 from test_observability import metrics, total  # noqa: E402
 from test_graph_network import NO_AUDITS  # noqa: E402
 
+pytestmark = pytest.mark.integration  # starts a lab node and volunteers
+
 ROUNDS, BATCH, MICRO = 3, 16, 4  # 4 tasks a round, each computed by both volunteers
 TIMEOUT = 180.0
 CONNECTED = re.compile(r"connected to ws://\S+ as (v-\S+)")

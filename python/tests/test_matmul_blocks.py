@@ -13,6 +13,8 @@ from test_mapped_pages import mapped_rss
 from goblin.errors import InputError, LimitExceededError, RemoteError, ShapeError
 from goblin.wire import encode_tensor_frame
 
+pytestmark = pytest.mark.integration  # starts a lab node and volunteers
+
 M, K, N = 1536, 256, 1280  # A 1.5 MiB, B 1.25 MiB, C 7.5 MiB: all over the node's 1 MiB
 
 
@@ -83,15 +85,20 @@ def test_the_node_refuses_bad_blocks_and_deletes_a_closed_connections_uploads(no
     A, _ = inputs(3)
 
     def request(message, frames=(), who=client):
-        return who._request(message, list(frames))
+        return who.connection.request(message, list(frames))
+
+    def request_and_id(message, frames=(), who=client):
+        request_id = who.connection.send_request(message, list(frames))
+        return who.connection.reply(request_id, message["type"]), request_id
 
     ready = request({"type": "upload", "dtype": "f32", "rows": M, "cols": K})
     upload = ready["upload"]
     assert ready["type"] == "upload_ready" and upload.startswith("u-")
     rows = lambda row0, block: request({"type": "upload_rows", "upload": upload, "row0": row0},
                                        [encode_tensor_frame(block)])
-    assert rows(0, A[:512]) == {"type": "rows_stored", "id": client._next_id - 1,
-                                "upload": upload, "rows": 512}
+    stored, request_id = request_and_id({"type": "upload_rows", "upload": upload, "row0": 0},
+                                        [encode_tensor_frame(A[:512])])
+    assert stored == {"type": "rows_stored", "id": request_id, "upload": upload, "rows": 512}
     with pytest.raises(InputError, match="expects row 512, not row 1024"):
         rows(1024, A[1024:1536])
     with pytest.raises(ShapeError, match="takes f32 rows of 256 columns"):
@@ -109,8 +116,9 @@ def test_the_node_refuses_bad_blocks_and_deletes_a_closed_connections_uploads(no
               for _ in range(4)]
     with pytest.raises(LimitExceededError, match="at most 4 uploads"):
         request({"type": "upload", "dtype": "f64", "rows": 2, "cols": 2}, who=other)
-    assert request({"type": "drop_upload", "upload": staged[0]["upload"]}, who=other) == {
-        "type": "upload_dropped", "id": other._next_id - 1, "upload": staged[0]["upload"]}
+    dropped, request_id = request_and_id({"type": "drop_upload", "upload": staged[0]["upload"]},
+                                         who=other)
+    assert dropped == {"type": "upload_dropped", "id": request_id, "upload": staged[0]["upload"]}
     with pytest.raises(LimitExceededError, match="disk has"):
         request({"type": "upload", "dtype": "f64", "rows": 1 << 20, "cols": 1 << 19})
     assert len(staged_files(node)) == 4  # this connection's one, the other's three
@@ -128,13 +136,13 @@ def test_staged_inputs_the_node_refuses_leave_no_blob(node, client):
     blobs = sorted((node.data_dir / "blobs").iterdir())
     uploads = []
     for rows, cols in ((8, 3), (4, 2)):
-        upload = client._request({"type": "upload", "dtype": "f64", "rows": rows, "cols": cols},
-                                 [])["upload"]
-        client._request({"type": "upload_rows", "upload": upload, "row0": 0},
-                        [encode_tensor_frame(rng.standard_normal((rows, cols)))])
+        upload = client.connection.request({"type": "upload", "dtype": "f64", "rows": rows,
+                                            "cols": cols})["upload"]
+        client.connection.request({"type": "upload_rows", "upload": upload, "row0": 0},
+                                  [encode_tensor_frame(rng.standard_normal((rows, cols)))])
         uploads.append(upload)
     with pytest.raises(ShapeError, match="inner sizes differ: A is 8x3, B is 4x2"):
-        client._request({"type": "submit_matmul", "inputs": uploads}, [])
+        client.connection.request({"type": "submit_matmul", "inputs": uploads}, [])
     assert sorted((node.data_dir / "blobs").iterdir()) == blobs
     assert staged_files(node) == []
     # A row over the tensor limit cannot travel at all: refused before anything is sent.

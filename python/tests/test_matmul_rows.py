@@ -11,6 +11,8 @@ from limited_node import assert_float32_product, client, node  # noqa: F401 (fix
 
 from goblin.errors import DTypeError, InputError, LimitExceededError, RemoteError, ShapeError
 
+pytestmark = pytest.mark.integration  # starts a lab node and volunteers
+
 M, K, N = 1024, 128, 1024  # A and B 512 KiB each, C 4 MiB: over the node's 1 MiB limit
 
 
@@ -70,11 +72,12 @@ def test_a_bad_out_is_refused_before_anything_is_submitted(node, client, tmp_pat
 def test_fetch_rows_refuses_rows_outside_c_over_the_limit_or_of_another_researcher(node, client):
     A, B = inputs(seed=5)
     job = client.submit_matmul(A, B)
-    client._wait(lambda: job in client._done, None, "the job never finished")
+    client.connection.wait(lambda: client.session.job(job).done is not None, None,
+                           "the job never finished")
 
     def fetch_rows(row0, rows, who=client):
-        return who._request({"type": "fetch_rows", "job": str(job), "row0": row0, "rows": rows},
-                            [])
+        return who.connection.request({"type": "fetch_rows", "job": str(job), "row0": row0,
+                                       "rows": rows}, [])
 
     with pytest.raises(InputError, match="outside C's 1024 rows"):
         fetch_rows(1000, 25)

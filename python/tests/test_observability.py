@@ -13,7 +13,10 @@ import urllib.error
 import urllib.request
 
 import numpy as np
+import pytest
 from websockets.sync.client import connect as ws_connect
+
+pytestmark = pytest.mark.integration  # starts a lab node and volunteers
 
 try:  # Debian's python3-prometheus-client (install_deps --test installs it)
     from prometheus_client.parser import text_string_to_metric_families

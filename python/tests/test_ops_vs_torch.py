@@ -15,7 +15,7 @@ import pytest
 
 from goblin import graph
 
-from op_suite_backends import BACKENDS, UNIT_ROUNDOFF, BackendError, assert_matches, gamma, \
+from op_suite_backends import BACKEND_PARAMS, CPP_BACKENDS, UNIT_ROUNDOFF, BackendError, assert_matches, gamma, \
     run_graph
 
 torch = pytest.importorskip("torch", reason="the op suite compares with PyTorch")
@@ -586,7 +586,7 @@ def test_every_catalog_op_has_cases():
     assert covered == set(ALL_OPS)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", BACKEND_PARAMS)
 @pytest.mark.parametrize("op, inputs, attrs, torch_fn", CASES)
 def test_op_matches_pytorch(op, inputs, attrs, torch_fn, backend, tmp_path):
     want = torch_fn(*[torch.from_numpy(np.array(x)) for x in inputs]).detach().numpy()
@@ -614,7 +614,7 @@ ERROR_CASES = [
 ]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", BACKEND_PARAMS)
 @pytest.mark.parametrize("op, inputs, attrs", ERROR_CASES)
 def test_invalid_values_are_refused(op, inputs, attrs, backend, tmp_path):
     tensors = [torch.from_numpy(x) for x in inputs]
@@ -639,7 +639,7 @@ def _torch_error_call(op, tensors, attrs):
     return torch.index_add(tensors[0], attrs["dim"], tensors[1], tensors[2])
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", BACKEND_PARAMS)
 def test_integer_division_overflow_wraps(backend, tmp_path):
     # docs/ops.md: MIN // -1 wraps to MIN, MIN % -1 is 0 (PyTorch itself traps with SIGFPE).
     a, b = np.array([I32_MIN, I32_MIN, 7], np.int32), np.array([-1, 1, -1], np.int32)
@@ -665,7 +665,7 @@ def _mask(backend, tmp_path, **attrs):
     return mask
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", BACKEND_PARAMS)
 def test_dropout_mask_properties(backend, tmp_path):
     p = 0.3
     mask = _mask(backend, tmp_path, shape=[64, 64], p=p, seed=1234)
@@ -683,7 +683,7 @@ def test_dropout_mask_properties(backend, tmp_path):
     assert f64.dtype == np.float64 and set(np.unique(f64).tolist()) <= {0.0, 2.0}
 
 
-@pytest.mark.parametrize("backend", BACKENDS[1:])
+@pytest.mark.parametrize("backend", CPP_BACKENDS)
 def test_dropout_mask_is_bit_identical_to_the_reference(backend, tmp_path):
     attrs = dict(shape=[33, 17], p=0.1, seed=99, offset=5)
     assert np.array_equal(_mask(backend, tmp_path, **attrs), _mask("numpy-reference", tmp_path,

@@ -50,7 +50,7 @@ def test_tqdm_draws_the_bar_when_it_is_installed(capsys):
 
 def test_without_tqdm_the_default_stream_gets_the_plain_bar(monkeypatch, capsys):
     import goblin.progress as progress
-    monkeypatch.setattr(progress, "_tqdm", lambda: None)
+    monkeypatch.setattr(progress, "find_tqdm", lambda: None)
     bar = ProgressBar("g-3", unit="tasks")
     bar.update(2, 2)
     bar.finish()

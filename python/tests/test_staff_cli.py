@@ -11,6 +11,8 @@ import pytest
 import goblin
 from conftest import LABNODE, LISTENING, START_TIMEOUT, Process
 
+pytestmark = pytest.mark.integration  # starts a lab node and volunteers
+
 SUBCOMMANDS = [["init"], ["serve"], ["researcher", "add"], ["researchers", "list"],
                ["researchers", "revoke"], ["volunteers", "list"], ["volunteers", "approve"],
                ["volunteer", "list"], ["volunteer", "approve"], ["volunteers", "show"],

@@ -24,7 +24,7 @@ from selenium.webdriver.common.by import By
 from conftest import START_TIMEOUT
 from test_access_requests import CHROMEDRIVER, CHROMIUM
 from test_observability import HOSTILE_BACKEND, hostile_volunteer
-from test_tls import _tls_args, pki
+from test_tls import tls_args, pki
 
 pytestmark = pytest.mark.integration
 
@@ -143,7 +143,7 @@ def test_status_page_in_a_browser(shared_cluster, browser):
 
 
 def test_status_page_over_https(cluster, status_pki, browser):
-    node = cluster.start_node(extra_args=_tls_args(status_pki))
+    node = cluster.start_node(extra_args=tls_args(status_pki))
     node.wait_for_line(re.compile(r"TLS: serving wss:// and https:// only"), START_TIMEOUT)
     browser.get("https://localhost:%d/status" % cluster.port)
     assert_page_shape(browser)

@@ -17,9 +17,13 @@ from limited_node import assert_float32_product
 from test_integration import (JOB_TIMEOUT, assert_node_still_serves,
                               assert_one_accepted_result_per_task, open_raw)
 
+from goblin import matmul as goblin_matmul
 from goblin.errors import ConnectionLostError, ProtocolError
+from goblin.protocol.session import TileReceived
 from goblin.streamed_tiles import TileStream
 from goblin.wire import encode_tensor_frame
+
+pytestmark = pytest.mark.integration  # starts a lab node and volunteers
 
 M, K, N = 1024, 256, 1024
 TILE = [512, 512]  # 1 MiB of f32: the smallest tile the node streams
@@ -37,16 +41,17 @@ def client(shared_cluster):
 
 
 def count_tiles(client, monkeypatch):
-    """How many result_tile messages the client files, as they are filed."""
+    """How many result_tile messages the client files, as they are filed (the session's
+    TileReceived events)."""
     seen = []
-    original = client._absorb
+    original = client.session.events_received
 
-    def absorb(message, tensors):
-        if message.get("type") == "result_tile":
-            seen.append((message["row0"], message["col0"]))
-        original(message, tensors)
+    def events_received():
+        events = original()
+        seen.extend((e.row0, e.col0) for e in events if isinstance(e, TileReceived))
+        return events
 
-    monkeypatch.setattr(client, "_absorb", absorb)
+    monkeypatch.setattr(client.session, "events_received", events_received)
     return seen
 
 
@@ -81,9 +86,9 @@ def test_small_tiles_and_job_handles_get_the_product_whole(client, monkeypatch):
 
 def test_a_job_given_up_on_is_fetched_whole(client):
     A, B = inputs(seed=4)
-    job = client._submit(A, B, TILE, stream_into=None)
-    assert job in client._streams
-    client._streams.pop(job)  # what matmul does when its wait times out
+    job = goblin_matmul.submit(client.connection, A, B, TILE, stream_into=None)
+    assert client.session.job(job).stream is not None
+    client.session.job(job).stream = None  # what matmul does when its wait times out
     C = client.fetch(job, timeout=120)
     assert "delivery" not in client.last_summary
     assert_float32_product(C, A, B)

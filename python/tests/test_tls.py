@@ -81,7 +81,7 @@ def pki(tmp_path):
     return folder
 
 
-def _tls_args(pki):
+def tls_args(pki):
     return ["--tls-cert", str(pki / "server.crt"), "--tls-key", str(pki / "server.key")]
 
 
@@ -89,7 +89,7 @@ def _tls_args(pki):
 def tls_cluster(cluster, pki):
     """A node that serves TLS only; its clients and volunteers use wss://localhost:PORT."""
     cluster.token = cluster.add_researcher()
-    node = cluster.start_node(extra_args=_tls_args(pki))
+    node = cluster.start_node(extra_args=tls_args(pki))
     node.wait_for_line(re.compile(r"TLS: serving wss:// and https:// only"), START_TIMEOUT)
     cluster.origin = "wss://localhost"
     return cluster

@@ -18,6 +18,8 @@ torch = pytest.importorskip("torch", reason="torch is not installed (optional de
 from training_models import training_family  # noqa: E402
 from test_graph_network import NO_AUDITS, graph_verdicts, quarantined, wait_for_volunteers  # noqa: E402,E501
 
+pytestmark = pytest.mark.integration  # starts a lab node and volunteers
+
 ROUND_TIMEOUT = 180.0
 BATCH, MICRO = 8, 4
 
@@ -134,14 +136,14 @@ def test_training_verified_by_freivalds_matches_local_pytorch(client, shared_clu
     from goblin import training as goblin_training
     from goblin.errors import GoblinError
     from goblin.wire import encode_tensor_frame
-    layout = goblin_training._Layout(torch, model)
-    request, arrays = goblin_training._request(
-        client, layout, loss_fn, x.numpy(), y.numpy(), layout.flat(), optim.SGD(lr=0.1), 0, 1,
+    layout = goblin_training.Layout(torch, model)
+    request, arrays = goblin_training.train_request(
+        client.connection, layout, loss_fn, x.numpy(), y.numpy(), layout.flat(), optim.SGD(lr=0.1), 0, 1,
         BATCH, MICRO, None, verification="freivalds")
     jobs = shared_cluster.query("SELECT count(*) FROM train_jobs")[0][0]
     request["train"]["verification"] = "maybe"
     with pytest.raises(GoblinError, match="'verification' is"):
-        client._request(request, [encode_tensor_frame(a) for a in arrays])
+        client.connection.request(request, [encode_tensor_frame(a) for a in arrays])
     assert shared_cluster.query("SELECT count(*) FROM train_jobs")[0][0] == jobs
 
 

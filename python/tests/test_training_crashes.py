@@ -16,8 +16,10 @@ from goblin import optim
 
 torch = pytest.importorskip("torch", reason="torch is not installed (optional dependency)")
 
-from conftest import TESTS, _die_with_parent  # noqa: E402
+from conftest import TESTS, die_with_parent  # noqa: E402
 from training_models import training_family  # noqa: E402
+
+pytestmark = pytest.mark.integration  # starts a lab node and volunteers
 
 ROUNDS, BATCH, MICRO, SAMPLES, SEED = 4, 8, 4, 24, 11
 TIMEOUT = 180.0
@@ -115,7 +117,7 @@ def test_a_client_killed_mid_run_re_attaches_to_the_same_bits(cluster):
                                token=token, timeout=TIMEOUT, rounds=ROUNDS, batch=BATCH,
                                micro=MICRO)
     researcher = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, text=True, preexec_fn=_die_with_parent)
+                                  stdout=subprocess.PIPE, text=True, preexec_fn=die_with_parent)
     try:
         job = researcher.stdout.readline().strip()
         assert job.startswith("t-"), job

@@ -12,6 +12,8 @@ import pytest
 from goblin import optim, reference
 from goblin.errors import InputError
 
+pytestmark = pytest.mark.integration  # starts a lab node and volunteers
+
 torch = pytest.importorskip("torch", reason="torch is not installed (optional dependency)")
 
 BATCH, MICRO, ROUNDS, SEED = 8, 4, 4, 1234

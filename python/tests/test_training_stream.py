@@ -19,6 +19,8 @@ torch = pytest.importorskip("torch", reason="torch is not installed (optional de
 
 from training_models import training_family  # noqa: E402
 
+pytestmark = pytest.mark.integration  # starts a lab node and volunteers
+
 TIMEOUT = 180.0
 BATCH, MICRO = 8, 4
 
@@ -129,8 +131,15 @@ def test_the_node_refuses_bad_batches_and_deletes_held_ones_when_the_job_ends(cl
         frames = [] if fields.get("end") else [
             encode_tensor_frame(x[rows] if xs is None else xs),
             encode_tensor_frame(y[rows] if ys is None else ys)]
-        return client._request(dict({"type": "train_batch", "job": str(job), "batch": batch},
-                                    **fields), frames)
+        return client.connection.request(dict({"type": "train_batch", "job": str(job),
+                                               "batch": batch}, **fields), frames)
+
+    def send_and_id(batch):
+        rows = slice(batch * BATCH, (batch + 1) * BATCH)
+        request_id = client.connection.send_request(
+            {"type": "train_batch", "job": str(job), "batch": batch},
+            [encode_tensor_frame(x[rows]), encode_tensor_frame(y[rows])])
+        return client.connection.reply(request_id, "train_batch"), request_id
 
     with pytest.raises(InputError, match="expects batch 1, not batch 2"):
         send(2)
@@ -139,26 +148,27 @@ def test_the_node_refuses_bad_batches_and_deletes_held_ones_when_the_job_ends(cl
     with pytest.raises(ShapeError, match="y of a batch"):
         send(1, ys=y[:BATCH - 1])
     for batch in (1, 2, 3):
-        assert send(batch) == {"type": "batch_accepted", "id": client._next_id - 1,
-                               "job": job, "batch": batch}
+        accepted, request_id = send_and_id(batch)
+        assert accepted == {"type": "batch_accepted", "id": request_id, "job": job,
+                            "batch": batch}
     assert send(2)["type"] == "batch_accepted"  # held already: a resend is ignored
     with pytest.raises(LimitExceededError, match="holds at most 4 batches"):
         send(4)
     with pytest.raises(InputError, match="expects batch 4"):
         send(2, end=True)
     with pytest.raises(RemoteError, match="invalid_message|exactly 2 tensors"):
-        client._request({"type": "train_batch", "job": str(job), "batch": 4},
-                        [encode_tensor_frame(x[:BATCH])])
+        client.connection.request({"type": "train_batch", "job": str(job), "batch": 4},
+                                  [encode_tensor_frame(x[:BATCH])])
     other = cluster.connect(cluster.add_researcher("bob@example.org"), timeout=TIMEOUT)
     with pytest.raises(RemoteError) as foreign:
-        other._request({"type": "train_batch", "job": str(job), "batch": 4},
-                       [encode_tensor_frame(x[:BATCH]), encode_tensor_frame(y[:BATCH])])
+        other.connection.request({"type": "train_batch", "job": str(job), "batch": 4},
+                                 [encode_tensor_frame(x[:BATCH]), encode_tensor_frame(y[:BATCH])])
     assert foreign.value.code == "not_found"
     whole = client.submit_train(family[0], family[1], (family[2], family[3]), rounds=2,
                                 batch_size=BATCH, micro_batch=MICRO)
     with pytest.raises(InputError, match="not submitted with streamed data"):
-        client._request({"type": "train_batch", "job": str(whole), "batch": 1},
-                        [encode_tensor_frame(x[:BATCH]), encode_tensor_frame(y[:BATCH])])
+        client.connection.request({"type": "train_batch", "job": str(whole), "batch": 1},
+                                  [encode_tensor_frame(x[:BATCH]), encode_tensor_frame(y[:BATCH])])
 
     held = batch_rows(cluster, job)
     assert [batch for batch, _ in held] == [1, 2, 3]
