@@ -81,7 +81,8 @@ void ResearcherDesk::reportWaiting() {
     for (auto it = m_watched.begin(); it != m_watched.end();) {
         const std::string jobId = *it;
         const auto job = findJob(m_context.store.database(), jobId);
-        if (!job || job->state != "running" || m_peers.watchers(jobId).empty()) {
+        if (!job || job->state != jobStateName(JobState::Running) ||
+            m_peers.watchers(jobId).empty()) {
             m_waiting.erase(jobId);
             it = m_watched.erase(it);
             continue;
@@ -117,7 +118,7 @@ void ResearcherDesk::replyError(std::uint64_t peer, std::int64_t requestId, cons
 void ResearcherDesk::answerFetch(std::uint64_t peer, const net::JobStatus& status,
                                  const std::function<void()>& deliver) {
     m_peers.send(peer, net::toMessage(status));
-    if (status.state == "running")
+    if (status.state == jobStateName(JobState::Running))
         watch(status.job, peer);
     else
         deliver();
@@ -126,14 +127,16 @@ void ResearcherDesk::answerFetch(std::uint64_t peer, const net::JobStatus& statu
 void ResearcherDesk::answerCancelledFetch(std::uint64_t peer, std::int64_t requestId,
                                           const std::string& jobId, std::int64_t done,
                                           std::int64_t total) {
-    m_peers.send(peer, net::toMessage(net::JobStatus{requestId, jobId, "cancelled", done, total}));
+    m_peers.send(peer, net::toMessage(net::JobStatus{requestId, jobId,
+                                                     std::string(jobStateName(JobState::Cancelled)),
+                                                     done, total}));
     m_peers.send(peer, net::toMessage(net::JobFailed{
                            jobId, Error{ErrorCode::Cancelled, "job " + jobId + " was cancelled"}}));
 }
 
 bool ResearcherDesk::refuseRunningRelease(const ResearcherRequest& request,
-                                          const std::string& jobId, const std::string& state) {
-    if (state != "running")
+                                          const std::string& jobId, JobState state) {
+    if (state != JobState::Running)
         return false;
     replyError(request.peer, request.requestId,
                Error{ErrorCode::InvalidInput, "job " + jobId + " is still running"});

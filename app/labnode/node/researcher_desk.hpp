@@ -15,6 +15,7 @@
 #include "node/peer_registry.hpp"
 #include "work/job_control.hpp"
 #include "work/job_kind.hpp"
+#include "work/job_state.hpp"
 
 namespace goblin::labnode {
 
@@ -50,7 +51,7 @@ public:
     }
     JobControl& control() { return m_control; }
     bool refuseRunningRelease(const ResearcherRequest& request, const std::string& jobId,
-                              const std::string& state);
+                              JobState state);
     void watch(const std::string& jobId, std::uint64_t peer) {
         m_peers.watch(jobId, peer);
         m_watched.insert(jobId);

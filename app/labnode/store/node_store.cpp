@@ -245,7 +245,8 @@ Expected<void> NodeStore::insertJob(const JobRecord& job) {
         .bind(2, job.researcherId)
         .bind(3, std::string(core::wireName(job.dtype)));
     insert.bind(4, job.m).bind(5, job.k).bind(6, job.n).bind(7, job.tileRows).bind(8, job.tileCols);
-    insert.bind(9, job.aBlob).bind(10, job.bBlob).bind(11, job.state).bind(12, job.createdAt);
+    insert.bind(9, job.aBlob).bind(10, job.bBlob).bind(11, jobStateName(job.state));
+    insert.bind(12, job.createdAt);
     return insert.run();
 }
 
@@ -277,7 +278,7 @@ JobRecord readJob(const ScopedStatement& query) {
     job.tileCols = query.columnInt(7);
     job.aBlob = query.columnText(8);
     job.bBlob = query.columnText(9);
-    job.state = query.columnText(10);
+    job.state = storedJobState(query.columnText(10));
     job.createdAt = query.columnDouble(11);
     job.finishedAt = query.columnIsNull(12) ? 0.0 : query.columnDouble(12);
     return job;
@@ -289,9 +290,9 @@ constexpr const char* kJobColumns =
 
 } // namespace
 
-std::vector<JobRecord> NodeStore::jobsInState(const std::string& state) {
+std::vector<JobRecord> NodeStore::jobsInState(JobState state) {
     auto query = m_db.prepare(std::string(kJobColumns) + "WHERE state = ? ORDER BY created_at");
-    query.bind(1, state);
+    query.bind(1, jobStateName(state));
     std::vector<JobRecord> jobs;
     while (query.step().value_or(false))
         jobs.push_back(readJob(query));
@@ -322,10 +323,10 @@ std::vector<TileRecord> NodeStore::tilesOf(const std::string& jobId) {
     return tiles;
 }
 
-Expected<void> NodeStore::setJobState(const std::string& id, const std::string& state, double now) {
+Expected<void> NodeStore::setJobState(const std::string& id, JobState state, double now) {
     auto update = m_db.prepare("UPDATE jobs SET state = ?, finished_at = coalesce(finished_at, ?) "
                                "WHERE id = ?");
-    return update.bind(1, state).bind(2, now).bind(3, id).run();
+    return update.bind(1, jobStateName(state)).bind(2, now).bind(3, id).run();
 }
 
 bool NodeStore::blobInUse(const std::string& digest, const std::string& exceptJob) {

@@ -10,6 +10,7 @@
 #include "goblin/core/dtype.hpp"
 #include "goblin/core/error.hpp"
 #include "store/database.hpp"
+#include "work/job_state.hpp"
 
 namespace goblin::labnode {
 
@@ -35,7 +36,7 @@ struct JobRecord {
     std::int64_t m = 0, k = 0, n = 0;
     std::int64_t tileRows = 0, tileCols = 0;
     std::string aBlob, bBlob;
-    std::string state; // running | done | failed | released
+    JobState state = JobState::Running;
     double createdAt = 0, finishedAt = 0;
 };
 
@@ -61,10 +62,10 @@ public:
 
     Expected<void> insertJob(const JobRecord& job);
     Expected<std::int64_t> insertTask(const std::string& jobId, const TileRecord& tile);
-    std::vector<JobRecord> jobsInState(const std::string& state);
+    std::vector<JobRecord> jobsInState(JobState state);
     std::optional<JobRecord> job(const std::string& id);
     std::vector<TileRecord> tilesOf(const std::string& jobId);
-    Expected<void> setJobState(const std::string& id, const std::string& state, double now);
+    Expected<void> setJobState(const std::string& id, JobState state, double now);
     // True when another job that is not released still uses the blob.
     bool blobInUse(const std::string& digest, const std::string& exceptJob);
 

@@ -47,6 +47,10 @@ std::optional<JobState> parseJobState(std::string_view name) {
     return std::nullopt;
 }
 
+JobState storedJobState(std::string_view name) {
+    return parseJobState(name).value_or(JobState::Failed);
+}
+
 bool mayChange(JobState from, JobState to) {
     for (const auto& [a, b] : kChanges)
         if (a == from && b == to)

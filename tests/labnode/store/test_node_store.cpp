@@ -14,6 +14,7 @@
 using goblin::core::DType;
 using goblin::labnode::Database;
 using goblin::labnode::JobRecord;
+using goblin::labnode::JobState;
 using goblin::labnode::kSchemaVersion;
 using goblin::labnode::LeaseLoss;
 using goblin::labnode::LeaseLossRecord;
@@ -51,7 +52,7 @@ JobRecord sampleJob(const std::string& id, std::int64_t researcher) {
     job.tileCols = 2;
     job.aBlob = "aaaa" + id;
     job.bBlob = "bbbb" + id;
-    job.state = "running";
+    job.state = JobState::Running;
     job.createdAt = 1000.5;
     return job;
 }
@@ -255,13 +256,13 @@ void TestNodeStore::jobAndTasksReload() {
     QCOMPARE(job->tileCols, expected.tileCols);
     QCOMPARE(job->aBlob, expected.aBlob);
     QCOMPARE(job->bBlob, expected.bBlob);
-    QCOMPARE(job->state, std::string("running"));
+    QCOMPARE(job->state, JobState::Running);
     QCOMPARE(job->createdAt, 1000.5);
     QCOMPARE(job->finishedAt, 0.0);
     QVERIFY(!store.job("j-404").has_value());
 
-    QCOMPARE(store.jobsInState("running").size(), std::size_t{1});
-    QCOMPARE(store.jobsInState("done").size(), std::size_t{0});
+    QCOMPARE(store.jobsInState(JobState::Running).size(), std::size_t{1});
+    QCOMPARE(store.jobsInState(JobState::Done).size(), std::size_t{0});
 
     const auto tiles = store.tilesOf("j-1");
     QCOMPARE(tiles.size(), std::size_t{4});
@@ -278,13 +279,13 @@ void TestNodeStore::jobAndTasksReload() {
     }
     QVERIFY(store.tilesOf("j-404").empty());
 
-    QVERIFY(store.setJobState("j-1", "done", 2000.0).has_value());
-    QCOMPARE(store.job("j-1")->state, std::string("done"));
+    QVERIFY(store.setJobState("j-1", JobState::Done, 2000.0).has_value());
+    QCOMPARE(store.job("j-1")->state, JobState::Done);
     QCOMPARE(store.job("j-1")->finishedAt, 2000.0);
     // The first finish time is kept.
-    QVERIFY(store.setJobState("j-1", "released", 3000.0).has_value());
+    QVERIFY(store.setJobState("j-1", JobState::Released, 3000.0).has_value());
     QCOMPARE(store.job("j-1")->finishedAt, 2000.0);
-    QCOMPARE(store.jobsInState("running").size(), std::size_t{0});
+    QCOMPARE(store.jobsInState(JobState::Running).size(), std::size_t{0});
 }
 
 void TestNodeStore::jobNeedsKnownResearcher() {
@@ -413,7 +414,7 @@ void TestNodeStore::blobInUse() {
     QVERIFY(store.insertJob(second).has_value());
     QVERIFY(store.blobInUse(first.aBlob, "j-1"));
     QVERIFY(!store.blobInUse(first.bBlob, "j-1"));
-    QVERIFY(store.setJobState("j-2", "released", 5.0).has_value());
+    QVERIFY(store.setJobState("j-2", JobState::Released, 5.0).has_value());
     QVERIFY(!store.blobInUse(first.aBlob, "j-1"));
 }
 
@@ -426,7 +427,7 @@ void TestNodeStore::finishedJobsLeaseLossesAreForgotten() {
     QVERIFY(store.insertJob(sampleJob("j-2", *researcher)).has_value());
     const auto finished = store.insertTask("j-2", TileRecord{0, 0, 0, 3, 2, false, 0});
     QVERIFY(finished.has_value());
-    QVERIFY(store.setJobState("j-2", "done", 5.0).has_value());
+    QVERIFY(store.setJobState("j-2", JobState::Done, 5.0).has_value());
     Database& db = store.database();
     for (std::int64_t task : {tasks[0], *finished})
         QVERIFY(

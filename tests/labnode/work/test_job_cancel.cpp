@@ -122,7 +122,7 @@ void TestJobCancel::researcherCancelsOnlyItsOwnRunningJobs() {
     QCOMPARE(replies[0].control.at("id").as_int64(), std::int64_t{4});
     QCOMPARE(replies[0].control.at("state").as_string(), "cancelled");
     // A cancelled job (as the kind records it) is answered again, not cancelled twice.
-    QVERIFY(rig.node.store.setJobState("j-mine", "cancelled", 40));
+    QVERIFY(rig.node.store.setJobState("j-mine", JobState::Cancelled, 40));
     rig.cancel("j-mine", 5);
     QCOMPARE(rig.matmul.cancelled.size(), std::size_t{1});
     QCOMPARE(rig.link->count("cancelled"), std::size_t{2});

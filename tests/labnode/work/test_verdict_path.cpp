@@ -22,7 +22,8 @@ struct Rig : RoleRig {
         (void)node.store.addVolunteer("v-1", "h", 1.0);
     }
     std::int64_t tileTask() {
-        JobRecord job{"j-1", 1, core::DType::F32, 1, 1, 1, 1, 1, "a", "b", "running", 1.0, 0};
+        JobRecord job{"j-1", 1,   core::DType::F32,  1,   1, 1, 1, 1,
+                      "a",   "b", JobState::Running, 1.0, 0};
         (void)node.store.addResearcher("r@lab.example", "t");
         (void)node.store.insertJob(job);
         return node.store.insertTask("j-1", TileRecord{0, 0, 0, 1, 1, false, 0}).value_or(0);
@@ -130,7 +131,7 @@ void TestVerdictPath::graphVerdictsGoToTheirTable() {
     auto researcher = rig.node.store.addResearcher("r@lab.example", "t");
     QVERIFY(researcher.has_value());
     QVERIFY(insertGraphJob(rig.node.store.database(),
-                           GraphJobRow{"g-1", *researcher, "running", 1, "{}", "[]", 1.0})
+                           GraphJobRow{"g-1", *researcher, JobState::Running, 1, "{}", "[]", 1.0})
                 .has_value());
     const auto task = insertGraphTask(rig.node.store.database(), "g-1", 0);
     QVERIFY(task.has_value());

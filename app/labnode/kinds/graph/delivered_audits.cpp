@@ -95,7 +95,8 @@ void DeliveredAudits::run(const JobAuditRow& audit) {
         return runNext();
     }
     const auto count = static_cast<std::int64_t>(suspects.size());
-    if (job->state == "released" || !jobDataKept(*job, graphTasksOf(db, job->id), m_context.blobs))
+    if (job->state == JobState::Released ||
+        !jobDataKept(*job, graphTasksOf(db, job->id), m_context.blobs))
         return finish(audit, "unverifiable", count, 0);
     asio::post(m_context.workers, [this, audit, count, job = *job, suspects = std::move(suspects)] {
         auto recheck = recheckDeliveredTasks(job, suspects, m_settings, m_context.blobs);
@@ -216,7 +217,8 @@ void DeliveredAudits::sendReport(const GraphJobRow& job, std::vector<std::uint64
                     [](const net::JobAuditEntry& audit) { return audit.corrected > 0; });
     Database& db = m_context.store.database();
     std::vector<GraphTaskRow> tasks = graphTasksOf(db, job.id);
-    if (!anyCorrected || job.state == "released" || !jobDataKept(job, tasks, m_context.blobs)) {
+    if (!anyCorrected || job.state == JobState::Released ||
+        !jobDataKept(job, tasks, m_context.blobs)) {
         for (std::uint64_t peer : peers)
             m_peers.send(peer, net::toMessage(report));
         return;

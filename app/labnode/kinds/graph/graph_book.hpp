@@ -46,7 +46,7 @@ struct GraphTask {
 struct GraphJob {
     std::string id;
     std::int64_t researcher = 0;
-    std::string state = "running";
+    JobState state = JobState::Running;
     double createdAt = 0;
     GraphSubmission submission;
     std::vector<GraphChunk> chunks;

@@ -282,7 +282,7 @@ void GraphDecisions::decide(GraphTask& task, Judgement judgement) {
             if (!found)
                 return; // released meanwhile
             GraphJob& job = m_book.jobOf(*found);
-            if (job.state != "running")
+            if (job.state != JobState::Running)
                 return;
             if (!stored)
                 return m_hooks.failJob(
@@ -400,7 +400,7 @@ void GraphDecisions::onQuarantined(const std::string& volunteerId) {
     for (std::int64_t taskId : m_book.taskIds()) {
         GraphTask* task = m_book.task(taskId);
         if (!task || !task->involved.contains(volunteerId) ||
-            m_book.jobOf(*task).state != "running")
+            m_book.jobOf(*task).state != JobState::Running)
             continue;
         if (!task->settled()) {
             // In-flight comparisons and node computations drop it when they come back.

@@ -56,7 +56,7 @@ GraphJobs::GraphJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk& 
                                 [this](GraphJob& job) { onRecheckDone(job); }}),
       m_audits(context, peers, trust, m_settings.intake,
                [this](const std::string& jobId, const std::vector<core::Tensor>& merged) {
-                   if (GraphJob* job = m_book.job(jobId); job && job->state == "done")
+                   if (GraphJob* job = m_book.job(jobId); job && job->state == JobState::Done)
                        job->result = merged;
                }),
       m_retention(context, m_settings.auditRetentionSeconds) {
@@ -77,7 +77,8 @@ void GraphJobs::recover() {
         if (auto resumed = resumeJob(row); !resumed) {
             m_context.log.error("graph job " + row.id + " cannot resume (" +
                                 resumed.error().message + "); marked failed");
-            (void)setGraphJobState(m_context.store.database(), row.id, "failed", m_context.clock());
+            (void)setGraphJobState(m_context.store.database(), row.id, JobState::Failed,
+                                   m_context.clock());
         }
     }
     m_audits.recover();
@@ -126,7 +127,7 @@ void GraphJobs::submit(const ResearcherRequest& request, Message message) {
 Expected<GraphJob*> GraphJobs::insertJob(std::int64_t researcherId, GraphIntake intake) {
     GraphJobRow row{randomId("g-", m_context.random),
                     researcherId,
-                    "running",
+                    JobState::Running,
                     static_cast<std::int64_t>(intake.chunks.size()),
                     std::move(intake.request),
                     std::move(intake.inputs),
@@ -175,11 +176,11 @@ void GraphJobs::submitFor(std::int64_t researcherId, Message message,
 
 bool GraphJobs::follow(const std::string& jobId, GraphJobFollower follower) {
     GraphJob* job = m_book.job(jobId);
-    if (!job || job->state == "failed")
+    if (!job || job->state == JobState::Failed)
         return false;
-    if (job->state == "done") {
+    if (job->state == JobState::Done) {
         asio::post(m_context.core, [this, jobId, follower = std::move(follower)] {
-            if (GraphJob* done = m_book.job(jobId); done && done->state == "done")
+            if (GraphJob* done = m_book.job(jobId); done && done->state == JobState::Done)
                 follower.done(jobId, done->result);
         });
         return true;
@@ -196,7 +197,7 @@ double GraphJobs::verificationSeconds(const std::string& jobId) {
 void GraphJobs::releaseFor(const std::string& jobId) {
     m_followers.erase(jobId);
     GraphJob* job = m_book.job(jobId);
-    if (!job || job->state == "running")
+    if (!job || job->state == JobState::Running)
         return;
     if (auto outcome = m_retention.release(jobId); !outcome)
         m_context.log.error("graph job " + jobId + " not released: " + outcome.error().message);
@@ -208,7 +209,7 @@ GraphJob* GraphJobs::ownedJob(const ResearcherRequest& request, const std::strin
         return job;
     // A failed or released job, or another researcher's: say only what this researcher may know.
     const auto row = graphJob(m_context.store.database(), jobId);
-    if (row && row->researcherId == request.researcherId && row->state == "failed")
+    if (row && row->researcherId == request.researcherId && row->state == JobState::Failed)
         m_desk.replyError(request.peer, request.requestId,
                           Error{ErrorCode::Internal, "graph job " + jobId + " failed"});
     else
@@ -220,7 +221,7 @@ GraphJob* GraphJobs::ownedJob(const ResearcherRequest& request, const std::strin
 std::optional<GraphJobRow> GraphJobs::cancelledJob(const ResearcherRequest& request,
                                                    const std::string& jobId) {
     auto row = graphJob(m_context.store.database(), jobId);
-    if (!row || row->researcherId != request.researcherId || row->state != "cancelled")
+    if (!row || row->researcherId != request.researcherId || row->state != JobState::Cancelled)
         return std::nullopt;
     return row;
 }
@@ -234,16 +235,18 @@ void GraphJobs::fetch(const ResearcherRequest& request, const std::string& jobId
         return;
     const auto total = static_cast<std::int64_t>(job->taskIds.size());
     m_desk.answerFetch(request.peer,
-                       net::JobStatus{request.requestId, jobId, job->state, job->done, total}, [&] {
-                           if (job->state == "done")
+                       net::JobStatus{request.requestId, jobId,
+                                      std::string(jobStateName(job->state)), job->done, total},
+                       [&] {
+                           if (job->state == JobState::Done)
                                deliver(request.peer, *job, request.requestId);
                        });
 }
 
 void GraphJobs::release(const ResearcherRequest& request, const std::string& jobId) {
     if (cancelledJob(request, jobId)) { // its data went with the cancel
-        if (auto ok =
-                setGraphJobState(m_context.store.database(), jobId, "released", m_context.clock());
+        if (auto ok = setGraphJobState(m_context.store.database(), jobId, JobState::Released,
+                                       m_context.clock());
             !ok)
             return m_desk.replyError(request.peer, request.requestId, ok.error());
         m_desk.unwatch(jobId, request.peer);
@@ -268,13 +271,14 @@ void GraphJobs::release(const ResearcherRequest& request, const std::string& job
 
 Expected<void> GraphJobs::cancel(const std::string& jobId, const std::string& who) {
     GraphJob* job = m_book.job(jobId);
-    if (!job || job->state != "running")
+    if (!job || job->state != JobState::Running)
         return makeError(ErrorCode::InvalidInput, "graph job " + jobId + " is not running");
-    if (auto ok =
-            setGraphJobState(m_context.store.database(), jobId, "cancelled", m_context.clock());
+    if (auto ok = setGraphJobState(m_context.store.database(), jobId, JobState::Cancelled,
+                                   m_context.clock());
         !ok)
         return ok;
-    job->state = "cancelled"; // a comparison or merge still on a worker finds it so and stops
+    job->state =
+        JobState::Cancelled; // a comparison or merge still on a worker finds it so and stops
     for (std::int64_t taskId : job->taskIds) {
         m_book.dropQueued(taskId);
         m_book.task(taskId)->decided = true;
@@ -294,7 +298,7 @@ Expected<void> GraphJobs::cancel(const std::string& jobId, const std::string& wh
 
 std::string GraphJobs::whyNothingComputes(const std::string& jobId) {
     GraphJob* job = m_book.job(jobId);
-    if (!job || job->state != "running")
+    if (!job || job->state != JobState::Running)
         return {};
     const auto volunteers = graphVolunteers();
     if (volunteers.empty())
@@ -316,7 +320,7 @@ Expected<void> GraphJobs::purge(const std::string& jobId) {
     if (!graphJob(m_context.store.database(), jobId))
         return makeError(ErrorCode::NotFound, "no job " + jobId);
     if (GraphJob* job = m_book.job(jobId)) {
-        if (job->state == "running")
+        if (job->state == JobState::Running)
             return makeError(ErrorCode::InvalidInput, "graph job " + jobId + " is running");
         m_followers.erase(jobId);
         m_book.remove(jobId);
@@ -461,10 +465,10 @@ void GraphJobs::onDecided(GraphTask& task) {
 }
 
 void GraphJobs::failJob(GraphJob& job, const Error& error) {
-    if (job.state != "running")
+    if (job.state != JobState::Running)
         return;
-    job.state = "failed";
-    (void)setGraphJobState(m_context.store.database(), job.id, "failed", m_context.clock());
+    job.state = JobState::Failed;
+    (void)setGraphJobState(m_context.store.database(), job.id, JobState::Failed, m_context.clock());
     m_context.log.warn("graph job " + job.id + " failed: " + error.describe());
     for (std::int64_t taskId : job.taskIds) {
         m_book.dropQueued(taskId);
@@ -478,7 +482,7 @@ void GraphJobs::failJob(GraphJob& job, const Error& error) {
 }
 
 void GraphJobs::onRecheckDone(GraphJob& job) {
-    if (job.state == "running" && job.done == static_cast<std::int64_t>(job.taskIds.size()))
+    if (job.state == JobState::Running && job.done == static_cast<std::int64_t>(job.taskIds.size()))
         finishJob(job);
 }
 
@@ -507,14 +511,14 @@ void GraphJobs::onMerged(const std::string& jobId, Expected<std::vector<core::Te
     job.merging = false;
     if (!merged)
         return failJob(job, merged.error());
-    if (job.state != "running")
+    if (job.state != JobState::Running)
         return;
     if (job.redeciding > 0)
         return; // a task is being rechecked: its end merges again
     job.result = std::move(*merged);
-    job.state = "done";
+    job.state = JobState::Done;
     Database& db = m_context.store.database();
-    (void)setGraphJobState(db, job.id, "done", m_context.clock());
+    (void)setGraphJobState(db, job.id, JobState::Done, m_context.clock());
     const GraphSummaryCounts counts = graphSummaryCounts(db, job.id);
     m_context.log("graph job " + job.id + " done: " + std::to_string(counts.accepted) +
                   " replica(s) accepted, " + std::to_string(counts.rejected) + " rejected, " +

@@ -27,7 +27,8 @@ void GraphRetention::schedule() {
 Expected<ReleaseOutcome> GraphRetention::release(const std::string& jobId) {
     Database& db = m_context.store.database();
     const bool keep = m_retentionSeconds > 0 && usesReplicaAgreement(db, jobId);
-    if (auto ok = setGraphJobState(db, jobId, keep ? "retained" : "released", m_context.clock());
+    if (auto ok = setGraphJobState(db, jobId, keep ? JobState::Retained : JobState::Released,
+                                   m_context.clock());
         !ok)
         return tl::unexpected(ok.error());
     if (keep)
@@ -39,7 +40,7 @@ Expected<ReleaseOutcome> GraphRetention::release(const std::string& jobId) {
 void GraphRetention::prune() {
     Database& db = m_context.store.database();
     for (const std::string& jobId : retainedJobsDue(db, m_context.clock() - m_retentionSeconds)) {
-        if (auto ok = setGraphJobState(db, jobId, "released", m_context.clock()); !ok) {
+        if (auto ok = setGraphJobState(db, jobId, JobState::Released, m_context.clock()); !ok) {
             m_context.log.error("graph job " + jobId + ": could not end its retention (" +
                                 ok.error().message + ")");
             continue;

@@ -61,12 +61,11 @@ Expected<void> overturnGraphVerdict(Database& db, std::int64_t taskId, std::int6
         .run();
 }
 
-Expected<void> setGraphJobState(Database& db, const std::string& id, const std::string& state,
-                                double now) {
+Expected<void> setGraphJobState(Database& db, const std::string& id, JobState state, double now) {
     auto update =
         db.prepare("UPDATE graph_jobs SET state = ?, finished_at = coalesce(finished_at, ?) "
                    "WHERE id = ?");
-    return update.bind(1, state).bind(2, now).bind(3, id).run();
+    return update.bind(1, jobStateName(state)).bind(2, now).bind(3, id).run();
 }
 
 namespace {
@@ -75,9 +74,10 @@ constexpr const char* kGraphJobColumns =
     "SELECT id, researcher_id, state, tasks, request, inputs, created_at FROM graph_jobs ";
 
 GraphJobRow readGraphJob(const ScopedStatement& query) {
-    return GraphJobRow{query.columnText(0),  query.columnInt(1),  query.columnText(2),
-                       query.columnInt(3),   query.columnText(4), query.columnText(5),
-                       query.columnDouble(6)};
+    return GraphJobRow{
+        query.columnText(0),  query.columnInt(1),  storedJobState(query.columnText(2)),
+        query.columnInt(3),   query.columnText(4), query.columnText(5),
+        query.columnDouble(6)};
 }
 
 } // namespace

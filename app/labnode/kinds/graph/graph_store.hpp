@@ -10,13 +10,14 @@
 
 #include "goblin/core/error.hpp"
 #include "store/database.hpp"
+#include "work/job_state.hpp"
 
 namespace goblin::labnode {
 
 struct GraphJobRow {
     std::string id;
     std::int64_t researcherId = 0;
-    std::string state;
+    JobState state = JobState::Running;
     std::int64_t tasks = 0;
     std::string request; // {"graph": …, "batch": …}
     std::string inputs;  // stored tensors (graph_blobs.hpp)
@@ -49,8 +50,7 @@ Expected<void> replaceGraphTaskOutputs(Database& db, std::int64_t taskId,
 Expected<void> overturnGraphVerdict(Database& db, std::int64_t taskId, std::int64_t attempt,
                                     const std::string& volunteerId, const std::string& method,
                                     const std::string& reason);
-Expected<void> setGraphJobState(Database& db, const std::string& id, const std::string& state,
-                                double now);
+Expected<void> setGraphJobState(Database& db, const std::string& id, JobState state, double now);
 std::optional<GraphJobRow> graphJob(Database& db, const std::string& id);
 // Jobs to load at start-up: running ones resume, done ones wait for their researcher.
 std::vector<GraphJobRow> unreleasedGraphJobs(Database& db);

@@ -47,9 +47,10 @@ void deliverMatmulResult(NodeContext& context, std::shared_ptr<PeerLink> link, c
 Expected<void> deliverMatmulRows(NodeContext& context, std::shared_ptr<PeerLink> link,
                                  const JobRecord& job, const net::FetchRows& fetch,
                                  std::size_t maxTensorBytes) {
-    if (job.state != "done")
-        return makeError(ErrorCode::InvalidInput,
-                         "job " + job.id + " is " + job.state + "; only a done job has rows");
+    if (job.state != JobState::Done)
+        return makeError(ErrorCode::InvalidInput, "job " + job.id + " is " +
+                                                      std::string(jobStateName(job.state)) +
+                                                      "; only a done job has rows");
     if (fetch.row0 >= job.m || fetch.rows > job.m - fetch.row0)
         return makeError(ErrorCode::InvalidInput,
                          "rows " + std::to_string(fetch.row0) + " + " + std::to_string(fetch.rows) +

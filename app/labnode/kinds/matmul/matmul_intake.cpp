@@ -125,7 +125,7 @@ void MatmulIntake::createJob(const ResearcherRequest& request, const StagedMatri
                      plan->tileCols,
                      a.digest,
                      b.digest,
-                     "running",
+                     JobState::Running,
                      m_context.clock(),
                      0};
     auto loaded =

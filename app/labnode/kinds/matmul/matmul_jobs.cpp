@@ -29,14 +29,14 @@ MatmulJobs::MatmulJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk
       m_maxTensorBytes(settings.limits.maxTensorBytes) {}
 
 void MatmulJobs::recover() {
-    for (JobRecord& record : m_context.store.jobsInState("running")) {
+    for (JobRecord& record : m_context.store.jobsInState(JobState::Running)) {
         const std::string jobId = record.id;
         auto loaded =
             reloadJob(m_context.store, m_context.blobs, std::move(record), m_intake.newProbes());
         if (!loaded) {
             m_context.log.error("job " + jobId + " cannot resume (" + loaded.error().message +
                                 "); marked failed");
-            (void)m_context.store.setJobState(jobId, "failed", m_context.clock());
+            (void)m_context.store.setJobState(jobId, JobState::Failed, m_context.clock());
             continue;
         }
         const auto total = static_cast<std::int64_t>(loaded->tasks.size());
@@ -78,7 +78,8 @@ Expected<JobRecord> MatmulJobs::ownedJob(const ResearcherRequest& request,
                                          const std::string& jobId) {
     auto record = m_context.store.job(jobId);
     // Another researcher's job is "not found" too: job ids reveal nothing.
-    if (!record || record->researcherId != request.researcherId || record->state == "released")
+    if (!record || record->researcherId != request.researcherId ||
+        record->state == JobState::Released)
         return makeError(ErrorCode::NotFound, "no job " + jobId);
     return *record;
 }
@@ -96,11 +97,13 @@ void MatmulJobs::fetch(const ResearcherRequest& request, const std::string& jobI
         if (running->streamTo == request.peer)
             running->streamTo = 0;
     }
-    if (record->state == "cancelled")
+    if (record->state == JobState::Cancelled)
         return m_desk.answerCancelledFetch(request.peer, request.requestId, jobId, 0, 0);
     m_desk.answerFetch(request.peer,
-                       net::JobStatus{request.requestId, jobId, record->state, done, total}, [&] {
-                           if (record->state == "done")
+                       net::JobStatus{request.requestId, jobId,
+                                      std::string(jobStateName(record->state)), done, total},
+                       [&] {
+                           if (record->state == JobState::Done)
                                deliver(request.peer, *record, request.requestId);
                        });
 }
@@ -110,7 +113,7 @@ Expected<void> MatmulJobs::cancel(const std::string& jobId, const std::string& w
     if (!running)
         return makeError(ErrorCode::InvalidInput, "job " + jobId + " is not running");
     const JobRecord record = running->record;
-    if (auto ok = m_context.store.setJobState(jobId, "cancelled", m_context.clock()); !ok)
+    if (auto ok = m_context.store.setJobState(jobId, JobState::Cancelled, m_context.clock()); !ok)
         return ok;
     // Its leases end (a result still computing is answered stale) and its tiles leave the queue.
     for (std::int64_t task : m_book.taskIdsOf(jobId))
@@ -146,7 +149,7 @@ void MatmulJobs::release(const ResearcherRequest& request, const std::string& jo
         return m_desk.replyError(request.peer, request.requestId, record.error());
     if (m_desk.refuseRunningRelease(request, jobId, record->state))
         return;
-    if (auto ok = m_context.store.setJobState(jobId, "released", m_context.clock()); !ok)
+    if (auto ok = m_context.store.setJobState(jobId, JobState::Released, m_context.clock()); !ok)
         return m_desk.replyError(request.peer, request.requestId, ok.error());
     deleteData(*record);
     m_desk.unwatch(jobId, request.peer);
@@ -303,7 +306,7 @@ void MatmulJobs::computeOnNode(std::int64_t taskId) {
 }
 
 void MatmulJobs::finishJob(const std::string& jobId) {
-    if (auto ok = m_context.store.setJobState(jobId, "done", m_context.clock()); !ok) {
+    if (auto ok = m_context.store.setJobState(jobId, JobState::Done, m_context.clock()); !ok) {
         m_context.log.error("job " + jobId + ": could not mark it done: " + ok.error().message);
         return;
     }

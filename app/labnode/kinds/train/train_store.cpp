@@ -8,10 +8,11 @@ constexpr const char* kJobColumns =
     "coalesce(round_job, ''), coalesce(error, ''), created_at FROM train_jobs ";
 
 template <class Query> TrainJobRow readJob(const Query& query) {
-    return TrainJobRow{query.columnText(0),  query.columnInt(1),  query.columnText(2),
-                       query.columnText(3),  query.columnText(4), query.columnText(5),
-                       query.columnInt(6),   query.columnText(7), query.columnText(8),
-                       query.columnDouble(9)};
+    return TrainJobRow{
+        query.columnText(0),  query.columnInt(1),  storedJobState(query.columnText(2)),
+        query.columnText(3),  query.columnText(4), query.columnText(5),
+        query.columnInt(6),   query.columnText(7), query.columnText(8),
+        query.columnDouble(9)};
 }
 
 } // namespace
@@ -33,7 +34,7 @@ Expected<void> setTrainRoundJob(Database& db, const std::string& id, const std::
 }
 
 Expected<void> commitTrainRound(Database& db, const std::string& id, const TrainRoundRow& round,
-                                const std::string& params, const std::string& state, double now) {
+                                const std::string& params, JobState state, double now) {
     auto insert = db.prepare(
         "INSERT INTO train_rounds(job_id, round, loss, grad_norm, tasks, rejected, node_audited, "
         "node_decided, seconds, verification_seconds, graph_job) VALUES(?,?,?,?,?,?,?,?,?,?,?)");
@@ -47,16 +48,16 @@ Expected<void> commitTrainRound(Database& db, const std::string& id, const Train
         .prepare("UPDATE train_jobs SET params = ?, rounds_done = rounds_done + 1, "
                  "round_job = NULL, state = ?, updated_at = ? WHERE id = ?")
         .bind(1, params)
-        .bind(2, state)
+        .bind(2, jobStateName(state))
         .bind(3, now)
         .bind(4, id)
         .run();
 }
 
-Expected<void> setTrainJobState(Database& db, const std::string& id, const std::string& state,
+Expected<void> setTrainJobState(Database& db, const std::string& id, JobState state,
                                 const std::string& error, double now) {
     return db.prepare("UPDATE train_jobs SET state = ?, error = ?, updated_at = ? WHERE id = ?")
-        .bind(1, state)
+        .bind(1, jobStateName(state))
         .bind(2, error)
         .bind(3, now)
         .bind(4, id)

@@ -10,13 +10,14 @@
 
 #include "goblin/core/error.hpp"
 #include "store/database.hpp"
+#include "work/job_state.hpp"
 
 namespace goblin::labnode {
 
 struct TrainJobRow {
     std::string id;
     std::int64_t researcherId = 0;
-    std::string state; // running, done, failed, released
+    JobState state = JobState::Running;
     std::string request;
     std::string inputs;
     std::string params; // stored tensors: the flat parameters, then the optimizer state
@@ -40,8 +41,8 @@ Expected<void> setTrainRoundJob(Database& db, const std::string& id, const std::
                                 double now);
 // The round's row, the new parameters and optimizer state, and the job's next state.
 Expected<void> commitTrainRound(Database& db, const std::string& id, const TrainRoundRow& round,
-                                const std::string& params, const std::string& state, double now);
-Expected<void> setTrainJobState(Database& db, const std::string& id, const std::string& state,
+                                const std::string& params, JobState state, double now);
+Expected<void> setTrainJobState(Database& db, const std::string& id, JobState state,
                                 const std::string& error, double now);
 std::optional<TrainJobRow> trainJob(Database& db, const std::string& id);
 // Jobs to load at start-up: running ones continue, done and failed ones wait for their researcher.

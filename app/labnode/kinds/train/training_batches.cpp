@@ -42,9 +42,10 @@ Expected<void> TrainingJobs::receiveBatch(const ResearcherRequest& request, net:
         return tl::unexpected(invalid("training job " + id +
                                       " took its data whole; it was not "
                                       "submitted with streamed data"));
-    if (job.state != "running")
-        return tl::unexpected(
-            invalid("training job " + id + " is " + job.state + "; it takes no more data"));
+    if (job.state != JobState::Running)
+        return tl::unexpected(invalid("training job " + id + " is " +
+                                      std::string(jobStateName(job.state)) +
+                                      "; it takes no more data"));
     if (job.dataEnded)
         return tl::unexpected(invalid("the data of training job " + id + " ended before batch " +
                                       std::to_string(job.nextBatch)));
@@ -99,7 +100,7 @@ Expected<void> TrainingJobs::receiveBatch(const ResearcherRequest& request, net:
 void TrainingJobs::onBatchStored(const ResearcherRequest& request, const std::string& jobId,
                                  std::int64_t batch, Expected<std::string> stored) {
     auto it = m_jobs.find(jobId);
-    const bool running = it != m_jobs.end() && it->second.state == "running";
+    const bool running = it != m_jobs.end() && it->second.state == JobState::Running;
     Expected<void> recorded =
         !stored ? makeError(ErrorCode::Internal, "storing batch " + std::to_string(batch) +
                                                      " failed: " + stored.error().message)
@@ -139,7 +140,7 @@ void TrainingJobs::loadBatches(Job& job) {
         }
     }
     job.nextBatch = std::max(job.nextBatch, job.roundsDone + 1);
-    if (job.state != "running")
+    if (job.state != JobState::Running)
         dropBatches(job);
 }
 

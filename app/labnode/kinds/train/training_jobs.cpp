@@ -121,7 +121,7 @@ void TrainingJobs::submit(const ResearcherRequest& request, net::Message message
                 return m_desk.replyError(request.peer, request.requestId, submission.error());
             TrainJobRow row{randomId("t-", m_context.random),
                             request.researcherId,
-                            "running",
+                            JobState::Running,
                             std::move(stored),
                             std::move(inputs),
                             std::move(params),
@@ -160,7 +160,7 @@ void TrainingJobs::recover() {
         if (auto resumed = resumeJob(row); !resumed) {
             m_context.log.error("training job " + row.id + " cannot resume (" +
                                 resumed.error().message + "); marked failed");
-            (void)setTrainJobState(m_context.store.database(), row.id, "failed",
+            (void)setTrainJobState(m_context.store.database(), row.id, JobState::Failed,
                                    resumed.error().message, m_context.clock());
         }
     }
@@ -203,7 +203,7 @@ Expected<void> TrainingJobs::resumeJob(const TrainJobRow& row) {
         m_graphs.releaseFor(last->graphJob);
     if (added.submission.plan.streamed)
         loadBatches(added);
-    if (added.state != "running")
+    if (added.state != JobState::Running)
         return {};
     if (added.roundsDone >= added.submission.plan.rounds) { // its data ended at the last round
         finishJob(added, false);
@@ -262,7 +262,7 @@ void TrainingJobs::startRound(Job& job) {
     m_graphs.submitFor(
         job.researcher, std::move(*message), [this, id = job.id](Expected<std::string> graphJob) {
             auto it = m_jobs.find(id);
-            if (it == m_jobs.end() || it->second.state != "running")
+            if (it == m_jobs.end() || it->second.state != JobState::Running)
                 return;
             Job& current = it->second;
             if (!graphJob)
@@ -288,7 +288,7 @@ void TrainingJobs::followRound(Job& job) {
 void TrainingJobs::onRoundDone(const std::string& jobId, const std::string& graphJob,
                                const std::vector<core::Tensor>& outputs) {
     auto it = m_jobs.find(jobId);
-    if (it == m_jobs.end() || it->second.state != "running" || it->second.stepping ||
+    if (it == m_jobs.end() || it->second.state != JobState::Running || it->second.stepping ||
         it->second.roundJob != graphJob)
         return;
     Job& job = it->second;
@@ -349,7 +349,7 @@ void TrainingJobs::onRoundDone(const std::string& jobId, const std::string& grap
 
 void TrainingJobs::commitRound(const std::string& jobId, Expected<Step> step) {
     auto it = m_jobs.find(jobId);
-    if (it == m_jobs.end() || it->second.state != "running")
+    if (it == m_jobs.end() || it->second.state != JobState::Running)
         return;
     Job& job = it->second;
     job.stepping = false;
@@ -361,9 +361,10 @@ void TrainingJobs::commitRound(const std::string& jobId, Expected<Step> step) {
     const bool last = job.roundsDone + 1 == job.submission.plan.rounds;
     Database& db = m_context.store.database();
     auto transaction = Transaction::begin(db);
-    auto committed = transaction ? commitTrainRound(db, job.id, step->record, step->stored,
-                                                    last ? "done" : "running", m_context.clock())
-                                 : Expected<void>(tl::unexpected(transaction.error()));
+    auto committed =
+        transaction ? commitTrainRound(db, job.id, step->record, step->stored,
+                                       last ? JobState::Done : JobState::Running, m_context.clock())
+                    : Expected<void>(tl::unexpected(transaction.error()));
     if (committed)
         committed = transaction->commit();
     if (!committed) {
@@ -400,11 +401,12 @@ void TrainingJobs::commitRound(const std::string& jobId, Expected<Step> step) {
 
 void TrainingJobs::finishJob(Job& job, bool committed) {
     if (!committed) { // its data ended where the next round would have started
-        (void)setTrainJobState(m_context.store.database(), job.id, "done", {}, m_context.clock());
+        (void)setTrainJobState(m_context.store.database(), job.id, JobState::Done, {},
+                               m_context.clock());
         m_desk.reportProgress(job.id, job.roundsDone, job.submission.plan.rounds,
                               ProgressPace::EveryStep);
     }
-    job.state = "done";
+    job.state = JobState::Done;
     job.waitingForBatch = false;
     dropBatches(job);
     m_context.log("training job " + job.id + " done");
@@ -412,10 +414,10 @@ void TrainingJobs::finishJob(Job& job, bool committed) {
 }
 
 void TrainingJobs::failJob(Job& job, const Error& error) {
-    if (job.state != "running")
+    if (job.state != JobState::Running)
         return;
-    job.state = "failed";
-    (void)setTrainJobState(m_context.store.database(), job.id, "failed", error.describe(),
+    job.state = JobState::Failed;
+    (void)setTrainJobState(m_context.store.database(), job.id, JobState::Failed, error.describe(),
                            m_context.clock());
     m_context.log.warn("training job " + job.id + " failed: " + error.describe());
     if (!job.roundJob.empty())
@@ -431,12 +433,12 @@ void TrainingJobs::deliver(std::uint64_t peer, const Job& job, std::int64_t requ
     for (const TrainRoundRow& round : trainRounds(m_context.store.database(), job.id))
         history.push_back(recordJson(round));
     json::object summary{{"kind", "train"},
-                         {"state", job.state},
+                         {"state", jobStateName(job.state)},
                          {"rounds", job.roundsDone},
                          {"first_round", job.submission.plan.firstRound},
                          {"optimizer_state", job.optimizerState.size()},
                          {"history", std::move(history)}};
-    if (job.state == "failed" || job.state == "cancelled")
+    if (job.state == JobState::Failed || job.state == JobState::Cancelled)
         summary["error"] = job.error;
     std::vector<net::TensorPtr> tensors{std::make_shared<const core::Tensor>(job.params)};
     for (const core::Tensor& buffer : job.optimizerState)
@@ -464,7 +466,8 @@ void TrainingJobs::fetch(const ResearcherRequest& request, const std::string& jo
         return;
     // A failed job is delivered too: the rounds it committed, with its error in the summary.
     m_desk.answerFetch(request.peer,
-                       net::JobStatus{request.requestId, jobId, job->state, job->roundsDone,
+                       net::JobStatus{request.requestId, jobId,
+                                      std::string(jobStateName(job->state)), job->roundsDone,
                                       job->submission.plan.rounds},
                        [&] { deliver(request.peer, *job, request.requestId); });
 }
@@ -477,7 +480,7 @@ void TrainingJobs::release(const ResearcherRequest& request, const std::string& 
         return;
     Database& db = m_context.store.database();
     const auto row = trainJob(db, jobId);
-    (void)setTrainJobState(db, jobId, "released", {}, m_context.clock());
+    (void)setTrainJobState(db, jobId, JobState::Released, {}, m_context.clock());
     if (row) // the data and parameters are deleted unless another job shares a blob
         for (const std::string& stored : {row->inputs, row->params})
             for (const std::string& digest : storedDigests(stored))
@@ -491,15 +494,15 @@ void TrainingJobs::release(const ResearcherRequest& request, const std::string& 
 
 Expected<void> TrainingJobs::cancel(const std::string& jobId, const std::string& who) {
     auto it = m_jobs.find(jobId);
-    if (it == m_jobs.end() || it->second.state != "running")
+    if (it == m_jobs.end() || it->second.state != JobState::Running)
         return makeError(ErrorCode::InvalidInput, "training job " + jobId + " is not running");
     Job& job = it->second;
     const Error error = cancelledError(jobId, who);
-    if (auto ok = setTrainJobState(m_context.store.database(), jobId, "cancelled", error.describe(),
-                                   m_context.clock());
+    if (auto ok = setTrainJobState(m_context.store.database(), jobId, JobState::Cancelled,
+                                   error.describe(), m_context.clock());
         !ok)
         return ok;
-    job.state = "cancelled"; // a round still stepping on a worker never commits
+    job.state = JobState::Cancelled; // a round still stepping on a worker never commits
     job.error = error.describe();
     if (!job.roundJob.empty())
         if (auto ok = m_graphs.cancel(job.roundJob, who); !ok)
@@ -518,7 +521,7 @@ Expected<void> TrainingJobs::purge(const std::string& jobId) {
     const auto row = trainJob(db, jobId);
     if (!row)
         return makeError(ErrorCode::NotFound, "no job " + jobId);
-    if (row->state == "running")
+    if (row->state == JobState::Running)
         return makeError(ErrorCode::InvalidInput, "training job " + jobId + " is running");
     std::vector<std::string> graphJobs;
     for (const TrainRoundRow& round : trainRounds(db, jobId))

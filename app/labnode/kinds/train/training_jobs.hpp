@@ -70,7 +70,7 @@ private:
     struct Job {
         std::string id;
         std::int64_t researcher = 0;
-        std::string state = "running"; // running, done, failed, cancelled (until released)
+        JobState state = JobState::Running; // running, done, failed, cancelled (until released)
         TrainSubmission submission;
         core::Tensor params;
         std::vector<core::Tensor> optimizerState;

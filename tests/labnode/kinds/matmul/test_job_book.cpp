@@ -11,6 +11,7 @@
 #include "kinds/matmul/job_book.hpp"
 
 using goblin::labnode::JobBook;
+using goblin::labnode::JobState;
 using goblin::labnode::PlannedTile;
 using goblin::labnode::RunningJob;
 using goblin::labnode::TaskState;
@@ -23,7 +24,7 @@ void addJob(JobBook& book, const std::string& jobId, std::int64_t firstId, int c
             std::vector<std::int64_t> alreadyAccepted = {}) {
     RunningJob job;
     job.record.id = jobId;
-    job.record.state = "running";
+    job.record.state = JobState::Running;
     std::vector<PlannedTile> tasks;
     for (int i = 0; i < count; ++i) {
         PlannedTile planned;

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The C++ unit tests of the libraries and the lab node, and the fuzz corpus replays, built with the
+# `asan` preset (AddressSanitizer + UndefinedBehaviorSanitizer, every report fatal) and run by
+# ctest. Tests that link the compute backends (the volunteer's, OpenCL's, the matmul check
+# campaign's sample, and two lab node tests that borrow the volunteer's engine or a backend) are
+# left to the ci preset: PoCL's JIT is not
+# built for ASan, and leaving them out keeps the OpenCL stack out of this build.
+# Usage: scripts/test_sanitizers.sh (after scripts/install_deps.sh).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+build=build/asan
+dirs=(core verify reference net labnode fuzz)
+cmake --preset asan >/dev/null
+# The tests of those folders; each runs the program of the same name.
+mapfile -t tests < <(for dir in "${dirs[@]}"; do
+    ctest --test-dir "$build/tests/$dir" --show-only=json-v1 |
+        /usr/bin/python3 -c 'import json, sys; [print(t["name"]) for t in json.load(sys.stdin)["tests"]]'
+done)
+[ ${#tests[@]} -gt 0 ] || { echo "test_sanitizers: no tests found" >&2; exit 1; }
+targets=(goblin-labnode)
+run=()
+for test in "${tests[@]}"; do
+    case "$test" in
+    matmul_check_campaign_sample | test_cheap_audit | test_sent_inputs) continue ;;
+    *) targets+=("$test") ;;
+    esac
+    run+=("$test")
+done
+cmake --build --preset asan -j "$(nproc)" --target "${targets[@]}"
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export QT_QPA_PLATFORM=offscreen
+regex="^($(IFS='|'; echo "${run[*]}"))\$"
+ctest --preset asan -j "$(nproc)" -R "$regex"
