@@ -70,7 +70,6 @@ Expected<LoadedJob> reloadJob(NodeStore& store, const BlobStore& blobs, JobRecor
         PlannedTile planned{
             taskOf(jobId, tile.taskId, TileRect{tile.row0, tile.col0, tile.rows, tile.cols}),
             tile.attempt, tile.accepted};
-        loaded->acceptedTiles += tile.accepted ? 1 : 0;
         loaded->tasks.push_back(std::move(planned));
     }
     return loaded;

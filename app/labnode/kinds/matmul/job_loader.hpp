@@ -17,7 +17,6 @@ namespace goblin::labnode {
 struct LoadedJob {
     RunningJob job;
     std::vector<PlannedTile> tasks;
-    std::int64_t acceptedTiles = 0;
 };
 
 // Maps the input blobs, creates the result file and inserts the job and one task per tile.

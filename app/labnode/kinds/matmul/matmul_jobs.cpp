@@ -39,11 +39,12 @@ void MatmulJobs::recover() {
             (void)m_context.store.setJobState(jobId, JobState::Failed, m_context.clock());
             continue;
         }
-        const auto total = static_cast<std::int64_t>(loaded->tasks.size());
-        m_context.log("job " + jobId + " resumed: " + std::to_string(loaded->acceptedTiles) +
-                      " of " + std::to_string(total) + " tile(s) already accepted");
         m_book.addJob(std::move(loaded->job), std::move(loaded->tasks));
-        if (loaded->acceptedTiles == total)
+        const std::int64_t accepted = m_book.acceptedTiles(jobId);
+        const std::int64_t total = m_book.totalTiles(jobId);
+        m_context.log("job " + jobId + " resumed: " + std::to_string(accepted) + " of " +
+                      std::to_string(total) + " tile(s) already accepted");
+        if (accepted == total)
             finishJob(jobId);
     }
 }
