@@ -48,12 +48,12 @@ GraphJobs::GraphJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk& 
                      GraphJobSettings settings)
     : m_context(context), m_peers(peers), m_desk(desk), m_scheduler(scheduler),
       m_verdicts(verdicts), m_settings(std::move(settings)),
-      m_decisions(
-          context, m_book, scheduler, verdicts, peers, trust,
-          GraphDecisions::Hooks{[this](GraphTask& task) { queueOpinion(task); },
+      m_decisions(context, m_book, scheduler, verdicts, peers, trust,
+                  DecisionHooks{[this](GraphTask& task) { queueOpinion(task); },
                                 [this](GraphTask& task) { onDecided(task); },
                                 [this](GraphJob& job, const Error& error) { failJob(job, error); },
-                                [this](GraphJob& job) { onRecheckDone(job); }}),
+                                [this](GraphJob& job) { onRecheckDone(job); },
+                                {}}), // rejudge: the decisions' own
       m_audits(context, peers, trust, m_settings.intake,
                [this](const std::string& jobId, const std::vector<core::Tensor>& merged) {
                    if (GraphJob* job = m_book.job(jobId); job && job->state == JobState::Done)
