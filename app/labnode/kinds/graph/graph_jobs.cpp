@@ -3,12 +3,8 @@
 #include <algorithm>
 
 #include <boost/asio/post.hpp>
-#include <boost/json.hpp>
 
-#include "goblin/core/precise_json.hpp"
-#include "goblin/net/json_fields.hpp"
 #include "goblin/net/messages/researcher_messages.hpp"
-#include "goblin/net/messages/volunteer_messages.hpp"
 #include "kinds/graph/graph_blobs.hpp"
 #include "kinds/graph/graph_delivery.hpp"
 #include "node/secrets.hpp"
@@ -18,30 +14,7 @@
 namespace goblin::labnode {
 
 namespace asio = boost::asio;
-namespace json = boost::json;
 using net::Message;
-
-namespace {
-
-// Cheap gates before any comparison: a replica with the wrong count, dtype or shape is wrong.
-std::optional<std::string> malformed(const GraphChunk& chunk,
-                                     const std::vector<net::TensorPtr>& outputs) {
-    if (outputs.size() != chunk.tolerances.size())
-        return "expected " + std::to_string(chunk.tolerances.size()) + " output(s), got " +
-               std::to_string(outputs.size());
-    for (std::size_t o = 0; o < outputs.size(); ++o) {
-        const auto& spec = chunk.tolerances[o].spec;
-        if (outputs[o]->dtype() != spec.dtype)
-            return "output " + std::to_string(o) + " is " +
-                   std::string(core::wireName(outputs[o]->dtype())) + ", expected " +
-                   std::string(core::wireName(spec.dtype));
-        if (outputs[o]->shape() != spec.shape)
-            return "output " + std::to_string(o) + " has the wrong shape";
-    }
-    return std::nullopt;
-}
-
-} // namespace
 
 GraphJobs::GraphJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk& desk,
                      Scheduler& scheduler, VerdictPath& verdicts, TrustBook& trust,
@@ -49,11 +22,12 @@ GraphJobs::GraphJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk& 
     : m_context(context), m_peers(peers), m_desk(desk), m_scheduler(scheduler),
       m_verdicts(verdicts), m_settings(std::move(settings)),
       m_decisions(context, m_book, scheduler, verdicts, peers, trust,
-                  DecisionHooks{[this](GraphTask& task) { queueOpinion(task); },
+                  DecisionHooks{[this](GraphTask& task) { m_tasks.queueOpinion(task); },
                                 [this](GraphTask& task) { onDecided(task); },
                                 [this](GraphJob& job, const Error& error) { failJob(job, error); },
                                 [this](GraphJob& job) { onRecheckDone(job); },
                                 {}}), // rejudge: the decisions' own
+      m_tasks(context, peers, scheduler, verdicts, m_book, m_decisions),
       m_audits(context, peers, trust, m_settings.intake,
                [this](const std::string& jobId, const std::vector<core::Tensor>& merged) {
                    if (GraphJob* job = m_book.job(jobId); job && job->state == JobState::Done)
@@ -64,12 +38,6 @@ GraphJobs::GraphJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk& 
         m_decisions.onQuarantined(volunteerId);
         m_audits.onQuarantined(volunteerId, reason);
     });
-}
-
-std::vector<const Peer*> GraphJobs::graphVolunteers() const {
-    std::vector<const Peer*> volunteers = m_peers.volunteers();
-    std::erase_if(volunteers, [](const Peer* peer) { return !peer->volunteer.graphs; });
-    return volunteers;
 }
 
 void GraphJobs::recover() {
@@ -113,7 +81,7 @@ GraphJob& GraphJobs::addJob(const GraphJobRow& row, GraphIntake intake,
 
 void GraphJobs::submit(const ResearcherRequest& request, Message message) {
     // Decoding, validating, slicing and storing the inputs are O(size): a worker does them.
-    const auto volunteers = static_cast<std::int64_t>(graphVolunteers().size());
+    const auto volunteers = static_cast<std::int64_t>(m_tasks.graphVolunteers().size());
     asio::post(m_context.workers, [this, request, volunteers, message = std::move(message)] {
         auto intake = takeInGraph(message, volunteers, m_settings.intake, m_context.blobs);
         asio::post(m_context.core, [this, request, intake = std::move(intake)]() mutable {
@@ -157,7 +125,7 @@ void GraphJobs::createJob(const ResearcherRequest& request, GraphIntake intake) 
 
 void GraphJobs::submitFor(std::int64_t researcherId, Message message,
                           std::function<void(Expected<std::string>)> accepted) {
-    const auto volunteers = static_cast<std::int64_t>(graphVolunteers().size());
+    const auto volunteers = static_cast<std::int64_t>(m_tasks.graphVolunteers().size());
     asio::post(m_context.workers, [this, researcherId, volunteers, message = std::move(message),
                                    accepted = std::move(accepted)]() mutable {
         auto intake = takeInGraph(message, volunteers, m_settings.intake, m_context.blobs);
@@ -288,7 +256,7 @@ Expected<void> GraphJobs::cancel(const std::string& jobId, const std::string& wh
     m_desk.reportFailure(jobId, error);
     if (auto follower = m_followers.extract(jobId))
         follower.mapped().failed(jobId, error);
-    forgetInputsOf(jobId);
+    m_tasks.forgetInputsOf(jobId);
     m_book.remove(jobId);
     m_retention.deleteData(jobId);
     m_context.log("graph job " + jobId + " cancelled by " + who +
@@ -300,7 +268,7 @@ std::string GraphJobs::whyNothingComputes(const std::string& jobId) {
     GraphJob* job = m_book.job(jobId);
     if (!job || job->state != JobState::Running)
         return {};
-    const auto volunteers = graphVolunteers();
+    const auto volunteers = m_tasks.graphVolunteers();
     if (volunteers.empty())
         return {}; // the desk says so itself
     for (std::int64_t taskId : job->taskIds) {
@@ -338,123 +306,6 @@ void GraphJobs::audit(const ResearcherRequest& request, const std::string& jobId
     m_audits.report(request.peer, request.requestId, *row);
 }
 
-std::optional<TaskClaim> GraphJobs::claimTaskFor(const Peer& peer, const TaskFilter& mayTake) {
-    const VolunteerInfo& volunteer = peer.volunteer;
-    if (!volunteer.graphs)
-        return std::nullopt;
-    GraphTask* task = m_book.takeFor(
-        volunteer,
-        [this](std::int64_t taskId, const std::string& backend) {
-            return m_scheduler.leasedOnBackend(taskOp(), taskId, backend);
-        },
-        mayTake);
-    if (!task)
-        return std::nullopt;
-    task->involved.insert(volunteer.volunteerId);
-    task->addresses.insert(volunteer.address);
-    return TaskClaim{task->id, ++task->lastAttempt};
-}
-
-TaskFrame GraphJobs::taskFrame(const Lease& lease) {
-    const GraphTask& task = *m_book.task(lease.task);
-    const GraphJob& job = m_book.jobOf(task);
-    const GraphChunk& chunk = job.chunks[task.chunk];
-    // Only the computation: no job name, researcher or description reaches a volunteer.
-    net::GraphTask graphTask{net::TaskRef{task.id, lease.attempt},
-                             job.chunkGraphs[task.chunk].as_object(),
-                             chunk.inputs,
-                             {},
-                             chunk.gemmNodes};
-    if (const Peer* holder = m_peers.find(lease.peer);
-        holder && holder->volunteer.inputCacheBytes > 0) {
-        // Built inline and sent at once, so the volunteer sees the frames in planning order.
-        auto [sent, added] =
-            m_sentInputs.try_emplace(lease.peer, holder->volunteer.inputCacheBytes);
-        InputPlan plan = sent->second.plan(job.id, chunk.inputs, chunk.inputDigests);
-        if (!plan.forget.empty())
-            m_peers.send(lease.peer, net::toMessage(net::ForgetInputs{std::move(plan.forget)}));
-        graphTask.inputs = std::move(plan.following);
-        graphTask.inputRefs = std::move(plan.refs);
-    }
-    Message frame = net::toMessage(graphTask);
-    return TaskFrame{[frame = std::move(frame)]() -> Expected<Message> { return frame; }, false};
-}
-
-void GraphJobs::forgetInputsOf(const std::string& jobId) {
-    for (auto it = m_sentInputs.begin(); it != m_sentInputs.end();) {
-        if (!m_peers.find(it->first)) { // that connection closed: its volunteer dropped them
-            it = m_sentInputs.erase(it);
-            continue;
-        }
-        if (auto digests = it->second.forgetJob(jobId); !digests.empty())
-            m_peers.send(it->first, net::toMessage(net::ForgetInputs{std::move(digests)}));
-        ++it;
-    }
-}
-
-void GraphJobs::queueOpinion(GraphTask& task) {
-    // Ask a volunteer that has not seen this task yet; with none connected, the node decides.
-    for (const Peer* volunteer : graphVolunteers()) {
-        if (!task.involved.contains(volunteer->volunteer.volunteerId) &&
-            m_book.fits(task, volunteer->volunteer)) {
-            m_book.queueOpinion(task.id);
-            return m_scheduler.wake();
-        }
-    }
-    m_decisions.computeOnNode(task);
-}
-
-void GraphJobs::onLeaseLost(const Lease& lease, LeaseLoss why, const std::string& detail) {
-    GraphTask* found = m_book.task(lease.task);
-    if (!found)
-        return;
-    GraphTask& task = *found;
-    std::string what = detail;
-    if (why == LeaseLoss::Disconnected) {
-        // It may come back for it, unless the scheduler bars it (it held the lease too long).
-        task.involved.erase(lease.volunteerId);
-        what = "volunteer disconnected";
-    } else if (why == LeaseLoss::TaskError) {
-        what = "could not compute it: " + detail;
-    }
-    // A volunteer leaving is ordinary; one that let its lease expire or gave up on it is not.
-    m_context.log.write(why == LeaseLoss::Disconnected ? LogLevel::Info : LogLevel::Warning,
-                        "graph task " + std::to_string(task.id) + " attempt " +
-                            std::to_string(lease.attempt) + " (" + lease.volunteerId +
-                            "): " + what + "; asking another volunteer");
-    if (!task.settled())
-        queueOpinion(task);
-}
-
-void GraphJobs::computeOnNode(std::int64_t taskId) {
-    GraphTask* task = m_book.task(taskId);
-    if (!task || task->settled())
-        return;
-    m_book.dropQueued(taskId);
-    m_decisions.computeOnNode(*task);
-}
-
-void GraphJobs::onResult(const Lease& lease, Message message) {
-    GraphTask* found = m_book.task(lease.task);
-    if (!found || found->settled())
-        return m_verdicts.sendStale(lease.peer, lease.task, lease.attempt);
-    GraphTask& task = *found;
-    const GraphChunk& chunk = m_book.jobOf(task).chunks[task.chunk];
-    Replica replica;
-    replica.attempt = lease.attempt;
-    replica.volunteerId = lease.volunteerId;
-    replica.backend =
-        net::requireString(message.control, "backend").value_or(lease.backend).substr(0, 64);
-    replica.computeSeconds = net::requireNumber(message.control, "compute_seconds").value_or(0.0);
-    if (const Peer* sender = m_peers.find(lease.peer))
-        replica.address = sender->volunteer.address;
-    if (auto wrong = malformed(chunk, message.tensors))
-        return m_decisions.rejectMalformed(task, lease, replica.backend, replica.computeSeconds,
-                                           *wrong);
-    replica.outputs = valuesOf(message.tensors);
-    m_decisions.addReplica(task, std::move(replica), lease.peer);
-}
-
 void GraphJobs::onDecided(GraphTask& task) {
     GraphJob& job = m_book.jobOf(task);
     ++job.done;
@@ -475,7 +326,7 @@ void GraphJobs::failJob(GraphJob& job, const Error& error) {
         m_book.task(taskId)->decided = true;
         m_scheduler.withdraw(taskOp(), taskId);
     }
-    forgetInputsOf(job.id);
+    m_tasks.forgetInputsOf(job.id);
     m_desk.reportFailure(job.id, error);
     if (auto follower = m_followers.extract(job.id))
         follower.mapped().failed(job.id, error);
@@ -533,7 +384,7 @@ void GraphJobs::onMerged(const std::string& jobId, Expected<std::vector<core::Te
     job.chunks.clear();
     job.chunkGraphs.clear();
     job.submission.inputs.clear();
-    forgetInputsOf(jobId);
+    m_tasks.forgetInputsOf(jobId);
     if (auto follower = m_followers.extract(jobId)) // last: it may release the job
         follower.mapped().done(jobId, job.result);
 }

@@ -22,8 +22,8 @@
 #include "kinds/graph/graph_intake.hpp"
 #include "kinds/graph/graph_retention.hpp"
 #include "kinds/graph/graph_store.hpp"
+#include "kinds/graph/graph_task_source.hpp"
 #include "kinds/graph/replica_referee.hpp"
-#include "kinds/graph/sent_inputs.hpp"
 #include "node/node_context.hpp"
 #include "node/researcher_desk.hpp"
 #include "node/trust_book.hpp"
@@ -83,14 +83,20 @@ public:
     // Releases a followed job once its outputs are used (its data kept for audits like any).
     void releaseFor(const std::string& jobId);
 
+    // The scheduler's side: GraphTaskSource.
     bool hasQueued() const override { return m_book.hasQueued(); }
     std::optional<TaskClaim> claimTaskFor(const Peer& volunteer,
-                                          const TaskFilter& mayTake) override;
-    TaskFrame taskFrame(const Lease& lease) override;
-    void onResult(const Lease& lease, net::Message message) override;
-    void onLeaseLost(const Lease& lease, LeaseLoss why, const std::string& detail) override;
-    // The node's reference decides the task (GraphDecisions::computeOnNode).
-    void computeOnNode(std::int64_t task) override;
+                                          const TaskFilter& mayTake) override {
+        return m_tasks.claimFor(volunteer, mayTake);
+    }
+    TaskFrame taskFrame(const Lease& lease) override { return m_tasks.frame(lease); }
+    void onResult(const Lease& lease, net::Message message) override {
+        m_tasks.onResult(lease, std::move(message));
+    }
+    void onLeaseLost(const Lease& lease, LeaseLoss why, const std::string& detail) override {
+        m_tasks.onLeaseLost(lease, why, detail);
+    }
+    void computeOnNode(std::int64_t task) override { m_tasks.computeOnNode(task); }
 
 private:
     void createJob(const ResearcherRequest& request, GraphIntake intake);
@@ -98,16 +104,12 @@ private:
     Expected<void> resumeJob(const GraphJobRow& row);
     GraphJob& addJob(const GraphJobRow& row, GraphIntake intake,
                      const std::vector<GraphTaskRow>& tasks);
-    std::vector<const Peer*> graphVolunteers() const;
-    void queueOpinion(GraphTask& task);
     void onDecided(GraphTask& task);
     void finishJob(GraphJob& job);
     void onRecheckDone(GraphJob& job);
     void onMerged(const std::string& jobId, Expected<std::vector<core::Tensor>> merged);
     void deliver(std::uint64_t peer, const GraphJob& job, std::int64_t requestId);
     void failJob(GraphJob& job, const Error& error);
-    // The job ended: volunteers drop the inputs they kept only for it (forget_inputs).
-    void forgetInputsOf(const std::string& jobId);
     GraphJob* ownedJob(const ResearcherRequest& request, const std::string& jobId);
     // The researcher's own job, when it was cancelled (and so no longer loaded).
     std::optional<GraphJobRow> cancelledJob(const ResearcherRequest& request,
@@ -121,10 +123,10 @@ private:
     GraphJobSettings m_settings;
     GraphBook m_book;
     GraphDecisions m_decisions;
+    GraphTaskSource m_tasks;
     DeliveredAudits m_audits;
     GraphRetention m_retention;
     std::map<std::string, GraphJobFollower> m_followers;
-    std::map<std::uint64_t, SentInputs> m_sentInputs; // by volunteer connection
 };
 
 } // namespace goblin::labnode

@@ -1,0 +1,162 @@
+#include "kinds/graph/graph_task_source.hpp"
+
+#include <algorithm>
+
+#include "goblin/net/json_fields.hpp"
+#include "goblin/net/messages/volunteer_messages.hpp"
+
+namespace goblin::labnode {
+
+using net::Message;
+
+namespace {
+
+// Cheap gates before any comparison: a replica with the wrong count, dtype or shape is wrong.
+std::optional<std::string> malformed(const GraphChunk& chunk,
+                                     const std::vector<net::TensorPtr>& outputs) {
+    if (outputs.size() != chunk.tolerances.size())
+        return "expected " + std::to_string(chunk.tolerances.size()) + " output(s), got " +
+               std::to_string(outputs.size());
+    for (std::size_t o = 0; o < outputs.size(); ++o) {
+        const auto& spec = chunk.tolerances[o].spec;
+        if (outputs[o]->dtype() != spec.dtype)
+            return "output " + std::to_string(o) + " is " +
+                   std::string(core::wireName(outputs[o]->dtype())) + ", expected " +
+                   std::string(core::wireName(spec.dtype));
+        if (outputs[o]->shape() != spec.shape)
+            return "output " + std::to_string(o) + " has the wrong shape";
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+GraphTaskSource::GraphTaskSource(NodeContext& context, PeerRegistry& peers, Scheduler& scheduler,
+                                 VerdictPath& verdicts, GraphBook& book, GraphDecisions& decisions)
+    : m_context(context), m_peers(peers), m_scheduler(scheduler), m_verdicts(verdicts),
+      m_book(book), m_decisions(decisions) {}
+
+std::vector<const Peer*> GraphTaskSource::graphVolunteers() const {
+    std::vector<const Peer*> volunteers = m_peers.volunteers();
+    std::erase_if(volunteers, [](const Peer* peer) { return !peer->volunteer.graphs; });
+    return volunteers;
+}
+
+std::optional<TaskClaim> GraphTaskSource::claimFor(const Peer& peer, const TaskFilter& mayTake) {
+    const VolunteerInfo& volunteer = peer.volunteer;
+    if (!volunteer.graphs)
+        return std::nullopt;
+    GraphTask* task = m_book.takeFor(
+        volunteer,
+        [this](std::int64_t taskId, const std::string& backend) {
+            return m_scheduler.leasedOnBackend(TaskVerdicts::kOp, taskId, backend);
+        },
+        mayTake);
+    if (!task)
+        return std::nullopt;
+    task->involved.insert(volunteer.volunteerId);
+    task->addresses.insert(volunteer.address);
+    return TaskClaim{task->id, ++task->lastAttempt};
+}
+
+TaskFrame GraphTaskSource::frame(const Lease& lease) {
+    const GraphTask& task = *m_book.task(lease.task);
+    const GraphJob& job = m_book.jobOf(task);
+    const GraphChunk& chunk = job.chunks[task.chunk];
+    // Only the computation: no job name, researcher or description reaches a volunteer.
+    net::GraphTask graphTask{net::TaskRef{task.id, lease.attempt},
+                             job.chunkGraphs[task.chunk].as_object(),
+                             chunk.inputs,
+                             {},
+                             chunk.gemmNodes};
+    if (const Peer* holder = m_peers.find(lease.peer);
+        holder && holder->volunteer.inputCacheBytes > 0) {
+        // Built inline and sent at once, so the volunteer sees the frames in planning order.
+        auto [sent, added] =
+            m_sentInputs.try_emplace(lease.peer, holder->volunteer.inputCacheBytes);
+        InputPlan plan = sent->second.plan(job.id, chunk.inputs, chunk.inputDigests);
+        if (!plan.forget.empty())
+            m_peers.send(lease.peer, net::toMessage(net::ForgetInputs{std::move(plan.forget)}));
+        graphTask.inputs = std::move(plan.following);
+        graphTask.inputRefs = std::move(plan.refs);
+    }
+    Message frame = net::toMessage(graphTask);
+    return TaskFrame{[frame = std::move(frame)]() -> Expected<Message> { return frame; }, false};
+}
+
+void GraphTaskSource::forgetInputsOf(const std::string& jobId) {
+    for (auto it = m_sentInputs.begin(); it != m_sentInputs.end();) {
+        if (!m_peers.find(it->first)) { // that connection closed: its volunteer dropped them
+            it = m_sentInputs.erase(it);
+            continue;
+        }
+        if (auto digests = it->second.forgetJob(jobId); !digests.empty())
+            m_peers.send(it->first, net::toMessage(net::ForgetInputs{std::move(digests)}));
+        ++it;
+    }
+}
+
+void GraphTaskSource::queueOpinion(GraphTask& task) {
+    // Ask a volunteer that has not seen this task yet; with none connected, the node decides.
+    for (const Peer* volunteer : graphVolunteers()) {
+        if (!task.involved.contains(volunteer->volunteer.volunteerId) &&
+            m_book.fits(task, volunteer->volunteer)) {
+            m_book.queueOpinion(task.id);
+            return m_scheduler.wake();
+        }
+    }
+    m_decisions.computeOnNode(task);
+}
+
+void GraphTaskSource::onLeaseLost(const Lease& lease, LeaseLoss why, const std::string& detail) {
+    GraphTask* found = m_book.task(lease.task);
+    if (!found)
+        return;
+    GraphTask& task = *found;
+    std::string what = detail;
+    if (why == LeaseLoss::Disconnected) {
+        // It may come back for it, unless the scheduler bars it (it held the lease too long).
+        task.involved.erase(lease.volunteerId);
+        what = "volunteer disconnected";
+    } else if (why == LeaseLoss::TaskError) {
+        what = "could not compute it: " + detail;
+    }
+    // A volunteer leaving is ordinary; one that let its lease expire or gave up on it is not.
+    m_context.log.write(why == LeaseLoss::Disconnected ? LogLevel::Info : LogLevel::Warning,
+                        "graph task " + std::to_string(task.id) + " attempt " +
+                            std::to_string(lease.attempt) + " (" + lease.volunteerId +
+                            "): " + what + "; asking another volunteer");
+    if (!task.settled())
+        queueOpinion(task);
+}
+
+void GraphTaskSource::computeOnNode(std::int64_t taskId) {
+    GraphTask* task = m_book.task(taskId);
+    if (!task || task->settled())
+        return;
+    m_book.dropQueued(taskId);
+    m_decisions.computeOnNode(*task);
+}
+
+void GraphTaskSource::onResult(const Lease& lease, Message message) {
+    GraphTask* found = m_book.task(lease.task);
+    if (!found || found->settled())
+        return m_verdicts.sendStale(lease.peer, lease.task, lease.attempt);
+    GraphTask& task = *found;
+    const GraphChunk& chunk = m_book.jobOf(task).chunks[task.chunk];
+    Replica replica;
+    replica.attempt = lease.attempt;
+    replica.volunteerId = lease.volunteerId;
+    replica.backend =
+        net::requireString(message.control, "backend").value_or(lease.backend).substr(0, 64);
+    replica.computeSeconds = net::requireNumber(message.control, "compute_seconds").value_or(0.0);
+    if (const Peer* sender = m_peers.find(lease.peer))
+        replica.address = sender->volunteer.address;
+    if (auto wrong = malformed(chunk, message.tensors))
+        return m_decisions.rejectMalformed(task, lease, replica.backend, replica.computeSeconds,
+                                           *wrong);
+    replica.outputs = valuesOf(message.tensors);
+    m_decisions.addReplica(task, std::move(replica), lease.peer);
+}
+
+} // namespace goblin::labnode

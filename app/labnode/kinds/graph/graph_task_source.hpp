@@ -1,0 +1,55 @@
+// The scheduler's side of graph tasks: which queued opinion a volunteer takes (graph_book.hpp),
+// its task frame — only the computation, with the inputs the volunteer keeps by digest
+// (sent_inputs.hpp) — a result through the shape gate to the deciders (graph_decisions.hpp), a
+// lost lease asking another volunteer, and the node computing a task volunteers gave up on.
+// Core thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "goblin/net/message.hpp"
+#include "kinds/graph/graph_book.hpp"
+#include "kinds/graph/graph_decisions.hpp"
+#include "kinds/graph/sent_inputs.hpp"
+#include "node/node_context.hpp"
+#include "node/peer_registry.hpp"
+#include "work/job_kind.hpp"
+#include "work/scheduler.hpp"
+#include "work/verdict_path.hpp"
+
+namespace goblin::labnode {
+
+class GraphTaskSource {
+public:
+    GraphTaskSource(NodeContext& context, PeerRegistry& peers, Scheduler& scheduler,
+                    VerdictPath& verdicts, GraphBook& book, GraphDecisions& decisions);
+
+    std::optional<TaskClaim> claimFor(const Peer& volunteer, const TaskFilter& mayTake);
+    TaskFrame frame(const Lease& lease);
+    void onResult(const Lease& lease, net::Message message);
+    void onLeaseLost(const Lease& lease, LeaseLoss why, const std::string& detail);
+    // Volunteers gave up on the task: the node computes it (idempotent).
+    void computeOnNode(std::int64_t taskId);
+    // Asks a volunteer that has not seen the task yet for one more opinion; with none connected
+    // that lends the memory, the node decides.
+    void queueOpinion(GraphTask& task);
+    // The job ended: volunteers drop the inputs they kept only for it (forget_inputs).
+    void forgetInputsOf(const std::string& jobId);
+    // The connected volunteers that compute graph tasks.
+    std::vector<const Peer*> graphVolunteers() const;
+
+private:
+    NodeContext& m_context;
+    PeerRegistry& m_peers;
+    Scheduler& m_scheduler;
+    VerdictPath& m_verdicts;
+    GraphBook& m_book;
+    GraphDecisions& m_decisions;
+    std::map<std::uint64_t, SentInputs> m_sentInputs; // by volunteer connection
+};
+
+} // namespace goblin::labnode
