@@ -82,4 +82,11 @@ std::vector<std::string> storedDigests(const std::string& stored) {
     return storedDigests(value.get_array());
 }
 
+void deleteUnusedBlobs(NodeStore& store, const BlobStore& blobs, const std::string& stored,
+                       const std::string& exceptJob) {
+    for (const std::string& digest : storedDigests(stored))
+        if (!store.blobInUse(digest, exceptJob))
+            blobs.remove(digest);
+}
+
 } // namespace goblin::labnode

@@ -10,6 +10,7 @@
 
 #include "goblin/net/message.hpp"
 #include "store/blob_store.hpp"
+#include "store/node_store.hpp"
 
 namespace goblin::labnode {
 
@@ -20,5 +21,8 @@ Expected<std::vector<core::Tensor>> loadTensors(const BlobStore& blobs,
 std::vector<std::string> storedDigests(const boost::json::array& stored);
 // The same from the list's JSON text as the database holds it; empty when it is malformed.
 std::vector<std::string> storedDigests(const std::string& stored);
+// Deletes the stored tensors' blobs that no job but `exceptJob` (none when empty) still holds.
+void deleteUnusedBlobs(NodeStore& store, const BlobStore& blobs, const std::string& stored,
+                       const std::string& exceptJob = {});
 
 } // namespace goblin::labnode

@@ -1,12 +1,13 @@
-// TrainingJobs: a streamed job's batches (docs/protocol.md, "Streamed training data"). The node
-// holds at most net::kStreamedBatchesAhead of them, each durable (blobs and a train_batches row)
-// before batch_accepted; a batch is deleted when its round commits, the rest when the job ends.
+#include "kinds/train/streamed_batches.hpp"
+
+#include <algorithm>
+
 #include <boost/asio/post.hpp>
 #include <boost/json.hpp>
 
 #include "kinds/graph/graph_blobs.hpp"
 #include "kinds/graph/graph_submission.hpp"
-#include "kinds/train/training_jobs.hpp"
+#include "kinds/train/train_store.hpp"
 
 namespace goblin::labnode {
 
@@ -21,18 +22,15 @@ Error invalid(const std::string& what) {
 
 } // namespace
 
-Expected<void> TrainingJobs::onRouted(const ResearcherRequest& request, net::Message message) {
-    auto batch = net::parseTrainBatch(message);
-    if (!batch)
-        return tl::unexpected(batch.error());
-    return receiveBatch(request, std::move(*batch));
-}
+StreamedBatches::StreamedBatches(NodeContext& context, PeerRegistry& peers, ResearcherDesk& desk,
+                                 Hooks hooks)
+    : m_context(context), m_peers(peers), m_desk(desk), m_hooks(std::move(hooks)) {}
 
-Expected<void> TrainingJobs::receiveBatch(const ResearcherRequest& request, net::TrainBatch batch) {
-    auto it = m_jobs.find(batch.job);
-    if (it == m_jobs.end() || it->second.researcher != request.researcherId)
+Expected<void> StreamedBatches::receive(const ResearcherRequest& request, net::TrainBatch batch) {
+    TrainingJob* found = m_hooks.find(batch.job);
+    if (!found || found->researcher != request.researcherId)
         return makeError(ErrorCode::NotFound, "no job " + batch.job);
-    Job& job = it->second;
+    TrainingJob& job = *found;
     const std::string& id = job.id;
     const std::int64_t k = batch.batch;
     const auto accepted = [&] {
@@ -71,7 +69,7 @@ Expected<void> TrainingJobs::receiveBatch(const ResearcherRequest& request, net:
         }
         accepted();
         if (job.waitingForBatch && job.roundsDone >= job.submission.plan.rounds)
-            finishJob(job, false);
+            m_hooks.dataEnded(job);
         return {};
     }
     if (k >= rounds)
@@ -91,16 +89,16 @@ Expected<void> TrainingJobs::receiveBatch(const ResearcherRequest& request, net:
         Expected<std::string> text = stored ? Expected<std::string>(json::serialize(*stored))
                                             : tl::unexpected(stored.error());
         asio::post(m_context.core, [this, request, id, k, text = std::move(text)]() mutable {
-            onBatchStored(request, id, k, std::move(text));
+            onStored(request, id, k, std::move(text));
         });
     });
     return {};
 }
 
-void TrainingJobs::onBatchStored(const ResearcherRequest& request, const std::string& jobId,
-                                 std::int64_t batch, Expected<std::string> stored) {
-    auto it = m_jobs.find(jobId);
-    const bool running = it != m_jobs.end() && it->second.state == JobState::Running;
+void StreamedBatches::onStored(const ResearcherRequest& request, const std::string& jobId,
+                               std::int64_t batch, Expected<std::string> stored) {
+    TrainingJob* job = m_hooks.find(jobId);
+    const bool running = job && job->state == JobState::Running;
     Expected<void> recorded =
         !stored ? makeError(ErrorCode::Internal, "storing batch " + std::to_string(batch) +
                                                      " failed: " + stored.error().message)
@@ -110,21 +108,20 @@ void TrainingJobs::onBatchStored(const ResearcherRequest& request, const std::st
             : insertTrainBatch(m_context.store.database(), jobId, TrainBatchRow{batch, *stored});
     if (!recorded) {
         if (stored)
-            deleteUnusedBlobs(*stored);
-        if (running && it->second.nextBatch == batch + 1)
-            it->second.nextBatch = batch; // the researcher may send it again
+            deleteUnusedBlobs(m_context.store, m_context.blobs, *stored);
+        if (running && job->nextBatch == batch + 1)
+            job->nextBatch = batch; // the researcher may send it again
         m_context.log.warn("training job " + jobId + ": batch " + std::to_string(batch) +
                            " refused (" + recorded.error().message + ")");
         return m_desk.replyError(request.peer, request.requestId, recorded.error());
     }
-    Job& job = it->second;
-    job.batches[batch] = std::move(*stored);
+    job->batches[batch] = std::move(*stored);
     m_peers.send(request.peer, net::toMessage(net::BatchAccepted{request.requestId, jobId, batch}));
-    if (job.waitingForBatch && job.roundsDone == batch)
-        startRound(job);
+    if (job->waitingForBatch && job->roundsDone == batch)
+        m_hooks.startRound(*job);
 }
 
-void TrainingJobs::loadBatches(Job& job) {
+void StreamedBatches::load(TrainingJob& job) {
     Database& db = m_context.store.database();
     for (const TrainBatchRow& row : trainBatches(db, job.id)) {
         if (row.tensors.empty()) {
@@ -133,7 +130,7 @@ void TrainingJobs::loadBatches(Job& job) {
             job.submission.plan.rounds = std::min(job.submission.plan.rounds, row.batch);
         } else if (row.batch < job.roundsDone) { // its round committed just before a crash
             (void)deleteTrainBatch(db, job.id, row.batch);
-            deleteUnusedBlobs(row.tensors);
+            deleteUnusedBlobs(m_context.store, m_context.blobs, row.tensors);
         } else {
             job.batches[row.batch] = row.tensors;
             job.nextBatch = std::max(job.nextBatch, row.batch + 1);
@@ -141,44 +138,25 @@ void TrainingJobs::loadBatches(Job& job) {
     }
     job.nextBatch = std::max(job.nextBatch, job.roundsDone + 1);
     if (job.state != JobState::Running)
-        dropBatches(job);
+        dropAll(job);
 }
 
-void TrainingJobs::dropTrainedBatch(Job& job, std::int64_t batch) {
+void StreamedBatches::dropTrained(TrainingJob& job, std::int64_t batch) {
     auto held = job.batches.find(batch);
     if (held == job.batches.end())
         return;
     (void)deleteTrainBatch(m_context.store.database(), job.id, batch);
-    deleteUnusedBlobs(held->second);
+    deleteUnusedBlobs(m_context.store, m_context.blobs, held->second);
     job.batches.erase(held);
 }
 
-void TrainingJobs::dropBatches(Job& job) {
+void StreamedBatches::dropAll(TrainingJob& job) {
     if (!job.submission.plan.streamed)
         return;
     (void)deleteTrainBatches(m_context.store.database(), job.id);
     for (const auto& [batch, stored] : job.batches)
-        deleteUnusedBlobs(stored);
+        deleteUnusedBlobs(m_context.store, m_context.blobs, stored);
     job.batches.clear();
-}
-
-void TrainingJobs::deleteUnusedBlobs(const std::string& stored) {
-    for (const std::string& digest : storedDigests(stored))
-        if (!m_context.store.blobInUse(digest, {}))
-            m_context.blobs.remove(digest);
-}
-
-std::string TrainingJobs::whyNothingComputes(const std::string& jobId) {
-    auto it = m_jobs.find(jobId);
-    if (it == m_jobs.end())
-        return {};
-    if (it->second.waitingForBatch)
-        return "round " + std::to_string(round(it->second)) + " waits for batch " +
-               std::to_string(it->second.roundsDone) +
-               " of the streamed data (after a lost connection, fetch_train(job, model, "
-               "data=...) sends it)";
-    return it->second.roundJob.empty() ? std::string()
-                                       : m_graphs.whyNothingComputes(it->second.roundJob);
 }
 
 } // namespace goblin::labnode

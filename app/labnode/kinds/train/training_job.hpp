@@ -1,0 +1,41 @@
+// One training job as the node runs it: its parameters and optimizer state, the rounds it
+// committed, the round in flight, and a streamed job's held batches. Core thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "goblin/core/tensor.hpp"
+#include "kinds/train/train_submission.hpp"
+#include "work/job_state.hpp"
+
+namespace goblin::labnode {
+
+struct TrainingJob {
+    std::string id;
+    std::int64_t researcher = 0;
+    JobState state = JobState::Running; // running, done, failed, cancelled (until released)
+    TrainSubmission submission;
+    core::Tensor params;
+    std::vector<core::Tensor> optimizerState;
+    std::string storedParams; // their stored tensors (train_jobs.params)
+    std::int64_t roundsDone = 0;
+    std::string roundJob;
+    std::string error; // why it failed, or who cancelled it
+    double roundStarted = 0;
+    bool stepping = false;
+    // Streamed data (streamed_batches.hpp): batches held for the rounds to come (stored
+    // tensors), the next batch the node expects, whether the data ended, whether the round waits
+    // for its batch.
+    std::map<std::int64_t, std::string> batches;
+    std::int64_t nextBatch = 1;
+    bool dataEnded = false;
+    bool waitingForBatch = false;
+
+    // The absolute number of the round it runs next (a resumed run continues its count).
+    std::int64_t round() const { return submission.plan.firstRound + roundsDone; }
+};
+
+} // namespace goblin::labnode

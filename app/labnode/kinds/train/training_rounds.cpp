@@ -1,0 +1,177 @@
+#include "kinds/train/training_rounds.hpp"
+
+#include <boost/asio/post.hpp>
+#include <boost/json.hpp>
+
+#include "goblin/net/messages/researcher_messages.hpp"
+#include "kinds/graph/graph_blobs.hpp"
+#include "kinds/graph/graph_store.hpp"
+#include "kinds/train/round_step.hpp"
+
+namespace goblin::labnode {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+namespace {
+
+// A round's graph job failed (its data refused by the node's own computation, say): the job fails
+// with the round named.
+Error inRound(std::int64_t round, const Error& error) {
+    return Error{error.code, "round " + std::to_string(round) + ": " + error.message};
+}
+
+} // namespace
+
+TrainingRounds::TrainingRounds(NodeContext& context, PeerRegistry& peers, ResearcherDesk& desk,
+                               GraphJobs& graphs, StreamedBatches& batches, Hooks hooks)
+    : m_context(context), m_peers(peers), m_desk(desk), m_graphs(graphs), m_batches(batches),
+      m_hooks(std::move(hooks)) {}
+
+void TrainingRounds::resume(TrainingJob& job) {
+    if (!job.roundJob.empty() && follow(job)) {
+        job.roundStarted = m_context.clock();
+        return;
+    }
+    start(job); // the round's graph job is gone (or was never durable): submit it again
+}
+
+void TrainingRounds::start(TrainingJob& job) {
+    job.roundJob.clear();
+    std::vector<core::Tensor> streamed; // the round's batch (batch 0 came with the job)
+    if (job.submission.plan.streamed && job.roundsDone > 0) {
+        auto held = job.batches.find(job.roundsDone);
+        if (held == job.batches.end()) {
+            job.waitingForBatch = true;
+            m_context.log("training job " + job.id + ": round " + std::to_string(job.round()) +
+                          " waits for batch " + std::to_string(job.roundsDone));
+            return;
+        }
+        json::error_code error;
+        const json::value stored = json::parse(held->second, error);
+        auto loaded = error || !stored.is_array()
+                          ? Expected<std::vector<core::Tensor>>(
+                                makeError(ErrorCode::Internal, "its record is malformed"))
+                          : loadTensors(m_context.blobs, stored.get_array());
+        if (!loaded || loaded->size() != 2)
+            return m_hooks.fail(
+                job, inRound(job.round(),
+                             Error{ErrorCode::Internal, "its streamed batch cannot be read"}));
+        streamed = std::move(*loaded);
+    }
+    job.waitingForBatch = false;
+    job.roundStarted = m_context.clock();
+    auto message = roundMessage(job.submission, job.params, job.round(),
+                                streamed.empty() ? nullptr : &streamed);
+    if (!message)
+        return m_hooks.fail(job, message.error());
+    m_graphs.submitFor(
+        job.researcher, std::move(*message), [this, id = job.id](Expected<std::string> graphJob) {
+            TrainingJob* found = m_hooks.find(id);
+            if (!found || found->state != JobState::Running)
+                return;
+            TrainingJob& current = *found;
+            if (!graphJob)
+                return m_hooks.fail(current, inRound(current.round(), graphJob.error()));
+            current.roundJob = *graphJob;
+            (void)setTrainRoundJob(m_context.store.database(), id, *graphJob, m_context.clock());
+            follow(current);
+        });
+}
+
+bool TrainingRounds::follow(TrainingJob& job) {
+    return m_graphs.follow(
+        job.roundJob,
+        GraphJobFollower{[this, id = job.id](const std::string& graphJob,
+                                             const std::vector<core::Tensor>& outputs) {
+                             onDone(id, graphJob, outputs);
+                         },
+                         [this, id = job.id](const std::string&, const Error& error) {
+                             if (TrainingJob* found = m_hooks.find(id))
+                                 m_hooks.fail(*found, inRound(found->round(), error));
+                         }});
+}
+
+void TrainingRounds::onDone(const std::string& jobId, const std::string& graphJob,
+                            const std::vector<core::Tensor>& outputs) {
+    TrainingJob* found = m_hooks.find(jobId);
+    if (!found || found->state != JobState::Running || found->stepping ||
+        found->roundJob != graphJob)
+        return;
+    TrainingJob& job = *found;
+    job.stepping = true;
+    const GraphSummaryCounts counts = graphSummaryCounts(m_context.store.database(), graphJob);
+    TrainRoundRow record;
+    record.round = job.round();
+    record.tasks = job.submission.plan.batchSize / job.submission.plan.microBatch;
+    record.rejected = counts.rejected;
+    record.nodeAudited = counts.audited;
+    record.nodeDecided = counts.tiebreaks;
+    record.seconds = m_context.clock() - job.roundStarted;
+    record.verificationSeconds = m_graphs.verificationSeconds(graphJob);
+    record.graphJob = graphJob;
+    // The step is O(parameters): a worker takes it on copies, the core thread commits it.
+    asio::post(m_context.workers, [this, jobId, plan = job.submission.plan, params = job.params,
+                                   state = job.optimizerState, outputs, record,
+                                   roundIndex = job.roundsDone]() mutable {
+        auto step = takeRoundStep(plan, roundIndex, params, state, outputs, std::move(record),
+                                  m_context.blobs);
+        asio::post(m_context.core, [this, jobId, step = std::move(step)]() mutable {
+            commit(jobId, std::move(step));
+        });
+    });
+}
+
+void TrainingRounds::commit(const std::string& jobId, Expected<RoundStep> step) {
+    TrainingJob* found = m_hooks.find(jobId);
+    if (!found || found->state != JobState::Running)
+        return;
+    TrainingJob& job = *found;
+    job.stepping = false;
+    const std::string graphJob = job.roundJob;
+    if (!step) {
+        m_graphs.releaseFor(graphJob);
+        return m_hooks.fail(job, step.error());
+    }
+    const bool last = job.roundsDone + 1 == job.submission.plan.rounds;
+    Database& db = m_context.store.database();
+    auto transaction = Transaction::begin(db);
+    auto committed =
+        transaction ? commitTrainRound(db, job.id, step->record, step->stored,
+                                       last ? JobState::Done : JobState::Running, m_context.clock())
+                    : Expected<void>(tl::unexpected(transaction.error()));
+    if (committed)
+        committed = transaction->commit();
+    if (!committed) {
+        // Nothing changed: the round's graph job stays, and a restarted node commits it then.
+        m_context.log.error("training job " + job.id + ": round " +
+                            std::to_string(step->record.round) + " could not commit (" +
+                            committed.error().message + "); retrying");
+        job.stepping = true;
+        asio::post(m_context.core, [this, jobId, step = std::move(step)]() mutable {
+            commit(jobId, std::move(step));
+        });
+        return;
+    }
+    // The round before's parameters are deleted unless something still holds them (a graph job
+    // kept for audits holds its own inputs).
+    deleteUnusedBlobs(m_context.store, m_context.blobs, job.storedParams);
+    m_batches.dropTrained(job, job.roundsDone);
+    job.storedParams = std::move(step->stored);
+    job.params = std::move(step->params);
+    job.optimizerState = std::move(step->optimizerState);
+    ++job.roundsDone;
+    job.roundJob.clear();
+    m_graphs.releaseFor(graphJob);
+    m_context.log("training job " + job.id + ": round " + std::to_string(step->record.round) +
+                  " committed, loss " + std::to_string(step->record.loss));
+    for (std::uint64_t peer : m_peers.watchers(job.id))
+        m_peers.send(peer, net::toMessage(net::TrainRound{job.id, roundRecordJson(step->record)}));
+    m_desk.reportProgress(job.id, job.roundsDone, job.submission.plan.rounds,
+                          ProgressPace::EveryStep);
+    if (!last)
+        return start(job);
+    m_hooks.finished(job);
+}
+
+} // namespace goblin::labnode

@@ -1,0 +1,56 @@
+// A training job's rounds: each is a graph job the node submits for the researcher
+// (GraphJobs::submitFor): the captured step on the round's batch, one verified task per
+// micro-batch, loss and gradient averaged in float64. When it is done a worker takes the optimizer
+// step (round_step.hpp); the round commits (its record, the new parameters and state as blobs)
+// before the next starts, so a node killed at any moment resumes from the last committed round —
+// or re-attaches to the round's graph job — and reaches the same bits. Watchers get train_round
+// after every round. Core thread; the step on a worker.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kinds/graph/graph_jobs.hpp"
+#include "kinds/train/round_step.hpp"
+#include "kinds/train/streamed_batches.hpp"
+#include "kinds/train/training_job.hpp"
+#include "node/node_context.hpp"
+#include "node/peer_registry.hpp"
+#include "node/researcher_desk.hpp"
+
+namespace goblin::labnode {
+
+class TrainingRounds {
+public:
+    struct Hooks {
+        std::function<TrainingJob*(const std::string& jobId)> find; // a loaded job, or null
+        std::function<void(TrainingJob&, const Error&)> fail;
+        std::function<void(TrainingJob&)> finished; // its last round committed
+    };
+
+    TrainingRounds(NodeContext& context, PeerRegistry& peers, ResearcherDesk& desk,
+                   GraphJobs& graphs, StreamedBatches& batches, Hooks hooks);
+
+    // Starts the job's next round: submits its graph job, or waits for its streamed batch.
+    void start(TrainingJob& job);
+    // A resumed job: re-attached to its round's graph job when that is still loaded, else the
+    // round starts again.
+    void resume(TrainingJob& job);
+
+private:
+    // Follows the round's graph job; false when it is not loaded.
+    bool follow(TrainingJob& job);
+    void onDone(const std::string& jobId, const std::string& graphJob,
+                const std::vector<core::Tensor>& outputs);
+    void commit(const std::string& jobId, Expected<RoundStep> step);
+
+    NodeContext& m_context;
+    PeerRegistry& m_peers;
+    ResearcherDesk& m_desk;
+    GraphJobs& m_graphs;
+    StreamedBatches& m_batches;
+    Hooks m_hooks;
+};
+
+} // namespace goblin::labnode
