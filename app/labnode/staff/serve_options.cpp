@@ -1,0 +1,95 @@
+#include "staff/serve_options.hpp"
+
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+
+namespace goblin::labnode {
+
+namespace po = boost::program_options;
+
+po::options_description serveOptions() {
+    po::options_description options("serve options");
+    options.add_options()("help,h", "show this help")(
+        "db", po::value<std::string>(), "SQLite database file (made by goblin-labnode init)")(
+        "listen", po::value<std::string>()->default_value("127.0.0.1:7000"),
+        "HOST:PORT to serve on (port 0 picks a free port)")(
+        "tls-cert", po::value<std::string>(),
+        "PEM certificate chain: serve TLS only (wss://, https://) on the same port")(
+        "tls-key", po::value<std::string>(),
+        "PEM private key of --tls-cert")("data-dir", po::value<std::string>(),
+                                         "blob folder (default: goblin-data beside the database)")(
+        "threads", po::value<int>()->default_value(2), "network threads")(
+        "lease-seconds", po::value<double>()->default_value(120.0), "lease deadline of a task")(
+        "max-task-expiries", po::value<int>()->default_value(3),
+        "a task whose lease expired this often is computed by the node")(
+        "max-tensor-mb", po::value<std::size_t>()->default_value(1024),
+        "largest tensor accepted, MiB")(
+        "audit-floor", po::value<double>()->default_value(0.1),
+        "least share of agreed graph tasks the node recomputes itself (0 to 1), however trusted "
+        "the volunteers")("probation-audits", po::value<std::int64_t>()->default_value(10),
+                          "audits a new volunteer identity passes before it is only sampled")(
+        "shared-address-audit-rate", po::value<double>()->default_value(0.5),
+        "least audit rate of a task whose two replicas came from one network address")(
+        "full-audit-share", po::value<double>()->default_value(0.1),
+        "share of graph audits that recompute the whole task (0 to 1); the others check the "
+        "matmuls' values by Freivalds and recompute the rest")(
+        "registrations-per-hour", po::value<int>()->default_value(20),
+        "new volunteer identities admitted per network address per hour")(
+        "volunteers", po::value<std::string>()->default_value("open"),
+        "'open': any volunteer works; 'approved': only those lab staff approved")(
+        "max-graph-task-mb", po::value<std::int64_t>()->default_value(4096),
+        "largest graph task (all its values at once), MiB")(
+        "audit-retention-hours", po::value<double>()->default_value(168.0),
+        "keep a released graph job's data this long after it finished, so the node can recheck "
+        "it if a volunteer it used is quarantined later (0: delete at release)")(
+        "retain-hours", po::value<double>()->default_value(72.0),
+        "purge a finished job (done, failed, cancelled) its researcher has not fetched and "
+        "released this long after it finished: its data and its records")(
+        "access-requests", po::value<std::string>()->default_value("on"),
+        "'on': researchers ask for access on /access (staff decide with `requests`); 'off'")(
+        "smtp-url", po::value<std::string>(),
+        "SMTP relay that mails /access sign-in codes (smtp://HOST:PORT, STARTTLS when offered, "
+        "or smtps://; smtp://USER:PASS@HOST in a --config file). Without one, codes are appended "
+        "to access-codes.txt in the data folder, for staff to pass on")(
+        "smtp-from", po::value<std::string>()->default_value("gpu-goblin@localhost"),
+        "sender address of the sign-in code mails");
+    return options;
+}
+
+std::optional<po::variables_map> readServeCommand(const std::vector<std::string>& args) {
+    po::options_description commandLine = serveOptions();
+    commandLine.add_options()("config", po::value<std::string>(),
+                              "FILE of `key = value` lines with the keys of these options (db, "
+                              "listen, …); the command line wins");
+    po::variables_map options;
+    po::store(po::command_line_parser(args).options(commandLine).run(), options);
+    if (options.count("help")) {
+        std::cout << "usage: goblin-labnode serve --db PATH [options]\n"
+                     "       goblin-labnode serve --config FILE [options]\n\n"
+                     "Runs the lab node on the database made by init. Only one node serves a\n"
+                     "database: a second serve on it exits at once, naming the running one.\n\n"
+                  << commandLine << std::endl;
+        return std::nullopt;
+    }
+    if (options.count("config")) {
+        const std::string file = options["config"].as<std::string>();
+        std::ifstream in(file);
+        if (!in) {
+            std::string message = "cannot read --config ";
+            message.append(file);
+            throw std::runtime_error(message);
+        }
+        try {
+            po::store(po::parse_config_file(in, serveOptions()), options);
+        } catch (const po::error& error) {
+            std::string message = "--config ";
+            message.append(file).append(": ").append(error.what());
+            throw std::runtime_error(message);
+        }
+    }
+    po::notify(options);
+    return options;
+}
+
+} // namespace goblin::labnode
