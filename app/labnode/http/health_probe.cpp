@@ -53,10 +53,6 @@ std::optional<std::string> HealthProbe::problem() {
 
 std::optional<std::string> HealthProbe::commitProblem() {
     const std::string prefix = "database cannot commit: ";
-    if (auto made = m_db.execute("CREATE TABLE IF NOT EXISTS health_probe("
-                                 "id INTEGER PRIMARY KEY, probes INTEGER NOT NULL)");
-        !made)
-        return std::string(prefix).append(made.error().message);
     auto transaction = Transaction::begin(m_db);
     if (!transaction)
         return std::string(prefix).append(transaction.error().message);

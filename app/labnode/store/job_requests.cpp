@@ -2,16 +2,8 @@
 
 namespace goblin::labnode {
 
-Expected<void> ensureJobRequests(Database& db) {
-    return db.execute("CREATE TABLE IF NOT EXISTS job_requests(id INTEGER PRIMARY KEY, "
-                      "job_id TEXT NOT NULL, action TEXT NOT NULL, requested_at REAL NOT NULL, "
-                      "done_at REAL, outcome TEXT)");
-}
-
 Expected<std::int64_t> requestJobAction(Database& db, const std::string& jobId, JobAction action,
                                         double now) {
-    if (auto ok = ensureJobRequests(db); !ok)
-        return tl::unexpected(ok.error());
     auto insert = db.prepare("INSERT INTO job_requests(job_id, action, requested_at) VALUES "
                              "(?, ?, ?) RETURNING id");
     insert.bind(1, jobId);
@@ -27,8 +19,6 @@ Expected<std::int64_t> requestJobAction(Database& db, const std::string& jobId, 
 
 std::vector<JobRequestRow> pendingJobRequests(Database& db) {
     std::vector<JobRequestRow> rows;
-    if (!ensureJobRequests(db))
-        return rows;
     auto query =
         db.prepare("SELECT id, job_id, action FROM job_requests WHERE done_at IS NULL ORDER BY id");
     while (query.step().value_or(false))

@@ -1,7 +1,7 @@
 // What lab staff asked a running node to do to a job (`goblin-labnode jobs cancel|purge`): the
 // staff command records a request in the database, the node's two-second staff check carries it
-// out and records the outcome, which the command waits for. Table job_requests (created here, on
-// demand, by either side). Plain functions on the caller's connection.
+// out and records the outcome, which the command waits for. Table job_requests (node_store.cpp's
+// schema). Plain functions on the caller's connection.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +21,6 @@ struct JobRequestRow {
     JobAction action = JobAction::Cancel;
 };
 
-[[nodiscard]] Expected<void> ensureJobRequests(Database& db);
 // Records a request; returns its id.
 [[nodiscard]] Expected<std::int64_t> requestJobAction(Database& db, const std::string& jobId,
                                                       JobAction action, double now);

@@ -126,6 +126,23 @@ CREATE TABLE IF NOT EXISTS access_requests(
   state TEXT NOT NULL DEFAULT 'pending', created_at REAL NOT NULL, decided_at REAL,
   staff_note TEXT, credential_shown_at REAL);
 CREATE INDEX IF NOT EXISTS access_requests_by_email ON access_requests(email, id);
+-- Staff requests (`jobs cancel|purge`) the running node carries out at its next check (outcome:
+-- "ok" or why it refused).
+CREATE TABLE IF NOT EXISTS job_requests(
+  id INTEGER PRIMARY KEY, job_id TEXT NOT NULL, action TEXT NOT NULL, requested_at REAL NOT NULL,
+  done_at REAL, outcome TEXT);
+-- The row /healthz rewrites to prove the database still commits.
+CREATE TABLE IF NOT EXISTS health_probe(id INTEGER PRIMARY KEY, probes INTEGER NOT NULL);
+-- The task engine's durable graph (store/task_store.hpp), per job kind: each task's job, type,
+-- last attempt and whether it is decided, and the tasks it waits on, so a restarted node reloads a
+-- running job's graph and resumes without computing a decided task again.
+CREATE TABLE IF NOT EXISTS engine_tasks(
+  kind TEXT NOT NULL, id INTEGER NOT NULL, job_id TEXT NOT NULL, type TEXT NOT NULL,
+  attempt INTEGER NOT NULL DEFAULT 0, decided INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(kind, id));
+CREATE INDEX IF NOT EXISTS engine_tasks_by_job ON engine_tasks(kind, job_id);
+CREATE TABLE IF NOT EXISTS task_dependencies(
+  kind TEXT NOT NULL, task_id INTEGER NOT NULL, depends_on INTEGER NOT NULL,
+  PRIMARY KEY(kind, task_id, depends_on));
 )sql";
 
 // Version 2 → 3: matmul leases move to task_leases; graph attempts already used (known from their
