@@ -1,3 +1,5 @@
+// The matmul, graph and lifecycle messages of researcher_messages.hpp; its audit messages are in
+// audit_messages.cpp, the training job's in train_job_messages.cpp.
 #include "goblin/net/messages/researcher_messages.hpp"
 
 #include "goblin/net/json_fields.hpp"
@@ -33,10 +35,6 @@ Expected<MatrixShape> requireShape(const json::object& control, std::string_view
     return parseShape(*value, key, 0);
 }
 
-Expected<std::int64_t> requireCount(const json::object& control, std::string_view key) {
-    return requireIntIn(control, key, 0, INT64_MAX);
-}
-
 } // namespace
 
 Expected<std::vector<std::string>> stagedInputs(const Message& message) {
@@ -54,19 +52,6 @@ Expected<std::vector<std::string>> stagedInputs(const Message& message) {
     }
     return names;
 }
-
-namespace {
-
-// "type", the tensor count and the request id of a message that carries tensors.
-Expected<std::int64_t> parseTensorRequest(const Message& message, MessageType type) {
-    if (auto ok = detail::requireType(message.control, type); !ok)
-        return tl::unexpected(ok.error());
-    if (auto ok = detail::checkTensorCount(message); !ok)
-        return tl::unexpected(ok.error());
-    return detail::optionalId(message.control);
-}
-
-} // namespace
 
 Message toMessage(const SubmitMatmul& submit) {
     json::object control = detail::controlOf(MessageType::SubmitMatmul);
@@ -110,30 +95,6 @@ Message toMessage(const GraphJobAccepted& accepted) {
     control["job"] = accepted.job;
     control["kind"] = "graph";
     control["tasks"] = accepted.tasks;
-    return Message{std::move(control), {}};
-}
-
-Message toMessage(const SubmitTrain& submit) {
-    json::object control = detail::controlOf(MessageType::SubmitTrain);
-    control["id"] = submit.id;
-    control["graph"] = submit.graph;
-    control["train"] = submit.train;
-    return detail::withTensors(std::move(control), submit.tensors);
-}
-
-Message toMessage(const TrainJobAccepted& accepted) {
-    json::object control = detail::controlOf(MessageType::JobAccepted);
-    control["id"] = accepted.id;
-    control["job"] = accepted.job;
-    control["kind"] = "train";
-    control["rounds"] = accepted.rounds;
-    return Message{std::move(control), {}};
-}
-
-Message toMessage(const TrainRound& round) {
-    json::object control = detail::controlOf(MessageType::TrainRound);
-    control["job"] = round.job;
-    control["round"] = round.record;
     return Message{std::move(control), {}};
 }
 
@@ -186,7 +147,7 @@ Message toMessage(const JobFailed& failed) {
 }
 
 Expected<SubmitMatmul> parseSubmitMatmul(const Message& message) {
-    auto id = parseTensorRequest(message, MessageType::SubmitMatmul);
+    auto id = detail::parseTensorRequest(message, MessageType::SubmitMatmul);
     if (!id)
         return tl::unexpected(id.error());
     auto uploads = stagedInputs(message);
@@ -214,7 +175,7 @@ Expected<SubmitMatmul> parseSubmitMatmul(const Message& message) {
 }
 
 Expected<SubmitGraph> parseSubmitGraph(const Message& message) {
-    auto id = parseTensorRequest(message, MessageType::SubmitGraph);
+    auto id = detail::parseTensorRequest(message, MessageType::SubmitGraph);
     if (!id)
         return tl::unexpected(id.error());
     const auto* graph = message.control.if_contains("graph");
@@ -240,7 +201,7 @@ Expected<MatmulJobAccepted> parseMatmulJobAccepted(const json::object& control) 
         return tl::unexpected(request.error());
     if (control.contains("kind"))
         return invalid("a matmul job_accepted has no 'kind'");
-    auto tiles = requireCount(control, "tiles");
+    auto tiles = detail::requireCount(control, "tiles");
     auto tile = requireShape(control, "tile");
     auto shape = requireShape(control, "shape");
     auto dtype = requireString(control, "dtype");
@@ -268,7 +229,7 @@ Expected<GraphJobAccepted> parseGraphJobAccepted(const json::object& control) {
         return tl::unexpected(request.error());
     if (!isGraphJobAccepted(control))
         return invalid("a graph job_accepted has \"kind\": \"graph\"");
-    auto tasks = requireCount(control, "tasks");
+    auto tasks = detail::requireCount(control, "tasks");
     if (!tasks)
         return tl::unexpected(tasks.error());
     return GraphJobAccepted{request->id, std::move(request->job), *tasks};
@@ -278,8 +239,8 @@ Expected<Progress> parseProgress(const json::object& control) {
     if (auto ok = detail::requireType(control, MessageType::Progress); !ok)
         return tl::unexpected(ok.error());
     auto job = detail::requireName(control, "job");
-    auto done = requireCount(control, "done");
-    auto total = requireCount(control, "total");
+    auto done = detail::requireCount(control, "done");
+    auto total = detail::requireCount(control, "total");
     if (!job)
         return tl::unexpected(job.error());
     if (!done)
@@ -303,8 +264,8 @@ Expected<JobStatus> parseJobStatus(const json::object& control) {
     if (!request)
         return tl::unexpected(request.error());
     auto state = requireString(control, "state");
-    auto done = requireCount(control, "done");
-    auto total = requireCount(control, "total");
+    auto done = detail::requireCount(control, "done");
+    auto total = detail::requireCount(control, "total");
     if (!state)
         return tl::unexpected(state.error());
     if (*state != "running" && *state != "done" && *state != "failed" && *state != "cancelled")
@@ -338,7 +299,7 @@ Expected<Released> parseReleased(const json::object& control) {
 }
 
 Expected<JobDone> parseJobDone(const Message& message) {
-    auto id = parseTensorRequest(message, MessageType::JobDone);
+    auto id = detail::parseTensorRequest(message, MessageType::JobDone);
     if (!id)
         return tl::unexpected(id.error());
     auto job = detail::requireName(message.control, "job");
@@ -364,128 +325,6 @@ Expected<JobFailed> parseJobFailed(const json::object& control) {
     if (!error)
         return tl::unexpected(error.error());
     return JobFailed{std::move(*job), std::move(*error)};
-}
-
-} // namespace goblin::net
-
-namespace goblin::net {
-
-namespace {
-
-json::object auditEntryJson(const JobAuditEntry& entry) {
-    return json::object{{"volunteer", entry.volunteer}, {"reason", entry.reason},
-                        {"state", entry.state},         {"tasks", entry.tasks},
-                        {"corrected", entry.corrected}, {"at", entry.at}};
-}
-
-Expected<JobAuditEntry> parseAuditEntry(const json::value& value) {
-    if (!value.is_object())
-        return invalid("each of 'audits' must be an object");
-    const json::object& entry = value.get_object();
-    auto volunteer = detail::requireName(entry, "volunteer");
-    auto reason = requireString(entry, "reason");
-    auto state = detail::requireName(entry, "state");
-    auto tasks = requireCount(entry, "tasks");
-    auto corrected = requireCount(entry, "corrected");
-    auto at = requireNumber(entry, "at");
-    for (const Error* error :
-         {volunteer ? nullptr : &volunteer.error(), reason ? nullptr : &reason.error(),
-          state ? nullptr : &state.error(), tasks ? nullptr : &tasks.error(),
-          corrected ? nullptr : &corrected.error(), at ? nullptr : &at.error()})
-        if (error)
-            return tl::unexpected(*error);
-    return JobAuditEntry{
-        std::move(*volunteer), std::move(*reason), std::move(*state), *tasks, *corrected, *at};
-}
-
-} // namespace
-
-Message toMessage(const Audit& audit) {
-    return detail::jobRequestMessage(MessageType::Audit, audit.id, audit.job);
-}
-
-Message toMessage(const AuditReport& report) {
-    json::object control = detail::controlOf(MessageType::AuditReport);
-    control["id"] = report.id;
-    control["job"] = report.job;
-    control["state"] = report.state;
-    json::array audits;
-    for (const JobAuditEntry& entry : report.audits)
-        audits.push_back(auditEntryJson(entry));
-    control["audits"] = std::move(audits);
-    return detail::withTensors(std::move(control), report.outputs);
-}
-
-Expected<Audit> parseAudit(const json::object& control) {
-    auto request = detail::parseJobRequest(control, MessageType::Audit);
-    if (!request)
-        return tl::unexpected(request.error());
-    return Audit{request->id, std::move(request->job)};
-}
-
-Expected<AuditReport> parseAuditReport(const Message& message) {
-    auto id = parseTensorRequest(message, MessageType::AuditReport);
-    if (!id)
-        return tl::unexpected(id.error());
-    auto job = detail::requireName(message.control, "job");
-    if (!job)
-        return tl::unexpected(job.error());
-    auto state = detail::requireName(message.control, "state");
-    if (!state)
-        return tl::unexpected(state.error());
-    const auto* audits = message.control.if_contains("audits");
-    if (!audits || !audits->is_array() || audits->get_array().size() > kMaxAuditEntries)
-        return invalid(detail::joined({"audit_report needs an 'audits' list of at most ",
-                                       std::to_string(kMaxAuditEntries), " entries"}));
-    AuditReport report{*id, std::move(*job), std::move(*state), {}, message.tensors};
-    for (const json::value& value : audits->get_array()) {
-        auto entry = parseAuditEntry(value);
-        if (!entry)
-            return tl::unexpected(entry.error());
-        report.audits.push_back(std::move(*entry));
-    }
-    return report;
-}
-
-Expected<SubmitTrain> parseSubmitTrain(const Message& message) {
-    auto id = parseTensorRequest(message, MessageType::SubmitTrain);
-    if (!id)
-        return tl::unexpected(id.error());
-    const auto* graph = message.control.if_contains("graph");
-    const auto* train = message.control.if_contains("train");
-    if (!graph || !graph->is_object() || !train || !train->is_object())
-        return makeError(ErrorCode::InvalidInput,
-                         "submit_train needs a 'graph' and a 'train' object");
-    return SubmitTrain{*id, graph->get_object(), train->get_object(), message.tensors};
-}
-
-bool isTrainJobAccepted(const json::object& control) {
-    const auto* kind = control.if_contains("kind");
-    return kind && kind->is_string() && kind->get_string() == "train";
-}
-
-Expected<TrainJobAccepted> parseTrainJobAccepted(const json::object& control) {
-    auto request = detail::parseJobRequest(control, MessageType::JobAccepted);
-    if (!request)
-        return tl::unexpected(request.error());
-    if (!isTrainJobAccepted(control))
-        return invalid("a training job_accepted has \"kind\": \"train\"");
-    auto rounds = requireCount(control, "rounds");
-    if (!rounds)
-        return tl::unexpected(rounds.error());
-    return TrainJobAccepted{request->id, std::move(request->job), *rounds};
-}
-
-Expected<TrainRound> parseTrainRound(const json::object& control) {
-    if (auto ok = detail::requireType(control, MessageType::TrainRound); !ok)
-        return tl::unexpected(ok.error());
-    auto job = detail::requireName(control, "job");
-    if (!job)
-        return tl::unexpected(job.error());
-    const json::value* record = control.if_contains("round");
-    if (!record || !record->is_object())
-        return invalid("train_round needs a 'round' object");
-    return TrainRound{std::move(*job), record->get_object()};
 }
 
 } // namespace goblin::net

@@ -67,6 +67,18 @@ Expected<void> checkTensorCount(const Message& message) {
     return {};
 }
 
+Expected<std::int64_t> parseTensorRequest(const Message& message, MessageType type) {
+    if (auto ok = requireType(message.control, type); !ok)
+        return tl::unexpected(ok.error());
+    if (auto ok = checkTensorCount(message); !ok)
+        return tl::unexpected(ok.error());
+    return optionalId(message.control);
+}
+
+Expected<std::int64_t> requireCount(const boost::json::object& control, std::string_view key) {
+    return requireIntIn(control, key, 0, INT64_MAX);
+}
+
 boost::json::object controlOf(MessageType type) {
     return boost::json::object{{"type", wireName(type)}};
 }

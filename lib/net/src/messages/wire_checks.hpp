@@ -31,6 +31,11 @@ std::string joined(std::initializer_list<std::string_view> pieces);
 [[nodiscard]] Expected<Error> requireError(const boost::json::object& control);
 // A "tensors" count, when the control object carries one, must match the tensors that came.
 [[nodiscard]] Expected<void> checkTensorCount(const Message& message);
+// "type", the tensor count and the request id of a message that carries tensors.
+[[nodiscard]] Expected<std::int64_t> parseTensorRequest(const Message& message, MessageType type);
+// An integer ≥ 0.
+[[nodiscard]] Expected<std::int64_t> requireCount(const boost::json::object& control,
+                                                  std::string_view key);
 // A control object for `type`, with "tensors": N when the message carries N > 0 tensors.
 boost::json::object controlOf(MessageType type);
 

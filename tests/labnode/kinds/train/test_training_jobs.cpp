@@ -1,0 +1,339 @@
+// Tests of the training job kind through the Coordinator (the real TrainingJobs on the real
+// GraphJobs) with fake peers: honest volunteers train to a float64 recomputation of SGD's rounds;
+// a liar's gradient is never applied and it is quarantined; a node restarted after a committed
+// round finishes with an uninterrupted run's bits; a cancel keeps the committed rounds and cancels
+// the round's graph job; a streamed round waits for its batch, and a misshapen batch is refused
+// with nothing lost.
+#include <QtTest/QtTest>
+
+#include <functional>
+#include <set>
+
+#include "labnode/kinds/train/training_rig.hpp"
+
+using namespace goblin;
+using namespace goblin::labnode;
+using namespace goblin::labnode::testing;
+
+namespace {
+
+CoordinatorSettings settings() {
+    CoordinatorSettings chosen; // two agreeing volunteers decide; the node settles disagreement
+    chosen.trust.probationAudits = 0;
+    chosen.trust.auditFloor = 0.0;
+    chosen.trust.sharedAddressRate = 0.0;
+    return chosen;
+}
+
+// A node, a researcher (token "tok") and two honest canonical volunteers on their own addresses.
+struct Lab {
+    NodeHarness node;
+    FakeCluster cluster{node, settings()};
+    std::shared_ptr<FakePeerLink> researcher = cluster.connectResearcher();
+    FakeVolunteer& one = cluster.connectVolunteer(2, true, "cpu-reference", "10.0.0.2");
+    FakeVolunteer& two = cluster.connectVolunteer(2, true, "cpu-reference", "10.0.0.3");
+
+    Lab() = default;
+    Lab(const std::string& db, const std::string& blobs) : node(db, blobs) {}
+
+    // Every volunteer answers its tasks honestly until `done` (checked before they answer).
+    bool runUntil(const std::function<bool()>& done) {
+        return node.waitUntil([&] {
+            if (done())
+                return true;
+            for (auto& entry : cluster.volunteers)
+                cluster.answer(entry.second, honestStep);
+            return false;
+        });
+    }
+    bool finished() const { return researcher->count("job_done") == 1; }
+    std::string job() const {
+        return std::string(
+            researcher->sentOfType("job_accepted").at(0).control.at("job").as_string());
+    }
+    std::string sql(const std::string& query) {
+        auto statement = node.store.database().prepare(query);
+        return statement.step().value_or(false) ? statement.columnText(0) : std::string("?");
+    }
+    void request(const char* type, std::int64_t id, const std::string& job) {
+        cluster.fromResearcher(control({{"type", type}, {"id", id}, {"job", job}}));
+    }
+};
+
+std::vector<float> paramsOf(const net::Message& done) {
+    return valuesOf(*done.tensors.at(0));
+}
+
+// Trained whole by honest volunteers: the final parameters (empty after the deadline).
+std::vector<float> honestRun(const TrainData& data) {
+    Lab lab;
+    lab.cluster.fromResearcher(submitTrain(data));
+    if (!lab.runUntil([&] { return lab.finished(); }))
+        return {};
+    return paramsOf(lab.researcher->sentOfType("job_done").at(0));
+}
+
+std::vector<std::int64_t> roundsReported(const FakePeerLink& researcher) {
+    std::vector<std::int64_t> rounds;
+    for (const auto& message : researcher.sentOfType("train_round"))
+        rounds.push_back(message.control.at("round").at("round").to_number<std::int64_t>());
+    return rounds;
+}
+
+// The largest |float32 − float64| over the parameters.
+double distance(const std::vector<float>& got, const std::vector<double>& want) {
+    double most = got.size() == want.size() ? 0 : std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < std::min(got.size(), want.size()); ++i)
+        most = std::max(most, std::abs(double(got[i]) - want[i]));
+    return most;
+}
+
+std::string text(double value) {
+    return std::to_string(value);
+}
+
+} // namespace
+
+class TestTrainingJobs : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void honestRoundsFollowFloat64Sgd();
+    void liarsGradientIsNeverApplied();
+    void restartAfterACommittedRoundReachesTheSameBits();
+    void cancelKeepsCommittedRoundsAndCancelsTheRound();
+    void streamedRoundWaitsForItsBatchAndBadBatchLosesNothing();
+};
+
+void TestTrainingJobs::honestRoundsFollowFloat64Sgd() {
+    const TrainData data;
+    Lab lab;
+    lab.cluster.fromResearcher(submitTrain(data));
+    QVERIFY(lab.runUntil([&] { return lab.finished(); }));
+    const auto accepted = lab.researcher->sentOfType("job_accepted").at(0).control;
+    QCOMPARE(accepted.at("kind").as_string(), "train");
+    QCOMPARE(accepted.at("rounds").to_number<std::int64_t>(), kRounds);
+    // train_round for every round (0-based on the wire) before job_done, in order.
+    QCOMPARE(roundsReported(*lab.researcher), (std::vector<std::int64_t>{0, 1, 2}));
+    const auto sent = lab.researcher->sent();
+    const auto last = [&](std::string_view type) {
+        return std::find_if(sent.rbegin(), sent.rend(),
+                            [&](const auto& m) { return m.type() == type; }) -
+               sent.rbegin();
+    };
+    QVERIFY(last("job_done") < last("train_round")); // job_done after the last train_round
+    const net::Message done = lab.researcher->sentOfType("job_done").at(0);
+    const auto& summary = done.control.at("summary").as_object();
+    QCOMPARE(summary.at("state").as_string(), "done");
+    QCOMPARE(summary.at("rounds").to_number<std::int64_t>(), kRounds);
+    QCOMPARE(summary.at("history").as_array().size(), std::size_t(kRounds));
+    QCOMPARE(done.tensors.size(), std::size_t{1}); // plain SGD keeps no optimizer state
+    // The parameters within float32's derived bound of float64 SGD on the same batches; the
+    // last step moves them much further than that bound, so a missing or extra step fails.
+    const Float64Run want = sgdInFloat64(data, kRounds);
+    const Float64Run before = sgdInFloat64(data, kRounds - 1);
+    const std::vector<float> got = paramsOf(done);
+    QVERIFY2(distance(got, want.params) <= want.bound,
+             qPrintable(QString::fromStdString(text(distance(got, want.params)) + " > " +
+                                               text(want.bound))));
+    QVERIFY(distance(got, before.params) > 100 * want.bound);
+    QVERIFY(want.bound < 1e-4); // a bound that tells something
+    const auto records = lab.researcher->sentOfType("train_round");
+    for (std::size_t r = 0; r < records.size(); ++r) {
+        const auto& record = records[r].control.at("round").as_object();
+        const double loss = record.at("loss").to_number<double>();
+        QVERIFY2(std::abs(loss - want.losses[r]) <= want.lossBounds[r],
+                 qPrintable(QString::fromStdString(text(loss) + " vs " + text(want.losses[r]))));
+        QCOMPARE(record.at("tasks").to_number<std::int64_t>(), kBatch / kMicro);
+        QCOMPARE(record.at("rejected").to_number<std::int64_t>(), std::int64_t{0});
+    }
+    QVERIFY(want.losses.back() < want.losses.front()); // it learns
+    QCOMPARE(lab.sql("SELECT state || ' ' || rounds_done FROM train_jobs"), std::string("done 3"));
+    // Each round: one task per micro-batch, both replicas accepted by agreement.
+    QCOMPARE(queryInt(lab.node.store, "SELECT count(*) FROM graph_results WHERE verdict = "
+                                      "'accepted' AND method = 'replica-agreement'"),
+             kRounds * (kBatch / kMicro) * 2);
+    // A second identical run gives the same bits.
+    QCOMPARE(honestRun(data), got);
+}
+
+void TestTrainingJobs::liarsGradientIsNeverApplied() {
+    const TrainData data;
+    const std::vector<float> honest = honestRun(data);
+    QCOMPARE(honest.size(), std::size_t(kDim));
+    NodeHarness node;
+    FakeCluster cluster(node, settings());
+    auto researcher = cluster.connectResearcher();
+    auto& liar = cluster.connectVolunteer(2, true, "cpu-reference", "10.0.0.1");
+    for (const char* address : {"10.0.0.2", "10.0.0.3"})
+        cluster.connectVolunteer(2, true, "cpu-reference", address);
+    cluster.fromResearcher(submitTrain(data));
+    QVERIFY(node.waitUntil([&] { return liar.link->count("task") >= 1; }));
+    const std::string liarId = liar.id();
+    QVERIFY(node.waitUntil([&] {
+        for (auto& [peer, volunteer] : cluster.volunteers)
+            cluster.answer(volunteer, peer == liar.peer ? lyingStep : honestStep);
+        return researcher->count("job_done") == 1;
+    }));
+    QCOMPARE(paramsOf(researcher->sentOfType("job_done").at(0)), honest);
+    QVERIFY(queryInt(node.store, "SELECT count(*) FROM graph_results WHERE verdict = 'rejected' "
+                                 "AND volunteer_id = '" +
+                                     liarId + "'") >= 1);
+    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM graph_results WHERE verdict = 'accepted' "
+                                  "AND volunteer_id = '" +
+                                      liarId + "'"),
+             std::int64_t{0});
+    QVERIFY(quarantined(node, liarId));
+    QVERIFY(liar.link->closed().has_value());
+    QCOMPARE(liar.link->closed()->code, ErrorCode::Banned);
+    std::int64_t rejected = 0, decided = 0;
+    for (const auto& message : researcher->sentOfType("train_round")) {
+        rejected += message.control.at("round").at("rejected").to_number<std::int64_t>();
+        decided += message.control.at("round").at("node_decided").to_number<std::int64_t>();
+    }
+    QVERIFY(rejected >= 1); // the rounds' records say so too
+    QVERIFY(decided >= 1);
+}
+
+void TestTrainingJobs::restartAfterACommittedRoundReachesTheSameBits() {
+    const TrainData data;
+    const std::vector<float> uninterrupted = honestRun(data);
+    QCOMPARE(uninterrupted.size(), std::size_t(kDim));
+    QTemporaryDir dir;
+    const std::string db = dir.filePath("node.db").toStdString();
+    const std::string blobs = dir.filePath("blobs").toStdString();
+    std::string job, roundJob;
+    std::int64_t decidedTask = 0;
+    {
+        Lab lab(db, blobs);
+        lab.cluster.fromResearcher(submitTrain(data));
+        QVERIFY(lab.runUntil([&] { return lab.researcher->count("train_round") == 1; }));
+        job = lab.job();
+        // Round 1 is out; both answer its first task only, and the node dies.
+        QVERIFY(lab.node.waitUntil(
+            [&] { return lab.one.link->count("task") == 4 && lab.two.link->count("task") == 4; }));
+        roundJob = lab.sql("SELECT round_job FROM train_jobs WHERE id = '" + job + "'");
+        QVERIFY(roundJob.starts_with("g-"));
+        decidedTask =
+            lab.one.link->sentOfType("task")[2].control.at("task").to_number<std::int64_t>();
+        for (FakeVolunteer* volunteer : {&lab.one, &lab.two})
+            for (const auto& frame : volunteer->link->sentOfType("task"))
+                if (frame.control.at("task").to_number<std::int64_t>() == decidedTask)
+                    lab.cluster.coordinator.onMessage(volunteer->peer, honestStep(frame));
+        QVERIFY(lab.node.waitUntil([&] {
+            return queryInt(lab.node.store, "SELECT count(*) FROM graph_tasks WHERE job_id = '" +
+                                                roundJob + "' AND state = 'accepted'") == 1;
+        }));
+    }
+    Lab lab(db, blobs);
+    QVERIFY(lab.node.logged("training job " + job + " resumed after 1 committed round(s)"));
+    lab.request("fetch", 3, job);
+    QCOMPARE(lab.researcher->sentOfType("job_status").at(0).control.at("state").as_string(),
+             "running");
+    QVERIFY(lab.runUntil([&] { return lab.finished(); }));
+    QCOMPARE(paramsOf(lab.researcher->sentOfType("job_done").at(0)), uninterrupted);
+    QCOMPARE(roundsReported(*lab.researcher), (std::vector<std::int64_t>{1, 2}));
+    const auto summary = lab.researcher->sentOfType("job_done")[0].control.at("summary");
+    QCOMPARE(summary.at("history").as_array().size(), std::size_t(kRounds));
+    // Re-attached to round 1's graph job (no other submitted), its decided task not computed
+    // again: each volunteer computed round 1's other task and round 2's two.
+    QCOMPARE(summary.at("history").at(1).at("graph_job").as_string(), roundJob);
+    QCOMPARE(queryInt(lab.node.store, "SELECT count(*) FROM graph_jobs"), kRounds);
+    for (FakeVolunteer* volunteer : {&lab.one, &lab.two}) {
+        QCOMPARE(volunteer->link->count("task"), std::size_t{3});
+        for (const auto& frame : volunteer->link->sentOfType("task"))
+            QVERIFY2(frame.control.at("task").to_number<std::int64_t>() != decidedTask,
+                     "a task decided before the restart was computed again");
+    }
+}
+
+void TestTrainingJobs::cancelKeepsCommittedRoundsAndCancelsTheRound() {
+    const TrainData data;
+    Lab lab;
+    lab.cluster.fromResearcher(submitTrain(data));
+    QVERIFY(lab.runUntil([&] { return lab.researcher->count("train_round") == 1; }));
+    const std::string job = lab.job();
+    QVERIFY(lab.node.waitUntil(
+        [&] { return lab.one.link->count("task") == 4 && lab.two.link->count("task") == 4; }));
+    const std::string roundJob =
+        lab.sql("SELECT round_job FROM train_jobs WHERE id = '" + job + "'");
+    QVERIFY(roundJob.starts_with("g-"));
+    lab.request("cancel", 9, job);
+    QCOMPARE(lab.researcher->sentOfType("cancelled").at(0).control.at("state").as_string(),
+             "cancelled");
+    const auto failed = lab.researcher->sentOfType("job_failed");
+    QCOMPARE(failed.size(), std::size_t{1});
+    QCOMPARE(failed[0].control.at("code").as_string(), "cancelled");
+    QCOMPARE(lab.sql("SELECT state || ' ' || rounds_done FROM train_jobs"),
+             std::string("cancelled 1"));
+    QCOMPARE(lab.sql("SELECT state FROM graph_jobs WHERE id = '" + roundJob + "'"),
+             std::string("cancelled"));
+    // The round's late answers are stale: nothing of it is applied.
+    QVERIFY(lab.runUntil(
+        [&] { return lab.one.verdicts().size() == 4 && lab.two.verdicts().size() == 4; }));
+    for (FakeVolunteer* volunteer : {&lab.one, &lab.two})
+        QCOMPARE(volunteer->verdicts().back(), std::string("stale"));
+    QCOMPARE(lab.researcher->count("train_round"), std::size_t{1});
+    // fetch delivers the committed round: round 0's parameters, state "cancelled".
+    lab.request("fetch", 10, job);
+    QCOMPARE(lab.researcher->sentOfType("job_status").at(0).control.at("state").as_string(),
+             "cancelled");
+    const auto done = lab.researcher->sentOfType("job_done");
+    QCOMPARE(done.size(), std::size_t{1});
+    const auto& summary = done[0].control.at("summary").as_object();
+    QCOMPARE(summary.at("state").as_string(), "cancelled");
+    QCOMPARE(summary.at("rounds").to_number<std::int64_t>(), std::int64_t{1});
+    QCOMPARE(summary.at("history").as_array().size(), std::size_t{1});
+    QVERIFY(std::string(summary.at("error").as_string()).find("cancelled") != std::string::npos);
+    const Float64Run want = sgdInFloat64(data, 1);
+    QVERIFY(distance(paramsOf(done[0]), want.params) <= want.bound);
+}
+
+void TestTrainingJobs::streamedRoundWaitsForItsBatchAndBadBatchLosesNothing() {
+    const TrainData data;
+    const std::vector<float> whole = honestRun(data);
+    QCOMPARE(whole.size(), std::size_t(kDim));
+    Lab lab;
+    lab.cluster.fromResearcher(submitTrain(data, true));
+    const std::string waits = " waits for batch 1";
+    QVERIFY(lab.runUntil([&] { return lab.node.logged(waits); }));
+    const std::string job = lab.job();
+    QCOMPARE(lab.researcher->count("train_round"), std::size_t{1});
+    lab.node.poll();
+    QCOMPARE(lab.one.link->count("task") + lab.two.link->count("task"), std::size_t{4});
+    const auto batch = [&](std::int64_t id, std::int64_t k, core::Tensor x) {
+        const std::int64_t first = (k * kBatch) % kSamples;
+        lab.cluster.fromResearcher(net::toMessage(net::TrainBatch{
+            id,
+            job,
+            k,
+            false,
+            {std::make_shared<const core::Tensor>(std::move(x)),
+             std::make_shared<const core::Tensor>(rowsOf(data.y, first, kBatch))}}));
+    };
+    batch(20, 1, rowsOf(data.x, 0, kBatch - 1)); // 7 rows, not 8
+    QVERIFY(lab.node.waitUntil([&] { return lab.researcher->count("error") == 1; }));
+    const auto refused = lab.researcher->sentOfType("error").at(0).control;
+    QCOMPARE(refused.at("id").to_number<std::int64_t>(), std::int64_t{20});
+    QCOMPARE(refused.at("code").as_string(), "shape_mismatch");
+    QVERIFY2(std::string(refused.at("message").as_string()).find("x of a batch") !=
+                 std::string::npos,
+             refused.at("message").as_string().c_str());
+    QCOMPARE(lab.sql("SELECT state || ' ' || rounds_done FROM train_jobs"),
+             std::string("running 1"));
+    QCOMPARE(queryInt(lab.node.store, "SELECT count(*) FROM train_batches"), std::int64_t{0});
+    // The right batch 1 then batch 2 (samples 8…15, then 0…7, as the whole data's rounds).
+    batch(21, 1, rowsOf(data.x, kBatch, kBatch));
+    batch(22, 2, rowsOf(data.x, 0, kBatch));
+    QVERIFY(lab.runUntil([&] { return lab.finished(); }));
+    std::set<std::int64_t> accepted;
+    for (const auto& message : lab.researcher->sentOfType("batch_accepted"))
+        accepted.insert(message.control.at("batch").to_number<std::int64_t>());
+    QCOMPARE(accepted, (std::set<std::int64_t>{1, 2}));
+    QCOMPARE(roundsReported(*lab.researcher), (std::vector<std::int64_t>{0, 1, 2}));
+    QCOMPARE(paramsOf(lab.researcher->sentOfType("job_done").at(0)), whole);
+    QCOMPARE(queryInt(lab.node.store, "SELECT count(*) FROM train_batches"), std::int64_t{0});
+}
+
+QTEST_APPLESS_MAIN(TestTrainingJobs)
+#include "test_training_jobs.moc"
