@@ -20,7 +20,7 @@ namespace asio = boost::asio;
 void GraphDecisions::checkAlone(GraphTask& task) {
     task.nodeComputing = true; // nothing else decides it meanwhile
     const GraphChunk& chunk = m_book.jobOf(task).chunks[task.chunk];
-    const Replica& replica = task.replicas.front();
+    const verify::Replica& replica = task.replicas.front();
     // The worker gets its own stream, keyed from the node's CSPRNG here on the core thread, after
     // the result arrived.
     asio::post(m_context.workers, [this, taskId = task.id, attempt = replica.attempt,
@@ -29,8 +29,8 @@ void GraphDecisions::checkAlone(GraphTask& task) {
                                    key = KeyedRandom::drawKey(m_context.random),
                                    probes = probesOf(task.jobId)]() mutable {
         KeyedRandom random(key);
-        CheapAuditReport report = runCheapAudit(graph, plan, inputs, claimed, {}, random,
-                                                probes.get(), GreyZone::CheckExactly);
+        verify::CheapAuditReport report = verify::runCheapAudit(
+            graph, plan, inputs, claimed, {}, random, probes.get(), verify::GreyZone::CheckExactly);
         asio::post(m_context.core, [this, taskId, attempt, report = std::move(report)]() mutable {
             onCheckedAlone(taskId, attempt, std::move(report));
         });
@@ -38,19 +38,19 @@ void GraphDecisions::checkAlone(GraphTask& task) {
 }
 
 void GraphDecisions::onCheckedAlone(std::int64_t taskId, std::int64_t attempt,
-                                    CheapAuditReport report) {
+                                    verify::CheapAuditReport report) {
     GraphTask* found = afterNodeCheck(taskId, report.seconds);
     if (!found)
         return;
     GraphTask& task = *found;
     const auto checked =
         std::find_if(task.replicas.begin(), task.replicas.end(),
-                     [&](const Replica& replica) { return replica.attempt == attempt; });
+                     [&](const verify::Replica& replica) { return replica.attempt == attempt; });
     if (checked == task.replicas.end() || dropQuarantined(task))
         return judge(task); // what was checked is gone (its volunteer was caught meanwhile)
     const auto index = static_cast<std::size_t>(checked - task.replicas.begin());
     if (!report.passed) {
-        const Replica rejected = *checked;
+        const verify::Replica rejected = *checked;
         const std::uint64_t peer = task.replicaPeers[index];
         task.replicas.erase(checked);
         task.replicaPeers.erase(task.replicaPeers.begin() + static_cast<std::ptrdiff_t>(index));
@@ -61,17 +61,18 @@ void GraphDecisions::onCheckedAlone(std::int64_t taskId, std::int64_t attempt,
     }
     char cost[64];
     std::snprintf(cost, sizeof cost, " in %.6f s", report.seconds);
-    Judgement judgement;
-    judgement.decision = Decision::Decided;
+    verify::Judgement judgement;
+    judgement.decision = verify::Decision::Decided;
     judgement.decisive = index;
     // One opinion is leased at a time; any other replica is not needed and not judged.
-    judgement.verdicts.assign(task.replicas.size(), ReplicaVerdict{});
-    judgement.verdicts[index] = ReplicaVerdict{true, report.maxErrorRatio, report.reason + cost};
+    judgement.verdicts.assign(task.replicas.size(), verify::ReplicaVerdict{});
+    judgement.verdicts[index] =
+        verify::ReplicaVerdict{true, report.maxErrorRatio, report.reason + cost};
     if (task.replicas.size() > 1) {
         m_context.log.warn("graph task " + std::to_string(taskId) + ": " +
                            std::to_string(task.replicas.size() - 1) +
                            " replica(s) beside the checked one were not needed");
-        Replica kept = task.replicas[index];
+        verify::Replica kept = task.replicas[index];
         const std::uint64_t peer = task.replicaPeers[index];
         task.replicas = {std::move(kept)};
         task.replicaPeers = {peer};

@@ -34,7 +34,7 @@ GraphDecisions::GraphDecisions(NodeContext& context, GraphBook& book, Scheduler&
     : m_context(context), m_book(book), m_scheduler(scheduler), m_verdicts(verdicts),
       m_peers(peers), m_trust(trust), m_hooks(std::move(hooks)) {}
 
-void GraphDecisions::addReplica(GraphTask& task, Replica replica, std::uint64_t peer) {
+void GraphDecisions::addReplica(GraphTask& task, verify::Replica replica, std::uint64_t peer) {
     task.replicas.push_back(std::move(replica));
     task.replicaPeers.push_back(peer);
     judge(task);
@@ -43,7 +43,7 @@ void GraphDecisions::addReplica(GraphTask& task, Replica replica, std::uint64_t 
 void GraphDecisions::rejectMalformed(GraphTask& task, const Lease& lease,
                                      const std::string& backend, double computeSeconds,
                                      const std::string& why) {
-    Replica replica;
+    verify::Replica replica;
     replica.attempt = lease.attempt;
     replica.volunteerId = lease.volunteerId;
     replica.backend = backend;
@@ -52,7 +52,7 @@ void GraphDecisions::rejectMalformed(GraphTask& task, const Lease& lease,
     m_hooks.wantOpinion(task);
 }
 
-void GraphDecisions::commitRejection(const GraphTask& task, const Replica& replica,
+void GraphDecisions::commitRejection(const GraphTask& task, const verify::Replica& replica,
                                      std::uint64_t peer, const std::string& method, double ratio,
                                      const std::string& why) {
     VerdictRecord record{std::string(kOp),
@@ -84,8 +84,9 @@ void GraphDecisions::commitRejection(const GraphTask& task, const Replica& repli
 void GraphDecisions::judge(GraphTask& task) {
     if (!task.judging && !task.settled())
         dropQuarantined(task);
-    const bool nodeReplica = std::any_of(task.replicas.begin(), task.replicas.end(),
-                                         [](const Replica& replica) { return replica.fromNode(); });
+    const bool nodeReplica =
+        std::any_of(task.replicas.begin(), task.replicas.end(),
+                    [](const verify::Replica& replica) { return replica.fromNode(); });
     if (task.judging || task.nodeComputing || task.settled())
         return;
     if (opinionsWanted(m_book.jobOf(task)) == 1 && !nodeReplica) {
@@ -101,7 +102,7 @@ void GraphDecisions::judge(GraphTask& task) {
     asio::post(m_context.workers, [this, taskId = task.id, tolerances = chunk.tolerances,
                                    replicas = task.replicas] {
         const auto start = std::chrono::steady_clock::now();
-        Judgement judgement = judgeReplicas(tolerances, replicas);
+        verify::Judgement judgement = verify::judgeReplicas(tolerances, replicas);
         const double seconds = secondsSince(start);
         asio::post(m_context.core,
                    [this, taskId, count = replicas.size(), judgement = std::move(judgement),
@@ -109,8 +110,8 @@ void GraphDecisions::judge(GraphTask& task) {
     });
 }
 
-void GraphDecisions::onJudged(std::int64_t taskId, std::size_t judgedCount, Judgement judgement,
-                              double seconds) {
+void GraphDecisions::onJudged(std::int64_t taskId, std::size_t judgedCount,
+                              verify::Judgement judgement, double seconds) {
     GraphTask* found = m_book.task(taskId);
     if (!found)
         return; // released meanwhile
@@ -122,12 +123,12 @@ void GraphDecisions::onJudged(std::int64_t taskId, std::size_t judgedCount, Judg
     if (task.replicas.size() != judgedCount)
         return judge(task); // another replica arrived meanwhile: judge them all
     switch (judgement.decision) {
-    case Decision::NeedNodeReference:
+    case verify::Decision::NeedNodeReference:
         m_context.log("graph task " + std::to_string(task.id) +
                       ": the volunteers disagree; the node decides");
         task.tiebreak = true;
         return computeOnNode(task);
-    case Decision::Decided:
+    case verify::Decision::Decided:
         break;
     }
     if (dropQuarantined(task))
@@ -135,7 +136,7 @@ void GraphDecisions::onJudged(std::int64_t taskId, std::size_t judgedCount, Judg
     if (!task.replicas[judgement.decisive].fromNode() && !task.audited) {
         std::vector<std::string> volunteers;
         std::set<std::string> addresses;
-        for (const Replica& replica : task.replicas) {
+        for (const verify::Replica& replica : task.replicas) {
             volunteers.push_back(replica.volunteerId);
             addresses.insert(replica.address);
         }
@@ -147,39 +148,39 @@ void GraphDecisions::onJudged(std::int64_t taskId, std::size_t judgedCount, Judg
     decide(task, std::move(judgement));
 }
 
-void GraphDecisions::audit(GraphTask& task, Judgement judgement) {
+void GraphDecisions::audit(GraphTask& task, verify::Judgement judgement) {
     task.audited = true;
     // Drawn like the audit itself: a volunteer cannot know which audits are bit for bit. A
     // non-canonical replica's cheap nodes differ from the reference in their last bits, so a cheap
     // audit of it would only fail into the full recomputation.
     if (m_context.random.chance(m_trust.settings().fullAuditShare) ||
-        !isCanonicalBackend(task.replicas[judgement.decisive].backend))
+        !verify::isCanonicalBackend(task.replicas[judgement.decisive].backend))
         return computeOnNode(task);
     task.nodeComputing = true; // nothing else decides it meanwhile
     const GraphChunk& chunk = m_book.jobOf(task).chunks[task.chunk];
     // The worker gets its own stream, keyed from the node's CSPRNG here on the core thread.
-    asio::post(m_context.workers,
-               [this, taskId = task.id, graph = chunk.graph, plan = chunk.plan,
-                inputs = valuesOf(chunk.inputs),
-                claimed = task.replicas[judgement.decisive].outputs,
-                key = KeyedRandom::drawKey(m_context.random), probes = probesOf(task.jobId),
-                judgement = std::move(judgement)]() mutable {
-                   KeyedRandom random(key);
-                   CheapAuditReport report =
-                       runCheapAudit(graph, plan, inputs, claimed, {}, random, probes.get());
-                   asio::post(m_context.core, [this, taskId, judgement = std::move(judgement),
-                                               report = std::move(report)]() mutable {
-                       onCheapAudited(taskId, std::move(judgement), std::move(report));
-                   });
-               });
+    asio::post(m_context.workers, [this, taskId = task.id, graph = chunk.graph, plan = chunk.plan,
+                                   inputs = valuesOf(chunk.inputs),
+                                   claimed = task.replicas[judgement.decisive].outputs,
+                                   key = KeyedRandom::drawKey(m_context.random),
+                                   probes = probesOf(task.jobId),
+                                   judgement = std::move(judgement)]() mutable {
+        KeyedRandom random(key);
+        verify::CheapAuditReport report =
+            verify::runCheapAudit(graph, plan, inputs, claimed, {}, random, probes.get());
+        asio::post(m_context.core, [this, taskId, judgement = std::move(judgement),
+                                    report = std::move(report)]() mutable {
+            onCheapAudited(taskId, std::move(judgement), std::move(report));
+        });
+    });
 }
 
-std::shared_ptr<AuditProbes> GraphDecisions::probesOf(const std::string& jobId) {
-    std::shared_ptr<AuditProbes>& shared = m_auditProbes[jobId];
+std::shared_ptr<verify::AuditProbes> GraphDecisions::probesOf(const std::string& jobId) {
+    std::shared_ptr<verify::AuditProbes>& shared = m_auditProbes[jobId];
     if (!shared) {
         if (m_auditProbes.size() > 64) // a bound: other jobs remake theirs on their next audit
             std::erase_if(m_auditProbes, [](const auto& entry) { return entry.second; });
-        shared = std::make_shared<AuditProbes>();
+        shared = std::make_shared<verify::AuditProbes>();
     }
     return shared;
 }
@@ -193,8 +194,8 @@ GraphTask* GraphDecisions::afterNodeCheck(std::int64_t taskId, double seconds) {
     return task->settled() ? nullptr : task;
 }
 
-void GraphDecisions::onCheapAudited(std::int64_t taskId, Judgement judgement,
-                                    CheapAuditReport report) {
+void GraphDecisions::onCheapAudited(std::int64_t taskId, verify::Judgement judgement,
+                                    verify::CheapAuditReport report) {
     GraphTask* found = afterNodeCheck(taskId, report.seconds);
     if (!found)
         return;
@@ -212,7 +213,7 @@ void GraphDecisions::onCheapAudited(std::int64_t taskId, Judgement judgement,
     }
     char cost[64];
     std::snprintf(cost, sizeof cost, " in %.6f s", report.seconds);
-    for (ReplicaVerdict& verdict : judgement.verdicts)
+    for (verify::ReplicaVerdict& verdict : judgement.verdicts)
         if (verdict.accepted)
             verdict.reason = report.reason + cost;
     m_cheaplyAudited.insert(taskId);
@@ -237,7 +238,7 @@ void GraphDecisions::computeOnNode(GraphTask& task) {
             // no volunteer result can be right, and the job cannot finish.
             return m_hooks.failJob(job, outputs.error());
         }
-        Replica replica;
+        verify::Replica replica;
         replica.backend = "node-reference";
         replica.computeSeconds = seconds;
         replica.outputs = std::move(*outputs);
@@ -264,7 +265,7 @@ void GraphDecisions::runReference(const GraphTask& task, ReferenceDone done) {
     });
 }
 
-void GraphDecisions::decide(GraphTask& task, Judgement judgement) {
+void GraphDecisions::decide(GraphTask& task, verify::Judgement judgement) {
     task.deciding = true;
     m_scheduler.withdraw(kOp, task.id);
     m_book.dropQueued(task.id);
@@ -297,7 +298,7 @@ void GraphDecisions::decide(GraphTask& task, Judgement judgement) {
     });
 }
 
-void GraphDecisions::commitDecision(std::int64_t taskId, const Judgement& judgement,
+void GraphDecisions::commitDecision(std::int64_t taskId, const verify::Judgement& judgement,
                                     std::string storedOutputs,
                                     std::vector<core::Tensor> keptOutputs) {
     GraphTask& task = *m_book.task(taskId);
@@ -305,10 +306,10 @@ void GraphDecisions::commitDecision(std::int64_t taskId, const Judgement& judgem
     m_cheaplyAudited.erase(taskId);
     VerdictBatch batch;
     for (std::size_t i = 0; i < task.replicas.size(); ++i) {
-        const Replica& replica = task.replicas[i];
+        const verify::Replica& replica = task.replicas[i];
         if (replica.fromNode())
             continue;
-        const ReplicaVerdict& verdict = judgement.verdicts[i];
+        const verify::ReplicaVerdict& verdict = judgement.verdicts[i];
         batch.verdicts.push_back(
             {task.replicaPeers[i],
              VerdictRecord{std::string(kOp), task.id, replica.attempt, replica.volunteerId,
@@ -356,7 +357,8 @@ std::size_t GraphDecisions::keptOutputCount(const GraphTask& task) const {
     return opinionsWanted(job) == 1 ? all - chunk.witnesses : all;
 }
 
-std::string GraphDecisions::methodOf(const GraphTask& task, const Judgement& judgement) const {
+std::string GraphDecisions::methodOf(const GraphTask& task,
+                                     const verify::Judgement& judgement) const {
     if (!task.replicas[judgement.decisive].fromNode())
         return m_cheaplyAudited.contains(task.id) ? "node-audit" : "replica-agreement";
     if (task.audited)
@@ -368,7 +370,7 @@ bool GraphDecisions::dropQuarantined(GraphTask& task) {
     VerdictBatch batch;
     int dropped = 0;
     for (std::size_t i = task.replicas.size(); i-- > 0;) {
-        const Replica& replica = task.replicas[i];
+        const verify::Replica& replica = task.replicas[i];
         if (replica.fromNode() || !m_trust.isQuarantined(replica.volunteerId))
             continue;
         batch.verdicts.push_back(
@@ -408,9 +410,9 @@ void GraphDecisions::onQuarantined(const std::string& volunteerId) {
                 judge(*task);
             continue;
         }
-        const bool contributed =
-            std::any_of(task->replicas.begin(), task->replicas.end(),
-                        [&](const Replica& replica) { return replica.volunteerId == volunteerId; });
+        const bool contributed = std::any_of(
+            task->replicas.begin(), task->replicas.end(),
+            [&](const verify::Replica& replica) { return replica.volunteerId == volunteerId; });
         // A task the node checked alone (GraphVerification::Freivalds) rests on no agreement.
         if (task->decided && !task->nodeOutputs && contributed && !task->redeciding &&
             opinionsWanted(m_book.jobOf(*task)) > 1)
@@ -430,11 +432,11 @@ void GraphDecisions::recheck(GraphTask& task) {
         const auto start = std::chrono::steady_clock::now();
         RecheckOutcome outcome{reference::runGraph(graph, plan, inputs), {}, std::nullopt, 0};
         if (outcome.reference) {
-            Replica node;
+            verify::Replica node;
             node.backend = "node-reference";
             node.outputs = *outcome.reference;
             replicas.push_back(std::move(node));
-            const Judgement judgement = judgeReplicas(tolerances, replicas);
+            const verify::Judgement judgement = verify::judgeReplicas(tolerances, replicas);
             for (std::size_t i = 0; i + 1 < replicas.size(); ++i)
                 if (!judgement.verdicts[i].accepted)
                     outcome.overturned.emplace_back(replicas[i].attempt, replicas[i].volunteerId);

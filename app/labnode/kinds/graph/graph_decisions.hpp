@@ -17,7 +17,7 @@
 #include <string>
 #include <utility>
 
-#include "kinds/graph/cheap_audit.hpp"
+#include "goblin/verify/cheap_audit.hpp"
 #include "kinds/graph/graph_book.hpp"
 #include "node/node_context.hpp"
 #include "node/trust_book.hpp"
@@ -40,7 +40,7 @@ public:
                    VerdictPath& verdicts, PeerRegistry& peers, TrustBook& trust, Hooks hooks);
 
     // A replica that passed the shape gate.
-    void addReplica(GraphTask& task, Replica replica, std::uint64_t peer);
+    void addReplica(GraphTask& task, verify::Replica replica, std::uint64_t peer);
     // A replica that failed it: rejected at once (and another opinion is wanted).
     void rejectMalformed(GraphTask& task, const Lease& lease, const std::string& backend,
                          double computeSeconds, const std::string& why);
@@ -52,12 +52,12 @@ public:
 private:
     static constexpr std::string_view kOp = "graph";
     void judge(GraphTask& task);
-    void onJudged(std::int64_t taskId, std::size_t judgedCount, Judgement judgement,
+    void onJudged(std::int64_t taskId, std::size_t judgedCount, verify::Judgement judgement,
                   double seconds);
-    void decide(GraphTask& task, Judgement judgement);
+    void decide(GraphTask& task, verify::Judgement judgement);
     // `keptOutputs` are the decisive replica's outputs that were stored (keptOutputCount).
-    void commitDecision(std::int64_t taskId, const Judgement& judgement, std::string storedOutputs,
-                        std::vector<core::Tensor> keptOutputs);
+    void commitDecision(std::int64_t taskId, const verify::Judgement& judgement,
+                        std::string storedOutputs, std::vector<core::Tensor> keptOutputs);
     bool dropQuarantined(GraphTask& task);
     void recheck(GraphTask& task);
     // What a recheck found, worked out on a worker: the node's outputs, the accepted replicas
@@ -69,26 +69,27 @@ private:
         double seconds = 0;
     };
     void onRechecked(std::int64_t taskId, RecheckOutcome outcome);
-    std::string methodOf(const GraphTask& task, const Judgement& judgement) const;
+    std::string methodOf(const GraphTask& task, const verify::Judgement& judgement) const;
     // How many of a decided task's outputs the node keeps (stores and merges from): all of them
     // where a later recheck may compare the witnesses, the researcher's alone where the node
     // checked the task itself.
     std::size_t keptOutputCount(const GraphTask& task) const;
     // An audit the trust asked for: a cheap one (cheap_audit.hpp) on a worker, or, for a share
     // drawn from the CSPRNG (TrustSettings::fullAuditShare), the full recomputation.
-    void audit(GraphTask& task, Judgement judgement);
-    void onCheapAudited(std::int64_t taskId, Judgement judgement, CheapAuditReport report);
+    void audit(GraphTask& task, verify::Judgement judgement);
+    void onCheapAudited(std::int64_t taskId, verify::Judgement judgement,
+                        verify::CheapAuditReport report);
     // GraphVerification::Freivalds (graph_checked_alone.cpp): the task's one replica is checked
     // by the node (a cheap audit whose grey zone is checked exactly); passed, it decides the
     // task; failed, it is rejected and another volunteer is asked.
     void checkAlone(GraphTask& task);
-    void onCheckedAlone(std::int64_t taskId, std::int64_t attempt, CheapAuditReport report);
+    void onCheckedAlone(std::int64_t taskId, std::int64_t attempt, verify::CheapAuditReport report);
     // A node check (audit, check alone) came back: the task when it still waits for a decision.
     GraphTask* afterNodeCheck(std::int64_t taskId, double seconds);
     // The job's shared Freivalds probes of its weights (cheap_audit.hpp).
-    std::shared_ptr<AuditProbes> probesOf(const std::string& jobId);
+    std::shared_ptr<verify::AuditProbes> probesOf(const std::string& jobId);
     // Records a rejection of a volunteer's result that no replica of the task keeps.
-    void commitRejection(const GraphTask& task, const Replica& replica, std::uint64_t peer,
+    void commitRejection(const GraphTask& task, const verify::Replica& replica, std::uint64_t peer,
                          const std::string& method, double ratio, const std::string& why);
     // The node's CPU reference computes the task's chunk on a worker; `done` runs on core.
     using ReferenceDone =
@@ -104,7 +105,7 @@ private:
     Hooks m_hooks;
     std::set<std::int64_t> m_cheaplyAudited; // tasks decided after a passed cheap audit
     // Per job: the Freivalds probes of its constant matmul operands, shared by its audits.
-    std::map<std::string, std::shared_ptr<AuditProbes>> m_auditProbes;
+    std::map<std::string, std::shared_ptr<verify::AuditProbes>> m_auditProbes;
 };
 
 } // namespace goblin::labnode

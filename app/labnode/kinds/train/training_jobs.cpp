@@ -7,10 +7,10 @@
 
 #include "goblin/core/precise_json.hpp"
 #include "goblin/net/messages/researcher_messages.hpp"
+#include "goblin/plan/tensor_slices.hpp"
 #include "kinds/graph/graph_blobs.hpp"
 #include "kinds/graph/graph_store.hpp"
 #include "kinds/graph/graph_submission.hpp"
-#include "kinds/graph/tensor_slices.hpp"
 #include "node/secrets.hpp"
 #include "store/job_purge.hpp"
 #include "work/job_control.hpp"
@@ -32,7 +32,7 @@ struct TrainingJobs::Step {
 namespace {
 
 Expected<core::Tensor> copyOf(const core::Tensor& tensor) {
-    return sliceAlong(tensor, 0, 0, tensor.shape().at(0));
+    return plan::sliceAlong(tensor, 0, 0, tensor.shape().at(0));
 }
 
 // "nan", "inf", "-inf" or the number, as a researcher reads it.
