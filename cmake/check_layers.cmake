@@ -1,7 +1,8 @@
 cmake_minimum_required(VERSION 3.25)
 # Script mode: cmake -DSOURCE_DIR=... -P check_layers.cmake
 # The layer rules of STYLE.md, checked on every .h, .hpp and .cpp file of lib/ and app/:
-# 1. a library includes only the goblin/<layer>/ headers of the layers it may use, and no Qt;
+# 1. a library includes only the goblin/<layer>/ headers of the layers it may use, and no Qt
+#    (lib/plan, the pure cutting and merging of work, only goblin/core);
 # 2. an app includes only the libraries it links (app/labnode: no goblin/compute, so the node
 #    never needs OpenCL, CLBlast or OpenBLAS);
 # 3. no include is relative ("../x.hpp", "./x.hpp"): every include names its layer or its app;
@@ -13,7 +14,8 @@ set(allowed_core "core")
 set(allowed_reference "core;reference")
 set(allowed_compute "core;reference;compute")
 set(allowed_net "core;net")
-set(allowed_verify "core;verify")
+set(allowed_verify "core;reference;verify")
+set(allowed_plan "core;plan")
 set(app_labnode_forbidden "compute")
 set(violations "")
 
@@ -43,7 +45,16 @@ function(check_relative file includes)
   endforeach()
 endfunction()
 
-foreach(layer core reference compute net verify)
+# Every folder of lib/ is a layer and needs its allowed_<layer> list above.
+file(GLOB layers LIST_DIRECTORIES true RELATIVE "${SOURCE_DIR}/lib" "${SOURCE_DIR}/lib/*")
+foreach(layer IN LISTS layers)
+  if(NOT IS_DIRECTORY "${SOURCE_DIR}/lib/${layer}")
+    continue()
+  endif()
+  if(NOT DEFINED allowed_${layer})
+    list(APPEND violations "lib/${layer}: no rule says which layers it may use (allowed_${layer})")
+    continue()
+  endif()
   source_files("${SOURCE_DIR}/lib/${layer}" files)
   foreach(f IN LISTS files)
     includes_of("${f}" includes)

@@ -2,15 +2,15 @@
 # The C++ unit tests of the libraries and the lab node, and the fuzz corpus replays, built with the
 # `asan` preset (AddressSanitizer + UndefinedBehaviorSanitizer, every report fatal) and run by
 # ctest. Tests that link the compute backends (the volunteer's, OpenCL's, the matmul check
-# campaign's sample, and two lab node tests that borrow the volunteer's engine or a backend) are
-# left to the ci preset: PoCL's JIT is not
-# built for ASan, and leaving them out keeps the OpenCL stack out of this build.
+# campaign's sample, the cheap audit's test, which computes BLAS values, and a lab node test that
+# borrows the volunteer's engine) are left to the ci preset: PoCL's JIT is not built for ASan, and
+# leaving them out keeps the OpenCL stack out of this build.
 # Usage: scripts/test_sanitizers.sh (after scripts/install_deps.sh).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 build=build/asan
-dirs=(core verify reference net labnode fuzz)
+dirs=(core reference verify plan net labnode fuzz)
 cmake --preset asan >/dev/null
 # The tests of those folders; each runs the program of the same name.
 mapfile -t tests < <(for dir in "${dirs[@]}"; do

@@ -5,7 +5,8 @@
 
 namespace goblin::labnode {
 
-Expected<void> recordTasks(Database& db, std::string_view kind, const std::vector<TaskSpec>& tasks) {
+Expected<void> recordTasks(Database& db, std::string_view kind,
+                           const std::vector<TaskSpec>& tasks) {
     for (const TaskSpec& task : tasks) {
         auto insert = db.prepare("INSERT INTO engine_tasks(kind, id, job_id, type, attempt) "
                                  "VALUES(?,?,?,?,?)");

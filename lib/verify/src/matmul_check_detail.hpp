@@ -1,7 +1,7 @@
 // Private parts of the matmul check: the float64 sums of the Freivalds check (per row of a matrix
 // and per column block, the row restricted to the block times random vectors, its magnitude times a
-// weight vector; compensated, double-double, for f64 matrices) and the exact comparison. Private to
-// goblin_verify. Pure; safe on any thread.
+// weight vector; compensated, double-double, for f64 matrices), the judging of their residuals and
+// the exact comparison. Private to goblin_verify. Pure; safe on any thread.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +36,12 @@ struct BlockSums {
 };
 BlockSums blockSums(const core::MatrixView& matrix, const std::vector<BlockProbes>& blocks,
                     int vectors);
+
+// Compares every residual |C·r − A·(B·r)| (from `cSums` of C's rows and `aSums` of A's rows
+// against `probe`) with its block's threshold and sound bound, after the gates have passed:
+// accepted, escalated (the grey zone) or rejected, with the worst element's error ratio.
+MatmulCheckReport judgeResiduals(const core::MatrixView& a, const ColumnProbe& probe,
+                                 const BlockSums& cSums, const BlockSums& aSums);
 
 // The exact check after the gates passed: C against A·B recomputed in float64, per element.
 MatmulCheckReport compareExactly(const core::MatrixView& a, const core::MatrixView& b,

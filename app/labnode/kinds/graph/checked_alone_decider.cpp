@@ -14,29 +14,29 @@ void CheckedAloneDecider::judge(GraphTask& task) {
     if (task.replicas.empty())
         return;
     task.nodeComputing = true; // nothing else decides it meanwhile
-    const Replica& replica = task.replicas.front();
+    const verify::Replica& replica = task.replicas.front();
     // Keyed from the node's CSPRNG now, after the result arrived.
     m_checks.cheapAudit(
-        task, replica.outputs, GreyZone::CheckExactly,
-        [this, attempt = replica.attempt](std::int64_t taskId, CheapAuditReport report) {
+        task, replica.outputs, verify::GreyZone::CheckExactly,
+        [this, attempt = replica.attempt](std::int64_t taskId, verify::CheapAuditReport report) {
             onChecked(taskId, attempt, std::move(report));
         });
 }
 
 void CheckedAloneDecider::onChecked(std::int64_t taskId, std::int64_t attempt,
-                                    CheapAuditReport report) {
+                                    verify::CheapAuditReport report) {
     GraphTask* found = m_checks.afterNodeCheck(taskId, report.seconds);
     if (!found)
         return;
     GraphTask& task = *found;
     const auto checked =
         std::find_if(task.replicas.begin(), task.replicas.end(),
-                     [&](const Replica& replica) { return replica.attempt == attempt; });
+                     [&](const verify::Replica& replica) { return replica.attempt == attempt; });
     if (checked == task.replicas.end() || m_verdicts.dropQuarantined(task))
         return m_hooks.rejudge(task); // what was checked is gone (its volunteer was caught)
     const auto index = static_cast<std::size_t>(checked - task.replicas.begin());
     if (!report.passed) {
-        const Replica rejected = *checked;
+        const verify::Replica rejected = *checked;
         const std::uint64_t peer = task.replicaPeers[index];
         task.replicas.erase(checked);
         task.replicaPeers.erase(task.replicaPeers.begin() + static_cast<std::ptrdiff_t>(index));
@@ -47,17 +47,18 @@ void CheckedAloneDecider::onChecked(std::int64_t taskId, std::int64_t attempt,
     }
     char cost[64];
     std::snprintf(cost, sizeof cost, " in %.6f s", report.seconds);
-    Judgement judgement;
-    judgement.decision = Decision::Decided;
+    verify::Judgement judgement;
+    judgement.decision = verify::Decision::Decided;
     judgement.decisive = index;
     // One opinion is leased at a time; any other replica is not needed and not judged.
-    judgement.verdicts.assign(task.replicas.size(), ReplicaVerdict{});
-    judgement.verdicts[index] = ReplicaVerdict{true, report.maxErrorRatio, report.reason + cost};
+    judgement.verdicts.assign(task.replicas.size(), verify::ReplicaVerdict{});
+    judgement.verdicts[index] =
+        verify::ReplicaVerdict{true, report.maxErrorRatio, report.reason + cost};
     if (task.replicas.size() > 1) {
         m_context.log.warn("graph task " + std::to_string(taskId) + ": " +
                            std::to_string(task.replicas.size() - 1) +
                            " replica(s) beside the checked one were not needed");
-        Replica kept = task.replicas[index];
+        verify::Replica kept = task.replicas[index];
         const std::uint64_t peer = task.replicaPeers[index];
         task.replicas = {std::move(kept)};
         task.replicaPeers = {peer};

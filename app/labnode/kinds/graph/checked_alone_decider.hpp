@@ -24,7 +24,7 @@ public:
     void judge(GraphTask& task);
 
 private:
-    void onChecked(std::int64_t taskId, std::int64_t attempt, CheapAuditReport report);
+    void onChecked(std::int64_t taskId, std::int64_t attempt, verify::CheapAuditReport report);
 
     NodeContext& m_context;
     NodeChecks& m_checks;

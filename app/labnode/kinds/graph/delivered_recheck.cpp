@@ -5,8 +5,8 @@
 #include <boost/json.hpp>
 
 #include "goblin/reference/graph_executor.hpp"
+#include "goblin/verify/replica_referee.hpp"
 #include "kinds/graph/graph_blobs.hpp"
-#include "kinds/graph/replica_referee.hpp"
 
 namespace goblin::labnode {
 
@@ -30,14 +30,14 @@ Expected<TaskRecheck> recheckTask(const GraphChunk& chunk, const SuspectTask& su
     auto computed = reference::runGraph(chunk.graph, chunk.plan, valuesOf(chunk.inputs));
     if (!computed)
         return tl::unexpected(computed.error());
-    Replica delivered;
+    verify::Replica delivered;
     delivered.volunteerId = "delivered";
     delivered.backend = suspect.backend;
     delivered.outputs = std::move(*stored);
-    Replica node;
+    verify::Replica node;
     node.backend = "node-reference";
     node.outputs = std::move(*computed);
-    const Judgement judgement = judgeReplicas(chunk.tolerances, {delivered, node});
+    const verify::Judgement judgement = verify::judgeReplicas(chunk.tolerances, {delivered, node});
     TaskRecheck recheck{
         suspect.taskId, judgement.verdicts[0].accepted, {}, judgement.verdicts[0].reason};
     if (recheck.stands)

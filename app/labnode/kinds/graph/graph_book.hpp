@@ -13,9 +13,9 @@
 
 #include <boost/json/value.hpp>
 
+#include "goblin/verify/replica_referee.hpp"
 #include "kinds/graph/graph_chunks.hpp"
 #include "kinds/graph/graph_store.hpp"
-#include "kinds/graph/replica_referee.hpp"
 #include "node/peer_registry.hpp"
 #include "store/blob_store.hpp"
 
@@ -25,7 +25,7 @@ struct GraphTask {
     std::int64_t id = 0;
     std::string jobId;
     std::size_t chunk = 0;
-    std::vector<Replica> replicas;
+    std::vector<verify::Replica> replicas;
     std::vector<std::uint64_t> replicaPeers;
     std::set<std::string> involved;  // volunteers with a replica, lease or failure
     std::set<std::string> addresses; // the network addresses they took it from

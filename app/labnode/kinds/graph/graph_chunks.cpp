@@ -8,10 +8,10 @@
 #include "goblin/core/graph/graph_json.hpp"
 #include "goblin/net/content_digest.hpp"
 #include "goblin/net/limits.hpp"
-#include "kinds/graph/chunk_shapes.hpp"
-#include "kinds/graph/graph_witnesses.hpp"
-#include "kinds/graph/tensor_slices.hpp"
-#include "kinds/graph/tensor_sums.hpp"
+#include "goblin/plan/chunk_shapes.hpp"
+#include "goblin/plan/tensor_slices.hpp"
+#include "goblin/plan/tensor_sums.hpp"
+#include "goblin/verify/graph_witnesses.hpp"
 
 namespace goblin::labnode {
 namespace {
@@ -28,9 +28,9 @@ std::int64_t peakBytesOf(const core::graph::GraphPlan& plan) {
 // What every chunk's graph gets once its plan is known: witnesses, then what depends on outputs.
 void finishChunk(GraphChunk& chunk, GraphVerification verification) {
     chunk.witnesses =
-        addWitnessOutputs(chunk.graph, chunk.plan, net::Limits{}.maxTensorsPerMessage);
+        verify::addWitnessOutputs(chunk.graph, chunk.plan, net::Limits{}.maxTensorsPerMessage);
     if (verification == GraphVerification::Freivalds)
-        chunk.gemmNodes = checkedGemmNodes(chunk.graph, chunk.plan);
+        chunk.gemmNodes = verify::checkedGemmNodes(chunk.graph, chunk.plan);
     chunk.json = core::graph::encodeGraph(chunk.graph);
     chunk.tolerances = verify::outputTolerances(chunk.graph, chunk.plan);
     chunk.peakBytes = peakBytesOf(chunk.plan);
@@ -111,7 +111,7 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
                 chunk.inputs.push_back(submission.inputs[i]);
                 continue;
             }
-            auto part = sliceAlong(*submission.inputs[i], *dim, begin, rows);
+            auto part = plan::sliceAlong(*submission.inputs[i], *dim, begin, rows);
             if (!part)
                 return tl::unexpected(part.error());
             chunk.graph.inputs[i].spec.shape[*dim] = rows;
@@ -125,7 +125,7 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
             result.push_back(std::move(chunk));
             continue;
         }
-        auto adapted = adaptShapeTargets(chunk.graph, submission.plan, batch.size, rows);
+        auto adapted = plan::adaptShapeTargets(chunk.graph, submission.plan, batch.size, rows);
         auto plan = adapted ? core::graph::validateGraph(chunk.graph, limits)
                             : Expected<core::graph::GraphPlan>(tl::unexpected(adapted.error()));
         if (!plan)
@@ -183,7 +183,7 @@ mergeChunkOutputs(const GraphSubmission& submission, const std::vector<GraphChun
                                       : static_cast<double>(end - chunks[c].offset) /
                                             static_cast<double>(batch.size));
             }
-            auto combined = weightedSum(parts, weights);
+            auto combined = plan::weightedSum(parts, weights);
             if (!combined)
                 return tl::unexpected(combined.error());
             merged.push_back(std::move(*combined));
@@ -195,7 +195,8 @@ mergeChunkOutputs(const GraphSubmission& submission, const std::vector<GraphChun
         if (!whole)
             return tl::unexpected(whole.error());
         for (std::size_t c = 0; c < chunks.size(); ++c) {
-            if (auto ok = placeAlong(*whole, outputs.at(c).at(o), merge.dim, chunks[c].offset); !ok)
+            auto ok = plan::placeAlong(*whole, outputs.at(c).at(o), merge.dim, chunks[c].offset);
+            if (!ok)
                 return tl::unexpected(ok.error());
         }
         merged.push_back(std::move(*whole));

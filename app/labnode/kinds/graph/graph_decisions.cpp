@@ -15,7 +15,7 @@ GraphDecisions::GraphDecisions(NodeContext& context, GraphBook& book, Scheduler&
     m_hooks.rejudge = [this](GraphTask& task) { judge(task); };
 }
 
-void GraphDecisions::addReplica(GraphTask& task, Replica replica, std::uint64_t peer) {
+void GraphDecisions::addReplica(GraphTask& task, verify::Replica replica, std::uint64_t peer) {
     task.replicas.push_back(std::move(replica));
     task.replicaPeers.push_back(peer);
     judge(task);
@@ -24,7 +24,7 @@ void GraphDecisions::addReplica(GraphTask& task, Replica replica, std::uint64_t 
 void GraphDecisions::rejectMalformed(GraphTask& task, const Lease& lease,
                                      const std::string& backend, double computeSeconds,
                                      const std::string& why) {
-    Replica replica;
+    verify::Replica replica;
     replica.attempt = lease.attempt;
     replica.volunteerId = lease.volunteerId;
     replica.backend = backend;
@@ -42,8 +42,9 @@ void GraphDecisions::judge(GraphTask& task) {
         m_verdicts.dropQuarantined(task);
     if (task.judging || task.nodeComputing || task.settled())
         return;
-    const bool nodeReplica = std::any_of(task.replicas.begin(), task.replicas.end(),
-                                         [](const Replica& replica) { return replica.fromNode(); });
+    const bool nodeReplica =
+        std::any_of(task.replicas.begin(), task.replicas.end(),
+                    [](const verify::Replica& replica) { return replica.fromNode(); });
     if (opinionsWanted(m_book.jobOf(task)) == 1 && !nodeReplica)
         return m_alone.judge(task); // the node checks the one opinion itself
     m_replicas.judge(task);

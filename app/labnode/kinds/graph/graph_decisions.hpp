@@ -32,7 +32,7 @@ public:
                    DecisionHooks hooks);
 
     // A replica that passed the shape gate.
-    void addReplica(GraphTask& task, Replica replica, std::uint64_t peer);
+    void addReplica(GraphTask& task, verify::Replica replica, std::uint64_t peer);
     // A replica that failed it: rejected at once (and another opinion is wanted).
     void rejectMalformed(GraphTask& task, const Lease& lease, const std::string& backend,
                          double computeSeconds, const std::string& why);

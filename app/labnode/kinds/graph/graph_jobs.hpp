@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "goblin/verify/replica_referee.hpp"
 #include "kinds/graph/delivered_audits.hpp"
 #include "kinds/graph/graph_book.hpp"
 #include "kinds/graph/graph_chunks.hpp"
@@ -23,7 +24,6 @@
 #include "kinds/graph/graph_retention.hpp"
 #include "kinds/graph/graph_store.hpp"
 #include "kinds/graph/graph_task_source.hpp"
-#include "kinds/graph/replica_referee.hpp"
 #include "node/node_context.hpp"
 #include "node/researcher_desk.hpp"
 #include "node/trust_book.hpp"

@@ -144,7 +144,7 @@ void GraphTaskSource::onResult(const Lease& lease, Message message) {
         return m_verdicts.sendStale(lease.peer, lease.task, lease.attempt);
     GraphTask& task = *found;
     const GraphChunk& chunk = m_book.jobOf(task).chunks[task.chunk];
-    Replica replica;
+    verify::Replica replica;
     replica.attempt = lease.attempt;
     replica.volunteerId = lease.volunteerId;
     replica.backend =

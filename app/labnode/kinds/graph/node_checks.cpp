@@ -29,7 +29,7 @@ void NodeChecks::runReference(const GraphTask& task, ReferenceDone done) {
 }
 
 void NodeChecks::cheapAudit(const GraphTask& task, std::vector<core::Tensor> claimed,
-                            GreyZone greyZone, AuditDone done) {
+                            verify::GreyZone greyZone, AuditDone done) {
     const GraphChunk& chunk = m_book.jobOf(task).chunks[task.chunk];
     // The worker gets its own stream, keyed from the node's CSPRNG here on the core thread.
     asio::post(m_context.workers, [this, taskId = task.id, graph = chunk.graph, plan = chunk.plan,
@@ -38,8 +38,8 @@ void NodeChecks::cheapAudit(const GraphTask& task, std::vector<core::Tensor> cla
                                    probes = probesOf(task.jobId), greyZone,
                                    done = std::move(done)]() mutable {
         KeyedRandom random(key);
-        CheapAuditReport report =
-            runCheapAudit(graph, plan, inputs, claimed, {}, random, probes.get(), greyZone);
+        verify::CheapAuditReport report =
+            verify::runCheapAudit(graph, plan, inputs, claimed, {}, random, probes.get(), greyZone);
         asio::post(m_context.core,
                    [taskId, report = std::move(report), done = std::move(done)]() mutable {
                        done(taskId, std::move(report));
@@ -47,12 +47,12 @@ void NodeChecks::cheapAudit(const GraphTask& task, std::vector<core::Tensor> cla
     });
 }
 
-std::shared_ptr<AuditProbes> NodeChecks::probesOf(const std::string& jobId) {
-    std::shared_ptr<AuditProbes>& shared = m_auditProbes[jobId];
+std::shared_ptr<verify::AuditProbes> NodeChecks::probesOf(const std::string& jobId) {
+    std::shared_ptr<verify::AuditProbes>& shared = m_auditProbes[jobId];
     if (!shared) {
         if (m_auditProbes.size() > 64) // a bound: other jobs remake theirs on their next audit
             std::erase_if(m_auditProbes, [](const auto& entry) { return entry.second; });
-        shared = std::make_shared<AuditProbes>();
+        shared = std::make_shared<verify::AuditProbes>();
     }
     return shared;
 }

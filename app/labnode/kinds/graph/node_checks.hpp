@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "kinds/graph/cheap_audit.hpp"
+#include "goblin/verify/cheap_audit.hpp"
 #include "kinds/graph/graph_book.hpp"
 #include "node/node_context.hpp"
 
@@ -28,21 +28,21 @@ public:
     void runReference(const GraphTask& task, ReferenceDone done);
 
     // A cheap audit of `claimed` (a replica's outputs, witnesses included); `done` runs on core.
-    using AuditDone = std::function<void(std::int64_t task, CheapAuditReport report)>;
-    void cheapAudit(const GraphTask& task, std::vector<core::Tensor> claimed, GreyZone greyZone,
-                    AuditDone done);
+    using AuditDone = std::function<void(std::int64_t task, verify::CheapAuditReport report)>;
+    void cheapAudit(const GraphTask& task, std::vector<core::Tensor> claimed,
+                    verify::GreyZone greyZone, AuditDone done);
 
     // A node check came back after `seconds`: the task when it still waits for a decision
     // (null when it was released or decided meanwhile). Counts the seconds to its job.
     GraphTask* afterNodeCheck(std::int64_t taskId, double seconds);
 
 private:
-    std::shared_ptr<AuditProbes> probesOf(const std::string& jobId);
+    std::shared_ptr<verify::AuditProbes> probesOf(const std::string& jobId);
 
     NodeContext& m_context;
     GraphBook& m_book;
     // Per job: the Freivalds probes of its constant matmul operands, shared by its audits.
-    std::map<std::string, std::shared_ptr<AuditProbes>> m_auditProbes;
+    std::map<std::string, std::shared_ptr<verify::AuditProbes>> m_auditProbes;
 };
 
 } // namespace goblin::labnode

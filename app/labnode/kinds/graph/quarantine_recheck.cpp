@@ -20,9 +20,9 @@ QuarantineRecheck::QuarantineRecheck(NodeContext& context, GraphBook& book, Trus
     : m_context(context), m_book(book), m_trust(trust), m_hooks(hooks) {}
 
 void QuarantineRecheck::recheckIfNeeded(GraphTask& task, const std::string& volunteerId) {
-    const bool contributed =
-        std::any_of(task.replicas.begin(), task.replicas.end(),
-                    [&](const Replica& replica) { return replica.volunteerId == volunteerId; });
+    const bool contributed = std::any_of(
+        task.replicas.begin(), task.replicas.end(),
+        [&](const verify::Replica& replica) { return replica.volunteerId == volunteerId; });
     if (task.decided && !task.nodeOutputs && contributed && !task.redeciding &&
         opinionsWanted(m_book.jobOf(task)) > 1)
         recheck(task);
@@ -40,11 +40,11 @@ void QuarantineRecheck::recheck(GraphTask& task) {
         const auto start = std::chrono::steady_clock::now();
         Outcome outcome{reference::runGraph(graph, plan, inputs), {}, std::nullopt, 0};
         if (outcome.reference) {
-            Replica node;
+            verify::Replica node;
             node.backend = "node-reference";
             node.outputs = *outcome.reference;
             replicas.push_back(std::move(node));
-            const Judgement judgement = judgeReplicas(tolerances, replicas);
+            const verify::Judgement judgement = verify::judgeReplicas(tolerances, replicas);
             for (std::size_t i = 0; i + 1 < replicas.size(); ++i)
                 if (!judgement.verdicts[i].accepted)
                     outcome.overturned.emplace_back(replicas[i].attempt, replicas[i].volunteerId);

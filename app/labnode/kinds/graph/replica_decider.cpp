@@ -18,8 +18,9 @@ ReplicaDecider::ReplicaDecider(NodeContext& context, GraphBook& book, Scheduler&
       m_verdicts(verdicts), m_hooks(hooks) {}
 
 void ReplicaDecider::judge(GraphTask& task) {
-    const bool nodeReplica = std::any_of(task.replicas.begin(), task.replicas.end(),
-                                         [](const Replica& replica) { return replica.fromNode(); });
+    const bool nodeReplica =
+        std::any_of(task.replicas.begin(), task.replicas.end(),
+                    [](const verify::Replica& replica) { return replica.fromNode(); });
     // Two opinions are needed, unless the node computed it (the node's answer is trusted).
     if (task.replicas.size() < 2 && !nodeReplica)
         return;
@@ -28,7 +29,7 @@ void ReplicaDecider::judge(GraphTask& task) {
     asio::post(m_context.workers, [this, taskId = task.id, tolerances = chunk.tolerances,
                                    replicas = task.replicas] {
         const auto start = std::chrono::steady_clock::now();
-        Judgement judgement = judgeReplicas(tolerances, replicas);
+        verify::Judgement judgement = verify::judgeReplicas(tolerances, replicas);
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         asio::post(m_context.core,
@@ -37,8 +38,8 @@ void ReplicaDecider::judge(GraphTask& task) {
     });
 }
 
-void ReplicaDecider::onJudged(std::int64_t taskId, std::size_t judgedCount, Judgement judgement,
-                              double seconds) {
+void ReplicaDecider::onJudged(std::int64_t taskId, std::size_t judgedCount,
+                              verify::Judgement judgement, double seconds) {
     GraphTask* found = m_book.task(taskId);
     if (!found)
         return; // released meanwhile
@@ -50,12 +51,12 @@ void ReplicaDecider::onJudged(std::int64_t taskId, std::size_t judgedCount, Judg
     if (task.replicas.size() != judgedCount)
         return m_hooks.rejudge(task); // another replica arrived meanwhile: judge them all
     switch (judgement.decision) {
-    case Decision::NeedNodeReference:
+    case verify::Decision::NeedNodeReference:
         m_context.log("graph task " + std::to_string(task.id) +
                       ": the volunteers disagree; the node decides");
         task.tiebreak = true;
         return computeOnNode(task);
-    case Decision::Decided:
+    case verify::Decision::Decided:
         break;
     }
     if (m_verdicts.dropQuarantined(task))
@@ -63,7 +64,7 @@ void ReplicaDecider::onJudged(std::int64_t taskId, std::size_t judgedCount, Judg
     if (!task.replicas[judgement.decisive].fromNode() && !task.audited) {
         std::vector<std::string> volunteers;
         std::set<std::string> addresses;
-        for (const Replica& replica : task.replicas) {
+        for (const verify::Replica& replica : task.replicas) {
             volunteers.push_back(replica.volunteerId);
             addresses.insert(replica.address);
         }
@@ -75,25 +76,25 @@ void ReplicaDecider::onJudged(std::int64_t taskId, std::size_t judgedCount, Judg
     m_verdicts.decide(task, std::move(judgement), Vouched::ByReplicas);
 }
 
-void ReplicaDecider::audit(GraphTask& task, Judgement judgement) {
+void ReplicaDecider::audit(GraphTask& task, verify::Judgement judgement) {
     task.audited = true;
     // Drawn like the audit itself: a volunteer cannot know which audits are bit for bit. A
     // non-canonical replica's cheap nodes differ from the reference in their last bits, so a cheap
     // audit of it would only fail into the full recomputation.
     if (m_context.random.chance(m_trust.settings().fullAuditShare) ||
-        !isCanonicalBackend(task.replicas[judgement.decisive].backend))
+        !verify::isCanonicalBackend(task.replicas[judgement.decisive].backend))
         return computeOnNode(task);
     task.nodeComputing = true; // nothing else decides it meanwhile
     std::vector<core::Tensor> claimed = task.replicas[judgement.decisive].outputs;
-    m_checks.cheapAudit(task, std::move(claimed), GreyZone::RecomputeBitwise,
-                        [this, judgement = std::move(judgement)](std::int64_t taskId,
-                                                                 CheapAuditReport report) mutable {
+    m_checks.cheapAudit(task, std::move(claimed), verify::GreyZone::RecomputeBitwise,
+                        [this, judgement = std::move(judgement)](
+                            std::int64_t taskId, verify::CheapAuditReport report) mutable {
                             onCheapAudited(taskId, std::move(judgement), std::move(report));
                         });
 }
 
-void ReplicaDecider::onCheapAudited(std::int64_t taskId, Judgement judgement,
-                                    CheapAuditReport report) {
+void ReplicaDecider::onCheapAudited(std::int64_t taskId, verify::Judgement judgement,
+                                    verify::CheapAuditReport report) {
     GraphTask* found = m_checks.afterNodeCheck(taskId, report.seconds);
     if (!found)
         return;
@@ -111,7 +112,7 @@ void ReplicaDecider::onCheapAudited(std::int64_t taskId, Judgement judgement,
     }
     char cost[64];
     std::snprintf(cost, sizeof cost, " in %.6f s", report.seconds);
-    for (ReplicaVerdict& verdict : judgement.verdicts)
+    for (verify::ReplicaVerdict& verdict : judgement.verdicts)
         if (verdict.accepted)
             verdict.reason = report.reason + cost;
     m_verdicts.decide(task, std::move(judgement), Vouched::ByCheapAudit);
@@ -136,7 +137,7 @@ void ReplicaDecider::computeOnNode(GraphTask& task) {
                 // no volunteer result can be right, and the job cannot finish.
                 return m_hooks.failJob(job, outputs.error());
             }
-            Replica replica;
+            verify::Replica replica;
             replica.backend = "node-reference";
             replica.computeSeconds = seconds;
             replica.outputs = std::move(*outputs);

@@ -29,10 +29,11 @@ public:
     void computeOnNode(GraphTask& task);
 
 private:
-    void onJudged(std::int64_t taskId, std::size_t judgedCount, Judgement judgement,
+    void onJudged(std::int64_t taskId, std::size_t judgedCount, verify::Judgement judgement,
                   double seconds);
-    void audit(GraphTask& task, Judgement judgement);
-    void onCheapAudited(std::int64_t taskId, Judgement judgement, CheapAuditReport report);
+    void audit(GraphTask& task, verify::Judgement judgement);
+    void onCheapAudited(std::int64_t taskId, verify::Judgement judgement,
+                        verify::CheapAuditReport report);
 
     NodeContext& m_context;
     GraphBook& m_book;

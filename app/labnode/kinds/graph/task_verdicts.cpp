@@ -20,7 +20,7 @@ TaskVerdicts::TaskVerdicts(NodeContext& context, GraphBook& book, Scheduler& sch
     : m_context(context), m_book(book), m_scheduler(scheduler), m_verdicts(verdicts),
       m_peers(peers), m_trust(trust), m_hooks(hooks) {}
 
-void TaskVerdicts::reject(const GraphTask& task, const Replica& replica, std::uint64_t peer,
+void TaskVerdicts::reject(const GraphTask& task, const verify::Replica& replica, std::uint64_t peer,
                           const std::string& method, double ratio, const std::string& why) {
     VerdictRecord record{std::string(kOp),
                          task.id,
@@ -48,7 +48,7 @@ void TaskVerdicts::reject(const GraphTask& task, const Replica& replica, std::ui
     m_verdicts.commitNow(std::move(batch));
 }
 
-void TaskVerdicts::decide(GraphTask& task, Judgement judgement, Vouched vouched) {
+void TaskVerdicts::decide(GraphTask& task, verify::Judgement judgement, Vouched vouched) {
     task.deciding = true;
     m_scheduler.withdraw(kOp, task.id);
     m_book.dropQueued(task.id);
@@ -81,16 +81,16 @@ void TaskVerdicts::decide(GraphTask& task, Judgement judgement, Vouched vouched)
     });
 }
 
-void TaskVerdicts::commitDecision(std::int64_t taskId, const Judgement& judgement,
+void TaskVerdicts::commitDecision(std::int64_t taskId, const verify::Judgement& judgement,
                                   const std::string& method, std::string storedOutputs,
                                   std::vector<core::Tensor> keptOutputs) {
     GraphTask& task = *m_book.task(taskId);
     VerdictBatch batch;
     for (std::size_t i = 0; i < task.replicas.size(); ++i) {
-        const Replica& replica = task.replicas[i];
+        const verify::Replica& replica = task.replicas[i];
         if (replica.fromNode())
             continue;
-        const ReplicaVerdict& verdict = judgement.verdicts[i];
+        const verify::ReplicaVerdict& verdict = judgement.verdicts[i];
         batch.verdicts.push_back(
             {task.replicaPeers[i],
              VerdictRecord{std::string(kOp), task.id, replica.attempt, replica.volunteerId,
@@ -138,7 +138,7 @@ std::size_t TaskVerdicts::keptOutputCount(const GraphTask& task) const {
     return opinionsWanted(job) == 1 ? all - chunk.witnesses : all;
 }
 
-std::string TaskVerdicts::methodOf(const GraphTask& task, const Judgement& judgement,
+std::string TaskVerdicts::methodOf(const GraphTask& task, const verify::Judgement& judgement,
                                    Vouched vouched) const {
     if (!task.replicas[judgement.decisive].fromNode())
         return vouched == Vouched::ByCheapAudit ? "node-audit" : "replica-agreement";
@@ -151,7 +151,7 @@ bool TaskVerdicts::dropQuarantined(GraphTask& task) {
     VerdictBatch batch;
     int dropped = 0;
     for (std::size_t i = task.replicas.size(); i-- > 0;) {
-        const Replica& replica = task.replicas[i];
+        const verify::Replica& replica = task.replicas[i];
         if (replica.fromNode() || !m_trust.isQuarantined(replica.volunteerId))
             continue;
         batch.verdicts.push_back(

@@ -41,18 +41,20 @@ public:
     // Decides the task by the judgement's decisive replica: its outputs are stored, then every
     // replica's verdict and the task's outputs commit together, then hooks.decided. A volunteer
     // of it caught while the outputs were stored sends the task back to judging.
-    void decide(GraphTask& task, Judgement judgement, Vouched vouched);
+    void decide(GraphTask& task, verify::Judgement judgement, Vouched vouched);
     // Records a rejection of a volunteer's result that no replica of the task keeps.
-    void reject(const GraphTask& task, const Replica& replica, std::uint64_t peer,
+    void reject(const GraphTask& task, const verify::Replica& replica, std::uint64_t peer,
                 const std::string& method, double ratio, const std::string& why);
     // Drops the replicas of quarantined volunteers from an undecided task, records their
     // verdicts and asks for as many opinions again. Whether any was dropped.
     bool dropQuarantined(GraphTask& task);
 
 private:
-    void commitDecision(std::int64_t taskId, const Judgement& judgement, const std::string& method,
-                        std::string storedOutputs, std::vector<core::Tensor> keptOutputs);
-    std::string methodOf(const GraphTask& task, const Judgement& judgement, Vouched vouched) const;
+    void commitDecision(std::int64_t taskId, const verify::Judgement& judgement,
+                        const std::string& method, std::string storedOutputs,
+                        std::vector<core::Tensor> keptOutputs);
+    std::string methodOf(const GraphTask& task, const verify::Judgement& judgement,
+                         Vouched vouched) const;
     // How many of a decided task's outputs the node keeps (stores and merges from): all of them
     // where a later recheck may compare the witnesses, the researcher's alone where the node
     // checked the task itself.

@@ -23,7 +23,7 @@ Expected<LoadedJob> openJobFiles(const BlobStore& blobs, JobRecord record,
     return loaded;
 }
 
-TileTask taskOf(const std::string& jobId, std::int64_t id, const TileRect& rect) {
+TileTask taskOf(const std::string& jobId, std::int64_t id, const plan::TileRect& rect) {
     TileTask task;
     task.id = id;
     task.jobId = jobId;
@@ -37,7 +37,8 @@ TileTask taskOf(const std::string& jobId, std::int64_t id, const TileRect& rect)
 } // namespace
 
 Expected<LoadedJob> createJob(NodeStore& store, const BlobStore& blobs, JobRecord record,
-                              const TilePlan& plan, std::shared_ptr<ColumnProbeCache> probes) {
+                              const plan::TilePlan& plan,
+                              std::shared_ptr<ColumnProbeCache> probes) {
     auto loaded = openJobFiles(blobs, std::move(record), std::move(probes));
     if (!loaded)
         return loaded;
@@ -48,7 +49,7 @@ Expected<LoadedJob> createJob(NodeStore& store, const BlobStore& blobs, JobRecor
         return tl::unexpected(transaction.error());
     if (auto ok = store.insertJob(job); !ok)
         return tl::unexpected(ok.error());
-    for (const TileRect& rect : plan.tiles) {
+    for (const plan::TileRect& rect : plan.tiles) {
         auto taskId =
             store.insertTask(job.id, TileRecord{0, rect.row0, rect.col0, rect.rows, rect.cols});
         if (!taskId)
@@ -68,7 +69,7 @@ Expected<LoadedJob> reloadJob(NodeStore& store, const BlobStore& blobs, JobRecor
     const std::string& jobId = loaded->job.record.id;
     for (const TileRecord& tile : store.tilesOf(jobId)) {
         PlannedTile planned{
-            taskOf(jobId, tile.taskId, TileRect{tile.row0, tile.col0, tile.rows, tile.cols}),
+            taskOf(jobId, tile.taskId, plan::TileRect{tile.row0, tile.col0, tile.rows, tile.cols}),
             tile.attempt, tile.accepted};
         loaded->tasks.push_back(std::move(planned));
     }

@@ -6,9 +6,9 @@
 #include <memory>
 #include <vector>
 
+#include "goblin/plan/tile_planner.hpp"
 #include "kinds/matmul/column_probe_cache.hpp"
 #include "kinds/matmul/job_book.hpp"
-#include "kinds/matmul/tile_planner.hpp"
 #include "store/blob_store.hpp"
 #include "store/node_store.hpp"
 
@@ -21,7 +21,7 @@ struct LoadedJob {
 
 // Maps the input blobs, creates the result file and inserts the job and one task per tile.
 Expected<LoadedJob> createJob(NodeStore& store, const BlobStore& blobs, JobRecord record,
-                              const TilePlan& plan, std::shared_ptr<ColumnProbeCache> probes);
+                              const plan::TilePlan& plan, std::shared_ptr<ColumnProbeCache> probes);
 
 // Maps the blobs of a job left running and rebuilds its tasks: accepted tiles stay accepted,
 // every other task is queued again.

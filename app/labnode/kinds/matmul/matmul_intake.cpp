@@ -5,9 +5,9 @@
 #include <boost/asio/post.hpp>
 
 #include "goblin/net/messages/researcher_messages.hpp"
+#include "goblin/plan/tile_planner.hpp"
 #include "kinds/matmul/matmul_delivery.hpp"
 #include "kinds/matmul/matmul_request.hpp"
-#include "kinds/matmul/tile_planner.hpp"
 #include "node/secrets.hpp"
 
 namespace goblin::labnode {
@@ -94,7 +94,7 @@ void MatmulIntake::submitStaged(const ResearcherRequest& request, std::vector<st
 
 void MatmulIntake::createJob(const ResearcherRequest& request, const StagedMatrix& a,
                              const StagedMatrix& b, Wishes wishes, Expected<void> valid) {
-    PlanningInput input;
+    plan::PlanningInput input;
     input.m = a.rows;
     input.k = a.cols;
     input.n = b.cols;
@@ -112,32 +112,32 @@ void MatmulIntake::createJob(const ResearcherRequest& request, const StagedMatri
     };
     if (!valid)
         return refuse(valid.error());
-    auto plan = planTiles(input);
-    if (!plan)
-        return refuse(plan.error());
+    auto tiles = plan::planTiles(input);
+    if (!tiles)
+        return refuse(tiles.error());
     JobRecord record{randomId("j-", m_context.random),
                      request.researcherId,
                      input.dtype,
                      input.m,
                      input.k,
                      input.n,
-                     plan->tileRows,
-                     plan->tileCols,
+                     tiles->tileRows,
+                     tiles->tileCols,
                      a.digest,
                      b.digest,
                      JobState::Running,
                      m_context.clock(),
                      0};
-    auto loaded =
-        labnode::createJob(m_context.store, m_context.blobs, std::move(record), *plan, newProbes());
+    auto loaded = labnode::createJob(m_context.store, m_context.blobs, std::move(record), *tiles,
+                                     newProbes());
     if (!loaded)
         return refuse(loaded.error());
     const auto item = static_cast<std::int64_t>(core::itemSize(input.dtype));
     const bool whole = static_cast<std::size_t>(input.m * input.n * item) <=
                        wholeProductBytes(m_settings.limits.maxTensorBytes);
-    if (wishes.stream && whole && plan->tileRows * plan->tileCols * item >= kStreamedTileBytes)
+    if (wishes.stream && whole && tiles->tileRows * tiles->tileCols * item >= kStreamedTileBytes)
         loaded->job.streamTo = request.peer;
-    m_created(request, std::move(*loaded), *plan);
+    m_created(request, std::move(*loaded), *tiles);
 }
 
 } // namespace goblin::labnode

@@ -30,7 +30,7 @@ struct MatmulSettings {
 
 class MatmulIntake {
 public:
-    using Created = std::function<void(const ResearcherRequest&, LoadedJob, const TilePlan&)>;
+    using Created = std::function<void(const ResearcherRequest&, LoadedJob, const plan::TilePlan&)>;
 
     MatmulIntake(NodeContext& context, PeerRegistry& peers, ResearcherDesk& desk,
                  StagedUploads& uploads, MatmulSettings settings, Created created);

@@ -23,9 +23,8 @@ MatmulJobs::MatmulJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk
     : m_context(context), m_peers(peers), m_desk(desk), m_scheduler(scheduler),
       m_verdicts(verdicts), m_uploads(context, peers, desk),
       m_intake(context, peers, desk, m_uploads, settings,
-               [this](const ResearcherRequest& request, LoadedJob loaded, const TilePlan& plan) {
-                   onCreated(request, std::move(loaded), plan);
-               }),
+               [this](const ResearcherRequest& request, LoadedJob loaded,
+                      const plan::TilePlan& plan) { onCreated(request, std::move(loaded), plan); }),
       m_maxTensorBytes(settings.limits.maxTensorBytes) {}
 
 void MatmulJobs::recover() {
@@ -54,7 +53,7 @@ void MatmulJobs::submit(const ResearcherRequest& request, net::Message message) 
 }
 
 void MatmulJobs::onCreated(const ResearcherRequest& request, LoadedJob loaded,
-                           const TilePlan& plan) {
+                           const plan::TilePlan& plan) {
     const JobRecord& record = loaded.job.record;
     const std::string jobId = record.id;
     m_context.log("job " + jobId + " accepted: matmul " + std::to_string(record.m) + "x" +

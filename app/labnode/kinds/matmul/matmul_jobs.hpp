@@ -55,7 +55,7 @@ public:
     StagedUploads& uploads() { return m_uploads; }
 
 private:
-    void onCreated(const ResearcherRequest& request, LoadedJob loaded, const TilePlan& plan);
+    void onCreated(const ResearcherRequest& request, LoadedJob loaded, const plan::TilePlan& plan);
     // Rows of a done job's product (one delivered in row blocks, or any other).
     Expected<void> fetchRows(const ResearcherRequest& request, net::FetchRows fetch);
     // The job a fetch or release names, when it belongs to this researcher and is not released.

@@ -4,8 +4,8 @@
 
 #include <boost/json.hpp>
 
+#include "goblin/plan/tensor_slices.hpp"
 #include "kinds/graph/graph_blobs.hpp"
-#include "kinds/graph/tensor_slices.hpp"
 #include "kinds/train/optimizer_step.hpp"
 
 namespace goblin::labnode {
@@ -15,7 +15,7 @@ namespace json = boost::json;
 namespace {
 
 Expected<core::Tensor> copyOf(const core::Tensor& tensor) {
-    return sliceAlong(tensor, 0, 0, tensor.shape().at(0));
+    return plan::sliceAlong(tensor, 0, 0, tensor.shape().at(0));
 }
 
 // "nan", "inf", "-inf" or the number, as a researcher reads it.

@@ -10,16 +10,18 @@
 #include <boost/json.hpp>
 
 #include "goblin/core/graph/graph_json.hpp"
+#include "goblin/plan/tensor_slices.hpp"
 #include "goblin/reference/graph_executor.hpp"
+#include "goblin/verify/replica_referee.hpp"
 #include "kinds/graph/graph_chunks.hpp"
-#include "kinds/graph/replica_referee.hpp"
-#include "kinds/graph/tensor_slices.hpp"
 
 using goblin::core::DType;
 using goblin::core::Tensor;
 namespace graph = goblin::core::graph;
 namespace ops = goblin::core::ops;
 namespace lab = goblin::labnode;
+namespace plan = goblin::plan;
+namespace verify = goblin::verify;
 
 namespace {
 
@@ -81,20 +83,20 @@ void TestGraphTasks::sliceAndPlaceRoundTrip() {
         const std::int64_t size = whole.shape()[dim];
         for (std::int64_t offset = 0; offset < size; offset += 2) {
             const std::int64_t count = std::min<std::int64_t>(2, size - offset);
-            const Tensor part = lab::sliceAlong(whole, dim, offset, count).value();
+            const Tensor part = plan::sliceAlong(whole, dim, offset, count).value();
             QCOMPARE(part.shape()[dim], count);
-            QVERIFY(lab::placeAlong(rebuilt, part, dim, offset).has_value());
+            QVERIFY(plan::placeAlong(rebuilt, part, dim, offset).has_value());
         }
         QVERIFY(std::equal(whole.bytes().begin(), whole.bytes().end(), rebuilt.bytes().begin()));
     }
     // Element (1, 2, 0) of the slice [:, 2:4, :] is element (1, 4, 0) of the whole.
-    const Tensor part = lab::sliceAlong(whole, 1, 2, 2).value();
+    const Tensor part = plan::sliceAlong(whole, 1, 2, 2).value();
     QCOMPARE(part.values<float>()[1 * 2 * 3 + 1 * 3 + 0],
              whole.values<float>()[1 * 15 + 3 * 3 + 0]);
-    QVERIFY(!lab::sliceAlong(whole, 1, 4, 2).has_value());
-    QVERIFY(!lab::sliceAlong(whole, 3, 0, 1).has_value());
+    QVERIFY(!plan::sliceAlong(whole, 1, 4, 2).has_value());
+    QVERIFY(!plan::sliceAlong(whole, 3, 0, 1).has_value());
     Tensor small = Tensor::allocate(DType::F32, {3, 4, 3}).value();
-    QVERIFY(!lab::placeAlong(small, part, 1, 0).has_value()); // other dims differ
+    QVERIFY(!plan::placeAlong(small, part, 1, 0).has_value()); // other dims differ
 }
 
 void TestGraphTasks::submissionChecksInputsAndBatch() {
@@ -336,26 +338,26 @@ void TestGraphTasks::refereeDecisions() {
     std::vector<Tensor> wrong{copyOf(right[0]), copyOf(right[1])};
     wrong[0].values<float>()[3] += 1.0f;
     auto replica = [](std::string who, const std::vector<Tensor>& outputs) {
-        lab::Replica r;
+        verify::Replica r;
         r.volunteerId = std::move(who);
         r.outputs = outputs;
         return r;
     };
-    using lab::Decision;
-    auto agree = lab::judgeReplicas(tolerances, {replica("a", right), replica("b", right)});
+    using verify::Decision;
+    auto agree = verify::judgeReplicas(tolerances, {replica("a", right), replica("b", right)});
     QCOMPARE(agree.decision, Decision::Decided);
     QVERIFY(agree.verdicts[0].accepted && agree.verdicts[1].accepted);
     // Any disagreement, even with a majority (a third could be the liar's second identity): the
     // node decides.
-    QCOMPARE(lab::judgeReplicas(tolerances, {replica("a", right), replica("b", wrong)}).decision,
+    QCOMPARE(verify::judgeReplicas(tolerances, {replica("a", right), replica("b", wrong)}).decision,
              Decision::NeedNodeReference);
-    QCOMPARE(lab::judgeReplicas(tolerances,
-                                {replica("a", wrong), replica("b", right), replica("c", right)})
+    QCOMPARE(verify::judgeReplicas(tolerances,
+                                   {replica("a", wrong), replica("b", right), replica("c", right)})
                  .decision,
              Decision::NeedNodeReference);
     // The node's replica is trusted: two agreeing liars both lose against it.
-    auto node = lab::judgeReplicas(tolerances,
-                                   {replica("a", wrong), replica("b", wrong), replica("", right)});
+    auto node = verify::judgeReplicas(
+        tolerances, {replica("a", wrong), replica("b", wrong), replica("", right)});
     QCOMPARE(node.decision, Decision::Decided);
     QCOMPARE(node.decisive, std::size_t{2});
     QVERIFY(!node.verdicts[0].accepted && !node.verdicts[1].accepted);

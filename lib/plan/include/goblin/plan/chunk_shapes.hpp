@@ -16,11 +16,11 @@
 #include "goblin/core/error.hpp"
 #include "goblin/core/graph/graph.hpp"
 
-namespace goblin::labnode {
+namespace goblin::plan {
 
 // `graph` is the chunk's (its marked inputs already cut to `rows`); `whole` the validated plan of
 // the whole graph.
 Expected<void> adaptShapeTargets(core::graph::Graph& graph, const core::graph::GraphPlan& whole,
                                  std::int64_t fullBatch, std::int64_t rows);
 
-} // namespace goblin::labnode
+} // namespace goblin::plan

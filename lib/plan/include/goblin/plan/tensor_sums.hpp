@@ -9,9 +9,9 @@
 #include "goblin/core/error.hpp"
 #include "goblin/core/tensor.hpp"
 
-namespace goblin::labnode {
+namespace goblin::plan {
 
 Expected<core::Tensor> weightedSum(const std::vector<core::Tensor>& parts,
                                    const std::vector<double>& weights);
 
-} // namespace goblin::labnode
+} // namespace goblin::plan

@@ -1,7 +1,7 @@
 // The node's cheap audit of a graph task: the chunk's graph is evaluated in plan order from its
 // inputs, but a heavy node (an f32/f64 matmul or convolution, graph_witnesses.hpp) is not
 // recomputed: the value a replica claims for it (a witness or researcher output) is checked by
-// Freivalds per batch matrix (verify::checkMatmulTile) or, for a convolution, per group and image
+// Freivalds per batch matrix (checkMatmulTile) or, for a convolution, per group and image
 // as a matmul of its im2col operand (conv_check.hpp); a grey-zone matrix has the node recomputed
 // and compared bit for bit. The checked value is used downstream. Every other node is recomputed
 // with the CPU reference, and every output that is not a heavy node's value must equal the claim
@@ -20,10 +20,10 @@
 #include "goblin/core/graph/graph.hpp"
 #include "goblin/core/random_source.hpp"
 #include "goblin/core/tensor.hpp"
+#include "goblin/verify/grey_zone.hpp"
 #include "goblin/verify/matmul_check.hpp"
-#include "kinds/graph/grey_zone.hpp"
 
-namespace goblin::labnode {
+namespace goblin::verify {
 
 struct CheapAuditReport {
     bool passed = false;
@@ -37,21 +37,21 @@ struct CheapAuditReport {
 
 // The Freivalds probes (random vectors, B·r, |B|·w) of matmul operands B that are graph inputs or
 // constants, shared by the audits of one job's tasks: a job's weights (the same tensor in every
-// task) are then read once, not once per audit, as ColumnProbeCache does for a matmul job's column
-// blocks. Keyed by B's memory, which the job holds while it runs (so one GraphDecisions keeps one
-// per job). A probe is made by the first audit that needs it, from that audit's random stream;
-// the vectors never leave the node. Thread-safe: audits on several workers share one.
+// task) are then read once, not once per audit. Keyed by B's memory, so the tensors must outlive
+// the probes: the lab node keeps one AuditProbes per running job, which holds them. A probe is
+// made by the first audit that needs it, from that audit's random stream; the vectors never leave
+// the node. Thread-safe: audits on several workers share one.
 class AuditProbes {
 public:
     // Null when B holds NaN or Inf (looked at once): such a matmul is recomputed.
-    std::shared_ptr<const verify::ColumnProbe> probeFor(const core::MatrixView& b,
-                                                        const verify::MatmulCheckOptions& options,
-                                                        core::RandomSource& random);
+    std::shared_ptr<const ColumnProbe> probeFor(const core::MatrixView& b,
+                                                const MatmulCheckOptions& options,
+                                                core::RandomSource& random);
 
 private:
     using Key = std::tuple<const std::byte*, std::int64_t, std::int64_t>; // data, rows, cols
     std::mutex m_mutex;
-    std::map<Key, std::shared_ptr<const verify::ColumnProbe>> m_probes;
+    std::map<Key, std::shared_ptr<const ColumnProbe>> m_probes;
 };
 
 // `claimed` are the replica's outputs in graph.outputs order (witnesses included); `inputs` in
@@ -60,8 +60,8 @@ private:
 CheapAuditReport runCheapAudit(const core::graph::Graph& graph, const core::graph::GraphPlan& plan,
                                std::span<const core::Tensor> inputs,
                                std::span<const core::Tensor> claimed,
-                               const verify::MatmulCheckOptions& options,
-                               core::RandomSource& random, AuditProbes* probes = nullptr,
+                               const MatmulCheckOptions& options, core::RandomSource& random,
+                               AuditProbes* probes = nullptr,
                                GreyZone greyZone = GreyZone::RecomputeBitwise);
 
-} // namespace goblin::labnode
+} // namespace goblin::verify

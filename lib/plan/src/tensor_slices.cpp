@@ -1,9 +1,9 @@
-#include "kinds/graph/tensor_slices.hpp"
+#include "goblin/plan/tensor_slices.hpp"
 
 #include <cstring>
 #include <string>
 
-namespace goblin::labnode {
+namespace goblin::plan {
 namespace {
 
 struct Layout {
@@ -73,4 +73,4 @@ Expected<void> placeAlong(core::Tensor& whole, const core::Tensor& part, int dim
     return {};
 }
 
-} // namespace goblin::labnode
+} // namespace goblin::plan

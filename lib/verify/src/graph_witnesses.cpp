@@ -1,12 +1,12 @@
-#include "kinds/graph/graph_witnesses.hpp"
+#include "goblin/verify/graph_witnesses.hpp"
 
 #include <algorithm>
 #include <set>
 #include <vector>
 
-#include "kinds/graph/conv_check.hpp"
+#include "goblin/verify/conv_check.hpp"
 
-namespace goblin::labnode {
+namespace goblin::verify {
 namespace {
 
 // Multiply-adds of a heavy node: its output's element count times its inner size.
@@ -67,4 +67,4 @@ std::vector<std::int64_t> checkedGemmNodes(const core::graph::Graph& graph,
     return nodes;
 }
 
-} // namespace goblin::labnode
+} // namespace goblin::verify

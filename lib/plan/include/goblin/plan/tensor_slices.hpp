@@ -7,7 +7,7 @@
 #include "goblin/core/error.hpp"
 #include "goblin/core/tensor.hpp"
 
-namespace goblin::labnode {
+namespace goblin::plan {
 
 // Elements [offset, offset + count) of `tensor` along `dim`, as a new contiguous tensor.
 Expected<core::Tensor> sliceAlong(const core::Tensor& tensor, int dim, std::int64_t offset,
@@ -17,4 +17,4 @@ Expected<core::Tensor> sliceAlong(const core::Tensor& tensor, int dim, std::int6
 Expected<void> placeAlong(core::Tensor& whole, const core::Tensor& part, int dim,
                           std::int64_t offset);
 
-} // namespace goblin::labnode
+} // namespace goblin::plan

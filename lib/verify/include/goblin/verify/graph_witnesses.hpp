@@ -1,9 +1,8 @@
 // Witness outputs of a chunk's graph: the value of every heavy node (a floating-point matmul or
-// convolution) is
-// appended to the graph's outputs, so volunteers return it like any other output and the node can
-// audit the task cheaply (cheap_audit.hpp) instead of recomputing it. Every task gets them, so a
-// volunteer cannot tell which tasks will be audited. Deterministic (a restarted node rebuilds the
-// same chunks); pure, any thread.
+// convolution) is appended to the graph's outputs, so volunteers return it like any other output
+// and the node can audit the task cheaply (cheap_audit.hpp) instead of recomputing it. Every task
+// gets them, so a volunteer cannot tell which tasks will be audited. Deterministic (a restarted
+// node rebuilds the same chunks); pure, any thread.
 #pragma once
 
 #include <cstddef>
@@ -11,7 +10,7 @@
 
 #include "goblin/core/graph/graph.hpp"
 
-namespace goblin::labnode {
+namespace goblin::verify {
 
 // Below this inner size a matmul is cheaper to recompute than to check: Freivalds costs about
 // 15·m·n + 4·k·n operations per matrix against m·k·n for the product.
@@ -32,9 +31,9 @@ inline constexpr std::int64_t kMinConvColumns = 16;
 bool isHeavyNode(const core::graph::GraphNode& node, const core::graph::GraphPlan& plan);
 
 // Appends heavy nodes that are not outputs yet to graph.outputs, the largest (multiply-adds: output
-// elements × K) first
-// while the outputs stay within maxOutputs (a result message carries at most that many tensors),
-// then in plan order. Returns how many were appended; the others are recomputed by an audit.
+// elements × K) first while the outputs stay within maxOutputs (a result message carries at most
+// that many tensors), then in plan order. Returns how many were appended; the others are recomputed
+// by an audit.
 std::size_t addWitnessOutputs(core::graph::Graph& graph, const core::graph::GraphPlan& plan,
                               std::size_t maxOutputs);
 
@@ -45,4 +44,4 @@ std::size_t addWitnessOutputs(core::graph::Graph& graph, const core::graph::Grap
 std::vector<std::int64_t> checkedGemmNodes(const core::graph::Graph& graph,
                                            const core::graph::GraphPlan& plan);
 
-} // namespace goblin::labnode
+} // namespace goblin::verify

@@ -1,4 +1,4 @@
-#include "kinds/graph/cheap_audit.hpp"
+#include "goblin/verify/cheap_audit.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -9,11 +9,11 @@
 
 #include "goblin/core/ops/op_catalog.hpp"
 #include "goblin/reference/graph_executor.hpp"
+#include "goblin/verify/conv_check.hpp"
+#include "goblin/verify/graph_witnesses.hpp"
 #include "goblin/verify/output_agreement.hpp"
-#include "kinds/graph/conv_check.hpp"
-#include "kinds/graph/graph_witnesses.hpp"
 
-namespace goblin::labnode {
+namespace goblin::verify {
 namespace {
 
 using core::MatrixView;
@@ -22,15 +22,14 @@ using core::graph::ValueId;
 
 // Bit for bit as replicas are compared: NaN matches NaN, +0 matches −0.
 bool bitwiseEqual(const Tensor& left, const Tensor& right) {
-    const verify::OutputTolerance exact{{left.dtype(), left.shape()}, 0.0};
+    const OutputTolerance exact{{left.dtype(), left.shape()}, 0.0};
     if (right.dtype() != left.dtype() || right.shape() != left.shape())
         return false;
-    return verify::compareOutputs(std::span(&exact, 1), std::span(&left, 1), std::span(&right, 1))
-        .agree;
+    return compareOutputs(std::span(&exact, 1), std::span(&left, 1), std::span(&right, 1)).agree;
 }
 
 bool anyNonFinite(const MatrixView& view) {
-    return view.rows > 0 && view.cols > 0 && verify::findNonFinite(view).has_value();
+    return view.rows > 0 && view.cols > 0 && findNonFinite(view).has_value();
 }
 
 enum class HeavyCheck { Accepted, NeedsRecompute, Rejected };
@@ -38,14 +37,14 @@ enum class HeavyCheck { Accepted, NeedsRecompute, Rejected };
 // How claimed matmul values are checked: fresh vectors per audit, or the job's shared probe when
 // B is a graph input or constant (weights: often the very same tensor in every task of the job).
 struct Checker {
-    const verify::MatmulCheckOptions& options;
+    const MatmulCheckOptions& options;
     core::RandomSource& random;
     AuditProbes* probes = nullptr;
     GreyZone greyZone = GreyZone::RecomputeBitwise;
     bool heldB = false; // B is an input or a constant
 
     // The shared probe of B's batch matrix, or null (none shared, or B not finite).
-    std::shared_ptr<const verify::ColumnProbe> sharedProbe(const MatrixView& b) const {
+    std::shared_ptr<const ColumnProbe> sharedProbe(const MatrixView& b) const {
         if (probes == nullptr || !heldB)
             return nullptr;
         return probes->probeFor(b, options, random);
@@ -72,16 +71,16 @@ HeavyCheck checkClaimedMatmul(const Tensor& a, const Tensor& b, const Tensor& c,
         const auto probe = checker.sharedProbe(bv);
         if (anyNonFinite(av) || anyNonFinite(cv) || (!probe && anyNonFinite(bv)))
             return HeavyCheck::NeedsRecompute;
-        verify::MatmulCheckReport check =
-            probe ? verify::checkMatmulTileWithProbe(av, bv, cv, *probe)
-                  : verify::checkMatmulTile(av, bv, cv, checker.options, checker.random);
-        if (check.verdict == verify::Verdict::Escalate) {
+        MatmulCheckReport check =
+            probe ? checkMatmulTileWithProbe(av, bv, cv, *probe)
+                  : checkMatmulTile(av, bv, cv, checker.options, checker.random);
+        if (check.verdict == Verdict::Escalate) {
             if (checker.greyZone == GreyZone::RecomputeBitwise)
                 return HeavyCheck::NeedsRecompute;
-            check = verify::checkMatmulTileExactly(av, bv, cv);
+            check = checkMatmulTileExactly(av, bv, cv);
             ++report.exactlyChecked;
         }
-        if (check.verdict == verify::Verdict::Rejected) {
+        if (check.verdict == Verdict::Rejected) {
             report.reason = "batch matrix " + std::to_string(t) + ": " + check.reason;
             return HeavyCheck::Rejected;
         }
@@ -96,9 +95,9 @@ HeavyCheck checkConv(const core::graph::GraphNode& node, std::span<const Tensor>
                      const Tensor& claim, const Checker& checker, CheapAuditReport& report) {
     const ConvCheckReport check =
         checkClaimedConv(node, args, claim, checker.options, checker.random, checker.greyZone);
-    if (check.verdict == verify::Verdict::Escalate)
+    if (check.verdict == Verdict::Escalate)
         return HeavyCheck::NeedsRecompute;
-    if (check.verdict == verify::Verdict::Rejected) {
+    if (check.verdict == Verdict::Rejected) {
         report.reason = check.reason;
         return HeavyCheck::Rejected;
     }
@@ -221,9 +220,9 @@ CheapAuditReport audit(const core::graph::Graph& graph, const core::graph::Graph
 
 } // namespace
 
-std::shared_ptr<const verify::ColumnProbe>
-AuditProbes::probeFor(const core::MatrixView& b, const verify::MatmulCheckOptions& options,
-                      core::RandomSource& random) {
+std::shared_ptr<const ColumnProbe> AuditProbes::probeFor(const core::MatrixView& b,
+                                                         const MatmulCheckOptions& options,
+                                                         core::RandomSource& random) {
     // Made under the lock: only the audits of this job wait, and only for its first probes.
     std::lock_guard lock(m_mutex);
     const Key key{b.data, b.rows, b.cols};
@@ -231,16 +230,15 @@ AuditProbes::probeFor(const core::MatrixView& b, const verify::MatmulCheckOption
         return found->second;
     auto& slot = m_probes[key];
     if (!anyNonFinite(b)) // a B with NaN or Inf keeps no probe: its matmuls are recomputed
-        slot =
-            std::make_shared<const verify::ColumnProbe>(verify::probeColumns(b, options, random));
+        slot = std::make_shared<const ColumnProbe>(probeColumns(b, options, random));
     return slot;
 }
 
 CheapAuditReport runCheapAudit(const core::graph::Graph& graph, const core::graph::GraphPlan& plan,
                                std::span<const core::Tensor> inputs,
                                std::span<const core::Tensor> claimed,
-                               const verify::MatmulCheckOptions& options,
-                               core::RandomSource& random, AuditProbes* probes, GreyZone greyZone) {
+                               const MatmulCheckOptions& options, core::RandomSource& random,
+                               AuditProbes* probes, GreyZone greyZone) {
     const auto start = std::chrono::steady_clock::now();
     const Checker checker{options, random, probes, greyZone, false};
     CheapAuditReport report = audit(graph, plan, inputs, claimed, checker);
@@ -249,4 +247,4 @@ CheapAuditReport runCheapAudit(const core::graph::Graph& graph, const core::grap
     return report;
 }
 
-} // namespace goblin::labnode
+} // namespace goblin::verify

@@ -1,4 +1,4 @@
-#include "kinds/graph/conv_check.hpp"
+#include "goblin/verify/conv_check.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include "goblin/core/ops/op_geometry.hpp"
 
-namespace goblin::labnode {
+namespace goblin::verify {
 namespace {
 
 using core::MatrixView;
@@ -81,17 +81,16 @@ template <class T> std::vector<std::byte> buffer(std::int64_t count) {
 
 // A grey-zone tile decided per element by the exact check when the claim's bits may be any
 // GEMM's (GreyZone::CheckExactly); otherwise it escalates (the node recomputes, bit for bit).
-verify::MatmulCheckReport decided(verify::MatmulCheckReport tile, const MatrixView& a,
-                                  const MatrixView& b, const MatrixView& c, GreyZone greyZone) {
-    if (tile.verdict == verify::Verdict::Escalate && greyZone == GreyZone::CheckExactly)
-        return verify::checkMatmulTileExactly(a, b, c);
+MatmulCheckReport decided(MatmulCheckReport tile, const MatrixView& a, const MatrixView& b,
+                          const MatrixView& c, GreyZone greyZone) {
+    if (tile.verdict == Verdict::Escalate && greyZone == GreyZone::CheckExactly)
+        return checkMatmulTileExactly(a, b, c);
     return tile;
 }
 
 // Folds one tile's verdict into the report; false when the check must stop there.
-bool fold(const verify::MatmulCheckReport& tile, const std::string& where,
-          ConvCheckReport& report) {
-    if (tile.verdict == verify::Verdict::Accepted) {
+bool fold(const MatmulCheckReport& tile, const std::string& where, ConvCheckReport& report) {
+    if (tile.verdict == Verdict::Accepted) {
         report.maxErrorRatio = std::max(report.maxErrorRatio, tile.maxErrorRatio);
         return true;
     }
@@ -140,9 +139,9 @@ constexpr std::int64_t kMaxSlabElements = std::int64_t{1} << 22;
 
 template <class T>
 ConvCheckReport checkForward(const Tensor& xt, const Tensor& wt, const Tensor& yt,
-                             const Geometry& g, const verify::MatmulCheckOptions& options,
+                             const Geometry& g, const MatmulCheckOptions& options,
                              core::RandomSource& random, GreyZone greyZone) {
-    ConvCheckReport report{verify::Verdict::Accepted, 0.0, {}};
+    ConvCheckReport report{Verdict::Accepted, 0.0, {}};
     const core::DType dtype = yt.dtype();
     const T* x = xt.values<T>().data();
     const T* w = wt.values<T>().data();
@@ -157,7 +156,7 @@ ConvCheckReport checkForward(const Tensor& xt, const Tensor& wt, const Tensor& y
             for (std::int64_t i = 0; i < k; ++i)
                 bm[i * og + j] = w[(group * og + j) * k + i];
         const MatrixView bv = viewOf(bStore, dtype, k, og);
-        const verify::ColumnProbe probe = verify::probeColumns(bv, options, random);
+        const ColumnProbe probe = probeColumns(bv, options, random);
         for (std::int64_t b = 0; b < g.n; ++b) {
             im2col(x, g, b, group, typed<T>(aStore));
             T* cm = typed<T>(cStore);
@@ -168,7 +167,7 @@ ConvCheckReport checkForward(const Tensor& xt, const Tensor& wt, const Tensor& y
             }
             const MatrixView av = viewOf(aStore, dtype, m, k), cv = viewOf(cStore, dtype, m, og);
             const auto tile =
-                decided(verify::checkMatmulTileWithProbe(av, bv, cv, probe), av, bv, cv, greyZone);
+                decided(checkMatmulTileWithProbe(av, bv, cv, probe), av, bv, cv, greyZone);
             if (!fold(tile, "group " + std::to_string(group) + " image " + std::to_string(b),
                       report))
                 return report;
@@ -179,9 +178,9 @@ ConvCheckReport checkForward(const Tensor& xt, const Tensor& wt, const Tensor& y
 
 template <class T>
 ConvCheckReport checkInputGrad(const Tensor& dyt, const Tensor& wt, const Tensor& dxt,
-                               const Geometry& g, const verify::MatmulCheckOptions& options,
+                               const Geometry& g, const MatmulCheckOptions& options,
                                core::RandomSource& random, GreyZone greyZone) {
-    ConvCheckReport report{verify::Verdict::Accepted, 0.0, {}};
+    ConvCheckReport report{Verdict::Accepted, 0.0, {}};
     const core::DType dtype = dxt.dtype();
     const T* dy = dyt.values<T>().data();
     const T* w = wt.values<T>().data();
@@ -197,7 +196,7 @@ ConvCheckReport checkInputGrad(const Tensor& dyt, const Tensor& wt, const Tensor
                 for (std::int64_t t = 0; t < taps; ++t)
                     bm[(j * taps + t) * g.ci + ch] = w[g.wt(group * og + j, ch, 0, 0) + t];
         const MatrixView bv = viewOf(bStore, dtype, k, g.ci);
-        const verify::ColumnProbe probe = verify::probeColumns(bv, options, random);
+        const ColumnProbe probe = probeColumns(bv, options, random);
         for (std::int64_t b = 0; b < g.n; ++b) {
             T* am = typed<T>(aStore); // A[(iy,ix)][(j,ky,kx)] = dy[b, group·og + j, oy, ox] or 0
             for (std::int64_t iy = 0; iy < g.h; ++iy)
@@ -225,7 +224,7 @@ ConvCheckReport checkInputGrad(const Tensor& dyt, const Tensor& wt, const Tensor
             const MatrixView av = viewOf(aStore, dtype, m, k);
             const MatrixView cv = viewOf(cStore, dtype, m, g.ci);
             const auto tile =
-                decided(verify::checkMatmulTileWithProbe(av, bv, cv, probe), av, bv, cv, greyZone);
+                decided(checkMatmulTileWithProbe(av, bv, cv, probe), av, bv, cv, greyZone);
             if (!fold(tile, "group " + std::to_string(group) + " image " + std::to_string(b),
                       report))
                 return report;
@@ -236,9 +235,9 @@ ConvCheckReport checkInputGrad(const Tensor& dyt, const Tensor& wt, const Tensor
 
 template <class T>
 ConvCheckReport checkWeightGrad(const Tensor& xt, const Tensor& dyt, const Tensor& dwt,
-                                const Geometry& g, const verify::MatmulCheckOptions& options,
+                                const Geometry& g, const MatmulCheckOptions& options,
                                 core::RandomSource& random, GreyZone greyZone) {
-    ConvCheckReport report{verify::Verdict::Accepted, 0.0, {}};
+    ConvCheckReport report{Verdict::Accepted, 0.0, {}};
     const core::DType dtype = dwt.dtype();
     const T* x = xt.values<T>().data();
     const T* dy = dyt.values<T>().data();
@@ -264,7 +263,7 @@ ConvCheckReport checkWeightGrad(const Tensor& xt, const Tensor& dyt, const Tenso
             const MatrixView av = viewOf(aStore, dtype, og, inner);
             const MatrixView bv = viewOf(bStore, dtype, inner, width);
             const auto tile =
-                decided(verify::checkMatmulTile(av, bv, cv, options, random), av, bv, cv, greyZone);
+                decided(checkMatmulTile(av, bv, cv, options, random), av, bv, cv, greyZone);
             if (!fold(tile, "group " + std::to_string(group) + " columns " + std::to_string(first),
                       report))
                 return report;
@@ -275,11 +274,10 @@ ConvCheckReport checkWeightGrad(const Tensor& xt, const Tensor& dyt, const Tenso
 
 template <class T>
 ConvCheckReport check(const core::graph::GraphNode& node, std::span<const Tensor> args,
-                      const Tensor& claim, const Geometry& g,
-                      const verify::MatmulCheckOptions& options, core::RandomSource& random,
-                      GreyZone greyZone) {
+                      const Tensor& claim, const Geometry& g, const MatmulCheckOptions& options,
+                      core::RandomSource& random, GreyZone greyZone) {
     if (!allFinite<T>(args[0]) || !allFinite<T>(args[1]) || !allFinite<T>(claim))
-        return {verify::Verdict::Escalate, 0.0, "non-finite operand or value"};
+        return {Verdict::Escalate, 0.0, "non-finite operand or value"};
     if (node.op == OpCode::Conv2d)
         return checkForward<T>(args[0], args[1], claim, g, options, random, greyZone);
     if (node.op == OpCode::Conv2dInputGrad)
@@ -306,20 +304,20 @@ ConvSizes convSizesOf(const core::graph::GraphNode& node, const core::graph::Gra
 
 ConvCheckReport checkClaimedConv(const core::graph::GraphNode& node,
                                  std::span<const core::Tensor> args, const core::Tensor& claim,
-                                 const verify::MatmulCheckOptions& options,
-                                 core::RandomSource& random, GreyZone greyZone) {
+                                 const MatmulCheckOptions& options, core::RandomSource& random,
+                                 GreyZone greyZone) {
     const auto g = geometryOf(node, args[0].shape(), args[1].shape(), claim.shape());
     if (!g || g->o % g->groups != 0)
-        return {verify::Verdict::Escalate, 0.0, "not a convolution this check knows"};
+        return {Verdict::Escalate, 0.0, "not a convolution this check knows"};
     if (claim.elementCount() == 0)
-        return {verify::Verdict::Accepted, 0.0, {}};
+        return {Verdict::Accepted, 0.0, {}};
     if (args[0].elementCount() == 0 || args[1].elementCount() == 0)
-        return {verify::Verdict::Escalate, 0.0, "empty reduction"};
+        return {Verdict::Escalate, 0.0, "empty reduction"};
     if (claim.dtype() == core::DType::F64)
         return check<double>(node, args, claim, *g, options, random, greyZone);
     if (claim.dtype() == core::DType::F32)
         return check<float>(node, args, claim, *g, options, random, greyZone);
-    return {verify::Verdict::Escalate, 0.0, "not a floating-point convolution"};
+    return {Verdict::Escalate, 0.0, "not a floating-point convolution"};
 }
 
-} // namespace goblin::labnode
+} // namespace goblin::verify

@@ -1,10 +1,10 @@
 // Tests of the node's cheap graph audit: honest graphs with matmuls (a chain, a batched broadcast
 // matmul, integer and non-finite cases) pass; a wrong witness, a wrong cheap node downstream of an
 // honest witness, and outputs made consistent with a wrong witness fail. Witness selection keeps
-// the largest matmuls when the outputs are capped; the worker's keyed random stream is repeatable.
-// Convolutions (conv2d with stride, padding, dilation and groups, a conv → relu → conv chain, its
-// input and weight gradients; f32 and f64) are checked the same way: honest values pass, one
-// element 3× its own bound off is caught, a wrong witness and outputs consistent with it fail.
+// the largest matmuls when the outputs are capped. Convolutions (conv2d with stride, padding,
+// dilation and groups, a conv → relu → conv chain, its input and weight gradients; f32 and f64)
+// are checked the same way: honest values pass, one element 3× its own bound off is caught, a
+// wrong witness and outputs consistent with it fail.
 #include <QtTest/QtTest>
 
 #include <algorithm>
@@ -15,15 +15,14 @@
 #include "goblin/compute/blas_matmul.hpp"
 #include "goblin/core/random_source.hpp"
 #include "goblin/reference/graph_executor.hpp"
-#include "kinds/graph/cheap_audit.hpp"
-#include "kinds/graph/graph_witnesses.hpp"
-#include "kinds/graph/keyed_random.hpp"
+#include "goblin/verify/cheap_audit.hpp"
+#include "goblin/verify/graph_witnesses.hpp"
 
 using goblin::core::DType;
 using goblin::core::Tensor;
 namespace graph = goblin::core::graph;
 namespace ops = goblin::core::ops;
-namespace lab = goblin::labnode;
+namespace verify = goblin::verify;
 
 namespace {
 
@@ -135,7 +134,7 @@ struct Prepared {
 Prepared prepare(graph::Graph g, std::size_t maxOutputs = 64) {
     Prepared prepared{std::move(g), {}, 0};
     prepared.plan = graph::validateGraph(prepared.graph).value();
-    prepared.witnesses = lab::addWitnessOutputs(prepared.graph, prepared.plan, maxOutputs);
+    prepared.witnesses = verify::addWitnessOutputs(prepared.graph, prepared.plan, maxOutputs);
     return prepared;
 }
 
@@ -145,10 +144,10 @@ std::size_t positionOf(const Prepared& p, graph::ValueId id) {
                                     p.graph.outputs.begin());
 }
 
-lab::CheapAuditReport audit(const Prepared& p, const std::vector<Tensor>& inputs,
-                            const std::vector<Tensor>& claimed, std::uint64_t seed = 7) {
+verify::CheapAuditReport audit(const Prepared& p, const std::vector<Tensor>& inputs,
+                               const std::vector<Tensor>& claimed, std::uint64_t seed = 7) {
     goblin::core::SeededRandom random(seed);
-    return lab::runCheapAudit(p.graph, p.plan, inputs, claimed, {}, random);
+    return verify::runCheapAudit(p.graph, p.plan, inputs, claimed, {}, random);
 }
 
 } // namespace
@@ -164,7 +163,6 @@ private Q_SLOTS:
     void outputsConsistentWithAWrongWitnessFail();
     void cappedWitnessesKeepTheLargestMatmuls();
     void sharedProbesOfConstantWeights();
-    void keyedRandomIsAStreamPerKey();
     void honestConvolutionsPass();
     void honestConvInAnotherOrderPasses();
     void wrongConvWitnessFails();
@@ -187,7 +185,7 @@ void TestCheapAudit::honestChainPasses() {
         const std::vector<Tensor> inputs = chainInputs(dtype);
         const auto claimed = goblin::reference::runGraph(p.graph, p.plan, inputs).value();
         for (std::uint64_t seed = 1; seed <= 20; ++seed) {
-            const lab::CheapAuditReport report = audit(p, inputs, claimed, seed);
+            const verify::CheapAuditReport report = audit(p, inputs, claimed, seed);
             QVERIFY2(report.passed, report.reason.c_str());
             QCOMPARE(report.checked, std::size_t{2});
             QCOMPARE(report.recomputed, std::size_t{0});
@@ -209,13 +207,13 @@ void TestCheapAudit::honestBatchedMatmulPasses() {
     const std::vector<Tensor> inputs{randomTensor(DType::F32, {2, 3, 5, 64}, 4),
                                      randomTensor(DType::F32, {3, 64, 6}, 5)};
     const auto claimed = goblin::reference::runGraph(p.graph, p.plan, inputs).value();
-    const lab::CheapAuditReport report = audit(p, inputs, claimed);
+    const verify::CheapAuditReport report = audit(p, inputs, claimed);
     QVERIFY2(report.passed, report.reason.c_str());
     QCOMPARE(report.checked, std::size_t{1});
     // One element of the last batch matrix (batch 1, 2), far past its bound.
     std::vector<Tensor> wrong{claimed[0], copyOf(claimed[1])};
     wrong[1].values<float>()[wrong[1].elementCount() - 1] += 1.0f;
-    const lab::CheapAuditReport caught = audit(p, inputs, wrong);
+    const verify::CheapAuditReport caught = audit(p, inputs, wrong);
     QVERIFY(!caught.passed);
     QVERIFY2(caught.reason.find("batch matrix 5") != std::string::npos, caught.reason.c_str());
 }
@@ -235,7 +233,7 @@ void TestCheapAudit::integerAndNonFiniteMatmulsAreRecomputed() {
     std::vector<Tensor> inputs = chainInputs();
     inputs[0].values<float>()[0] = std::numeric_limits<float>::infinity();
     const auto honest = goblin::reference::runGraph(p.graph, p.plan, inputs).value();
-    const lab::CheapAuditReport report = audit(p, inputs, honest);
+    const verify::CheapAuditReport report = audit(p, inputs, honest);
     QVERIFY2(report.passed, report.reason.c_str());
     QVERIFY(report.recomputed >= 1);
 }
@@ -247,7 +245,7 @@ void TestCheapAudit::wrongWitnessFails() {
     claimed[1] = copyOf(claimed[1]); // the witness of node 3
     claimed[1].values<float>()[5 * 64 + 7] += 0.5f;
     for (std::uint64_t seed = 1; seed <= 20; ++seed) {
-        const lab::CheapAuditReport report = audit(p, inputs, claimed, seed);
+        const verify::CheapAuditReport report = audit(p, inputs, claimed, seed);
         QVERIFY(!report.passed);
         QVERIFY2(report.reason.find("node 3 (matmul)") != std::string::npos, report.reason.c_str());
     }
@@ -260,7 +258,7 @@ void TestCheapAudit::wrongCheapNodeDownstreamFails() {
     claimed[0] = copyOf(claimed[0]); // the row sums, after two honest witnesses
     float& sum = claimed[0].values<float>()[2];
     sum = std::nextafter(sum, 1e9f); // one ulp is enough: cheap nodes are bit for bit
-    const lab::CheapAuditReport report = audit(p, inputs, claimed);
+    const verify::CheapAuditReport report = audit(p, inputs, claimed);
     QVERIFY(!report.passed);
     QVERIFY2(report.reason.find("output 0") != std::string::npos, report.reason.c_str());
 }
@@ -284,7 +282,7 @@ void TestCheapAudit::outputsConsistentWithAWrongWitnessFail() {
                             .value();
     const std::vector<Tensor> claimed{sums, first, second};
     for (std::uint64_t seed = 1; seed <= 20; ++seed) {
-        const lab::CheapAuditReport report = audit(p, inputs, claimed, seed);
+        const verify::CheapAuditReport report = audit(p, inputs, claimed, seed);
         QVERIFY(!report.passed);
         QVERIFY2(report.reason.find("node 3 (matmul)") != std::string::npos, report.reason.c_str());
     }
@@ -297,15 +295,15 @@ void TestCheapAudit::cappedWitnessesKeepTheLargestMatmuls() {
     QCOMPARE(p.graph.outputs, (std::vector<graph::ValueId>{6, 3}));
     const std::vector<Tensor> inputs = chainInputs();
     const auto claimed = goblin::reference::runGraph(p.graph, p.plan, inputs).value();
-    const lab::CheapAuditReport report = audit(p, inputs, claimed);
+    const verify::CheapAuditReport report = audit(p, inputs, claimed);
     QVERIFY2(report.passed, report.reason.c_str());
     QCOMPARE(report.checked, std::size_t{1});
     QCOMPARE(report.recomputed, std::size_t{1});
     QCOMPARE(prepare(chainGraph(), 1).witnesses, std::size_t{0});
     // A short inner size is cheaper to recompute than to check: no witness.
     graph::Graph small;
-    small.inputs.push_back({0, {DType::F32, {8, lab::kMinHeavyInner - 1}}});
-    small.inputs.push_back({1, {DType::F32, {lab::kMinHeavyInner - 1, 8}}});
+    small.inputs.push_back({0, {DType::F32, {8, verify::kMinHeavyInner - 1}}});
+    small.inputs.push_back({1, {DType::F32, {verify::kMinHeavyInner - 1, 8}}});
     small.nodes.push_back({2, ops::OpCode::Matmul, {0, 1}, {}});
     small.nodes.push_back({3, ops::OpCode::Relu, {2}, {}});
     small.outputs = {3};
@@ -320,39 +318,22 @@ void TestCheapAudit::sharedProbesOfConstantWeights() {
     g.constants.push_back({1, all[1]});
     g.constants.push_back({2, all[2]});
     const Prepared p = prepare(g);
-    lab::AuditProbes probes;
+    verify::AuditProbes probes;
     goblin::core::SeededRandom random(5);
     for (std::uint64_t seed = 1; seed <= 3; ++seed) { // three tasks: different x, same weights
         const std::vector<Tensor> inputs{randomTensor(DType::F32, {8, 64}, 100 + seed)};
         auto claimed = goblin::reference::runGraph(p.graph, p.plan, inputs).value();
         const auto honest =
-            lab::runCheapAudit(p.graph, p.plan, inputs, claimed, {}, random, &probes);
+            verify::runCheapAudit(p.graph, p.plan, inputs, claimed, {}, random, &probes);
         QVERIFY2(honest.passed, honest.reason.c_str());
         QCOMPARE(honest.checked, std::size_t{2});
         claimed[2] = copyOf(claimed[2]); // node 5's witness
         claimed[2].values<float>()[4 * 16 + 9] -= 0.5f;
         const auto caught =
-            lab::runCheapAudit(p.graph, p.plan, inputs, claimed, {}, random, &probes);
+            verify::runCheapAudit(p.graph, p.plan, inputs, claimed, {}, random, &probes);
         QVERIFY(!caught.passed);
         QVERIFY2(caught.reason.find("node 5 (matmul)") != std::string::npos, caught.reason.c_str());
     }
-}
-
-void TestCheapAudit::keyedRandomIsAStreamPerKey() {
-    goblin::core::SeededRandom seeds(11);
-    const lab::KeyedRandom::Key key = lab::KeyedRandom::drawKey(seeds);
-    const lab::KeyedRandom::Key other = lab::KeyedRandom::drawKey(seeds);
-    lab::KeyedRandom a(key), b(key), c(other);
-    std::vector<std::uint64_t> fromA, fromB, fromC;
-    for (int i = 0; i < 1000; ++i) {
-        fromA.push_back(a.next64());
-        fromB.push_back(b.next64());
-        fromC.push_back(c.next64());
-    }
-    QCOMPARE(fromA, fromB);
-    QVERIFY(fromA != fromC);
-    std::sort(fromA.begin(), fromA.end());
-    QVERIFY(std::adjacent_find(fromA.begin(), fromA.end()) == fromA.end());
 }
 
 void TestCheapAudit::honestConvolutionsPass() {
@@ -365,7 +346,7 @@ void TestCheapAudit::honestConvolutionsPass() {
         const std::vector<Tensor> inputs = convInputs(dtype);
         const auto claimed = goblin::reference::runGraph(p.graph, p.plan, inputs).value();
         for (std::uint64_t seed = 1; seed <= 10; ++seed) {
-            const lab::CheapAuditReport report = audit(p, inputs, claimed, seed);
+            const verify::CheapAuditReport report = audit(p, inputs, claimed, seed);
             QVERIFY2(report.passed, report.reason.c_str());
             QCOMPARE(report.checked, std::size_t{4});
             QCOMPARE(report.recomputed, std::size_t{0});
@@ -401,7 +382,7 @@ void TestCheapAudit::honestConvInAnotherOrderPasses() {
     QVERIFY(!std::equal(rounded.bytes().begin(), rounded.bytes().end(),
                         reference[0].bytes().begin())); // really another value
     for (std::uint64_t seed = 1; seed <= 10; ++seed) {
-        const lab::CheapAuditReport report = audit(p, inputs, {rounded}, seed);
+        const verify::CheapAuditReport report = audit(p, inputs, {rounded}, seed);
         QVERIFY2(report.passed, report.reason.c_str());
         QCOMPARE(report.checked, std::size_t{1});
     }
@@ -423,7 +404,7 @@ void TestCheapAudit::wrongConvWitnessFails() {
         auto values = claimed[position].values<float>();
         values[values.size() / 3 + 5] += 0.25f;
         for (std::uint64_t seed = 1; seed <= 5; ++seed) {
-            const lab::CheapAuditReport report = audit(p, inputs, claimed, seed);
+            const verify::CheapAuditReport report = audit(p, inputs, claimed, seed);
             QVERIFY(!report.passed);
             QVERIFY2(report.reason.find(name) != std::string::npos, report.reason.c_str());
         }
@@ -475,7 +456,7 @@ void TestCheapAudit::convElementThreeTimesItsBoundIsCaughtIn(DType dtype) {
                     claimed[c.position].values<double>()[element] += sign * 3.0 * bound;
                 }
                 for (std::uint64_t seed = 1; seed <= 8; ++seed) {
-                    const lab::CheapAuditReport report = audit(p, inputs, claimed, seed);
+                    const verify::CheapAuditReport report = audit(p, inputs, claimed, seed);
                     QVERIFY2(!report.passed, c.name.c_str());
                     QVERIFY2(report.reason.find(c.name) != std::string::npos,
                              report.reason.c_str());
@@ -508,7 +489,7 @@ void TestCheapAudit::outputsConsistentWithAWrongConvWitnessFail() {
     QVERIFY(!std::equal(claimed[weightGrad].bytes().begin(), claimed[weightGrad].bytes().end(),
                         honest[weightGrad].bytes().begin())); // the weight grad follows the lie
     for (std::uint64_t seed = 1; seed <= 10; ++seed) {
-        const lab::CheapAuditReport report = audit(p, inputs, claimed, seed);
+        const verify::CheapAuditReport report = audit(p, inputs, claimed, seed);
         QVERIFY(!report.passed);
         QVERIFY2(report.reason.find("node 4 (conv2d)") != std::string::npos, report.reason.c_str());
     }
@@ -559,11 +540,11 @@ void TestCheapAudit::blasValuesPassWhenTheGreyZoneIsCheckedExactly() {
     const auto claimed = goblin::reference::runGraph(p.graph, p.plan, inputs, blas).value();
     const auto exact = [&](const std::vector<Tensor>& values, std::uint64_t seed) {
         goblin::core::SeededRandom random(seed);
-        return lab::runCheapAudit(p.graph, p.plan, inputs, values, {}, random, nullptr,
-                                  lab::GreyZone::CheckExactly);
+        return verify::runCheapAudit(p.graph, p.plan, inputs, values, {}, random, nullptr,
+                                     verify::GreyZone::CheckExactly);
     };
     for (std::uint64_t seed = 1; seed <= 20; ++seed) {
-        const lab::CheapAuditReport report = exact(claimed, seed);
+        const verify::CheapAuditReport report = exact(claimed, seed);
         QVERIFY2(report.passed, report.reason.c_str());
         QCOMPARE(report.checked, std::size_t{2});
     }
@@ -586,10 +567,10 @@ void TestCheapAudit::blasValuesPassWhenTheGreyZoneIsCheckedExactly() {
     const std::vector<Tensor> near = shifted(0.95), far = shifted(3.0);
     std::size_t exactly = 0;
     for (std::uint64_t seed = 1; seed <= 20; ++seed) {
-        const lab::CheapAuditReport report = exact(near, seed);
+        const verify::CheapAuditReport report = exact(near, seed);
         QVERIFY2(report.passed, report.reason.c_str());
         exactly += report.exactlyChecked;
-        const lab::CheapAuditReport caught = exact(far, seed);
+        const verify::CheapAuditReport caught = exact(far, seed);
         QVERIFY(!caught.passed);
         QVERIFY2(caught.reason.find("node 3 (matmul)") != std::string::npos, caught.reason.c_str());
     }
@@ -599,12 +580,12 @@ void TestCheapAudit::blasValuesPassWhenTheGreyZoneIsCheckedExactly() {
 void TestCheapAudit::checkedGemmNodesAreTheHeavyOutputs() {
     // Both matmuls of the chain are witnessed; with room for one witness only the larger is an
     // output, so only it may be computed by a BLAS (the other is recomputed bit for bit).
-    QCOMPARE(lab::checkedGemmNodes(prepare(chainGraph()).graph, prepare(chainGraph()).plan),
+    QCOMPARE(verify::checkedGemmNodes(prepare(chainGraph()).graph, prepare(chainGraph()).plan),
              (std::vector<std::int64_t>{3, 5}));
     const Prepared capped = prepare(chainGraph(), 2);
-    QCOMPARE(lab::checkedGemmNodes(capped.graph, capped.plan), (std::vector<std::int64_t>{3}));
+    QCOMPARE(verify::checkedGemmNodes(capped.graph, capped.plan), (std::vector<std::int64_t>{3}));
     const Prepared ints = prepare(chainGraph(DType::I32));
-    QVERIFY(lab::checkedGemmNodes(ints.graph, ints.plan).empty());
+    QVERIFY(verify::checkedGemmNodes(ints.graph, ints.plan).empty());
 }
 
 void TestCheapAudit::blasConvolutionsPassWhenTheGreyZoneIsCheckedExactly() {
@@ -613,7 +594,7 @@ void TestCheapAudit::blasConvolutionsPassWhenTheGreyZoneIsCheckedExactly() {
     // gradients (no BLAS path) stay canonical.
     for (DType dtype : {DType::F32, DType::F64}) {
         const Prepared p = prepare(convGraph(dtype));
-        QCOMPARE(lab::checkedGemmNodes(p.graph, p.plan), (std::vector<std::int64_t>{4, 6}));
+        QCOMPARE(verify::checkedGemmNodes(p.graph, p.plan), (std::vector<std::int64_t>{4, 6}));
         const std::vector<Tensor> inputs = convInputs(dtype);
         goblin::reference::GraphRunHooks blas;
         blas.computeNode =
@@ -629,8 +610,9 @@ void TestCheapAudit::blasConvolutionsPassWhenTheGreyZoneIsCheckedExactly() {
                             canonical[0].bytes().begin())); // another summation order
         for (std::uint64_t seed = 1; seed <= 10; ++seed) {
             goblin::core::SeededRandom random(seed);
-            const lab::CheapAuditReport report = lab::runCheapAudit(
-                p.graph, p.plan, inputs, claimed, {}, random, nullptr, lab::GreyZone::CheckExactly);
+            const verify::CheapAuditReport report =
+                verify::runCheapAudit(p.graph, p.plan, inputs, claimed, {}, random, nullptr,
+                                      verify::GreyZone::CheckExactly);
             QVERIFY2(report.passed, report.reason.c_str());
             QCOMPARE(report.checked, std::size_t{4});
         }

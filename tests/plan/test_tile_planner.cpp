@@ -6,14 +6,14 @@
 #include <string>
 #include <vector>
 
-#include "kinds/matmul/tile_planner.hpp"
+#include "goblin/plan/tile_planner.hpp"
 
 using goblin::ErrorCode;
 using goblin::core::DType;
 using goblin::core::itemSize;
-using goblin::labnode::PlanningInput;
-using goblin::labnode::planTiles;
-using goblin::labnode::TilePlan;
+using goblin::plan::PlanningInput;
+using goblin::plan::planTiles;
+using goblin::plan::TilePlan;
 
 namespace {
 

@@ -4,11 +4,11 @@
 
 #include <cmath>
 
-#include "kinds/graph/replica_referee.hpp"
+#include "goblin/verify/replica_referee.hpp"
 #include "support/random_tensors.hpp"
 
 using namespace goblin;
-using namespace goblin::labnode;
+using namespace goblin::verify;
 
 namespace {
 

@@ -1,6 +1,6 @@
-#include "kinds/graph/tensor_sums.hpp"
+#include "goblin/plan/tensor_sums.hpp"
 
-namespace goblin::labnode {
+namespace goblin::plan {
 namespace {
 
 template <typename T>
@@ -46,4 +46,4 @@ Expected<core::Tensor> weightedSum(const std::vector<core::Tensor>& parts,
     return out;
 }
 
-} // namespace goblin::labnode
+} // namespace goblin::plan

@@ -10,7 +10,7 @@
 #include "goblin/core/dtype.hpp"
 #include "goblin/core/error.hpp"
 
-namespace goblin::labnode {
+namespace goblin::plan {
 
 struct TileRect {
     std::int64_t row0 = 0, col0 = 0, rows = 0, cols = 0;
@@ -41,4 +41,4 @@ struct TilePlan {
 // wins, clamped to the matrix.
 Expected<TilePlan> planTiles(const PlanningInput& input);
 
-} // namespace goblin::labnode
+} // namespace goblin::plan

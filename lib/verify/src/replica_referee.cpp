@@ -1,22 +1,22 @@
-#include "kinds/graph/replica_referee.hpp"
+#include "goblin/verify/replica_referee.hpp"
 
-namespace goblin::labnode {
+namespace goblin::verify {
 namespace {
 
-verify::Agreement compareReplicas(const std::vector<verify::OutputTolerance>& tolerances,
-                                  const Replica& first, const Replica& second) {
+Agreement compareReplicas(const std::vector<OutputTolerance>& tolerances, const Replica& first,
+                          const Replica& second) {
     if (!isCanonicalBackend(first.backend) || !isCanonicalBackend(second.backend))
-        return verify::compareOutputs(tolerances, first.outputs, second.outputs);
-    std::vector<verify::OutputTolerance> bitwise = tolerances;
-    for (verify::OutputTolerance& tolerance : bitwise)
+        return compareOutputs(tolerances, first.outputs, second.outputs);
+    std::vector<OutputTolerance> bitwise = tolerances;
+    for (OutputTolerance& tolerance : bitwise)
         tolerance.budget = 0;
-    verify::Agreement agreement = verify::compareOutputs(bitwise, first.outputs, second.outputs);
+    Agreement agreement = compareOutputs(bitwise, first.outputs, second.outputs);
     if (!agreement.agree)
         agreement.reason = "canonical backends differ: " + agreement.reason;
     return agreement;
 }
 
-Judgement decideAgainst(const std::vector<verify::OutputTolerance>& tolerances,
+Judgement decideAgainst(const std::vector<OutputTolerance>& tolerances,
                         const std::vector<Replica>& replicas, std::size_t decisive) {
     Judgement judgement;
     judgement.decision = Decision::Decided;
@@ -47,7 +47,7 @@ bool isCanonicalBackend(std::string_view backend) {
     return backend == "cpu-reference" || backend == "opencl-graph" || backend == "node-reference";
 }
 
-Judgement judgeReplicas(const std::vector<verify::OutputTolerance>& tolerances,
+Judgement judgeReplicas(const std::vector<OutputTolerance>& tolerances,
                         const std::vector<Replica>& replicas) {
     for (std::size_t i = 0; i < replicas.size(); ++i)
         if (replicas[i].fromNode())
@@ -59,4 +59,4 @@ Judgement judgeReplicas(const std::vector<verify::OutputTolerance>& tolerances,
     return judgement;
 }
 
-} // namespace goblin::labnode
+} // namespace goblin::verify

@@ -1,10 +1,10 @@
-#include "kinds/matmul/tile_planner.hpp"
+#include "goblin/plan/tile_planner.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 
-namespace goblin::labnode {
+namespace goblin::plan {
 namespace {
 
 std::int64_t ceilDiv(std::int64_t a, std::int64_t b) {
@@ -77,4 +77,4 @@ Expected<TilePlan> planTiles(const PlanningInput& in) {
     return plan;
 }
 
-} // namespace goblin::labnode
+} // namespace goblin::plan

@@ -14,7 +14,7 @@
 #include "goblin/core/tensor.hpp"
 #include "goblin/verify/output_agreement.hpp"
 
-namespace goblin::labnode {
+namespace goblin::verify {
 
 struct Replica {
     std::int64_t attempt = 0;
@@ -43,7 +43,7 @@ struct Judgement {
 // "cpu-reference", "opencl-graph", "node-reference".
 bool isCanonicalBackend(std::string_view backend);
 
-Judgement judgeReplicas(const std::vector<verify::OutputTolerance>& tolerances,
+Judgement judgeReplicas(const std::vector<OutputTolerance>& tolerances,
                         const std::vector<Replica>& replicas);
 
-} // namespace goblin::labnode
+} // namespace goblin::verify

@@ -1,4 +1,4 @@
-#include "kinds/graph/chunk_shapes.hpp"
+#include "goblin/plan/chunk_shapes.hpp"
 
 #include <algorithm>
 #include <map>
@@ -7,7 +7,7 @@
 
 #include "goblin/core/ops/op_catalog.hpp"
 
-namespace goblin::labnode {
+namespace goblin::plan {
 namespace {
 
 using core::graph::ValueId;
@@ -205,4 +205,4 @@ Expected<void> adaptShapeTargets(core::graph::Graph& graph, const core::graph::G
     return {};
 }
 
-} // namespace goblin::labnode
+} // namespace goblin::plan
