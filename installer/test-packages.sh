@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The packages' end-to-end test (issue 13): builds the three .deb files, installs them with apt,
+# The packages' end-to-end test: builds the three .deb files, installs them with apt,
 # runs the installed goblin-labnode (init + serve on loopback with a temporary database, not
 # through systemd) and the installed headless volunteer, and multiplies two matrices with the
 # gpu-goblin wheel installed in a throwaway venv, checked against numpy. Then systemd-analyze

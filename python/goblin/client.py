@@ -150,7 +150,7 @@ class Client:
         anything is submitted). A product over 256 MiB (or the node's tensor limit) comes in row
         blocks of at most 64 MiB, each written into `out` as it arrives: C can be larger than
         this machine's memory when `out` is a memmap. Tiles of at least 1 MiB come as each is
-        accepted, while the rest compute (protocol 6, summary "delivery": "tiles"), written into
+        accepted, while the rest compute (summary "delivery": "tiles"), written into
         C, or straight into `out` when it is a numpy array (which then holds some tiles when
         the job fails). The job's summary is kept in
         `last_summary`; the job is released at the node once C is here (not when writing into

@@ -1,4 +1,4 @@
-"""Handles of submitted jobs and the researcher's job list (docs/protocol.md, protocol 4).
+"""Handles of submitted jobs and the researcher's job list (docs/protocol.md).
 
 `Client.submit_matmul`, `submit_graph` and `submit_train` return a `Job`: the job id (a `str`, so
 it goes wherever an id went: `client.fetch(job)`, logs, files) with the `concurrent.futures` /

@@ -47,7 +47,7 @@ def check_product(connection: Connection, m: int, n: int, itemsize: int,
 def submit(connection: Connection, A: Any, B: Any, tile: Optional[Sequence[int]],
            stream_into: Any = NO_STREAM) -> str:
     """Submits C = A·B and returns the job id; with `stream_into` (None or `out`) it asks for
-    the accepted tiles as they come (protocol 6), written into the job's TileStream (its
+    the accepted tiles as they come, written into the job's TileStream (its
     JobState.stream) that collect takes C from."""
     tile = check_tile(tile)
     if needs_blocks(connection, A, B):  # staged at the node in row blocks (staged_inputs)

@@ -1,4 +1,4 @@
-"""A matmul product that arrives tile by tile while its job runs (protocol 6, docs/protocol.md
+"""A matmul product that arrives tile by tile while its job runs (docs/protocol.md
 "Streamed tiles"): client.matmul asks for it, and a node that grants it says "delivery": "tiles"
 in job_accepted, pushes every accepted tile as a result_tile and sends a job_done without C.
 

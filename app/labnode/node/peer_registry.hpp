@@ -26,7 +26,7 @@ struct VolunteerInfo {
     std::int64_t memoryBytes = 0; // what it lends (0: unknown, not limited)
     std::set<std::string> dtypes;
     bool graphs = false; // runs graph tasks (catalog ≥ 3 and op "graph")
-    // Graph inputs it keeps by digest (protocol 4, "input_cache_bytes"); 0: all inputs travel.
+    // Graph inputs it keeps by digest ("input_cache_bytes"); 0: all inputs travel.
     std::int64_t inputCacheBytes = 0;
     bool approved = true; // under `serve --volunteers approved`, only once lab staff approved it
     bool quarantined = false; // caught: it gets no more work while its connection closes

@@ -22,7 +22,7 @@ struct VolunteerCapabilities {
     std::int64_t memoryBytes = 0;
     std::set<std::string> dtypes;
     bool graphs = false; // lists op "graph" (the node also needs its hello's catalog ≥ 3)
-    std::int64_t inputCacheBytes = 0; // "input_cache_bytes" (protocol 4; 0 when absent)
+    std::int64_t inputCacheBytes = 0; // "input_cache_bytes" (0 when absent)
 };
 
 Expected<VolunteerCapabilities> parseCapabilities(const boost::json::object& hello);

@@ -62,7 +62,7 @@ CREATE TABLE IF NOT EXISTS lease_losses(
   kind TEXT NOT NULL, task_id INTEGER NOT NULL, attempt INTEGER NOT NULL,
   volunteer_id TEXT NOT NULL, why TEXT NOT NULL, at REAL NOT NULL,
   PRIMARY KEY(kind, task_id, attempt));
--- Trust (issue 10): how much extra checking a volunteer gets. audits_passed counts its results the
+-- Trust: how much extra checking a volunteer gets. audits_passed counts its results the
 -- node recomputed and found right; a volunteer caught once is quarantined for good.
 CREATE TABLE IF NOT EXISTS volunteer_trust(
   volunteer_id TEXT PRIMARY KEY, audits_passed INTEGER NOT NULL DEFAULT 0,
@@ -88,7 +88,7 @@ CREATE TABLE IF NOT EXISTS volunteer_bans(
 -- Researcher credentials lab staff revoked (`researchers revoke`): refused at the next hello.
 CREATE TABLE IF NOT EXISTS researcher_revocations(
   researcher_id INTEGER PRIMARY KEY REFERENCES researchers(id), revoked_at REAL NOT NULL);
--- Training jobs (issue 11): the request ({"graph", "train"}), its stored input tensors (x and y
+-- Training jobs: the request ({"graph", "train"}), its stored input tensors (x and y
 -- with every sample), the current flat parameters then the optimizer state (stored tensors,
 -- replaced as each round commits), the rounds committed and the graph job of the round in flight.
 CREATE TABLE IF NOT EXISTS train_jobs(
@@ -102,12 +102,12 @@ CREATE TABLE IF NOT EXISTS train_rounds(
   grad_norm REAL NOT NULL, tasks INTEGER NOT NULL, rejected INTEGER NOT NULL,
   node_audited INTEGER NOT NULL, node_decided INTEGER NOT NULL, seconds REAL NOT NULL,
   verification_seconds REAL NOT NULL, graph_job TEXT NOT NULL, PRIMARY KEY(job_id, round));
--- A streamed training job's batches (protocol 5) the node holds but has not trained: x then y as
+-- A streamed training job's batches the node holds but has not trained: x then y as
 -- stored tensors; a row with empty tensors marks where the data ended.
 CREATE TABLE IF NOT EXISTS train_batches(
   job_id TEXT NOT NULL REFERENCES train_jobs(id), batch INTEGER NOT NULL, tensors TEXT NOT NULL,
   PRIMARY KEY(job_id, batch));
--- Access requests (issue 12, app/labnode/access/): one-time sign-in codes (hashed, single use,
+-- Access requests (app/labnode/access/): one-time sign-in codes (hashed, single use,
 -- expiring; rows also count issues per e-mail and per address for the rate limit), browser
 -- sessions (the cookie's hash; email NULL until signed in) and researchers' requests as the form
 -- took them. A request's credential is created when its researcher first asks to see it.

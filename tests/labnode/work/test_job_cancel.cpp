@@ -1,4 +1,4 @@
-// Cancelling and listing jobs (protocol 4): the researcher desk's cancel and list_jobs with fake
+// Cancelling and listing jobs: the researcher desk's cancel and list_jobs with fake
 // kinds over real job rows (owners checked, another researcher's job and an unknown id refused
 // alike, a finished job refused, a second cancel answered again), lab staff's requests carried out
 // at the staff check (a running job's purge refused), and a real node's matmul and graph jobs

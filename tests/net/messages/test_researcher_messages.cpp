@@ -79,7 +79,7 @@ void TestResearcherMessages::submitMatmulWireForm() {
         parseSubmitMatmul(overTheWire(toMessage(SubmitMatmul{2, std::nullopt, a, b, {}})));
     QVERIFY(untiled);
     QVERIFY(!untiled->tile);
-    // Staged inputs (protocol 5): two upload ids and no tensor.
+    // Staged inputs: two upload ids and no tensor.
     const Message staged =
         toMessage(SubmitMatmul{3, std::nullopt, nullptr, nullptr, {"u-a1", "u-b2"}});
     QCOMPARE(wireText(staged),

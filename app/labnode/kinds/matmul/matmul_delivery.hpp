@@ -1,6 +1,6 @@
 // Delivery of a finished matmul job: the summary (from its recorded verdicts) and the product,
 // read back from the result file on a worker — O(size) — and sent from there; a product over
-// wholeProductBytes() goes in row blocks the researcher fetches (fetch_rows, protocol 5), so no
+// wholeProductBytes() goes in row blocks the researcher fetches (fetch_rows), so no
 // message and no buffer at either end holds more than a block. Called on core.
 #pragma once
 

@@ -2,7 +2,7 @@
 // blobs on two workers at once, then (back on core) the tiles are planned for the volunteers
 // connected now and the job and its tasks are written in one transaction. Errors are answered to
 // the researcher; a created job is handed to `created`. A submit naming two staged uploads
-// ("inputs", protocol 5) takes them instead: their blocks were checked as they came, their files
+// ("inputs") takes them instead: their blocks were checked as they came, their files
 // become the blobs. Core thread, with work on the pool.
 #pragma once
 

@@ -41,7 +41,7 @@ struct Capabilities {
     std::vector<std::string> ops;    // e.g. "matmul", "graph"
     std::int64_t slots = 1;          // 1–16
     boost::json::array devices;      // optional; empty when absent
-    // "input_cache_bytes" (protocol 4, optional, ≥ 0): graph inputs the volunteer keeps by digest
+    // "input_cache_bytes" (optional, ≥ 0): graph inputs the volunteer keeps by digest
     // for later tasks, in bytes; 0 or absent: every input travels with every task.
     std::int64_t inputCacheBytes = 0;
 

@@ -1,5 +1,5 @@
 // Typed messages with which a researcher manages its jobs (docs/protocol.md, "Cancelling and
-// listing jobs", protocol 4): cancel and its reply, list_jobs and its reply. Builders write the
+// listing jobs"): cancel and its reply, list_jobs and its reply. Builders write the
 // exact wire fields; parsers validate every field of a hostile control object. Pure functions on
 // values; safe on any thread.
 #pragma once

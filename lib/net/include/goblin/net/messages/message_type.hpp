@@ -14,43 +14,43 @@ namespace goblin::net {
 // Append only. Variants that share a wire type (the researcher's and the volunteer's hello, a
 // matmul or a graph task, result, task_error and job_accepted) share an enumerator.
 enum class MessageType {
-    Hello,        // client → node: first message on either path
-    Welcome,      // node → client: the handshake succeeded
-    Error,        // node → researcher: a request failed, the connection stays open
-    SubmitMatmul, // researcher → node: C = A·B
-    SubmitGraph,  // researcher → node: a graph job (catalog 3)
-    JobAccepted,  // node → researcher: the job is durable
-    Progress,     // node → researcher: tasks decided so far
-    JobStatus,    // node → researcher: reply to fetch
-    Fetch,        // researcher → node: attach to an earlier job
-    Release,      // researcher → node: delete the job's blobs
-    Released,     // node → researcher: reply to release
-    JobDone,      // node → researcher: the verified outputs
-    JobFailed,    // node → researcher: the job cannot finish
-    Task,         // node → volunteer: compute this (matmul tile or graph chunk)
-    Result,       // volunteer → node: the computed outputs
-    TaskError,    // volunteer → node: could not compute the task
-    Verdict,      // node → volunteer: the task's decision for this attempt
-    Audit,        // researcher → node: what later audits found about a delivered job (protocol 2)
-    AuditReport,  // node → researcher: reply to audit, or pushed when an audit of a job ends
-    SubmitTrain,  // researcher → node: a training job (protocol 3)
-    TrainRound,   // node → researcher: a training job's round committed (protocol 3)
-    Cancel,       // researcher → node: cancel a job (protocol 4)
-    Cancelled,    // node → researcher: reply to cancel
-    ListJobs,     // researcher → node: the researcher's own jobs (protocol 4)
-    JobList,      // node → researcher: reply to list_jobs
-    ForgetInputs, // node → volunteer: drop task inputs kept by digest (protocol 4)
-    TrainBatch,   // researcher → node: a streamed training job's next batch (protocol 5)
+    Hello,         // client → node: first message on either path
+    Welcome,       // node → client: the handshake succeeded
+    Error,         // node → researcher: a request failed, the connection stays open
+    SubmitMatmul,  // researcher → node: C = A·B
+    SubmitGraph,   // researcher → node: a graph job (catalog 3)
+    JobAccepted,   // node → researcher: the job is durable
+    Progress,      // node → researcher: tasks decided so far
+    JobStatus,     // node → researcher: reply to fetch
+    Fetch,         // researcher → node: attach to an earlier job
+    Release,       // researcher → node: delete the job's blobs
+    Released,      // node → researcher: reply to release
+    JobDone,       // node → researcher: the verified outputs
+    JobFailed,     // node → researcher: the job cannot finish
+    Task,          // node → volunteer: compute this (matmul tile or graph chunk)
+    Result,        // volunteer → node: the computed outputs
+    TaskError,     // volunteer → node: could not compute the task
+    Verdict,       // node → volunteer: the task's decision for this attempt
+    Audit,         // researcher → node: what later audits found about a delivered job
+    AuditReport,   // node → researcher: reply to audit, or pushed when an audit of a job ends
+    SubmitTrain,   // researcher → node: a training job
+    TrainRound,    // node → researcher: a training job's round committed
+    Cancel,        // researcher → node: cancel a job
+    Cancelled,     // node → researcher: reply to cancel
+    ListJobs,      // researcher → node: the researcher's own jobs
+    JobList,       // node → researcher: reply to list_jobs
+    ForgetInputs,  // node → volunteer: drop task inputs kept by digest
+    TrainBatch,    // researcher → node: a streamed training job's next batch
     BatchAccepted, // node → researcher: reply to train_batch
-    FetchRows,     // researcher → node: rows of a done matmul job's product (protocol 5)
+    FetchRows,     // researcher → node: rows of a done matmul job's product
     ResultRows,    // node → researcher: reply to fetch_rows
-    Upload,        // researcher → node: stage a matrix sent in row blocks (protocol 5)
+    Upload,        // researcher → node: stage a matrix sent in row blocks
     UploadReady,   // node → researcher: reply to upload
     UploadRows,    // researcher → node: the next rows of a staged matrix
     RowsStored,    // node → researcher: reply to upload_rows
     DropUpload,    // researcher → node: delete a staged matrix
     UploadDropped, // node → researcher: reply to drop_upload
-    ResultTile,    // node → researcher: an accepted tile of a streamed product (protocol 6)
+    ResultTile,    // node → researcher: an accepted tile of a streamed product
     Count          // not a message
 };
 

@@ -31,9 +31,9 @@ struct SubmitMatmul {
     TensorPtr a;
     TensorPtr b;
     // Or "inputs": [A's upload, B's upload] and no tensor: matrices staged in row blocks
-    // (protocol 5, upload_messages.hpp).
+    // (upload_messages.hpp).
     std::vector<std::string> uploads;
-    bool stream = false; // "stream": true asks for the accepted tiles as they come (protocol 6)
+    bool stream = false; // "stream": true asks for the accepted tiles as they come
 };
 
 // → {"type":"submit_graph","id","graph":{…}[, "batch":{…}]} + the graph's inputs. The graph and
@@ -64,7 +64,7 @@ struct GraphJobAccepted {
     std::int64_t tasks = 0;
 };
 
-// ← {"type":"progress","job","done","total"[, "waiting"]}; `waiting` (protocol 4, optional)
+// ← {"type":"progress","job","done","total"[, "waiting"]}; `waiting` (optional)
 // says why nothing computes the job now (no connected volunteer can take its tasks), and a
 // progress without it that the job computes again.
 struct Progress {
@@ -119,7 +119,7 @@ struct JobFailed {
     Error error;
 };
 
-// → {"type":"audit","id","job"} (protocol 2): what audits after delivery found about a job.
+// → {"type":"audit","id","job"}: what audits after delivery found about a job.
 struct Audit {
     std::int64_t id = 0;
     std::string job;
@@ -150,7 +150,7 @@ struct AuditReport {
 inline constexpr std::size_t kMaxAuditEntries = 256;
 
 // → {"type":"submit_train","id","graph":{…},"train":{…},"tensors":N} + the graph's inputs (x and
-// y with every sample), then the optimizer state to resume from (protocol 3). The node checks the
+// y with every sample), then the optimizer state to resume from. The node checks the
 // graph and `train` (labnode/train/train_submission.hpp); this parser only their presence.
 struct SubmitTrain {
     std::int64_t id = 0;
@@ -159,7 +159,7 @@ struct SubmitTrain {
     std::vector<TensorPtr> tensors;
 };
 
-// ← {"type":"job_accepted","id","job","kind":"train","rounds"} (protocol 3).
+// ← {"type":"job_accepted","id","job","kind":"train","rounds"}.
 struct TrainJobAccepted {
     std::int64_t id = 0;
     std::string job;

@@ -1,5 +1,5 @@
 // Typed messages that move a matmul product in row blocks (docs/protocol.md, "Products in row
-// blocks", protocol 5): a product too large to travel whole is fetched block by block. Builders
+// blocks"): a product too large to travel whole is fetched block by block. Builders
 // write the exact wire fields; parsers validate every field of a hostile control object. Pure
 // functions on values; safe on any thread.
 #pragma once
@@ -36,7 +36,7 @@ struct ResultRows {
 };
 
 // ← {"type":"result_tile","job","row0","col0","tensors":1} + one accepted tile (rows × cols, C's
-// dtype), pushed to the connection that asked for a streamed product (protocol 6).
+// dtype), pushed to the connection that asked for a streamed product.
 struct ResultTile {
     std::string job;
     std::int64_t row0 = 0;

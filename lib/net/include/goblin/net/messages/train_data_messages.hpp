@@ -1,5 +1,5 @@
-// Typed messages of a training job's streamed data (docs/protocol.md, "Streamed training data",
-// protocol 5): the researcher sends batch k of a job submitted with "stream": true, or says where
+// Typed messages of a training job's streamed data (docs/protocol.md, "Streamed training data"):
+// the researcher sends batch k of a job submitted with "stream": true, or says where
 // the data ended; the node answers each. Builders write the exact wire fields; parsers validate
 // every field of a hostile control object. Pure functions on values; safe on any thread.
 #pragma once

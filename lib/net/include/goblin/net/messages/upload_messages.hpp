@@ -1,5 +1,5 @@
-// Typed messages that upload a matrix in row blocks (docs/protocol.md, "Matrices in row blocks",
-// protocol 5): a matrix too large for one message, or read from disk block by block, is staged at
+// Typed messages that upload a matrix in row blocks (docs/protocol.md, "Matrices in row blocks"):
+// a matrix too large for one message, or read from disk block by block, is staged at
 // the node (a file, never memory) and named by its upload id in submit_matmul. Builders write the
 // exact wire fields; parsers validate every field of a hostile control object. Pure functions on
 // values; safe on any thread.

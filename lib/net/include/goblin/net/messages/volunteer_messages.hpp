@@ -39,7 +39,7 @@ struct MatmulTask {
     TensorPtr b;
 };
 
-// A graph input named by its tensor digest (protocol 4, to volunteers that announced
+// A graph input named by its tensor digest (to volunteers that announced
 // "input_cache_bytes"): with `keep` the tensor follows and the volunteer keeps it under `digest`
 // for later tasks; without, it does not follow and the volunteer uses the copy it kept.
 struct InputRef {
@@ -59,14 +59,14 @@ struct GraphTask {
     std::vector<std::optional<InputRef>> inputRefs;
     // "gemm_nodes": the ids of matmul and conv2d nodes the volunteer may compute with any GEMM
     // (BLAS, CLBlast) instead of the canonical kernel, because the lab node checks their values by
-    // Freivalds rather than comparing bits (absent = none; protocol 5; a volunteer that ignores
+    // Freivalds rather than comparing bits (absent = none; a volunteer that ignores
     // it computes them canonically, which passes the same check).
     std::vector<std::int64_t> gemmNodes;
 };
 inline constexpr std::size_t kMaxGemmNodes = 4096;
 
 // ← {"type":"forget_inputs","digests":[…]}: the volunteer drops the inputs it kept under these
-// digests (protocol 4; a digest it does not hold is ignored).
+// digests (a digest it does not hold is ignored).
 struct ForgetInputs {
     std::vector<std::string> digests;
 };
