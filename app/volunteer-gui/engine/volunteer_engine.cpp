@@ -8,7 +8,6 @@
 #include "goblin/net/messages/handshake.hpp"
 #include "goblin/net/messages/volunteer_messages.hpp"
 #include "goblin/net/ws_client.hpp"
-#include "graph_task.hpp"
 
 namespace goblin::volunteer {
 
@@ -35,9 +34,8 @@ VolunteerEngine::VolunteerEngine(asio::io_context& io, EngineSettings settings,
                                  std::unique_ptr<compute::Backend> backend, LogSink log)
     : m_io(io), m_settings(std::move(settings)), m_backend(std::move(backend)),
       m_log(std::move(log)), m_identityFile(m_settings.configDir),
-      m_graphExecutors(
-          m_settings.graphDevice,
-          [this](const std::string& line) { asio::post(m_io, [this, line] { m_log(line); }); }),
+      m_runner(io, *m_backend, m_gate, m_counters, m_settings.graphDevice,
+               m_settings.applyCpuThreads, m_log),
       m_reconnectTimer(io), m_releaseTimer(io),
       m_keptInputs(m_settings.memoryBytes > 0
                        ? std::min(m_settings.inputCacheBytes, m_settings.memoryBytes / 4)
@@ -45,7 +43,7 @@ VolunteerEngine::VolunteerEngine(asio::io_context& io, EngineSettings settings,
 
 VolunteerEngine::~VolunteerEngine() {
     m_gate.shutdown();
-    m_compute.join();
+    m_runner.join();
 }
 
 void VolunteerEngine::start() {
@@ -72,8 +70,8 @@ EngineStatus VolunteerEngine::status() const {
     status.volunteerId = m_volunteerId;
     status.backend = std::string(m_backend->name());
     status.counters = m_counters;
-    status.tasksOpen = m_tasksOpen;
-    status.running = m_running;
+    status.tasksOpen = m_runner.tasksOpen();
+    status.running = m_runner.running();
     status.parked = m_gate.parked();
     if (m_link == LinkState::Disconnected)
         status.retryDelay = m_retryDelay;
@@ -118,8 +116,8 @@ void VolunteerEngine::releaseForPause() {
         return;
     m_released = true;
     m_reconnectTimer.cancel();
-    m_liveGeneration = ++m_generation; // the old connection's events and tasks are now stale
-    m_gate.wake();                     // so held tasks are dropped now, not on resume
+    m_runner.setLiveGeneration(++m_generation); // the old connection's events and tasks are stale
+    m_gate.wake();                              // so held tasks are dropped now, not on resume
     if (m_connection) {
         m_log("paused for " + std::to_string(m_settings.releaseAfterPause.count() / 1000) +
               " s: disconnecting so the lab node hands the held tasks to others");
@@ -155,7 +153,7 @@ void VolunteerEngine::onConnected(Expected<std::shared_ptr<net::WsConnection>> c
         return;
     }
     m_connection = *connection;
-    m_liveGeneration = ++m_generation;
+    m_runner.setLiveGeneration(++m_generation);
     m_keptInputs.clear(); // a new connection starts with nothing kept, on both sides
     m_connection->start(std::make_shared<Link>(*this, m_generation));
     sendHello();
@@ -268,179 +266,14 @@ void VolunteerEngine::onTask(net::Message message) {
             m_counters.bytesReceived += static_cast<std::int64_t>(tensor->byteSize());
         task->inputs = std::move(*inputs);
         task->inputRefs.clear();
-        return onGraphTask(std::move(*task));
+        return m_runner.runGraph(connection, std::move(*task));
     }
     auto task = net::parseMatmulTask(message);
     if (!task)
         return report(net::TaskOp::Matmul, task.error());
     m_counters.bytesReceived +=
         static_cast<std::int64_t>(task->a->byteSize() + task->b->byteSize());
-    if (computesNow(*task))
-        return computeNow(connection, *task);
-    ++m_tasksOpen;
-    asio::post(m_compute, [this, connection, generation = m_generation, task = std::move(*task)] {
-        compute(connection, generation, task.ref.task, task.ref.attempt, task.a, task.b);
-    });
-}
-
-bool VolunteerEngine::computesNow(const net::MatmulTask& task) const {
-    // About a microsecond of arithmetic: less than waking the compute thread and back.
-    constexpr std::int64_t kMultiplyAdds = 32 * 32 * 32;
-    const core::Shape& a = task.a->shape();
-    const core::Shape& b = task.b->shape();
-    if (a.size() != 2 || b.size() != 2 || a[0] * a[1] * b[1] > kMultiplyAdds)
-        return false;
-    // While the compute thread holds a task it owns the backend (and a paused or throttled plan
-    // must be obeyed at the gate, in order).
-    if (m_tasksOpen != 0 || m_backend->slicesInternally(*task.a, *task.b))
-        return false;
-    const ComputePlan plan = m_gate.plan();
-    return plan.run && !plan.holdNewTasks && plan.dutyPercent >= 100;
-}
-
-// Io thread, compute thread idle (computesNow).
-void VolunteerEngine::computeNow(const std::shared_ptr<net::WsConnection>& connection,
-                                 const net::MatmulTask& task) {
-    const auto started = std::chrono::steady_clock::now();
-    auto product = m_backend->matmul(*task.a, *task.b);
-    const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - started;
-    const bool computed = product.has_value();
-    const auto bytes = sendMatmulOutcome(connection, task.ref, std::move(product), seconds.count());
-    if (!computed) {
-        ++m_counters.failed;
-        return;
-    }
-    ++m_counters.computed;
-    m_counters.computeSeconds += seconds.count();
-    m_counters.bytesSent += bytes;
-}
-
-std::int64_t
-VolunteerEngine::sendMatmulOutcome(const std::shared_ptr<net::WsConnection>& connection,
-                                   const net::TaskRef& ref, Expected<core::Tensor> product,
-                                   double seconds) const {
-    if (!product) {
-        connection->send(net::toMessage(net::TaskError{net::TaskOp::Matmul, ref, product.error()}));
-        return 0;
-    }
-    const auto bytes = static_cast<std::int64_t>(product->byteSize());
-    connection->send(net::toMessage(
-        net::TaskResult{net::TaskOp::Matmul,
-                        ref,
-                        std::string(m_backend->name()),
-                        seconds,
-                        {std::make_shared<const core::Tensor>(std::move(*product))}}));
-    return bytes;
-}
-
-// Compute thread: a task ended (computed, failed, or dropped with all zeros).
-void VolunteerEngine::finishTask(std::int64_t computed, std::int64_t failed, double seconds,
-                                 std::int64_t bytesSent) {
-    asio::post(m_io, [=, this] {
-        --m_tasksOpen;
-        m_running.reset();
-        m_counters.computed += computed;
-        m_counters.failed += failed;
-        m_counters.computeSeconds += seconds;
-        m_counters.bytesSent += bytesSent;
-    });
-}
-
-void VolunteerEngine::onGraphTask(net::GraphTask task) {
-    ++m_tasksOpen;
-    asio::post(m_compute, [this, connection = m_connection, generation = m_generation,
-                           task = std::move(task)] { computeGraph(connection, generation, task); });
-}
-
-// Compute thread. A graph task runs whole once the gate lets it start (graph tasks are small:
-// the node splits big ones along their batch).
-void VolunteerEngine::computeGraph(std::shared_ptr<net::WsConnection> connection,
-                                   std::uint64_t generation, const net::GraphTask& task) {
-    const std::int64_t taskId = task.ref.task, attempt = task.ref.attempt;
-    auto finish = [this](std::int64_t computed, std::int64_t failed, double seconds,
-                         std::int64_t bytesSent) {
-        finishTask(computed, failed, seconds, bytesSent);
-    };
-    auto stale = [this, generation] { return m_liveGeneration.load() != generation; };
-    if (m_gate.enterTask(stale) != GateVerdict::Go)
-        return finish(0, 0, 0, 0);
-    asio::post(m_io, [this, taskId] { m_running = TaskProgress{taskId, 0}; });
-    // Between nodes the task obeys the gate like a matmul between slices: it rests to keep the
-    // duty cycle, parks while paused (a pause holds within about one node), and gives up when
-    // stale.
-    bool stopped = false;
-    auto sliceStart = std::chrono::steady_clock::now();
-    reference::GraphRunHooks hooks;
-    hooks.beforeNode = [&](std::size_t step, std::size_t steps) {
-        const auto now = std::chrono::steady_clock::now();
-        if (stopped)
-            return false;
-        if (step > 0 && now - sliceStart < std::chrono::milliseconds(10))
-            return true;
-        if (m_gate.betweenSlices(now - sliceStart, stale) != GateVerdict::Go) {
-            stopped = true;
-            return false;
-        }
-        const double fraction = static_cast<double>(step) / static_cast<double>(steps);
-        asio::post(m_io, [this, taskId, fraction] { m_running = TaskProgress{taskId, fraction}; });
-        sliceStart = std::chrono::steady_clock::now();
-        return true;
-    };
-    auto result = m_graphExecutors.run(json::value(task.graph), task.inputs,
-                                       core::graph::GraphLimits{}, hooks, task.gemmNodes);
-    if (stopped) // shut down or stale mid-task: the node re-queues it
-        return finish(0, 0, 0, 0);
-    if (!result) {
-        connection->send(
-            net::toMessage(net::TaskError{net::TaskOp::Graph, {taskId, attempt}, result.error()}));
-        return finish(0, 1, 0, 0);
-    }
-    std::vector<net::TensorPtr> outputs;
-    std::int64_t bytes = 0;
-    for (core::Tensor& output : result->outputs) {
-        bytes += static_cast<std::int64_t>(output.byteSize());
-        outputs.push_back(std::make_shared<const core::Tensor>(std::move(output)));
-    }
-    connection->send(net::toMessage(net::TaskResult{net::TaskOp::Graph,
-                                                    {taskId, attempt},
-                                                    result->backend,
-                                                    result->seconds,
-                                                    std::move(outputs)}));
-    finish(1, 0, result->seconds, bytes);
-}
-
-// Compute thread. Waits at the gate before the task and between its slices; posts every state
-// change to the io thread.
-void VolunteerEngine::compute(std::shared_ptr<net::WsConnection> connection,
-                              std::uint64_t generation, std::int64_t taskId, std::int64_t attempt,
-                              std::shared_ptr<const core::Tensor> a,
-                              std::shared_ptr<const core::Tensor> b) {
-    auto finish = [this](std::int64_t computed, std::int64_t failed, double seconds,
-                         std::int64_t bytesSent) {
-        finishTask(computed, failed, seconds, bytesSent);
-    };
-    // A task of a closed connection is no longer leased to us: the node has re-queued it.
-    auto stale = [this, generation] { return m_liveGeneration.load() != generation; };
-    if (m_gate.enterTask(stale) != GateVerdict::Go)
-        return finish(0, 0, 0, 0);
-    asio::post(m_io, [this, taskId] { m_running = TaskProgress{taskId, 0}; });
-    SlicedRun hooks;
-    hooks.applyThreads = m_settings.applyCpuThreads;
-    hooks.progress = [this, taskId](double fraction) {
-        asio::post(m_io, [this, taskId, fraction] { m_running = TaskProgress{taskId, fraction}; });
-    };
-    hooks.cancelled = stale;
-    auto outcome = slicedMatmul(*m_backend, m_gate, m_tuning, *a, *b, hooks);
-    if (!outcome) // shut down or stale mid-task: the node re-queues it
-        return finish(0, 0, 0, 0);
-    if (!*outcome) {
-        sendMatmulOutcome(connection, {taskId, attempt}, tl::unexpected(outcome->error()), 0);
-        return finish(0, 1, 0, 0);
-    }
-    const double busySeconds = (*outcome)->busySeconds;
-    const auto bytes = sendMatmulOutcome(connection, {taskId, attempt},
-                                         std::move((*outcome)->product), busySeconds);
-    finish(1, 0, busySeconds, bytes);
+    m_runner.runMatmul(connection, std::move(*task));
 }
 
 void VolunteerEngine::onClosed(std::uint64_t generation, const Error& reason) {

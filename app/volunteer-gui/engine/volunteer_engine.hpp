@@ -1,10 +1,10 @@
 // The volunteer's engine, with no widgets: connects to one lab node (reconnecting with back-off),
-// says hello with its capabilities, computes the tasks it receives on a compute thread, and sends
-// the results back. Engine state lives on the io_context's single thread; compute runs on its own
-// thread and only posts back. The headless binary and (later) the Qt app drive the same engine.
+// says hello with its capabilities, and hands the tasks it receives to its TaskRunner, which
+// computes them on a compute thread and sends the results back. Engine state lives on the
+// io_context's single thread; compute runs on its own thread and only posts back. The headless
+// binary and the Qt app (through EngineBridge) drive the same engine.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -14,7 +14,6 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <boost/json/array.hpp>
 
 #include "compute_gate.hpp"
@@ -25,9 +24,8 @@
 #include "goblin/net/tls_context.hpp"
 #include "goblin/net/ws_connection.hpp"
 #include "goblin/net/ws_url.hpp"
-#include "graph_task.hpp"
 #include "kept_inputs.hpp"
-#include "sliced_matmul.hpp"
+#include "task_runner.hpp"
 #include "volunteer_identity.hpp"
 
 namespace goblin::volunteer {
@@ -83,27 +81,8 @@ private:
     void onClosed(std::uint64_t generation, const Error& reason);
     void onWelcome(const boost::json::object& welcome);
     void onTask(net::Message message);
-    void finishTask(std::int64_t computed, std::int64_t failed, double seconds,
-                    std::int64_t bytesSent);
-    void onGraphTask(net::GraphTask task);
-    void computeGraph(std::shared_ptr<net::WsConnection> connection, std::uint64_t generation,
-                      const net::GraphTask& task);
     void scheduleReconnect();
     void sendHello();
-    // Whether a matmul task is computed at once on the io thread (computeNow) instead of going
-    // through the compute thread: a product cheaper than the two thread hops, while the compute
-    // thread is idle and the plan runs at full duty with nothing held or paused.
-    bool computesNow(const net::MatmulTask& task) const;
-    void computeNow(const std::shared_ptr<net::WsConnection>& connection,
-                    const net::MatmulTask& task);
-    // Sends a matmul task's product (TaskResult) or its error (TaskError); returns the bytes of
-    // the product sent, 0 for an error. Either thread (a connection's send is thread-safe).
-    std::int64_t sendMatmulOutcome(const std::shared_ptr<net::WsConnection>& connection,
-                                   const net::TaskRef& ref, Expected<core::Tensor> product,
-                                   double seconds) const;
-    void compute(std::shared_ptr<net::WsConnection> connection, std::uint64_t generation,
-                 std::int64_t taskId, std::int64_t attempt, std::shared_ptr<const core::Tensor> a,
-                 std::shared_ptr<const core::Tensor> b);
     void releaseForPause();
     void setLink(LinkState link, std::string error);
 
@@ -112,27 +91,21 @@ private:
     std::unique_ptr<compute::Backend> m_backend;
     LogSink m_log;
     IdentityFile m_identityFile;
+    EngineCounters m_counters;
     ComputeGate m_gate;
-    SliceTuning m_tuning;            // compute thread only
-    GraphExecutors m_graphExecutors; // compute thread only
-    boost::asio::thread_pool m_compute{1};
+    TaskRunner m_runner;
     boost::asio::steady_timer m_reconnectTimer;
     boost::asio::steady_timer m_releaseTimer;
     bool m_releaseArmed = false;
     bool m_released = false;
-    // The generation whose tasks are still worth computing; the compute thread reads it.
-    std::atomic<std::uint64_t> m_liveGeneration{0};
     std::shared_ptr<net::WsConnection> m_connection;
     std::uint64_t m_generation = 0;
     std::chrono::milliseconds m_backoff{250};
     std::chrono::milliseconds m_retryDelay{0}; // of the pending reconnect, for the status
-    EngineCounters m_counters;
     LinkState m_link = LinkState::Connecting;
     std::string m_lastError;
     std::string m_volunteerId;
-    int m_tasksOpen = 0;
     KeptInputs m_keptInputs; // of the current connection
-    std::optional<TaskProgress> m_running;
     EngineExit m_exit = EngineExit::Running;
     bool m_usedIdentity = false;
 };

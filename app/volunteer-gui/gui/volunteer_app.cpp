@@ -3,8 +3,6 @@
 #include "gpu_settings.hpp"
 
 #include <QApplication>
-#include <QDate>
-#include <QSystemTrayIcon>
 #include <QTabWidget>
 
 #include <algorithm>
@@ -15,7 +13,7 @@
 #include "main_window.hpp"
 #include "nodes_page.hpp"
 #include "status_page.hpp"
-#include "tray_icon.hpp"
+#include "tray_host.hpp"
 
 namespace goblin::volunteer {
 
@@ -40,7 +38,7 @@ VolunteerApp::VolunteerApp(const AppOptions& options, QSettings& store, QObject*
       m_throttle(options.sampler ? options.sampler
                                  : HostSampler([this] { return m_probe.sample(); }),
                  systemThrottleClock()),
-      m_memoryRelease(options.releaseMemory) {
+      m_memoryRelease(options.releaseMemory), m_tally(store) {
     initGuiResources();
     const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     m_window = std::make_unique<MainWindow>(hardware);
@@ -166,29 +164,20 @@ void VolunteerApp::listGpus() {
 }
 
 void VolunteerApp::setupTray() {
-    m_tray = std::make_unique<TrayIcon>();
-    connect(m_tray.get(), &TrayIcon::pauseToggled, this, &VolunteerApp::togglePause);
-    connect(m_tray.get(), &TrayIcon::pauseHourRequested, this, &VolunteerApp::pauseForAnHour);
-    connect(m_tray.get(), &TrayIcon::finishThenPauseRequested, this,
-            &VolunteerApp::finishThenPause);
-    connect(m_tray.get(), &TrayIcon::openWindowRequested, this, &VolunteerApp::raiseWindow);
-    connect(m_tray.get(), &TrayIcon::quitRequested, qApp, &QApplication::quit);
-    if (!m_options.trayAvailable)
-        m_options.trayAvailable = [] { return QSystemTrayIcon::isSystemTrayAvailable(); };
-    m_trayLost = !m_options.trayAvailable();
-    QApplication::setQuitOnLastWindowClosed(m_trayLost);
-    if (m_trayLost) {
-        log(QStringLiteral(
-            "no system tray is available: the window stays open, and closing it quits"));
-        m_window->show();
-    } else {
-        m_tray->icon().show();
-        if (!m_options.minimized)
-            m_window->show();
-    }
-    m_trayWatch.setInterval(5000);
-    connect(&m_trayWatch, &QTimer::timeout, this, &VolunteerApp::checkTrayHost);
-    m_trayWatch.start();
+    m_tray = std::make_unique<TrayHost>(m_options.trayAvailable, *m_window);
+    TrayIcon* icon = &m_tray->icon();
+    connect(icon, &TrayIcon::pauseToggled, this, &VolunteerApp::togglePause);
+    connect(icon, &TrayIcon::pauseHourRequested, this, &VolunteerApp::pauseForAnHour);
+    connect(icon, &TrayIcon::finishThenPauseRequested, this, &VolunteerApp::finishThenPause);
+    connect(icon, &TrayIcon::openWindowRequested, this, &VolunteerApp::raiseWindow);
+    connect(icon, &TrayIcon::quitRequested, qApp, &QApplication::quit);
+    connect(m_tray.get(), &TrayHost::logLine, this, &VolunteerApp::log);
+    connect(m_tray.get(), &TrayHost::hostReturned, this, &VolunteerApp::refreshView);
+    m_tray->start(m_options.minimized);
+}
+
+TrayIcon* VolunteerApp::tray() {
+    return m_tray ? m_tray->shownIcon() : nullptr;
 }
 
 void VolunteerApp::raiseWindow() {
@@ -197,22 +186,8 @@ void VolunteerApp::raiseWindow() {
     m_window->activateWindow();
 }
 
-// A tray host can go away (a panel restarts or is removed): then the window is the only way in,
-// so it is shown and closing it quits; when the host returns, the icon does too.
 void VolunteerApp::checkTrayHost() {
-    const bool available = m_options.trayAvailable();
-    if (available == !m_trayLost)
-        return;
-    m_trayLost = !available;
-    QApplication::setQuitOnLastWindowClosed(m_trayLost);
-    if (m_trayLost) {
-        log(QStringLiteral("the system tray went away: showing the window (closing it quits)"));
-        m_window->showNormal();
-        return;
-    }
-    log(QStringLiteral("the system tray is back"));
-    m_tray->icon().show();
-    refreshView();
+    m_tray->check();
 }
 
 void VolunteerApp::log(const QString& line) {
@@ -282,7 +257,7 @@ void VolunteerApp::restartEngines(const QString& why) {
     m_bridge.stop();
     m_status = EngineStatus{};
     m_nodes.clear();
-    m_seenTasks = m_seenBytes = 0;
+    m_tally.restart();
     if (!why.isEmpty())
         log(why);
     if (m_settings.nodes.empty()) {
@@ -347,7 +322,8 @@ void VolunteerApp::onNodes(const std::vector<NodeStatus>& nodes) {
 
 void VolunteerApp::onStatus(const EngineStatus& status) {
     m_status = status;
-    tally(status);
+    if (m_tally.count(status.counters))
+        m_probe.setNetworkBytesToday(m_tally.bytesToday());
     m_memoryRelease.setBusy(status.running || status.tasksOpen > 0);
     if (m_draining && !status.running) {
         m_draining = false;
@@ -380,27 +356,6 @@ void VolunteerApp::finishThenPause() {
     m_bridge.setPlan(currentPlan(true));
 }
 
-void VolunteerApp::tally(const EngineStatus& status) {
-    const QString today = QDate::currentDate().toString(Qt::ISODate);
-    if (m_store.value(QStringLiteral("tally/day")).toString() != today) {
-        m_store.setValue(QStringLiteral("tally/day"), today);
-        m_store.setValue(QStringLiteral("tally/tasks_today"), 0);
-        m_store.setValue(QStringLiteral("tally/bytes_today"), 0);
-    }
-    const std::int64_t tasks = status.counters.computed - m_seenTasks;
-    const std::int64_t bytes =
-        status.counters.bytesReceived + status.counters.bytesSent - m_seenBytes;
-    m_seenTasks = status.counters.computed;
-    m_seenBytes += bytes;
-    if (tasks == 0 && bytes == 0)
-        return;
-    for (const auto& [key, delta] : {std::pair{QStringLiteral("tally/tasks_today"), tasks},
-                                     std::pair{QStringLiteral("tally/tasks_total"), tasks},
-                                     std::pair{QStringLiteral("tally/bytes_today"), bytes}})
-        m_store.setValue(key, m_store.value(key).toLongLong() + delta);
-    m_probe.setNetworkBytesToday(m_store.value(QStringLiteral("tally/bytes_today")).toLongLong());
-}
-
 VolunteerState VolunteerApp::state() const {
     return volunteerState(m_throttle.decision(), m_status, !m_linkError.isEmpty());
 }
@@ -412,7 +367,7 @@ void VolunteerApp::refreshView() {
         shown.lastError = m_linkError.toStdString();
     const QString tooltip = stateTooltip(current, m_throttle.decision(), shown);
     if (m_tray)
-        m_tray->showState(current, tooltip);
+        m_tray->icon().showState(current, tooltip);
     m_window->showState(current);
     StatusView view;
     view.state = tooltip.section(QStringLiteral(" — "), 1);
@@ -432,8 +387,8 @@ void VolunteerApp::refreshView() {
                         .arg(connected);
     view.engine = m_status;
     view.nodes = m_nodes;
-    view.tasksToday = m_store.value(QStringLiteral("tally/tasks_today")).toLongLong();
-    view.tasksTotal = m_store.value(QStringLiteral("tally/tasks_total")).toLongLong();
+    view.tasksToday = m_tally.tasksToday();
+    view.tasksTotal = m_tally.tasksTotal();
     view.idleSource = m_probe.idleSource();
     view.batterySource = m_probe.batterySource();
     m_window->statusPage()->display(view);

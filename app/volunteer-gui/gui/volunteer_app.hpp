@@ -1,17 +1,17 @@
 // The desktop app's composition (GUI thread): settings store, host probe, throttle controller,
-// engine bridge (one engine per lab node), window and tray, wired together. Keeps the day's
-// tallies (tasks, network bytes) and watches the tray host. With no settings saved yet it opens on
-// the first-run page and starts no engine until that page is completed.
+// engine bridge (one engine per lab node), window, tray (TrayHost) and the day's tallies
+// (DailyTally), wired together. With no settings saved yet it opens on the first-run page and
+// starts no engine until that page is completed.
 #pragma once
 
 #include <QObject>
 #include <QSettings>
-#include <QTimer>
 
 #include <functional>
 #include <memory>
 #include <optional>
 
+#include "daily_tally.hpp"
 #include "device_choice.hpp"
 #include "engine_bridge.hpp"
 #include "first_run_page.hpp"
@@ -25,6 +25,7 @@
 namespace goblin::volunteer {
 
 class MainWindow;
+class TrayHost;
 class TrayIcon;
 
 struct AppOptions {
@@ -50,7 +51,7 @@ public:
     VolunteerApp(const AppOptions& options, QSettings& store, QObject* parent = nullptr);
     ~VolunteerApp() override;
     MainWindow& window() { return *m_window; }
-    TrayIcon* tray() { return m_trayLost ? nullptr : m_tray.get(); }
+    TrayIcon* tray();
     ThrottleController& throttle() { return m_throttle; }
     EngineBridge& bridge() { return m_bridge; }
     const VolunteerSettings& settings() const { return m_settings; }
@@ -84,7 +85,6 @@ private:
     ComputePlan currentPlan(bool draining) const;
     std::optional<std::size_t> gpuInUse() const;
     QString deviceChoice() const;
-    void tally(const EngineStatus& status);
     void setupTray();
 
     AppOptions m_options;
@@ -95,16 +95,14 @@ private:
     ThrottleController m_throttle;
     EngineBridge m_bridge;
     std::unique_ptr<MainWindow> m_window;
-    std::unique_ptr<TrayIcon> m_tray;
+    std::unique_ptr<TrayHost> m_tray;
     EngineStatus m_status;
     std::vector<NodeStatus> m_nodes;
     QString m_linkError;
     bool m_draining = false;
-    bool m_trayLost = false;
     bool m_firstRun = false;
-    QTimer m_trayWatch;
     MemoryRelease m_memoryRelease;
-    std::int64_t m_seenTasks = 0, m_seenBytes = 0;
+    DailyTally m_tally;
 };
 
 } // namespace goblin::volunteer
