@@ -101,13 +101,9 @@ void TaskRunner::finishTask(std::int64_t computed, std::int64_t failed, double s
 void TaskRunner::computeGraph(std::shared_ptr<net::WsConnection> connection,
                               std::uint64_t generation, const net::GraphTask& task) {
     const std::int64_t taskId = task.ref.task, attempt = task.ref.attempt;
-    auto finish = [this](std::int64_t computed, std::int64_t failed, double seconds,
-                         std::int64_t bytesSent) {
-        finishTask(computed, failed, seconds, bytesSent);
-    };
-    auto stale = [this, generation] { return m_liveGeneration.load() != generation; };
+    auto stale = staleTest(generation);
     if (m_gate.enterTask(stale) != GateVerdict::Go)
-        return finish(0, 0, 0, 0);
+        return finishTask(0, 0, 0, 0);
     asio::post(m_io, [this, taskId] { m_running = TaskProgress{taskId, 0}; });
     // Between nodes the task obeys the gate like a matmul between slices: it rests to keep the
     // duty cycle, parks while paused (a pause holds within about one node), and gives up when
@@ -133,11 +129,11 @@ void TaskRunner::computeGraph(std::shared_ptr<net::WsConnection> connection,
     auto result = m_graphExecutors.run(json::value(task.graph), task.inputs,
                                        core::graph::GraphLimits{}, hooks, task.gemmNodes);
     if (stopped) // shut down or stale mid-task: the node re-queues it
-        return finish(0, 0, 0, 0);
+        return finishTask(0, 0, 0, 0);
     if (!result) {
         connection->send(
             net::toMessage(net::TaskError{net::TaskOp::Graph, {taskId, attempt}, result.error()}));
-        return finish(0, 1, 0, 0);
+        return finishTask(0, 1, 0, 0);
     }
     std::vector<net::TensorPtr> outputs;
     std::int64_t bytes = 0;
@@ -150,7 +146,7 @@ void TaskRunner::computeGraph(std::shared_ptr<net::WsConnection> connection,
                                                     result->backend,
                                                     result->seconds,
                                                     std::move(outputs)}));
-    finish(1, 0, result->seconds, bytes);
+    finishTask(1, 0, result->seconds, bytes);
 }
 
 // Compute thread. Waits at the gate before the task and between its slices; posts every state
@@ -159,14 +155,10 @@ void TaskRunner::compute(std::shared_ptr<net::WsConnection> connection, std::uin
                          std::int64_t taskId, std::int64_t attempt,
                          std::shared_ptr<const core::Tensor> a,
                          std::shared_ptr<const core::Tensor> b) {
-    auto finish = [this](std::int64_t computed, std::int64_t failed, double seconds,
-                         std::int64_t bytesSent) {
-        finishTask(computed, failed, seconds, bytesSent);
-    };
     // A task of a closed connection is no longer leased to us: the node has re-queued it.
-    auto stale = [this, generation] { return m_liveGeneration.load() != generation; };
+    auto stale = staleTest(generation);
     if (m_gate.enterTask(stale) != GateVerdict::Go)
-        return finish(0, 0, 0, 0);
+        return finishTask(0, 0, 0, 0);
     asio::post(m_io, [this, taskId] { m_running = TaskProgress{taskId, 0}; });
     SlicedRun hooks;
     hooks.applyThreads = m_applyCpuThreads;
@@ -176,15 +168,15 @@ void TaskRunner::compute(std::shared_ptr<net::WsConnection> connection, std::uin
     hooks.cancelled = stale;
     auto outcome = slicedMatmul(m_backend, m_gate, m_tuning, *a, *b, hooks);
     if (!outcome) // shut down or stale mid-task: the node re-queues it
-        return finish(0, 0, 0, 0);
+        return finishTask(0, 0, 0, 0);
     if (!*outcome) {
         sendMatmulOutcome(connection, {taskId, attempt}, tl::unexpected(outcome->error()), 0);
-        return finish(0, 1, 0, 0);
+        return finishTask(0, 1, 0, 0);
     }
     const double busySeconds = (*outcome)->busySeconds;
     const auto bytes = sendMatmulOutcome(connection, {taskId, attempt},
                                          std::move((*outcome)->product), busySeconds);
-    finish(1, 0, busySeconds, bytes);
+    finishTask(1, 0, busySeconds, bytes);
 }
 
 } // namespace goblin::volunteer

@@ -65,6 +65,11 @@ private:
                       const net::GraphTask& task);
     void finishTask(std::int64_t computed, std::int64_t failed, double seconds,
                     std::int64_t bytesSent);
+    // True once tasks of `generation` are stale: their connection closed and the node re-queued
+    // them. Any thread.
+    std::function<bool()> staleTest(std::uint64_t generation) const {
+        return [this, generation] { return m_liveGeneration.load() != generation; };
+    }
 
     boost::asio::io_context& m_io;
     compute::Backend& m_backend;

@@ -21,18 +21,12 @@ TrainingJobs::TrainingJobs(NodeContext& context, PeerRegistry& peers, Researcher
                            GraphJobs& graphs, core::graph::GraphLimits limits)
     : m_context(context), m_peers(peers), m_desk(desk), m_graphs(graphs), m_limits(limits),
       m_batches(context, peers, desk,
-                StreamedBatches::Hooks{[this](const std::string& jobId) -> TrainingJob* {
-                                           auto it = m_jobs.find(jobId);
-                                           return it == m_jobs.end() ? nullptr : &it->second;
-                                       },
+                StreamedBatches::Hooks{[this](const std::string& jobId) { return findJob(jobId); },
                                        [this](TrainingJob& job) { m_rounds.start(job); },
                                        [this](TrainingJob& job) { finishJob(job, false); }}),
       m_rounds(context, peers, desk, graphs, m_batches,
                TrainingRounds::Hooks{
-                   [this](const std::string& jobId) -> TrainingJob* {
-                       auto it = m_jobs.find(jobId);
-                       return it == m_jobs.end() ? nullptr : &it->second;
-                   },
+                   [this](const std::string& jobId) { return findJob(jobId); },
                    [this](TrainingJob& job, const Error& error) { failJob(job, error); },
                    [this](TrainingJob& job) { finishJob(job, true); }}) {}
 
@@ -44,16 +38,20 @@ Expected<void> TrainingJobs::onRouted(const ResearcherRequest& request, net::Mes
 }
 
 std::string TrainingJobs::whyNothingComputes(const std::string& jobId) {
-    auto it = m_jobs.find(jobId);
-    if (it == m_jobs.end())
+    const TrainingJob* job = findJob(jobId);
+    if (!job)
         return {};
-    if (it->second.waitingForBatch)
-        return "round " + std::to_string(it->second.round()) + " waits for batch " +
-               std::to_string(it->second.roundsDone) +
+    if (job->waitingForBatch)
+        return "round " + std::to_string(job->round()) + " waits for batch " +
+               std::to_string(job->roundsDone) +
                " of the streamed data (after a lost connection, fetch_train(job, model, "
                "data=...) sends it)";
-    return it->second.roundJob.empty() ? std::string()
-                                       : m_graphs.whyNothingComputes(it->second.roundJob);
+    return job->roundJob.empty() ? std::string() : m_graphs.whyNothingComputes(job->roundJob);
+}
+
+TrainingJob* TrainingJobs::findJob(const std::string& jobId) {
+    auto it = m_jobs.find(jobId);
+    return it == m_jobs.end() ? nullptr : &it->second;
 }
 
 TaskFrame TrainingJobs::taskFrame(const Lease&) {
@@ -235,9 +233,8 @@ void TrainingJobs::deliver(std::uint64_t peer, const TrainingJob& job, std::int6
 // -- the researcher's requests --------------------------------------------------------------------
 
 TrainingJob* TrainingJobs::ownedJob(const ResearcherRequest& request, const std::string& jobId) {
-    if (auto it = m_jobs.find(jobId);
-        it != m_jobs.end() && it->second.researcher == request.researcherId)
-        return &it->second;
+    if (TrainingJob* job = findJob(jobId); job && job->researcher == request.researcherId)
+        return job;
     // Released, or another researcher's: say only what this researcher may know.
     m_desk.replyError(request.peer, request.requestId,
                       Error{ErrorCode::NotFound, "no job " + jobId});
@@ -275,10 +272,10 @@ void TrainingJobs::release(const ResearcherRequest& request, const std::string& 
 }
 
 Expected<void> TrainingJobs::cancel(const std::string& jobId, const std::string& who) {
-    auto it = m_jobs.find(jobId);
-    if (it == m_jobs.end() || it->second.state != JobState::Running)
+    TrainingJob* running = findJob(jobId);
+    if (!running || running->state != JobState::Running)
         return makeError(ErrorCode::InvalidInput, "training job " + jobId + " is not running");
-    TrainingJob& job = it->second;
+    TrainingJob& job = *running;
     const Error error = cancelledError(jobId, who);
     if (auto ok = setTrainJobState(m_context.store.database(), jobId, JobState::Cancelled,
                                    error.describe(), m_context.clock());

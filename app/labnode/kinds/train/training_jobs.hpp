@@ -71,6 +71,8 @@ private:
     // where the next round would start: done, delivered to its watchers.
     void finishJob(TrainingJob& job, bool committed);
     void deliver(std::uint64_t peer, const TrainingJob& job, std::int64_t requestId);
+    // The loaded job (running or ended, until released), or null.
+    TrainingJob* findJob(const std::string& jobId);
     TrainingJob* ownedJob(const ResearcherRequest& request, const std::string& jobId);
 
     NodeContext& m_context;
