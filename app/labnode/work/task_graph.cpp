@@ -13,6 +13,7 @@ void TaskGraph::add(TaskSpec spec, std::string_view cause, Reloaded reloaded) {
     task.job = std::move(spec.job);
     task.type = std::move(spec.type);
     task.dependencies = std::move(spec.dependencies);
+    task.opinions = std::max(1, spec.opinions);
     task.attempt = spec.attempt;
     for (std::int64_t dependency : task.dependencies) {
         auto found = m_tasks.find(dependency);
@@ -85,9 +86,14 @@ std::optional<LeasedTask> TaskGraph::lease(const std::function<bool(const Task&)
         Task& candidate = m_tasks.at(*it);
         if (!mayTake(candidate))
             continue;
-        m_queue.erase(it);
         ++candidate.attempt;
-        move(candidate, TaskState::Leased, cause);
+        if (--candidate.wanted > 0) {
+            candidate.story.push_back(
+                {TaskState::Queued, TaskState::Queued, candidate.attempt, std::string(cause)});
+        } else {
+            m_queue.erase(it);
+            move(candidate, TaskState::Leased, cause);
+        }
         return LeasedTask{candidate.id, candidate.attempt};
     }
     return std::nullopt;
@@ -101,7 +107,7 @@ bool TaskGraph::startDeciding(std::int64_t id, std::string_view cause) {
     return true;
 }
 
-bool TaskGraph::takeForNode(std::int64_t id, std::string_view cause) {
+bool TaskGraph::takeForDecision(std::int64_t id, std::string_view cause) {
     auto found = m_tasks.find(id);
     if (found == m_tasks.end())
         return false;
@@ -110,6 +116,7 @@ bool TaskGraph::takeForNode(std::int64_t id, std::string_view cause) {
         return false;
     if (taken.state == TaskState::Queued)
         unqueue(id);
+    taken.wanted = 0;
     move(taken, TaskState::Deciding, cause);
     return true;
 }
@@ -121,7 +128,38 @@ bool TaskGraph::requeue(std::int64_t id, QueuePlace place, std::string_view caus
     Task& back = found->second;
     if (back.state != TaskState::Leased && back.state != TaskState::Deciding)
         return false;
-    enqueue(back, place, cause);
+    enqueue(back, place, cause, 1);
+    return true;
+}
+
+bool TaskGraph::want(std::int64_t id, QueuePlace place, std::string_view cause) {
+    auto found = m_tasks.find(id);
+    if (found == m_tasks.end())
+        return false;
+    Task& wanting = found->second;
+    if (wanting.state != TaskState::Queued)
+        return requeue(id, place, cause);
+    ++wanting.wanted;
+    wanting.story.push_back(
+        {TaskState::Queued, TaskState::Queued, wanting.attempt, std::string(cause)});
+    return true;
+}
+
+bool TaskGraph::stopWanting(std::int64_t id, std::string_view cause) {
+    auto found = m_tasks.find(id);
+    if (found == m_tasks.end() || found->second.state != TaskState::Queued)
+        return false;
+    unqueue(id);
+    found->second.wanted = 0;
+    move(found->second, TaskState::Leased, cause);
+    return true;
+}
+
+bool TaskGraph::callOff(std::int64_t id, std::string_view cause) {
+    auto found = m_tasks.find(id);
+    if (found == m_tasks.end() || found->second.state != TaskState::Deciding)
+        return false;
+    move(found->second, TaskState::Leased, cause);
     return true;
 }
 
@@ -164,6 +202,7 @@ std::vector<std::int64_t> TaskGraph::reopen(std::int64_t id, std::string_view ca
                 continue;
             if (dependent.state == TaskState::Queued)
                 unqueue(dependentId);
+            dependent.wanted = 0;
             move(dependent, TaskState::Waiting,
                  "its dependency, task " + std::to_string(from) + ", was reopened");
             affected.push_back(dependentId);
@@ -180,6 +219,7 @@ void TaskGraph::cancelJob(const std::string& job, std::string_view cause) {
             continue;
         if (cancelled.state == TaskState::Queued)
             unqueue(id);
+        cancelled.wanted = 0;
         move(cancelled, TaskState::Cancelled, cause);
     }
 }
@@ -194,7 +234,8 @@ void TaskGraph::move(Task& task, TaskState to, std::string_view cause) {
     task.state = to;
 }
 
-void TaskGraph::enqueue(Task& task, QueuePlace place, std::string_view cause) {
+void TaskGraph::enqueue(Task& task, QueuePlace place, std::string_view cause, int opinions) {
+    task.wanted = opinions > 0 ? opinions : task.opinions;
     move(task, TaskState::Queued, cause);
     if (place == QueuePlace::Front)
         m_queue.push_front(task.id);

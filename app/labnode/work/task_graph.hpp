@@ -22,13 +22,15 @@
 namespace goblin::labnode {
 
 // A task as a kind plans it: its id, job, type (which decider judges it), dependencies (tasks
-// already in the graph) and, for a task reloaded after a restart, its last attempt.
+// already in the graph), the volunteer opinions its decider wants (1, or 2 replicas) and, for a
+// task reloaded after a restart, its last attempt.
 struct TaskSpec {
     std::int64_t id = 0;
     std::string job;
     std::string type;
     std::vector<std::int64_t> dependencies;
     std::int64_t attempt = 0;
+    int opinions = 1;
 };
 
 // One recorded transition: the story of a task is the list of them, oldest first.
@@ -47,6 +49,8 @@ struct Task {
     std::vector<std::int64_t> dependents;
     std::set<std::int64_t> waitingOn; // dependencies not decided now
     TaskState state = TaskState::Waiting;
+    int opinions = 1;         // volunteer opinions wanted when it is queued
+    int wanted = 0;           // opinions still to lease while it is queued
     std::int64_t attempt = 0; // of the current or last lease
     std::vector<Transition> story;
 };
@@ -80,16 +84,27 @@ public:
     const std::vector<Transition>& story(std::int64_t id) const;
 
     bool hasQueued() const { return !m_queue.empty(); }
-    // Leases the first queued task `mayTake` accepts, with a fresh attempt (Queued → Leased).
+    // Leases one opinion of the first queued task `mayTake` accepts, with a fresh attempt. The
+    // task stays queued while it wants more opinions, else Queued → Leased.
     std::optional<LeasedTask> lease(const std::function<bool(const Task&)>& mayTake,
                                     std::string_view cause);
     // A result arrived for a leased task (Leased → Deciding); false when it is not leased.
     bool startDeciding(std::int64_t id, std::string_view cause);
-    // The node computes the task itself (Queued or Leased → Deciding); false otherwise.
-    bool takeForNode(std::int64_t id, std::string_view cause);
+    // The node takes the task to decide it now, wanting no more opinions: it computes it itself,
+    // or the opinions in are enough (Queued or Leased → Deciding); false otherwise.
+    bool takeForDecision(std::int64_t id, std::string_view cause);
     // Back to the queue (a lost lease, a rejected result, a failed commit): from Leased or
-    // Deciding; anything else is left alone and false returned.
+    // Deciding, wanting one opinion; anything else is left alone and false returned.
     bool requeue(std::int64_t id, QueuePlace place, std::string_view cause);
+    // One more volunteer opinion is wanted (a lost lease, a rejected or dropped replica): a queued
+    // task wants one more, a leased or deciding one is queued again for one. False otherwise.
+    bool want(std::int64_t id, QueuePlace place, std::string_view cause);
+    // The opinions a queued task still wants are not needed (the node decides it with what it
+    // has, or computes it): Queued → Leased, for the leases out and the node. False otherwise.
+    bool stopWanting(std::int64_t id, std::string_view cause);
+    // A decision that began is called off before it was taken (a replica it rests on was
+    // dropped): Deciding → Leased, to be judged again. False otherwise.
+    bool callOff(std::int64_t id, std::string_view cause);
     // The task's output is accepted (Deciding → Decided). Returns the dependents this made ready.
     std::vector<std::int64_t> decide(std::int64_t id, std::string_view cause);
     // A decided task must be computed again (its output is no longer trusted): it is queued
@@ -101,7 +116,8 @@ public:
 
 private:
     void move(Task& task, TaskState to, std::string_view cause);
-    void enqueue(Task& task, QueuePlace place, std::string_view cause);
+    // Queues it wanting `opinions` opinions (0: as many as it was planned with).
+    void enqueue(Task& task, QueuePlace place, std::string_view cause, int opinions = 0);
     void unqueue(std::int64_t id);
 
     std::unordered_map<std::int64_t, Task> m_tasks;

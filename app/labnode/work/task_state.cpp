@@ -10,13 +10,14 @@ namespace {
 using S = TaskState;
 
 // Every (from, to) pair the engine knows, with the stimulus that causes it.
-constexpr std::array<std::pair<TaskState, TaskState>, 17> kTransitions{{
+constexpr std::array<std::pair<TaskState, TaskState>, 18> kTransitions{{
     {S::Waiting, S::Queued},    // its last dependency was decided
-    {S::Queued, S::Leased},     // a volunteer took it
+    {S::Queued, S::Leased},     // a volunteer took its last wanted opinion, or none is wanted
     {S::Queued, S::Deciding},   // the node computes it
     {S::Leased, S::Queued},     // the lease was lost, or the result was rejected
     {S::Leased, S::Deciding},   // a result arrived, or the node computes it
     {S::Deciding, S::Queued},   // the result was rejected: computed again
+    {S::Deciding, S::Leased},   // the decision was called off: judged again
     {S::Deciding, S::Decided},  // the result was accepted
     {S::Decided, S::Queued},    // reopened: a volunteer of it was caught after the fact
     {S::Queued, S::Waiting},    // a dependency was reopened

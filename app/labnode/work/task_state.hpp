@@ -6,9 +6,11 @@
 
 namespace goblin::labnode {
 
-// Waiting: a dependency is not decided yet. Queued: ready, waits for a volunteer. Leased: a
-// volunteer holds it. Deciding: its result is being checked (or the node computes it). Decided:
-// its output is accepted and may feed its dependents. Cancelled: its job ended before it did.
+// Waiting: a dependency is not decided yet. Queued: ready, wants volunteer opinions (one, or one
+// per replica). Leased: every wanted opinion is out (the replicas in are compared meanwhile, the
+// node may compute it to compare). Deciding: the node decides it: checks a result, computes it,
+// records the verdict. Decided: its output is accepted and may feed its dependents. Cancelled:
+// its job ended before it did.
 enum class TaskState { Waiting, Queued, Leased, Deciding, Decided, Cancelled };
 
 std::string_view taskStateName(TaskState state);

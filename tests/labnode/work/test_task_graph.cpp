@@ -66,6 +66,9 @@ private Q_SLOTS:
     void removingAJobForgetsItsTasks();
     void theStoryRecordsEveryTransitionWithItsCause();
     void theTransitionTableRefusesWhatNoStimulusCauses();
+    void aTaskOfReplicasStaysQueuedUntilEveryOpinionIsLeased();
+    void opinionsWantedAgainQueueItOnceAndStopWantingLeavesTheLeases();
+    void aCalledOffDecisionIsJudgedAgainAndADependentWaitsForTheReplicas();
 };
 
 void TestTaskGraph::tasksWithoutDependenciesQueueInOrder() {
@@ -144,12 +147,12 @@ void TestTaskGraph::theNodeTakesQueuedOrLeasedTasksOnly() {
     add(graph, 1);
     add(graph, 2);
     add(graph, 3, {1});
-    QVERIFY(graph.takeForNode(1, "volunteers gave up"));
+    QVERIFY(graph.takeForDecision(1, "volunteers gave up"));
     QCOMPARE(graph.state(1), TaskState::Deciding);
     QCOMPARE(drain(graph), Ids{2}); // 1 left the queue
-    QVERIFY(graph.takeForNode(2, "volunteers gave up"));
-    QVERIFY(!graph.takeForNode(3, "waiting"));
-    QVERIFY(!graph.takeForNode(1, "deciding already"));
+    QVERIFY(graph.takeForDecision(2, "volunteers gave up"));
+    QVERIFY(!graph.takeForDecision(3, "waiting"));
+    QVERIFY(!graph.takeForDecision(1, "deciding already"));
 }
 
 void TestTaskGraph::aRejectedDependencyIsLeasedAgainBeforeItsDependent() {
@@ -275,6 +278,68 @@ void TestTaskGraph::theTransitionTableRefusesWhatNoStimulusCauses() {
                          TaskState::Deciding, TaskState::Decided})
         QVERIFY(!mayTransition(TaskState::Cancelled, to));
     QCOMPARE(goblin::labnode::taskStateName(TaskState::Deciding), std::string_view("deciding"));
+}
+
+void TestTaskGraph::aTaskOfReplicasStaysQueuedUntilEveryOpinionIsLeased() {
+    TaskGraph graph;
+    graph.add(TaskSpec{1, "j-1", "graph-op", {}, 0, 2}, "planned");
+    add(graph, 2);
+    // Two volunteers take the two opinions; a third finds only the other task.
+    auto first = graph.lease([](const Task& t) { return t.id == 1; }, "volunteer a");
+    QVERIFY(first.has_value());
+    QCOMPARE(graph.state(1), TaskState::Queued);
+    QCOMPARE(graph.task(1)->wanted, 1);
+    auto second = graph.lease([](const Task& t) { return t.id == 1; }, "volunteer b");
+    QVERIFY(second.has_value());
+    QCOMPARE(second->attempt, first->attempt + 1); // attempt numbers never repeat
+    QCOMPARE(graph.state(1), TaskState::Leased);
+    QVERIFY(!graph.lease([](const Task& t) { return t.id == 1; }, "volunteer c"));
+    QCOMPARE(drain(graph), Ids{2});
+    // Both results are in and agree: the node takes it to decide.
+    QVERIFY(graph.takeForDecision(1, "the replicas agree"));
+    graph.decide(1, "recorded");
+    QCOMPARE(graph.decidedCount("j-1"), std::int64_t{1});
+}
+
+void TestTaskGraph::opinionsWantedAgainQueueItOnceAndStopWantingLeavesTheLeases() {
+    TaskGraph graph;
+    graph.add(TaskSpec{1, "j-1", "graph-op", {}, 0, 2}, "planned");
+    QVERIFY(leaseAny(graph).has_value());
+    // A lease is lost while the other opinion still waits: the task wants two, queued once.
+    QVERIFY(graph.want(1, QueuePlace::Back, "lease lost"));
+    QCOMPARE(graph.state(1), TaskState::Queued);
+    QCOMPARE(graph.task(1)->wanted, 2);
+    QCOMPARE(drain(graph), (Ids{1, 1}));
+    QCOMPARE(graph.state(1), TaskState::Leased);
+    // A replica is rejected: one more opinion, queued again.
+    QVERIFY(graph.want(1, QueuePlace::Back, "a replica was rejected"));
+    QCOMPARE(graph.task(1)->wanted, 1);
+    // No volunteer may take it: the node computes it; the leases out stay the scheduler's.
+    QVERIFY(graph.stopWanting(1, "the node computes it"));
+    QCOMPARE(graph.state(1), TaskState::Leased);
+    QVERIFY(!graph.hasQueued());
+    QVERIFY(!graph.stopWanting(1, "not queued"));
+    QVERIFY(!graph.want(42, QueuePlace::Back, "unknown"));
+}
+
+void TestTaskGraph::aCalledOffDecisionIsJudgedAgainAndADependentWaitsForTheReplicas() {
+    TaskGraph graph;
+    graph.add(TaskSpec{1, "j-1", "graph-op", {}, 0, 2}, "planned");
+    graph.add(TaskSpec{2, "j-1", "graph-op", {1}, 0, 2}, "planned");
+    QCOMPARE(drain(graph), (Ids{1, 1}));
+    QVERIFY(graph.takeForDecision(1, "the replicas agree"));
+    // A volunteer of a replica was quarantined while the decision was stored.
+    QVERIFY(graph.callOff(1, "a replica's volunteer was quarantined"));
+    QCOMPARE(graph.state(1), TaskState::Leased);
+    QVERIFY(!graph.callOff(1, "not deciding"));
+    QCOMPARE(graph.state(2), TaskState::Waiting);
+    QVERIFY(graph.want(1, QueuePlace::Back, "its replica was dropped"));
+    QCOMPARE(drain(graph), Ids{1});
+    QVERIFY(graph.takeForDecision(1, "the replicas agree"));
+    QCOMPARE(graph.decide(1, "recorded"), Ids{2});
+    // The dependent wants both of its opinions.
+    QCOMPARE(graph.task(2)->wanted, 2);
+    QCOMPARE(drain(graph), (Ids{2, 2}));
 }
 
 QTEST_APPLESS_MAIN(TestTaskGraph)

@@ -36,18 +36,24 @@ GraphJob& GraphBook::add(GraphJob job, const std::vector<GraphTaskRow>& tasks,
         task.id = row.id;
         task.jobId = job.id;
         task.chunk = static_cast<std::size_t>(row.chunk);
-        task.lastAttempt = row.lastAttempt; // attempt numbers never repeat
         job.taskIds.push_back(row.id);
+        Reloaded reloaded = Reloaded::Undecided;
         if (row.accepted) {
             if (auto outputs = storedOutputs(blobs, row.outputs)) {
-                task.decided = true;
+                reloaded = Reloaded::Decided;
                 task.outputs = std::move(*outputs);
                 ++job.done;
             }
         }
-        if (!task.decided) // two volunteer opinions, or one the node checks itself
-            for (int i = 0; i < opinionsWanted(job); ++i)
-                m_queue.push_back(task.id);
+        // Two volunteer opinions, or one the node checks itself; attempt numbers never repeat.
+        m_engine.add(TaskSpec{.id = row.id,
+                              .job = job.id,
+                              .type = std::string(kTaskType),
+                              .dependencies = {},
+                              .attempt = row.lastAttempt,
+                              .opinions = opinionsWanted(job)},
+                     reloaded == Reloaded::Decided ? "reloaded, accepted before" : "planned",
+                     reloaded);
         m_tasks.insert_or_assign(task.id, std::move(task));
     }
     return m_jobs.insert_or_assign(job.id, std::move(job)).first->second;
@@ -57,10 +63,9 @@ void GraphBook::remove(const std::string& jobId) {
     auto it = m_jobs.find(jobId);
     if (it == m_jobs.end())
         return;
-    for (std::int64_t taskId : it->second.taskIds) {
-        dropQueued(taskId);
+    for (std::int64_t taskId : it->second.taskIds)
         m_tasks.erase(taskId);
-    }
+    m_engine.removeJob(jobId);
     m_jobs.erase(it);
 }
 
@@ -82,8 +87,34 @@ std::vector<std::int64_t> GraphBook::taskIds() const {
     return ids;
 }
 
-void GraphBook::dropQueued(std::int64_t taskId) {
-    std::erase(m_queue, taskId);
+bool GraphBook::settled(const GraphTask& task) const {
+    const TaskState now = state(task);
+    return now == TaskState::Deciding || now == TaskState::Decided || now == TaskState::Cancelled;
+}
+
+void GraphBook::wantOpinion(const GraphTask& task, std::string_view why) {
+    m_engine.want(task.id, QueuePlace::Back, why);
+}
+
+void GraphBook::stopWanting(const GraphTask& task, std::string_view why) {
+    m_engine.stopWanting(task.id, why);
+}
+
+void GraphBook::startDeciding(const GraphTask& task, std::string_view why) {
+    m_engine.takeForDecision(task.id, why);
+}
+
+void GraphBook::callOff(const GraphTask& task, std::string_view why) {
+    m_engine.callOff(task.id, why);
+}
+
+void GraphBook::markDecided(const GraphTask& task) {
+    if (state(task) == TaskState::Deciding)
+        m_engine.decide(task.id, "its outputs and verdicts are recorded");
+}
+
+void GraphBook::endJob(const std::string& jobId, std::string_view why) {
+    m_engine.cancelJob(jobId, why);
 }
 
 bool GraphBook::fits(const GraphTask& task, const VolunteerInfo& volunteer) const {
@@ -92,9 +123,9 @@ bool GraphBook::fits(const GraphTask& task, const VolunteerInfo& volunteer) cons
            job.chunks[task.chunk].peakBytes <= volunteer.memoryBytes;
 }
 
-GraphTask* GraphBook::takeFor(const VolunteerInfo& volunteer,
-                              const LeasedOnBackend& leasedOnBackend,
-                              const std::function<bool(std::int64_t task)>& mayTake) {
+std::optional<LeasedTask>
+GraphBook::leaseFor(const VolunteerInfo& volunteer, const LeasedOnBackend& leasedOnBackend,
+                    const std::function<bool(std::int64_t task)>& mayTake) {
     // Replicas on different backends catch backend bugs as well as dishonesty.
     auto seenBackend = [&](const GraphTask& task) {
         for (const auto& replica : task.replicas)
@@ -107,26 +138,22 @@ GraphTask* GraphBook::takeFor(const VolunteerInfo& volunteer,
     auto seenAddress = [&](const GraphTask& task) {
         return task.addresses.contains(volunteer.address);
     };
-    auto pick = m_queue.end();
-    for (int pass = 0; pass < 3 && pick == m_queue.end(); ++pass) {
-        for (auto it = m_queue.begin(); it != m_queue.end(); ++it) {
-            const GraphTask& task = m_tasks.at(*it);
-            if (task.involved.contains(volunteer.volunteerId) || !fits(task, volunteer) ||
-                !mayTake(task.id))
-                continue;
-            if (pass < 2 && seenAddress(task))
-                continue;
-            if (pass == 0 && seenBackend(task))
-                continue;
-            pick = it;
-            break;
-        }
+    for (int pass = 0; pass < 3; ++pass) {
+        auto leased = m_engine.lease(
+            [&](const Task& candidate) {
+                const GraphTask& task = m_tasks.at(candidate.id);
+                if (task.involved.contains(volunteer.volunteerId) || !fits(task, volunteer) ||
+                    !mayTake(task.id))
+                    return false;
+                if (pass < 2 && seenAddress(task))
+                    return false;
+                return pass != 0 || !seenBackend(task);
+            },
+            "an opinion leased to a volunteer");
+        if (leased)
+            return leased;
     }
-    if (pick == m_queue.end())
-        return nullptr;
-    GraphTask& task = m_tasks.at(*pick);
-    m_queue.erase(pick);
-    return &task;
+    return std::nullopt;
 }
 
 } // namespace goblin::labnode

@@ -1,14 +1,16 @@
-// The graph kind's in-memory view of its jobs and tasks: replicas received, who was involved, the
-// queue of wanted volunteer opinions (one entry per opinion), and decided outputs. No I/O beyond
-// loading a reloaded task's stored outputs; leases themselves are the Scheduler's. Core thread.
+// The graph kind's in-memory view of its jobs and tasks: replicas received, who was involved and
+// decided outputs, with each task's state, wanted opinions and attempts on the task engine
+// (work/task_graph.hpp). No I/O beyond loading a reloaded task's stored outputs; leases themselves
+// are the Scheduler's. Core thread.
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/json/value.hpp>
@@ -18,6 +20,7 @@
 #include "kinds/graph/graph_store.hpp"
 #include "node/peer_registry.hpp"
 #include "store/blob_store.hpp"
+#include "work/task_graph.hpp"
 
 namespace goblin::labnode {
 
@@ -29,18 +32,13 @@ struct GraphTask {
     std::vector<std::uint64_t> replicaPeers;
     std::set<std::string> involved;  // volunteers with a replica, lease or failure
     std::set<std::string> addresses; // the network addresses they took it from
-    std::int64_t lastAttempt = 0;
     bool judging = false;
     bool nodeComputing = false;
     bool audited = false;     // the node recomputes it although the volunteers agreed
     bool tiebreak = false;    // the node recomputes it because the volunteers disagreed
     bool redeciding = false;  // decided, and rechecked because a volunteer of it was quarantined
     bool nodeOutputs = false; // its decided outputs are the node's own computation
-    bool deciding = false;    // outputs being stored and verdicts committed
-    bool decided = false;
     std::vector<core::Tensor> outputs;
-
-    bool settled() const { return decided || deciding; }
 };
 
 struct GraphJob {
@@ -76,23 +74,42 @@ public:
     // Every task of every job, in id order.
     std::vector<std::int64_t> taskIds() const;
 
-    bool hasQueued() const { return !m_queue.empty(); }
-    void queueOpinion(std::int64_t taskId) { m_queue.push_back(taskId); }
-    void dropQueued(std::int64_t taskId);
+    // Its state on the task engine; settled: being decided or decided, or its job ended.
+    TaskState state(const GraphTask& task) const { return m_engine.state(task.id); }
+    bool decided(const GraphTask& task) const { return state(task) == TaskState::Decided; }
+    bool settled(const GraphTask& task) const;
+
+    bool hasQueued() const { return m_engine.hasQueued(); }
+    // One more volunteer opinion is wanted.
+    void wantOpinion(const GraphTask& task, std::string_view why);
+    // The opinions it still wants are not needed (the node decides with what it has).
+    void stopWanting(const GraphTask& task, std::string_view why);
+    // Its decision is being taken and recorded: no more opinions are wanted.
+    void startDeciding(const GraphTask& task, std::string_view why);
+    // That decision was called off before it was recorded: it is judged again.
+    void callOff(const GraphTask& task, std::string_view why);
+    // Its decision is recorded.
+    void markDecided(const GraphTask& task);
+    // The job ended: none of its tasks is leased or decided any more.
+    void endJob(const std::string& jobId, std::string_view why);
     // Whether the volunteer lends enough memory for the task's chunk.
     bool fits(const GraphTask& task, const VolunteerInfo& volunteer) const;
-    // Takes the queued opinion this volunteer should give: a task it was not involved in that
+    // Leases the queued opinion this volunteer should give: a task it was not involved in that
     // fits, preferring one no volunteer on its network address has taken, then one no replica or
-    // lease of its backend has seen. nullptr when none.
+    // lease of its backend has seen. nullopt when none.
     // Tasks `mayTake` refuses (the scheduler's filter) are skipped.
     using LeasedOnBackend = std::function<bool(std::int64_t task, const std::string& backend)>;
-    GraphTask* takeFor(const VolunteerInfo& volunteer, const LeasedOnBackend& leasedOnBackend,
-                       const std::function<bool(std::int64_t task)>& mayTake);
+    std::optional<LeasedTask> leaseFor(const VolunteerInfo& volunteer,
+                                       const LeasedOnBackend& leasedOnBackend,
+                                       const std::function<bool(std::int64_t task)>& mayTake);
+
+    // The task type graph tasks have on the engine (the replica or checked-alone deciders).
+    static constexpr std::string_view kTaskType = "graph-op";
 
 private:
     std::map<std::string, GraphJob> m_jobs;
     std::map<std::int64_t, GraphTask> m_tasks;
-    std::deque<std::int64_t> m_queue;
+    TaskGraph m_engine;
 };
 
 } // namespace goblin::labnode

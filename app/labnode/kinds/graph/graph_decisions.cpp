@@ -38,9 +38,9 @@ void GraphDecisions::computeOnNode(GraphTask& task) {
 }
 
 void GraphDecisions::judge(GraphTask& task) {
-    if (!task.judging && !task.settled())
+    if (!task.judging && !m_book.settled(task))
         m_verdicts.dropQuarantined(task);
-    if (task.judging || task.nodeComputing || task.settled())
+    if (task.judging || task.nodeComputing || m_book.settled(task))
         return;
     const bool nodeReplica =
         std::any_of(task.replicas.begin(), task.replicas.end(),
@@ -56,7 +56,7 @@ void GraphDecisions::onQuarantined(const std::string& volunteerId) {
         if (!task || !task->involved.contains(volunteerId) ||
             m_book.jobOf(*task).state != JobState::Running)
             continue;
-        if (task->settled())
+        if (m_book.settled(*task))
             m_recheck.recheckIfNeeded(*task, volunteerId);
         else if (!task->judging && !task->nodeComputing)
             judge(*task); // in-flight comparisons and node computations drop it when they return

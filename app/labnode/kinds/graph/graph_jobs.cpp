@@ -247,11 +247,9 @@ Expected<void> GraphJobs::cancel(const std::string& jobId, const std::string& wh
         return ok;
     job->state =
         JobState::Cancelled; // a comparison or merge still on a worker finds it so and stops
-    for (std::int64_t taskId : job->taskIds) {
-        m_book.dropQueued(taskId);
-        m_book.task(taskId)->decided = true;
+    m_book.endJob(jobId, "its job was cancelled by " + who);
+    for (std::int64_t taskId : job->taskIds)
         m_scheduler.withdraw(taskOp(), taskId); // a result still computing is answered stale
-    }
     const Error error = cancelledError(jobId, who);
     m_desk.reportFailure(jobId, error);
     if (auto follower = m_followers.extract(jobId))
@@ -273,7 +271,7 @@ std::string GraphJobs::whyNothingComputes(const std::string& jobId) {
         return {}; // the desk says so itself
     for (std::int64_t taskId : job->taskIds) {
         const GraphTask* task = m_book.task(taskId);
-        if (!task || task->settled() ||
+        if (!task || m_book.settled(*task) ||
             std::any_of(volunteers.begin(), volunteers.end(), [&](const Peer* volunteer) {
                 return m_book.fits(*task, volunteer->volunteer);
             }))
@@ -321,11 +319,9 @@ void GraphJobs::failJob(GraphJob& job, const Error& error) {
     job.state = JobState::Failed;
     (void)setGraphJobState(m_context.store.database(), job.id, JobState::Failed, m_context.clock());
     m_context.log.warn("graph job " + job.id + " failed: " + error.describe());
-    for (std::int64_t taskId : job.taskIds) {
-        m_book.dropQueued(taskId);
-        m_book.task(taskId)->decided = true;
+    m_book.endJob(job.id, "its job failed");
+    for (std::int64_t taskId : job.taskIds)
         m_scheduler.withdraw(taskOp(), taskId);
-    }
     m_tasks.forgetInputsOf(job.id);
     m_desk.reportFailure(job.id, error);
     if (auto follower = m_followers.extract(job.id))

@@ -46,17 +46,18 @@ std::optional<TaskClaim> GraphTaskSource::claimFor(const Peer& peer, const TaskF
     const VolunteerInfo& volunteer = peer.volunteer;
     if (!volunteer.graphs)
         return std::nullopt;
-    GraphTask* task = m_book.takeFor(
+    auto leased = m_book.leaseFor(
         volunteer,
         [this](std::int64_t taskId, const std::string& backend) {
             return m_scheduler.leasedOnBackend(TaskVerdicts::kOp, taskId, backend);
         },
         mayTake);
-    if (!task)
+    if (!leased)
         return std::nullopt;
-    task->involved.insert(volunteer.volunteerId);
-    task->addresses.insert(volunteer.address);
-    return TaskClaim{task->id, ++task->lastAttempt};
+    GraphTask& task = *m_book.task(leased->task);
+    task.involved.insert(volunteer.volunteerId);
+    task.addresses.insert(volunteer.address);
+    return TaskClaim{task.id, leased->attempt};
 }
 
 TaskFrame GraphTaskSource::frame(const Lease& lease) {
@@ -101,7 +102,7 @@ void GraphTaskSource::queueOpinion(GraphTask& task) {
     for (const Peer* volunteer : graphVolunteers()) {
         if (!task.involved.contains(volunteer->volunteer.volunteerId) &&
             m_book.fits(task, volunteer->volunteer)) {
-            m_book.queueOpinion(task.id);
+            m_book.wantOpinion(task, "one more opinion wanted");
             return m_scheduler.wake();
         }
     }
@@ -126,21 +127,21 @@ void GraphTaskSource::onLeaseLost(const Lease& lease, LeaseLoss why, const std::
                         "graph task " + std::to_string(task.id) + " attempt " +
                             std::to_string(lease.attempt) + " (" + lease.volunteerId +
                             "): " + what + "; asking another volunteer");
-    if (!task.settled())
+    if (!m_book.settled(task))
         queueOpinion(task);
 }
 
 void GraphTaskSource::computeOnNode(std::int64_t taskId) {
     GraphTask* task = m_book.task(taskId);
-    if (!task || task->settled())
+    if (!task || m_book.settled(*task))
         return;
-    m_book.dropQueued(taskId);
+    m_book.stopWanting(*task, "no volunteer may take it: the node computes it");
     m_decisions.computeOnNode(*task);
 }
 
 void GraphTaskSource::onResult(const Lease& lease, Message message) {
     GraphTask* found = m_book.task(lease.task);
-    if (!found || found->settled())
+    if (!found || m_book.settled(*found))
         return m_verdicts.sendStale(lease.peer, lease.task, lease.attempt);
     GraphTask& task = *found;
     const GraphChunk& chunk = m_book.jobOf(task).chunks[task.chunk];

@@ -63,7 +63,7 @@ GraphTask* NodeChecks::afterNodeCheck(std::int64_t taskId, double seconds) {
         return nullptr; // released meanwhile
     task->nodeComputing = false;
     m_book.jobOf(*task).verifySeconds += seconds;
-    return task->settled() ? nullptr : task;
+    return m_book.settled(*task) ? nullptr : task;
 }
 
 } // namespace goblin::labnode

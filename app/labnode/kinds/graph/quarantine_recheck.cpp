@@ -23,7 +23,7 @@ void QuarantineRecheck::recheckIfNeeded(GraphTask& task, const std::string& volu
     const bool contributed = std::any_of(
         task.replicas.begin(), task.replicas.end(),
         [&](const verify::Replica& replica) { return replica.volunteerId == volunteerId; });
-    if (task.decided && !task.nodeOutputs && contributed && !task.redeciding &&
+    if (m_book.decided(task) && !task.nodeOutputs && contributed && !task.redeciding &&
         opinionsWanted(m_book.jobOf(task)) > 1)
         recheck(task);
 }

@@ -46,7 +46,7 @@ void ReplicaDecider::onJudged(std::int64_t taskId, std::size_t judgedCount,
     GraphTask& task = *found;
     task.judging = false;
     m_book.jobOf(task).verifySeconds += seconds;
-    if (task.settled())
+    if (m_book.settled(task))
         return;
     if (task.replicas.size() != judgedCount)
         return m_hooks.rejudge(task); // another replica arrived meanwhile: judge them all
@@ -119,7 +119,7 @@ void ReplicaDecider::onCheapAudited(std::int64_t taskId, verify::Judgement judge
 }
 
 void ReplicaDecider::computeOnNode(GraphTask& task) {
-    if (task.nodeComputing || task.settled())
+    if (task.nodeComputing || m_book.settled(task))
         return;
     task.nodeComputing = true;
     m_checks.runReference(
@@ -145,7 +145,7 @@ void ReplicaDecider::computeOnNode(GraphTask& task) {
             current.replicaPeers.push_back(0);
             // Outstanding opinions are no longer needed.
             m_scheduler.withdraw(TaskVerdicts::kOp, taskId);
-            m_book.dropQueued(taskId);
+            m_book.stopWanting(current, "the node computed it: no more opinions wanted");
             m_hooks.rejudge(current);
         });
 }

@@ -49,9 +49,8 @@ void TaskVerdicts::reject(const GraphTask& task, const verify::Replica& replica,
 }
 
 void TaskVerdicts::decide(GraphTask& task, verify::Judgement judgement, Vouched vouched) {
-    task.deciding = true;
+    m_book.startDeciding(task, "its decision is stored and recorded");
     m_scheduler.withdraw(kOp, task.id);
-    m_book.dropQueued(task.id);
     const std::string method = methodOf(task, judgement, vouched);
     // Hashing and writing the outputs is O(size): a worker does it; they reach the disk before the
     // verdicts commit, so a restarted node finds them.
@@ -73,7 +72,7 @@ void TaskVerdicts::decide(GraphTask& task, verify::Judgement judgement, Vouched 
                 return m_hooks.failJob(
                     job, Error{ErrorCode::Internal, "storing outputs: " + stored.error().message});
             if (dropQuarantined(*found)) { // caught while its outputs were stored
-                found->deciding = false;
+                m_book.callOff(*found, "a volunteer of a replica it rests on was quarantined");
                 return m_hooks.rejudge(*found);
             }
             commitDecision(taskId, judgement, method, json::serialize(*stored), std::move(outputs));
@@ -104,8 +103,7 @@ void TaskVerdicts::commitDecision(std::int64_t taskId, const verify::Judgement& 
                        kept = std::move(keptOutputs)](const VerdictBatch& done) mutable {
         const std::vector<VerdictBatch::Entry>& verdicts = done.verdicts;
         GraphTask& decided = *m_book.task(taskId);
-        decided.deciding = false;
-        decided.decided = true;
+        m_book.markDecided(decided);
         // What was not stored (a checked task's witnesses) is needed no more in memory either.
         decided.outputs = std::move(kept);
         decided.replicas[decisive].outputs = decided.outputs;

@@ -65,7 +65,7 @@ std::optional<LeasedTask> JobBook::leaseNextFor(const std::string& volunteerId,
 }
 
 bool JobBook::takeForNode(std::int64_t taskId) {
-    return m_engine.takeForNode(taskId, "volunteers gave up on it: the node computes it");
+    return m_engine.takeForDecision(taskId, "volunteers gave up on it: the node computes it");
 }
 
 void JobBook::requeue(std::int64_t taskId, std::string_view why) {

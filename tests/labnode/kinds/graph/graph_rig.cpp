@@ -87,7 +87,7 @@ DecisionHooks GraphRig::hooks() {
     return DecisionHooks{
         [this](GraphTask& task) {
             ++recorded.opinionsWanted[task.id];
-            book.queueOpinion(task.id);
+            book.wantOpinion(task, "one more opinion wanted");
         },
         [this](GraphTask& task) { ++recorded.decided[task.id]; },
         [this](GraphJob&, const Error& error) { recorded.jobFailures.push_back(error.message); },
@@ -157,7 +157,7 @@ verify::Replica GraphRig::lazy(std::size_t chunk, const std::string& volunteer) 
 }
 
 std::int64_t GraphRig::add(GraphTask& task, verify::Replica replica, const std::string& address) {
-    replica.attempt = ++task.lastAttempt;
+    replica.attempt = ++m_attempts[task.id];
     replica.address = address;
     task.involved.insert(replica.volunteerId);
     task.addresses.insert(address);

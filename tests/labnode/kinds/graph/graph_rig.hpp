@@ -79,6 +79,7 @@ private:
     void setUpJob(GraphVerification verification);
 
     std::string m_setupError;
+    std::map<std::int64_t, std::int64_t> m_attempts; // the last given per task
 };
 
 } // namespace goblin::labnode::testing

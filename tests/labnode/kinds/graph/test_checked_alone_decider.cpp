@@ -74,7 +74,7 @@ void TestCheckedAloneDecider::failedCheckRejectsAndAsksAnotherOpinion() {
     QCOMPARE(g.verdictOf(task.id, liar), std::string("rejected node-audit"));
     QCOMPARE(g.countResults("reason LIKE 'the node''s check failed%'"), std::int64_t{1});
     QCOMPARE(g.recorded.decided[task.id], 0);
-    QVERIFY(!task.settled());
+    QVERIFY(!g.book.settled(task));
     QVERIFY(task.replicas.empty());
     QVERIFY(g.storedText(task.id).empty());
     QVERIFY(g.trust.isQuarantined("v-liar"));

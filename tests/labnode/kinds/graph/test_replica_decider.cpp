@@ -31,7 +31,7 @@ void TestReplicaDecider::equalReplicasDecideByAgreement() {
     QCOMPARE(g.verdictOf(task.id, one), std::string("accepted replica-agreement"));
     QCOMPARE(g.verdictOf(task.id, two), std::string("accepted replica-agreement"));
     QCOMPARE(g.countResults("task_id = " + std::to_string(task.id)), std::int64_t{2});
-    QVERIFY(task.decided);
+    QVERIFY(g.book.decided(task));
     QVERIFY(!task.nodeOutputs);
     // A job of replicas keeps the witness too, for a later recheck to compare.
     QVERIFY(sameBits(task.outputs, g.reference(0)));
