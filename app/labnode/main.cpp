@@ -152,6 +152,9 @@ int serve(const po::variables_map& options) {
     settings.auditRetentionSeconds = options["audit-retention-hours"].as<double>() * 3600.0;
     if (!(settings.auditRetentionSeconds >= 0.0))
         throw std::invalid_argument("--audit-retention-hours must not be negative");
+    settings.secondOpinionWaitSeconds = options["second-opinion-seconds"].as<double>();
+    if (!(settings.secondOpinionWaitSeconds >= 0.0 && settings.secondOpinionWaitSeconds <= 86400.0))
+        throw std::invalid_argument("--second-opinion-seconds must be between 0 and 86400");
     settings.retainSeconds = options["retain-hours"].as<double>() * 3600.0;
     if (!(settings.retainSeconds > 0.0))
         throw std::invalid_argument("--retain-hours must be positive");

@@ -15,7 +15,7 @@ Coordinator::Coordinator(NodeContext context, CoordinatorSettings settings)
                MatmulSettings{settings.limits, settings.verificationVectors}),
       m_graphs(m_context, m_peers, m_desk, m_scheduler, m_verdicts, m_trust,
                GraphJobSettings{GraphIntakeSettings{{}, settings.maxGraphTaskBytes},
-                                settings.auditRetentionSeconds}),
+                                settings.auditRetentionSeconds, settings.secondOpinionWaitSeconds}),
       m_training(m_context, m_peers, m_desk, m_graphs, core::graph::GraphLimits{}),
       m_bans(m_context, m_trust), m_approvalTimer(m_context.core),
       m_approvalsPending(settings.volunteers == VolunteerPolicy::Approved) {

@@ -47,6 +47,8 @@ public:
     // Lab staff's cancel and purge requests (JobControl), at the coordinator's staff check.
     void checkStaffRequests() {
         m_control.checkStaffRequests();
+        for (JobKind* kind : m_kinds)
+            kind->checkLiveness();
         reportWaiting();
     }
     JobControl& control() { return m_control; }

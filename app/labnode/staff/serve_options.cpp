@@ -43,6 +43,9 @@ po::options_description serveOptions() {
         "audit-retention-hours", po::value<double>()->default_value(168.0),
         "keep a released graph job's data this long after it finished, so the node can recheck "
         "it if a volunteer it used is quarantined later (0: delete at release)")(
+        "second-opinion-seconds", po::value<double>()->default_value(60.0),
+        "a graph task that holds one volunteer's opinion and wants another that no connected "
+        "volunteer may give (one volunteer left, say) is computed by the node after this long")(
         "retain-hours", po::value<double>()->default_value(72.0),
         "purge a finished job (done, failed, cancelled) its researcher has not fetched and "
         "released this long after it finished: its data and its records")(

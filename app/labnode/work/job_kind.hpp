@@ -114,6 +114,9 @@ public:
     // (none connected, none of its kind): none lends the memory its tasks need, say. Empty: it
     // can be computed. Asked at the two-second staff check.
     virtual std::string whyNothingComputes(const std::string& /*jobId*/) { return {}; }
+    // At the staff check, before whyNothingComputes: tasks that wait for what no connected
+    // volunteer may give are decided another way once they have waited long enough.
+    virtual void checkLiveness() {}
 
     // Scheduler.
     virtual bool hasQueued() const = 0;

@@ -24,6 +24,7 @@
 #include "kinds/graph/graph_retention.hpp"
 #include "kinds/graph/graph_store.hpp"
 #include "kinds/graph/graph_task_source.hpp"
+#include "kinds/graph/second_opinion_watch.hpp"
 #include "node/node_context.hpp"
 #include "node/researcher_desk.hpp"
 #include "node/trust_book.hpp"
@@ -38,6 +39,9 @@ struct GraphJobSettings {
     // How long a released job's data is kept for audits after it finished (graph_retention.hpp);
     // 0 deletes it at release.
     double auditRetentionSeconds = 7 * 24 * 3600.0;
+    // How long a task of replicas waits for a second volunteer no connected one may give before
+    // the node computes it (second_opinion_watch.hpp).
+    double secondOpinionWaitSeconds = 60.0;
 };
 
 // Whoever runs a graph job on a researcher's behalf (a training round): told on core when it
@@ -68,8 +72,12 @@ public:
     // A followed job's follower is told it failed (code cancelled), as for any failure.
     Expected<void> cancel(const std::string& jobId, const std::string& who) override;
     Expected<void> purge(const std::string& jobId) override;
-    // A task no connected graph volunteer has the memory for waits.
+    // A task no connected graph volunteer has the memory for waits, or one waits for a second
+    // volunteer's opinion.
     std::string whyNothingComputes(const std::string& jobId) override;
+    // Tasks that starved for a second opinion longer than the settings allow: the node computes
+    // them.
+    void checkLiveness() override;
 
     // Graph jobs another kind runs for a researcher (training rounds), on core. `accepted` gets
     // the durable job's id, or why the submission was refused.
@@ -126,6 +134,7 @@ private:
     GraphTaskSource m_tasks;
     DeliveredAudits m_audits;
     GraphRetention m_retention;
+    SecondOpinionWatch m_secondOpinions;
     std::map<std::string, GraphJobFollower> m_followers;
 };
 

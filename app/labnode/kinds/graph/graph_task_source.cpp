@@ -42,6 +42,29 @@ std::vector<const Peer*> GraphTaskSource::graphVolunteers() const {
     return volunteers;
 }
 
+std::optional<std::string> GraphTaskSource::whyNoOtherOpinion(const GraphTask& task) const {
+    if (m_book.state(task) != TaskState::Queued || task.involved.empty())
+        return std::nullopt;
+    bool other = false;
+    bool fitting = false;
+    for (const Peer* volunteer : graphVolunteers()) {
+        const VolunteerInfo& info = volunteer->volunteer;
+        if (task.involved.contains(info.volunteerId))
+            continue;
+        other = true;
+        if (!m_book.fits(task, info))
+            continue;
+        fitting = true;
+        if (!m_scheduler.history().barred(TaskVerdicts::kOp, task.id, info.volunteerId))
+            return std::nullopt;
+    }
+    if (!other)
+        return "every connected volunteer computed it already";
+    if (!fitting)
+        return "the other connected volunteers lend too little memory for it";
+    return "the other connected volunteers may not take it again (they lost its lease)";
+}
+
 std::optional<TaskClaim> GraphTaskSource::claimFor(const Peer& peer, const TaskFilter& mayTake) {
     const VolunteerInfo& volunteer = peer.volunteer;
     if (!volunteer.graphs)

@@ -41,6 +41,9 @@ public:
     void forgetInputsOf(const std::string& jobId);
     // The connected volunteers that compute graph tasks.
     std::vector<const Peer*> graphVolunteers() const;
+    // Why the task starves: it holds a volunteer's opinion and wants another that no connected
+    // volunteer may give; nullopt when it does not (second_opinion_watch.hpp).
+    std::optional<std::string> whyNoOtherOpinion(const GraphTask& task) const;
 
 private:
     NodeContext& m_context;
