@@ -81,9 +81,10 @@ std::pair<std::string, unsigned short> splitHostPort(const std::string& listen) 
     return {listen.substr(0, colon), static_cast<unsigned short>(std::stoi(digits))};
 }
 
-// The address the credential page gives for goblin.connect: --public-url, else the one address
-// the node listens on; a node on every address (0.0.0.0, ::) leaves it to the Host field each
-// browser sends, with this machine's name as the fallback.
+// The address the credential page gives for goblin.connect: --public-url; else, over plain ws://,
+// the one address the node listens on. A node on every address (0.0.0.0, ::) or serving TLS (whose
+// certificate names a host, not the bound address) gives the Host field each browser sent, with
+// this machine's name as the fallback.
 void setConnectUrls(access::AccessSettings& settings, const po::variables_map& options,
                     const std::string& host, unsigned short port) {
     const std::string scheme = settings.secureCookies ? "wss://" : "ws://";
@@ -93,7 +94,7 @@ void setConnectUrls(access::AccessSettings& settings, const po::variables_map& o
     settings.fallbackUrl = scheme + asio::ip::host_name() + portText;
     if (options.count("public-url"))
         settings.connectUrl = options["public-url"].as<std::string>();
-    else if (!address.is_unspecified())
+    else if (!address.is_unspecified() && !settings.secureCookies)
         settings.connectUrl = scheme + shownHost + portText;
 }
 
@@ -263,8 +264,8 @@ int serve(const po::variables_map& options) {
         logLine(line.append(mailer->describe()));
         line = "access: a new credential's page gives goblin.connect the address ";
         logLine(line.append(accessSettings.connectUrl.empty()
-                                ? "the browser used (--listen on every address; --public-url "
-                                  "sets one)"
+                                ? "the browser used (TLS, or --listen on every address; "
+                                  "--public-url sets one)"
                                 : accessSettings.connectUrl));
     }
     if (tls) {

@@ -123,12 +123,15 @@ class Http:
     """A cookie-keeping form client (http.client): what a scripted attacker or a second browser
     would send, for the bad-input cases."""
 
-    def __init__(self, port: int):
+    def __init__(self, port: int, context: "ssl.SSLContext | None" = None):
         self.port = port
+        self.context = context  # https:// with this context when given
         self.cookie = ""
 
     def request(self, method: str, path: str, body: bytes = b"", headers=None):
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        connection = (http.client.HTTPSConnection("localhost", self.port, timeout=30,
+                                                  context=self.context) if self.context else
+                      http.client.HTTPConnection("127.0.0.1", self.port, timeout=30))
         fields = {"Content-Type": "application/x-www-form-urlencoded"}
         if self.cookie:
             fields["Cookie"] = self.cookie
@@ -486,6 +489,28 @@ def test_over_https_the_session_cookie_is_secure(tls_cluster, pki):
         cookie = answer.headers["Set-Cookie"]
     assert cookie.startswith("goblin_access=")
     assert "; Secure" in cookie and "; HttpOnly" in cookie and "; SameSite=Strict" in cookie
+
+
+def test_over_https_the_credential_page_gives_the_wss_address_the_browser_used(tls_cluster, pki):
+    context = ssl.create_default_context(cafile=str(pki / "ca.crt"))
+    web = Http(tls_cluster.port, context)
+    _, _, page = web.get("/access")
+    csrf = web.csrf(page)
+    assert web.post("/access/code", {"csrf": csrf, "email": "tls@lab.example"})[0] == 303
+    code = (tls_cluster.data_dir / "access-codes.txt").read_text().splitlines()[-1].split()[2]
+    web.post("/access/verify", {"csrf": csrf, "code": code})
+    _, _, page = web.get("/access/request")
+    csrf = web.csrf(page)
+    web.post("/access/request", {"csrf": csrf, "name": "T", "institution": "X", "purpose": "p",
+                                 "computation": "matmul", "scale": "s"})
+    tls_cluster.staff("requests", "approve", "1")
+    status, _, page = web.post("/access/credential", {"csrf": csrf})
+    assert status == 200 and data_notice_in(page)
+    url = re.search(r'<code id="connect-url">([^<]+)</code>', page).group(1)
+    assert url == "wss://localhost:%d" % tls_cluster.port  # the certificate's name, not 127.0.0.1
+    token = re.search(r'<code id="credential">([0-9a-f]{64})</code>', page).group(1)
+    with goblin.connect(url, token=token, ca_file=str(pki / "ca.crt"), timeout=30):
+        pass
 
 
 def test_a_relay_that_cannot_be_reached_is_a_clear_error(cluster):

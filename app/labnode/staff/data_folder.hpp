@@ -1,7 +1,7 @@
 // The data folder `serve` uses when no --data-dir is given: one per database, DB.goblin-data
 // beside the database DB, so two databases in one folder never share blobs. A goblin-data folder
-// beside the database (the default of earlier versions) is kept when it belongs to this database.
-// Pure file-system decisions; the main thread of `serve`, before the node starts.
+// beside the database is used when it belongs to this database, or belongs to none yet (the first
+// database served beside it claims it). File-system decisions; the main thread of `serve`.
 #pragma once
 
 #include <filesystem>
