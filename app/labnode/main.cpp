@@ -303,7 +303,9 @@ const char* kUsage =
     "  jobs cancel ID | purge ID           cancel a running job, delete a finished one\n"
     "  requests list | show ID | approve ID | refuse ID [--reason TEXT]\n"
     "                                      researchers' access requests (from /access)\n"
-    "  status                              count jobs by state, volunteers, researchers\n"
+    "  status                              count jobs by state, volunteers, researchers and\n"
+    "                                      pending access requests\n"
+    "  (every list and show, and status, take --json: one JSON document for scripts)\n"
     "  --version                           print the version\n"
     "`goblin-labnode COMMAND --help` describes a command.\n\n";
 
