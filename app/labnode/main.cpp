@@ -1,6 +1,7 @@
 // goblin-labnode: the composition root. `serve` builds the store, blob store, coordinator and
 // WebSocket server and runs their threads; the staff commands (init, researchers, volunteers) are
 // dispatched to their own files.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <ctime>
@@ -11,6 +12,8 @@
 #include <thread>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ip/host_name.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/program_options.hpp>
@@ -27,6 +30,7 @@
 #include "node/log_level.hpp"
 #include "node/node_connection.hpp"
 #include "node/node_lock.hpp"
+#include "staff/data_folder.hpp"
 #include "staff/job_commands.hpp"
 #include "staff/researcher_commands.hpp"
 #include "staff/serve_options.hpp"
@@ -34,6 +38,7 @@
 #include "staff/volunteer_commands.hpp"
 #include "store/admission_store.hpp"
 #include "store/blob_store.hpp"
+#include "store/node_settings.hpp"
 #include "store/node_store.hpp"
 
 namespace asio = boost::asio;
@@ -66,10 +71,31 @@ std::pair<std::string, unsigned short> splitHostPort(const std::string& listen) 
     const auto colon = listen.rfind(':');
     if (colon == std::string::npos)
         throw std::runtime_error("--listen wants HOST:PORT, got '" + listen + "'");
-    const int port = std::stoi(listen.substr(colon + 1));
-    if (port < 0 || port > 65535)
-        throw std::runtime_error("port out of range in --listen " + listen);
-    return {listen.substr(0, colon), static_cast<unsigned short>(port)};
+    const std::string digits = listen.substr(colon + 1);
+    const bool numeric =
+        !digits.empty() && digits.size() <= 5 &&
+        std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!numeric || std::stoi(digits) > 65535)
+        throw std::runtime_error("--listen port must be between 0 and 65535 (got '" + listen +
+                                 "')");
+    return {listen.substr(0, colon), static_cast<unsigned short>(std::stoi(digits))};
+}
+
+// The address the credential page gives for goblin.connect: --public-url; else, over plain ws://,
+// the one address the node listens on. A node on every address (0.0.0.0, ::) or serving TLS (whose
+// certificate names a host, not the bound address) gives the Host field each browser sent, with
+// this machine's name as the fallback.
+void setConnectUrls(access::AccessSettings& settings, const po::variables_map& options,
+                    const std::string& host, unsigned short port) {
+    const std::string scheme = settings.secureCookies ? "wss://" : "ws://";
+    const std::string portText = ":" + std::to_string(port);
+    const auto address = asio::ip::make_address(host);
+    const std::string shownHost = address.is_v6() ? "[" + host + "]" : host;
+    settings.fallbackUrl = scheme + asio::ip::host_name() + portText;
+    if (options.count("public-url"))
+        settings.connectUrl = options["public-url"].as<std::string>();
+    else if (!address.is_unspecified() && !settings.secureCookies)
+        settings.connectUrl = scheme + shownHost + portText;
 }
 
 // One node per database and data folder: a second `serve` stops here, before it reads anything.
@@ -116,50 +142,42 @@ std::unique_ptr<access::CodeMailer> codeMailer(const po::variables_map& options,
 int serve(const po::variables_map& options) {
     const std::string dbPath = existingDatabase(options);
     const net::TlsContext tls = serverTls(options);
-    std::filesystem::path dataDir =
-        options.count("data-dir") ? std::filesystem::path(options["data-dir"].as<std::string>())
-                                  : std::filesystem::absolute(dbPath).parent_path() / "goblin-data";
+    const auto [host, port] = splitHostPort(options["listen"].as<std::string>());
+    const DataFolderChoice dataChoice =
+        options.count("data-dir")
+            ? DataFolderChoice{options["data-dir"].as<std::string>(), "--data-dir"}
+            : defaultDataFolder(dbPath);
+    const std::filesystem::path dataDir = dataChoice.path;
     std::vector<NodeLock> locks = lockNode(dbPath, dataDir);
+    if (!options.count("data-dir"))
+        if (auto claimed = claimDataFolder(dataDir, dbPath); !claimed)
+            throw std::runtime_error(claimed.error().message);
     NodeStore store(dbPath);
     BlobStore blobs(dataDir);
 
     CoordinatorSettings settings;
     settings.leaseSeconds = options["lease-seconds"].as<double>();
+    // Every value was range-checked by readServeCommand (checkServeOptions).
     settings.maxTaskExpiries = options["max-task-expiries"].as<int>();
-    if (settings.maxTaskExpiries < 1)
-        throw std::invalid_argument("--max-task-expiries must be at least 1");
     settings.maxGraphTaskBytes = options["max-graph-task-mb"].as<std::int64_t>() << 20;
-    if (settings.maxGraphTaskBytes <= 0)
-        throw std::invalid_argument("--max-graph-task-mb must be positive");
     settings.trust.auditFloor = options["audit-floor"].as<double>();
     settings.trust.probationAudits = options["probation-audits"].as<std::int64_t>();
     settings.trust.sharedAddressRate = options["shared-address-audit-rate"].as<double>();
     settings.trust.fullAuditShare = options["full-audit-share"].as<double>();
-    if (!(settings.trust.auditFloor >= 0.0 && settings.trust.auditFloor <= 1.0) ||
-        !(settings.trust.sharedAddressRate >= 0.0 && settings.trust.sharedAddressRate <= 1.0) ||
-        !(settings.trust.fullAuditShare >= 0.0 && settings.trust.fullAuditShare <= 1.0))
-        throw std::invalid_argument("audit rates must be between 0 and 1");
-    if (settings.trust.probationAudits < 0)
-        throw std::invalid_argument("--probation-audits must not be negative");
     settings.registrationsPerHour = options["registrations-per-hour"].as<int>();
-    if (settings.registrationsPerHour < 1)
-        throw std::invalid_argument("--registrations-per-hour must be at least 1");
     const std::string policy = options["volunteers"].as<std::string>();
-    if (policy != "open" && policy != "approved")
-        throw std::invalid_argument("--volunteers must be 'open' or 'approved'");
     settings.volunteers = policy == "approved" ? VolunteerPolicy::Approved : VolunteerPolicy::Open;
-    settings.limits.maxTensorBytes = options["max-tensor-mb"].as<std::size_t>() << 20;
+    // `volunteers list` reads the mode to say what an unapproved volunteer's state means.
+    if (auto recorded = setNodeSetting(store.database(), kVolunteerPolicySetting, policy);
+        !recorded)
+        throw std::runtime_error(recorded.error().message);
+    settings.limits.maxTensorBytes =
+        static_cast<std::size_t>(options["max-tensor-mb"].as<std::int64_t>()) << 20;
     settings.auditRetentionSeconds = options["audit-retention-hours"].as<double>() * 3600.0;
-    if (!(settings.auditRetentionSeconds >= 0.0))
-        throw std::invalid_argument("--audit-retention-hours must not be negative");
     settings.secondOpinionWaitSeconds = options["second-opinion-seconds"].as<double>();
-    if (!(settings.secondOpinionWaitSeconds >= 0.0 && settings.secondOpinionWaitSeconds <= 86400.0))
-        throw std::invalid_argument("--second-opinion-seconds must be between 0 and 86400");
     settings.retainSeconds = options["retain-hours"].as<double>() * 3600.0;
-    if (!(settings.retainSeconds > 0.0))
-        throw std::invalid_argument("--retain-hours must be positive");
 
-    const int networkThreads = std::max(1, options["threads"].as<int>());
+    const int networkThreads = options["threads"].as<int>();
     asio::io_context network(networkThreads);
     asio::io_context core(1);
     asio::thread_pool workers(std::max(2u, std::thread::hardware_concurrency()));
@@ -195,11 +213,11 @@ int serve(const po::variables_map& options) {
     // /access: researchers ask for access (sign-in codes by mail, the request form, the
     // credential shown once); staff decide with `goblin-labnode requests`.
     const std::string accessPolicy = options["access-requests"].as<std::string>();
-    if (accessPolicy != "on" && accessPolicy != "off")
-        throw std::invalid_argument("--access-requests must be 'on' or 'off'");
     const std::unique_ptr<access::CodeMailer> mailer = codeMailer(options, dataDir);
+    server->listen(host, port);
     access::AccessSettings accessSettings;
     accessSettings.secureCookies = tls != nullptr;
+    setConnectUrls(accessSettings, options, host, server->port());
     access::AccessApp accessApp(store.database(), wallClock, random, *mailer, NodeLog(logAt),
                                 accessSettings);
     if (accessPolicy == "on")
@@ -231,8 +249,6 @@ int serve(const po::variables_map& options) {
         auto timer = std::make_shared<asio::steady_timer>(network, std::chrono::milliseconds(300));
         timer->async_wait([&network, timer](const boost::system::error_code&) { network.stop(); });
     });
-    const auto [host, port] = splitHostPort(options["listen"].as<std::string>());
-    server->listen(host, port);
     {
         std::lock_guard lock(logMutex);
         std::cout << "goblin-labnode listening on " << host << ":" << server->port() << std::endl;
@@ -242,9 +258,16 @@ int serve(const po::variables_map& options) {
     for (NodeLock& lock : locks)
         lock.describe(nodeOwnerDescription(owner));
     logLine("database " + dbPath + ", data directory " + dataDir.string());
+    if (!options.count("data-dir"))
+        logLine("data directory " + dataDir.string() + " (" + dataChoice.why + ")");
     if (accessPolicy == "on") {
         std::string line = "access requests on /access: ";
         logLine(line.append(mailer->describe()));
+        line = "access: a new credential's page gives goblin.connect the address ";
+        logLine(line.append(accessSettings.connectUrl.empty()
+                                ? "the browser used (TLS, or --listen on every address; "
+                                  "--public-url sets one)"
+                                : accessSettings.connectUrl));
     }
     if (tls) {
         std::string line = "TLS: serving wss:// and https:// only, certificate ";
@@ -281,7 +304,9 @@ const char* kUsage =
     "  jobs cancel ID | purge ID           cancel a running job, delete a finished one\n"
     "  requests list | show ID | approve ID | refuse ID [--reason TEXT]\n"
     "                                      researchers' access requests (from /access)\n"
-    "  status                              count jobs by state, volunteers, researchers\n"
+    "  status                              count jobs by state, volunteers, researchers and\n"
+    "                                      pending access requests\n"
+    "  (every list and show, and status, take --json: one JSON document for scripts)\n"
     "  --version                           print the version\n"
     "`goblin-labnode COMMAND --help` describes a command.\n\n";
 

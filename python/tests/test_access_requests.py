@@ -8,6 +8,7 @@ import email
 import email.policy
 import html
 import http.client
+import json
 import re
 import socket
 import sqlite3
@@ -23,6 +24,7 @@ import pytest
 
 # Missing ones fail the run (never a skip): scripts/install_deps.sh --test installs them.
 import aiosmtpd.controller as aiosmtpd_controller
+import goblin
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -121,12 +123,15 @@ class Http:
     """A cookie-keeping form client (http.client): what a scripted attacker or a second browser
     would send, for the bad-input cases."""
 
-    def __init__(self, port: int):
+    def __init__(self, port: int, context: "ssl.SSLContext | None" = None):
         self.port = port
+        self.context = context  # https:// with this context when given
         self.cookie = ""
 
     def request(self, method: str, path: str, body: bytes = b"", headers=None):
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        connection = (http.client.HTTPSConnection("localhost", self.port, timeout=30,
+                                                  context=self.context) if self.context else
+                      http.client.HTTPConnection("127.0.0.1", self.port, timeout=30))
         fields = {"Content-Type": "application/x-www-form-urlencoded"}
         if self.cookie:
             fields["Cookie"] = self.cookie
@@ -171,6 +176,13 @@ class Http:
         return self.csrf(page)
 
 
+def data_notice_in(page: str) -> bool:
+    """goblin.DATA_WARNING, verbatim (HTML-escaped as the node escapes text), in a served page:
+    the node's copy of the text must never drift from the client's."""
+    escaped = html.escape(goblin.DATA_WARNING, quote=True).replace("&#x27;", "&#39;")
+    return ('<p class="data-notice" id="data-notice">%s</p>' % escaped) in page
+
+
 def requests_in_db(cluster) -> int:
     return cluster.query("SELECT count(*) FROM access_requests")[0][0]
 
@@ -178,10 +190,15 @@ def requests_in_db(cluster) -> int:
 def test_browser_sign_in_request_approval_credential_and_matmul(node, smtp, browser):
     address = "ada@lab.example"
     browser.get(node.http + "/access")
+    assert data_notice_in(browser.page_source)
+    assert browser.find_element(By.ID, "data-notice").text == goblin.DATA_WARNING
+    assert "we mail you a one-time code" in browser.find_element(By.ID, "sign-in-intro").text
     browser.find_element(By.ID, "email").send_keys(address)
     browser.find_element(By.ID, "send-code").click()
     code = smtp.code(1, address)
     assert browser.find_element(By.ID, "pending-email").text == address
+    assert browser.find_element(By.ID, "code-sent").text.startswith("We sent a one-time code to")
+    assert data_notice_in(browser.page_source)
     cookie = browser.get_cookie("goblin_access")
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
     browser.find_element(By.ID, "code").send_keys(code)
@@ -213,6 +230,8 @@ def test_browser_sign_in_request_approval_credential_and_matmul(node, smtp, brow
     browser.find_element(By.ID, "show-credential").click()
     token = browser.find_element(By.ID, "credential").text
     assert re.fullmatch(r"[0-9a-f]{64}", token), token
+    assert data_notice_in(browser.page_source)  # the credential page too
+    assert browser.find_element(By.ID, "connect-url").text == node.url
     # Only its hash is stored, and it is shown once: afterwards only its existence.
     assert node.query("SELECT count(*) FROM researchers WHERE email = ? AND token_hash != ?",
                       (address, token)) == [(1,)]
@@ -379,9 +398,87 @@ def test_without_a_relay_codes_go_to_a_file_staff_can_read(cluster):
     assert codes.stat().st_mode & 0o077 == 0  # the node's user only
     assert any("access-codes.txt" in line for line in cluster.node.lines)
     code = line.split()[2]
+    # One log line per code: the address and where staff find it, never the code itself.
+    logged = cluster.node.wait_for_line(re.compile(
+        r"Z info access: sign-in code for zoe@lab\.example written to (\S+) for lab staff to "
+        r"pass on \(no SMTP relay\)$"), 10)
+    assert logged.group(1) == str(codes)
+    assert not any(code in line for line in cluster.node.lines)
     status, location, _ = web.post("/access/verify", {"csrf": web.csrf(page), "code": code})
     assert (status, location) == (303, "/access/request")
 
+
+
+def test_without_a_relay_the_pages_say_staff_pass_the_code_on(cluster, browser):
+    """No SMTP relay: Chromium is told the code goes to lab staff (never "we sent"), staff find it
+    where the log line says, the request shows in `status`, and the credential page gives the
+    address that goblin.connect then reaches."""
+    cluster.start_node()
+    address = "noor@lab.example"
+    browser.get("http://127.0.0.1:%d/access" % cluster.port)
+    intro = browser.find_element(By.ID, "sign-in-intro").text
+    assert "the one-time code goes to the lab staff, who pass it on to you" in intro, intro
+    browser.find_element(By.ID, "email").send_keys(address)
+    browser.find_element(By.ID, "send-code").click()
+    sent = browser.find_element(By.ID, "code-sent").text
+    assert sent == ("This node has no mail relay: the one-time code for %s went to the lab "
+                    "staff, who pass it on to you. Ask them for it and type it here." % address)
+    assert "We sent" not in browser.page_source and "check" not in sent.lower()
+    assert data_notice_in(browser.page_source)
+    logged = cluster.node.wait_for_line(re.compile(
+        r"access: sign-in code for %s written to (\S+) " % re.escape(address)), 10)
+    code = open(logged.group(1)).read().splitlines()[-1].split()[2]
+    browser.find_element(By.ID, "code").send_keys(code)
+    browser.find_element(By.ID, "sign-in").click()
+    for field, text in (("name", "Noor"), ("institution", "Lab"), ("purpose", "Spectra"),
+                        ("scale", "small")):
+        browser.find_element(By.ID, field).send_keys(text)
+    browser.find_element(By.ID, "computation-graph").click()
+    browser.find_element(By.ID, "submit-request").click()
+    assert browser.find_element(By.ID, "state").text == "pending"
+    assert data_notice_in(browser.page_source)
+
+    status = cluster.staff("status").stdout
+    assert re.search(r"^requests +1 pending \(goblin-labnode requests list --state pending\)$",
+                     status, re.M), status
+    assert json.loads(cluster.staff("status", "--json").stdout)["access_requests"] == {
+        "pending": 1}
+    listed = json.loads(cluster.staff("requests", "list", "--state", "pending", "--json").stdout)
+    assert [(r["email"], r["state"], r["computations"]) for r in listed] == [
+        (address, "pending", ["graph"])]
+    shown = json.loads(cluster.staff("requests", "show", str(listed[0]["id"]), "--json").stdout)
+    assert shown["purpose"] == "Spectra" and shown["credential_shown"] is None
+    cluster.staff("requests", "approve", str(listed[0]["id"]))
+    assert re.search(r"^requests +0 pending$", cluster.staff("status").stdout, re.M)
+
+    browser.refresh()
+    browser.find_element(By.ID, "show-credential").click()
+    token = browser.find_element(By.ID, "credential").text
+    url = browser.find_element(By.ID, "connect-url").text
+    assert url == "ws://127.0.0.1:%d" % cluster.port
+    assert data_notice_in(browser.page_source)
+    with goblin.connect(url, token=token, timeout=30):
+        pass
+
+
+def test_the_credential_page_gives_the_public_url_when_one_is_set(cluster):
+    cluster.start_node(extra_args=["--public-url", "wss://goblin.lab.example:7443"])
+    cluster.node.wait_for_line(re.compile(r"a new credential's page gives goblin\.connect the "
+                                          r"address wss://goblin\.lab\.example:7443$"), 10)
+    web = Http(cluster.port)
+    _, _, page = web.get("/access")
+    assert web.post("/access/code", {"csrf": web.csrf(page), "email": "kim@lab.example"})[0] == 303
+    line = (cluster.data_dir / "access-codes.txt").read_text().splitlines()[-1]
+    status, _, _ = web.post("/access/verify", {"csrf": web.csrf(page), "code": line.split()[2]})
+    _, _, page = web.get("/access/request")
+    csrf = web.csrf(page)
+    web.post("/access/request", {"csrf": csrf, "name": "Kim", "institution": "X", "purpose": "p",
+                                 "computation": "matmul", "scale": "s"})
+    cluster.staff("requests", "approve", "1")
+    status, _, page = web.post("/access/credential", {"csrf": csrf})
+    assert status == 200
+    assert '<code id="connect-url">wss://goblin.lab.example:7443</code>' in page
+    assert data_notice_in(page)
 
 
 def test_over_https_the_session_cookie_is_secure(tls_cluster, pki):
@@ -392,6 +489,28 @@ def test_over_https_the_session_cookie_is_secure(tls_cluster, pki):
         cookie = answer.headers["Set-Cookie"]
     assert cookie.startswith("goblin_access=")
     assert "; Secure" in cookie and "; HttpOnly" in cookie and "; SameSite=Strict" in cookie
+
+
+def test_over_https_the_credential_page_gives_the_wss_address_the_browser_used(tls_cluster, pki):
+    context = ssl.create_default_context(cafile=str(pki / "ca.crt"))
+    web = Http(tls_cluster.port, context)
+    _, _, page = web.get("/access")
+    csrf = web.csrf(page)
+    assert web.post("/access/code", {"csrf": csrf, "email": "tls@lab.example"})[0] == 303
+    code = (tls_cluster.data_dir / "access-codes.txt").read_text().splitlines()[-1].split()[2]
+    web.post("/access/verify", {"csrf": csrf, "code": code})
+    _, _, page = web.get("/access/request")
+    csrf = web.csrf(page)
+    web.post("/access/request", {"csrf": csrf, "name": "T", "institution": "X", "purpose": "p",
+                                 "computation": "matmul", "scale": "s"})
+    tls_cluster.staff("requests", "approve", "1")
+    status, _, page = web.post("/access/credential", {"csrf": csrf})
+    assert status == 200 and data_notice_in(page)
+    url = re.search(r'<code id="connect-url">([^<]+)</code>', page).group(1)
+    assert url == "wss://localhost:%d" % tls_cluster.port  # the certificate's name, not 127.0.0.1
+    token = re.search(r'<code id="credential">([0-9a-f]{64})</code>', page).group(1)
+    with goblin.connect(url, token=token, ca_file=str(pki / "ca.crt"), timeout=30):
+        pass
 
 
 def test_a_relay_that_cannot_be_reached_is_a_clear_error(cluster):

@@ -2,6 +2,7 @@
 `init` and the refusal of a missing database, `--help` on every sub-command, researchers'
 credentials (validation, --rotate, list, revoke)."""
 
+import json
 import re
 import subprocess
 
@@ -154,7 +155,8 @@ def test_a_ban_disconnects_a_running_volunteer_and_refuses_it_until_unbanned(clu
     first = cluster.start_volunteer()
     volunteer = first.wait_for_line(VOLUNTEER_ID, START_TIMEOUT).group(1)
     listing = cluster.staff("volunteers", "list").stdout
-    assert re.search(r"^%s\t\S+\t(approved|not-approved)\t" % volunteer, listing, re.M), listing
+    # Open admission (the default): working without approval reads "open", not "not-approved".
+    assert re.search(r"^%s\t\S+\topen\t" % volunteer, listing, re.M), listing
 
     no_reason = cluster.staff("volunteers", "ban", volunteer, check=False)
     assert no_reason.returncode != 0 and "--reason" in no_reason.stderr
@@ -215,6 +217,7 @@ def test_jobs_and_status_show_states_counts_and_the_researcher_never_data(cluste
     assert np.allclose(C, A @ B)
 
     listing = cluster.staff("jobs", "list").stdout
+    assert listing.startswith("ID\tKIND\tSTATE\tTASKS\tCREATED\tRESEARCHER\n"), listing
     row = re.search(r"^%s\tmatmul\t(\w+)\t2/2\t\d{4}-\d\d-\d\d \d\d:\d\d UTC\t"
                     r"ada@lab\.example$" % re.escape(job), listing, re.M)
     assert row, listing
@@ -235,6 +238,29 @@ def test_jobs_and_status_show_states_counts_and_the_researcher_never_data(cluste
     assert re.search(r"^jobs +1 \(1 %s\)$" % state, status, re.M), status
     assert re.search(r"^volunteers +2 registered, 0 banned, 0 quarantined$", status, re.M), status
     assert re.search(r"^researchers +2 \(1 active\)$", status, re.M), status
+    assert re.search(r"^requests +0 pending$", status, re.M), status
+
+    # --json: one document each, the same facts as the text.
+    jobs = json.loads(cluster.staff("jobs", "list", "--json").stdout)
+    assert [(j["id"], j["kind"], j["tasks"], j["tasks_done"], j["researcher"]) for j in jobs] == [
+        (job, "matmul", 2, 2, "ada@lab.example")]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", jobs[0]["created"]), jobs[0]
+    shown = json.loads(cluster.staff("jobs", "show", job, "--json").stdout)
+    assert shown["verdicts"] == {"accepted": 2, "rejected": 0} and shown["state"] == state
+    assert json.loads(cluster.staff("status", "--json").stdout) == {
+        "jobs": {"total": 1, "by_state": {state: 1}},
+        "volunteers": {"registered": 2, "banned": 0, "quarantined": 0},
+        "researchers": {"total": 2, "active": 1}, "access_requests": {"pending": 0}}
+    researchers = json.loads(cluster.staff("researchers", "list", "--json").stdout)
+    assert sorted((r["email"], r["active"], r["revoked"] is None) for r in researchers) == [
+        ("ada@lab.example", True, True), ("bob@lab.example", False, False)]
+    volunteers = json.loads(cluster.staff("volunteers", "list", "--json").stdout)
+    assert volunteers["admission"] == "open" and len(volunteers["volunteers"]) == 2
+    assert {v["state"] for v in volunteers["volunteers"]} == {"open"}
+    assert sum(v["accepted"] for v in volunteers["volunteers"]) >= 2
+    one = json.loads(cluster.staff("volunteers", "show", volunteers["volunteers"][0]["id"],
+                                   "--json").stdout)
+    assert one["id"] == volunteers["volunteers"][0]["id"] and one["banned"] is None
 
 
 def test_serve_reads_a_config_file_with_the_flags_keys_and_the_command_line_wins(cluster):
@@ -259,3 +285,123 @@ def test_serve_reads_a_config_file_with_the_flags_keys_and_the_command_line_wins
     assert "--config %s" % bad in refused.stderr and "listen-port" in refused.stderr
     missing = labnode("serve", "--config", str(cluster.root / "none.conf"))
     assert missing.returncode != 0 and "cannot read --config" in missing.stderr
+
+
+def test_volunteer_states_follow_the_admission_mode_of_the_serving_node(cluster):
+    cluster.start_node()
+    volunteer = cluster.start_volunteer().wait_for_line(VOLUNTEER_ID, START_TIMEOUT).group(1)
+    listing = cluster.staff("volunteers", "list").stdout
+    assert listing.startswith("ID\tBACKEND\tSTATE\tACCEPTED\tREJECTED\n"), listing
+    assert re.search(r"^%s\t\S+\topen\t0\t0$" % volunteer, listing, re.M), listing
+    assert listing.rstrip().endswith("1 volunteer (admission: open)"), listing
+    assert re.search(r"^approved +not needed \(open mode",
+                     cluster.staff("volunteers", "show", volunteer).stdout, re.M)
+    cluster.node.stop()
+    cluster.start_node(extra_args=["--volunteers", "approved"])
+    listing = cluster.staff("volunteers", "list").stdout
+    assert re.search(r"^%s\t\S+\tnot-approved\t" % volunteer, listing, re.M), listing
+    assert "(admission: approved)" in listing
+    shown = json.loads(cluster.staff("volunteers", "show", volunteer, "--json").stdout)
+    assert (shown["state"], shown["approved"], shown["admission"]) == (
+        "not-approved", False, "approved")
+    cluster.staff("volunteers", "approve", volunteer)
+    assert re.search(r"^%s\t\S+\tapproved\t" % volunteer,
+                     cluster.staff("volunteers", "list").stdout, re.M)
+
+
+REFUSED_OPTIONS = [
+    ("threads", "0", "1 and 64"), ("threads", "65", "1 and 64"),
+    ("lease-seconds", "-5", "1 and 86400"), ("lease-seconds", "0", "1 and 86400"),
+    ("max-task-expiries", "0", "1 and 100"), ("max-tensor-mb", "0", "1 and 16384"),
+    ("max-tensor-mb", "-5", "1 and 16384"), ("audit-floor", "1.5", "0 and 1"),
+    ("audit-floor", "nan", "0 and 1"), ("probation-audits", "-1", "0 and 1000000"),
+    ("shared-address-audit-rate", "-0.1", "0 and 1"), ("full-audit-share", "2", "0 and 1"),
+    ("registrations-per-hour", "0", "1 and 1000000"), ("max-graph-task-mb", "0", "1 and 1048576"),
+    ("audit-retention-hours", "-1", "0 and 87600"), ("retain-hours", "0", "0.01 and 87600"),
+    ("retain-hours", "inf", "0.01 and 87600"), ("second-opinion-seconds", "-1", "0 and 86400"),
+]
+
+
+@pytest.mark.parametrize("name,value,bounds", REFUSED_OPTIONS,
+                         ids=["%s=%s" % (n, v) for n, v, _ in REFUSED_OPTIONS])
+def test_a_numeric_serve_option_out_of_range_is_refused_at_startup(tmp_path, name, value, bounds):
+    db = tmp_path / "node.db"
+    assert labnode("init", "--db", str(db)).returncode == 0
+    done = labnode("serve", "--db", str(db), "--listen", "127.0.0.1:0", "--%s" % name, value)
+    assert done.returncode == 1 and "listening" not in done.stdout
+    assert done.stderr == "goblin-labnode: --%s must be between %s (got %s)\n" % (
+        name, bounds, value), done.stderr
+    # The same check holds for a --config file's values.
+    config = tmp_path / "node.conf"
+    config.write_text("%s = %s\n" % (name, value))
+    done = labnode("serve", "--db", str(db), "--config", str(config))
+    assert done.returncode == 1 and "--%s must be between %s" % (name, bounds) in done.stderr
+
+
+def test_other_bad_values_are_refused_with_the_option_named(tmp_path):
+    db = tmp_path / "node.db"
+    assert labnode("init", "--db", str(db)).returncode == 0
+    for args, message in (
+            (["serve", "--listen", "127.0.0.1:99999"], "--listen port must be between 0 and 65535"),
+            (["serve", "--listen", "127.0.0.1:x"], "--listen port must be between 0 and 65535"),
+            (["serve", "--volunteers", "some"], "--volunteers must be 'open' or 'approved'"),
+            (["serve", "--public-url", "http://lab.example"],
+             "--public-url must be a ws:// or wss:// address"),
+            (["serve", "--threads", "many"], "option '--threads' is invalid"),
+            (["jobs", "cancel", "j-1", "--wait", "-1"], "--wait must be between 0 and 3600 (got -1)"),
+            (["jobs", "purge", "j-1", "--wait", "7200"], "--wait must be between 0 and 3600")):
+        done = labnode(*args, "--db", str(db))
+        assert done.returncode == 1 and message in done.stderr, (args, done.stderr)
+
+
+def test_help_shows_defaults_as_people_write_them():
+    shown = labnode("serve", "--help").stdout
+    for default in ("--audit-floor arg (=0.1)", "--lease-seconds arg (=120)",
+                    "--shared-address-audit-rate arg (=0.5)", "--full-audit-share arg (=0.1)",
+                    "--retain-hours arg (=72)", "--audit-retention-hours arg (=168)"):
+        assert default in shown, default
+    assert not re.search(r"\(=\d+\.\d{6,}\)", shown), shown
+    assert "--wait arg (=10)" in labnode("jobs", "cancel", "--help").stdout
+    assert "--state arg (=all)" in labnode("requests", "list", "--help").stdout
+
+
+def test_two_databases_in_one_folder_get_their_own_data_folders(tmp_path):
+    """Without --data-dir each database gets DB.goblin-data; a goblin-data folder from an earlier
+    version stays with the database first served beside it. Both nodes serve at once."""
+    legacy = tmp_path / "goblin-data"
+    legacy.mkdir()
+    (legacy / "access-codes.txt").write_text("kept\n")
+    nodes = []
+    for name in ("first.db", "second.db"):
+        assert labnode("init", "--db", str(tmp_path / name)).returncode == 0
+        node = Process(name, [str(LABNODE), "serve", "--db", str(tmp_path / name), "--listen",
+                              "127.0.0.1:0"], tmp_path / (name + ".log"))
+        nodes.append(node)
+        try:
+            port = int(node.wait_for_line(LISTENING, START_TIMEOUT, first_only=True).group(1))
+            assert healthz(port) == 200
+        except BaseException:
+            node.stop()
+            raise
+    try:
+        nodes[0].wait_for_line(re.compile(r"data directory %s \(kept: goblin-data beside the "
+                                          r"database, made by an earlier version"
+                                          % re.escape(str(legacy))), START_TIMEOUT)
+        nodes[1].wait_for_line(re.compile(r"data directory %s \(new: " % re.escape(
+            str(tmp_path / "second.db.goblin-data"))), START_TIMEOUT)
+        assert (legacy / ".goblin-database").read_text() == "first.db\n"
+        assert (tmp_path / "second.db.goblin-data" / ".goblin-database").read_text() == \
+            "second.db\n"
+        assert (legacy / "access-codes.txt").read_text() == "kept\n"
+    finally:
+        for node in nodes:
+            node.stop()
+    # Restarted, each keeps its folder.
+    again = Process("again", [str(LABNODE), "serve", "--db", str(tmp_path / "first.db"),
+                              "--listen", "127.0.0.1:0"], tmp_path / "again.log")
+    try:
+        again.wait_for_line(re.compile(r"data directory %s \(kept: goblin-data beside the "
+                                       r"database belongs to it\)" % re.escape(str(legacy))),
+                            START_TIMEOUT)
+    finally:
+        again.stop()

@@ -1,5 +1,8 @@
 #include "access/access_app.hpp"
 
+#include <algorithm>
+#include <cctype>
+
 #include "access/access_pages.hpp"
 #include "access/access_requests.hpp"
 #include "node/secrets.hpp"
@@ -32,6 +35,16 @@ net::HttpAnswer redirect(const std::string& location) {
 
 net::HttpAnswer message(unsigned status, const std::string& title, const std::string& text) {
     return html(status, messagePage(title, text));
+}
+
+// A Host field a browser may send: a name or address and an optional port, nothing else.
+bool plausibleHost(const std::string& host) {
+    if (host.empty() || host.size() > 255)
+        return false;
+    return std::all_of(host.begin(), host.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == ':' ||
+               c == '[' || c == ']';
+    });
 }
 
 PageNotes errorNote(std::string error) {
@@ -72,14 +85,15 @@ void AccessApp::get(const net::HttpRequest& request, const net::HttpReply& reply
         if (session && !session->email.empty())
             return reply(redirect("/access/request"));
         if (session)
-            return reply(html(200, emailPage(session->csrf, {})));
+            return reply(html(200, emailPage(session->csrf, {}, m_mailer.delivery())));
         const Session fresh = AccessSessions::anonymous();
-        return reply(withCookie(html(200, emailPage(fresh.csrf, {})), fresh));
+        return reply(withCookie(html(200, emailPage(fresh.csrf, {}, m_mailer.delivery())), fresh));
     }
     if (request.path == "/access/verify") {
         if (!session || session->pendingEmail.empty())
             return reply(redirect("/access"));
-        return reply(html(200, codePage(session->csrf, session->pendingEmail, {})));
+        return reply(
+            html(200, codePage(session->csrf, session->pendingEmail, {}, m_mailer.delivery())));
     }
     if (request.path == "/access/request") {
         if (!session || session->email.empty())
@@ -120,7 +134,7 @@ void AccessApp::post(const net::HttpRequest& request, const net::HttpReply& repl
     if (request.path == "/access/request")
         return reply(submitRequest(*session, *fields));
     if (request.path == "/access/credential")
-        return reply(showCredential(*session));
+        return reply(showCredential(*session, request.host));
     reply(message(404, "Not found", "There is no such page."));
 }
 
@@ -129,27 +143,39 @@ void AccessApp::sendCode(const net::HttpRequest& request, const Session& session
     std::vector<std::string> errors;
     const std::string typed = checkedText(fields, kEmailField, errors);
     if (!errors.empty())
-        return reply(html(400, emailPage(session.csrf, PageNotes{errors, ""})));
+        return reply(
+            html(400, emailPage(session.csrf, PageNotes{errors, ""}, m_mailer.delivery())));
     auto email = normalizeEmail(typed);
     if (!email)
-        return reply(html(400, emailPage(session.csrf, errorNote(email.error().message))));
+        return reply(html(
+            400, emailPage(session.csrf, errorNote(email.error().message), m_mailer.delivery())));
     auto code = m_codes.issue(*email, request.peer);
     if (!code) {
         const unsigned status = code.error().code == ErrorCode::LimitExceeded ? 429 : 503;
-        return reply(html(status, emailPage(session.csrf, errorNote(code.error().message))));
+        return reply(html(
+            status, emailPage(session.csrf, errorNote(code.error().message), m_mailer.delivery())));
     }
     if (auto ok = m_sessions.setPendingEmail(session, *email); !ok)
-        return reply(html(503, emailPage(session.csrf, errorNote(ok.error().message))));
+        return reply(
+            html(503, emailPage(session.csrf, errorNote(ok.error().message), m_mailer.delivery())));
     const int minutes = static_cast<int>(m_settings.codes.lifetimeSeconds / 60.0 + 0.5);
-    // `done` runs on the mailer's thread: it touches only what it captured.
+    // `done` runs on the mailer's thread: it touches only what it captured. The log line names
+    // the address and where the code went, never the code (the log may be shared).
     m_mailer.send(CodeMail{*email, *code, minutes},
-                  [reply, log = m_log, csrf = session.csrf, to = *email](Expected<void> sent) {
-                      if (sent)
+                  [reply, log = m_log, csrf = session.csrf, to = *email,
+                   where = m_mailer.destination(),
+                   delivery = m_mailer.delivery()](Expected<void> sent) {
+                      if (sent) {
+                          std::string line = "access: sign-in code for ";
+                          log(line.append(to).append(" ").append(where));
                           return reply(redirect("/access/verify"));
+                      }
                       std::string line = "access: could not send a sign-in code to ";
                       log.error(line.append(to).append(": ").append(sent.error().message));
-                      reply(html(503, emailPage(csrf, errorNote("The node could not send the "
-                                                                "code; try again later."))));
+                      reply(html(503, emailPage(csrf,
+                                                errorNote("The node could not send the code; try "
+                                                          "again later."),
+                                                delivery)));
                   });
 }
 
@@ -158,8 +184,8 @@ net::HttpAnswer AccessApp::verifyCode(const Session& session, const FormFields& 
         return redirect("/access");
     const std::string code = fieldValue(fields, "code").value_or("").substr(0, 64);
     if (auto ok = m_codes.redeem(session.pendingEmail, code); !ok)
-        return html(401,
-                    codePage(session.csrf, session.pendingEmail, errorNote(ok.error().message)));
+        return html(401, codePage(session.csrf, session.pendingEmail, errorNote(ok.error().message),
+                                  m_mailer.delivery()));
     auto signedIn = m_sessions.signIn(session, session.pendingEmail);
     if (!signedIn)
         return message(503, "Unavailable", signedIn.error().message);
@@ -190,7 +216,7 @@ net::HttpAnswer AccessApp::submitRequest(const Session& session, const FormField
     return redirect("/access/request");
 }
 
-net::HttpAnswer AccessApp::showCredential(const Session& session) {
+net::HttpAnswer AccessApp::showCredential(const Session& session, const std::string& host) {
     const auto request = latestAccessRequest(m_db, session.email);
     if (!request || request->state != "approved" || request->credentialShownAt > 0)
         return redirect("/access/request");
@@ -202,7 +228,7 @@ net::HttpAnswer AccessApp::showCredential(const Session& session) {
                                             CredentialChange::New, now);
         !id)
         return html(409,
-                    requestStatusPage(session.csrf, *request, "", errorNote(id.error().message)));
+                    requestStatusPage(session.csrf, *request, {}, errorNote(id.error().message)));
     auto marked = markCredentialShown(m_db, request->id, now);
     if (!marked || !*marked)
         return redirect("/access/request");
@@ -210,7 +236,16 @@ net::HttpAnswer AccessApp::showCredential(const Session& session) {
     m_log(line.append(std::to_string(request->id)).append(" shown to ").append(session.email));
     AccessRequest shown = *request;
     shown.credentialShownAt = now;
-    return html(200, requestStatusPage(session.csrf, shown, token, {}));
+    return html(200, requestStatusPage(session.csrf, shown, {token, connectUrl(host)}, {}));
+}
+
+std::string AccessApp::connectUrl(const std::string& host) const {
+    if (!m_settings.connectUrl.empty())
+        return m_settings.connectUrl;
+    if (!plausibleHost(host))
+        return m_settings.fallbackUrl;
+    std::string url = m_settings.secureCookies ? "wss://" : "ws://";
+    return url.append(host);
 }
 
 net::HttpAnswer AccessApp::requestPage(const Session& session) {
@@ -219,7 +254,7 @@ net::HttpAnswer AccessApp::requestPage(const Session& session) {
         return html(200, requestFormPage(session.csrf, session.email, {}, {}, nullptr));
     if (latest->state == "refused")
         return html(200, requestFormPage(session.csrf, session.email, {}, {}, &*latest));
-    return html(200, requestStatusPage(session.csrf, *latest, "", {}));
+    return html(200, requestStatusPage(session.csrf, *latest, {}, {}));
 }
 
 } // namespace goblin::labnode::access

@@ -15,8 +15,13 @@
 namespace goblin::labnode::access {
 
 struct AccessSettings {
-    bool secureCookies = false; // the node serves https://
+    bool secureCookies = false; // the node serves https:// (and wss://)
     CodeSettings codes;
+    // The address the credential page gives for goblin.connect: `connectUrl` when set (the
+    // node's public URL, or the one address it listens on); otherwise built from the request's
+    // Host field (ws:// or wss:// after secureCookies), or `fallbackUrl` without a usable one.
+    std::string connectUrl;
+    std::string fallbackUrl;
 };
 
 class AccessApp {
@@ -37,7 +42,8 @@ private:
                   const net::HttpReply& reply);
     net::HttpAnswer verifyCode(const Session& session, const FormFields& fields);
     net::HttpAnswer submitRequest(const Session& session, const FormFields& fields);
-    net::HttpAnswer showCredential(const Session& session);
+    net::HttpAnswer showCredential(const Session& session, const std::string& host);
+    std::string connectUrl(const std::string& host) const;
     net::HttpAnswer requestPage(const Session& session);
     net::HttpAnswer withCookie(net::HttpAnswer answer, const Session& session) const;
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "access/data_notice.hpp"
+
 #include "http/status_page.hpp"
 #include "staff/human_format.hpp"
 
@@ -16,8 +18,11 @@ std::string page(const std::string& title, const std::string& body) {
                "label{display:block;margin-top:1em}input[type=text],input[type=email],textarea"
                "{width:100%;box-sizing:border-box}textarea{height:6em}.errors{color:#a00}"
                ".notice{color:#060}code#credential{font-size:1.2em;word-break:break-all}"
+               ".data-notice{border-left:4px solid #c80;padding-left:.6em}"
                "</style></head>\n<body>\n<h1>");
-    out.append(htmlEscape(title)).append("</h1>\n").append(body).append("</body>\n</html>\n");
+    out.append(htmlEscape(title)).append("</h1>\n<p class=\"data-notice\" id=\"data-notice\">");
+    out.append(htmlEscape(std::string(kDataNotice))).append("</p>\n");
+    out.append(body).append("</body>\n</html>\n");
     return out;
 }
 
@@ -69,9 +74,13 @@ void field(std::string& out, const std::string& id, const std::string& label,
 
 } // namespace
 
-std::string emailPage(const std::string& csrf, const PageNotes& notes) {
-    std::string body = "<p>Researchers ask this lab node for access here. Sign in with your "
-                       "e-mail address: we mail you a one-time code.</p>\n";
+std::string emailPage(const std::string& csrf, const PageNotes& notes, CodeDelivery delivery) {
+    std::string body = "<p id=\"sign-in-intro\">Researchers ask this lab node for access here. "
+                       "Sign in with your e-mail address: ";
+    body.append(delivery == CodeDelivery::Mail
+                    ? "we mail you a one-time code.</p>\n"
+                    : "this node sends no mail, so the one-time code goes to the lab staff, who "
+                      "pass it on to you.</p>\n");
     notesHtml(body, notes);
     formStart(body, "/access/code", csrf);
     textInput(body, kEmailField, "");
@@ -81,9 +90,17 @@ std::string emailPage(const std::string& csrf, const PageNotes& notes) {
 }
 
 std::string codePage(const std::string& csrf, const std::string& pendingEmail,
-                     const PageNotes& notes) {
-    std::string body = "<p>We sent a one-time code to <strong id=\"pending-email\">";
-    body.append(htmlEscape(pendingEmail)).append("</strong>. Type it here.</p>\n");
+                     const PageNotes& notes, CodeDelivery delivery) {
+    std::string body = delivery == CodeDelivery::Mail
+                           ? "<p id=\"code-sent\">We sent a one-time code to <strong "
+                             "id=\"pending-email\">"
+                           : "<p id=\"code-sent\">This node has no mail relay: the one-time code "
+                             "for <strong id=\"pending-email\">";
+    body.append(htmlEscape(pendingEmail));
+    body.append(delivery == CodeDelivery::Mail
+                    ? "</strong>. Type it here.</p>\n"
+                    : "</strong> went to the lab staff, who pass it on to you. Ask them for it "
+                      "and type it here.</p>\n");
     notesHtml(body, notes);
     formStart(body, "/access/verify", csrf);
     body.append("<label for=\"code\">Code</label>\n<input type=\"text\" id=\"code\" name=\"code\" "
@@ -131,18 +148,24 @@ std::string requestFormPage(const std::string& csrf, const std::string& email,
 }
 
 std::string requestStatusPage(const std::string& csrf, const AccessRequest& request,
-                              const std::string& credential, const PageNotes& notes) {
+                              const Credential& credential, const PageNotes& notes) {
     std::string body = "<p>Signed in as <strong id=\"signed-in\">";
     body.append(htmlEscape(request.email)).append("</strong>.</p>\n");
     notesHtml(body, notes);
     body.append("<p>Request ").append(std::to_string(request.id)).append(" of ");
     body.append(utcTime(request.createdAt)).append(": <strong id=\"state\">");
     body.append(htmlEscape(request.state)).append("</strong></p>\n");
-    if (!credential.empty()) {
+    if (!credential.token.empty()) {
         body.append("<p>Your credential (the token for <code>goblin.connect(url, token=…)</code>)."
                     " Copy it now: it is shown this once, and the node keeps only its hash.</p>\n"
                     "<p><code id=\"credential\">");
-        body.append(htmlEscape(credential)).append("</code></p>\n");
+        body.append(htmlEscape(credential.token)).append("</code></p>\n");
+        body.append("<p>The address of this node, the <code>url</code> to pass to "
+                    "<code>goblin.connect</code>: <code id=\"connect-url\">");
+        body.append(htmlEscape(credential.connectUrl)).append("</code></p>\n<pre><code id=\"");
+        body.append("connect-example\">import goblin\nclient = goblin.connect(\"");
+        body.append(htmlEscape(credential.connectUrl)).append("\", token=\"");
+        body.append(htmlEscape(credential.token)).append("\")</code></pre>\n");
     } else if (request.state == "approved" && request.credentialShownAt > 0) {
         body.append("<p id=\"credential-shown\">Your credential was shown on ");
         body.append(utcTime(request.credentialShownAt));

@@ -61,4 +61,9 @@ std::string FileCodeMailer::describe() const {
     return text.append(m_file.string());
 }
 
+std::string FileCodeMailer::destination() const {
+    std::string text = "written to ";
+    return text.append(m_file.string()).append(" for lab staff to pass on (no SMTP relay)");
+}
+
 } // namespace goblin::labnode::access

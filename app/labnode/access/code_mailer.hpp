@@ -21,12 +21,19 @@ struct CodeMail {
 
 using MailDone = std::function<void(Expected<void>)>;
 
+// Who receives a sign-in code: the researcher (mailed) or lab staff, who pass it on.
+enum class CodeDelivery { Mail, Staff };
+
 class CodeMailer {
 public:
     virtual ~CodeMailer() = default;
     virtual void send(CodeMail mail, MailDone done) = 0;
     // "SMTP relay smtp://…" or "file /var/lib/…/access-codes.txt", for the log.
     virtual std::string describe() const = 0;
+    virtual CodeDelivery delivery() const { return CodeDelivery::Mail; }
+    // Where one code went, for the node's log line of each code ("mailed through …", "written
+    // to …"); never the code itself.
+    virtual std::string destination() const { return describe(); }
 };
 
 // The mail's text (headers and body), as sent over SMTP.
@@ -38,6 +45,8 @@ public:
     explicit FileCodeMailer(std::filesystem::path file);
     void send(CodeMail mail, MailDone done) override;
     std::string describe() const override;
+    CodeDelivery delivery() const override { return CodeDelivery::Staff; }
+    std::string destination() const override;
 
 private:
     std::filesystem::path m_file;

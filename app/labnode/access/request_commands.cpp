@@ -4,7 +4,10 @@
 #include <stdexcept>
 
 #include "access/access_requests.hpp"
+#include <boost/json.hpp>
+
 #include "access/terminal_text.hpp"
+#include "staff/json_output.hpp"
 #include "staff/staff_cli.hpp"
 #include "store/node_store.hpp"
 #include "store/researcher_book.hpp"
@@ -15,10 +18,10 @@ namespace goblin::labnode::access {
 namespace {
 
 const CommandUsage kListUsage{
-    "goblin-labnode requests list --db PATH [--state pending|approved|refused]",
+    "goblin-labnode requests list --db PATH [--state pending|approved|refused] [--json]",
     "Lists researchers' access requests (made on the node's /access pages), newest first: id,\n"
     "state, created, e-mail, name, institution, computation types."};
-const CommandUsage kShowUsage{"goblin-labnode requests show ID --db PATH",
+const CommandUsage kShowUsage{"goblin-labnode requests show ID --db PATH [--json]",
                               "Shows one access request as the researcher typed it, and its "
                               "decision."};
 const CommandUsage kApproveUsage{
@@ -59,6 +62,25 @@ std::optional<po::variables_map> parseWithId(const std::vector<std::string>& arg
     return parseCommand(args, options, positional, usage);
 }
 
+boost::json::object requestJson(const AccessRequest& request) {
+    boost::json::array computations;
+    for (const std::string& kind : request.form.computations)
+        computations.emplace_back(kind);
+    return {{"id", request.id},
+            {"state", request.state},
+            {"email", request.email},
+            {"created", jsonTime(request.createdAt)},
+            {"name", request.form.name},
+            {"institution", request.form.institution},
+            {"computations", std::move(computations)},
+            {"purpose", request.form.purpose},
+            {"needs", request.form.needs},
+            {"scale", request.form.scale},
+            {"decided", jsonTime(request.decidedAt)},
+            {"reason", request.staffNote},
+            {"credential_shown", jsonTime(request.credentialShownAt)}};
+}
+
 void multiline(const std::string& label, const std::string& text) {
     std::cout << label << ":\n";
     if (text.empty()) {
@@ -78,8 +100,9 @@ void multiline(const std::string& label, const std::string& text) {
 
 int list(const std::vector<std::string>& args) {
     po::options_description options("options");
-    options.add_options()("state", po::value<std::string>()->default_value(""),
+    options.add_options()("state", po::value<std::string>()->default_value("", "all"),
                           "only requests in this state (pending, approved, refused)");
+    addJsonOption(options);
     const auto parsed = parseCommand(args, options, {}, kListUsage);
     if (!parsed)
         return 0;
@@ -88,6 +111,13 @@ int list(const std::vector<std::string>& args) {
         throw std::runtime_error("--state must be pending, approved or refused");
     NodeStore store(existingDatabase(*parsed));
     const auto requests = listAccessRequests(store.database(), state);
+    if (wantsJson(*parsed)) {
+        boost::json::array rows;
+        for (const AccessRequest& request : requests)
+            rows.push_back(requestJson(request));
+        printJson(rows);
+        return 0;
+    }
     std::cout << "ID\tSTATE\tCREATED\tEMAIL\tNAME\tINSTITUTION\tCOMPUTATIONS\n";
     for (const AccessRequest& request : requests)
         std::cout << request.id << '\t' << request.state << '\t' << utcTime(request.createdAt)
@@ -100,7 +130,9 @@ int list(const std::vector<std::string>& args) {
 }
 
 int show(const std::vector<std::string>& args) {
-    const auto parsed = parseWithId(args, po::options_description("options"), kShowUsage);
+    po::options_description options("options");
+    addJsonOption(options);
+    const auto parsed = parseWithId(args, options, kShowUsage);
     if (!parsed)
         return 0;
     const std::int64_t id = idArgument(*parsed, kShowUsage);
@@ -109,6 +141,10 @@ int show(const std::vector<std::string>& args) {
     if (!request) {
         std::string message = "no access request ";
         throw std::runtime_error(message.append(std::to_string(id)));
+    }
+    if (wantsJson(*parsed)) {
+        printJson(requestJson(*request));
+        return 0;
     }
     std::cout << "request " << request->id << "\nstate: " << request->state
               << "\ne-mail: " << request->email << "\ncreated: " << utcTime(request->createdAt)
@@ -133,7 +169,7 @@ int show(const std::vector<std::string>& args) {
 int decide(const std::vector<std::string>& args, const std::string& state) {
     po::options_description options("options");
     if (state == "refused")
-        options.add_options()("reason", po::value<std::string>()->default_value(""),
+        options.add_options()("reason", po::value<std::string>()->default_value("", "none"),
                               "why (shown to the researcher)");
     const CommandUsage& usage = state == "refused" ? kRefuseUsage : kApproveUsage;
     const auto parsed = parseWithId(args, options, usage);

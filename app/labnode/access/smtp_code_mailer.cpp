@@ -59,6 +59,11 @@ std::string SmtpCodeMailer::describe() const {
     return text.append(withoutCredentials(m_url)).append(" from ").append(m_from);
 }
 
+std::string SmtpCodeMailer::destination() const {
+    std::string text = "mailed through the SMTP relay ";
+    return text.append(withoutCredentials(m_url));
+}
+
 Expected<void> SmtpCodeMailer::deliver(const CodeMail& mail) const {
     CURL* curl = curl_easy_init();
     if (!curl)

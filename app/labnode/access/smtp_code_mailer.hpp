@@ -19,6 +19,7 @@ public:
 
     void send(CodeMail mail, MailDone done) override;
     std::string describe() const override;
+    std::string destination() const override;
 
 private:
     Expected<void> deliver(const CodeMail& mail) const;

@@ -5,7 +5,12 @@
 #include <stdexcept>
 #include <thread>
 
+#include <boost/json.hpp>
+
+#include "access/access_requests.hpp"
 #include "staff/job_listing.hpp"
+#include "staff/json_output.hpp"
+#include "staff/option_checks.hpp"
 #include "staff/staff_cli.hpp"
 #include "store/job_requests.hpp"
 #include "store/node_store.hpp"
@@ -15,10 +20,10 @@ namespace po = boost::program_options;
 namespace goblin::labnode {
 namespace {
 
-const CommandUsage kListUsage{"goblin-labnode jobs list --db PATH",
+const CommandUsage kListUsage{"goblin-labnode jobs list --db PATH [--json]",
                               "Lists jobs, newest first: id, kind, state, tasks done of all "
                               "(rounds for a training job), created, researcher."};
-const CommandUsage kShowUsage{"goblin-labnode jobs show ID --db PATH",
+const CommandUsage kShowUsage{"goblin-labnode jobs show ID --db PATH [--json]",
                               "Shows one job: kind, state, researcher, times, tasks, verdicts "
                               "and volunteers (no research data)."};
 const CommandUsage kCancelUsage{
@@ -33,8 +38,9 @@ const CommandUsage kPurgeUsage{
     "records. A running job is refused: cancel it first. Carried out by the node serving the "
     "database, like cancel."};
 const CommandUsage kStatusUsage{
-    "goblin-labnode status --db PATH",
-    "Counts jobs by state, volunteers (ever registered, banned, quarantined) and researchers."};
+    "goblin-labnode status --db PATH [--json]",
+    "Counts jobs by state, volunteers (ever registered, banned, quarantined), researchers and\n"
+    "the access requests waiting for a decision (goblin-labnode requests list --state pending)."};
 
 std::string taskCount(const JobListing& job) {
     std::string text = groupedNumber(job.tasksDone);
@@ -42,12 +48,32 @@ std::string taskCount(const JobListing& job) {
     return text;
 }
 
+boost::json::object jobJson(const JobListing& job) {
+    return {{"id", job.id},
+            {"kind", job.kind},
+            {"state", job.state},
+            {"researcher", job.researcher},
+            {job.kind == "train" ? "rounds" : "tasks", job.tasks},
+            {job.kind == "train" ? "rounds_done" : "tasks_done", job.tasksDone},
+            {"created", jsonTime(job.createdAt)},
+            {"finished", jsonTime(job.finishedAt)}};
+}
+
 int list(const std::vector<std::string>& args) {
-    const auto parsed = parseCommand(args, po::options_description("options"), {}, kListUsage);
+    po::options_description options("options");
+    addJsonOption(options);
+    const auto parsed = parseCommand(args, options, {}, kListUsage);
     if (!parsed)
         return 0;
     NodeStore store(existingDatabase(*parsed));
     const auto jobs = listJobs(store.database());
+    if (wantsJson(*parsed)) {
+        boost::json::array rows;
+        for (const JobListing& job : jobs)
+            rows.push_back(jobJson(job));
+        printJson(rows);
+        return 0;
+    }
     std::cout << "ID\tKIND\tSTATE\tTASKS\tCREATED\tRESEARCHER\n";
     for (const JobListing& job : jobs)
         std::cout << job.id << '\t' << job.kind << '\t' << job.state << '\t' << taskCount(job)
@@ -60,6 +86,7 @@ int list(const std::vector<std::string>& args) {
 int show(const std::vector<std::string>& args) {
     po::options_description options("options");
     options.add_options()("job", po::value<std::string>(), "the job's id");
+    addJsonOption(options);
     po::positional_options_description positional;
     positional.add("job", 1);
     const auto parsed = parseCommand(args, options, positional, kShowUsage);
@@ -76,6 +103,13 @@ int show(const std::vector<std::string>& args) {
         throw std::runtime_error(message);
     }
     const JobResultCounts results = jobResultCounts(store.database(), *job);
+    if (wantsJson(*parsed)) {
+        boost::json::object out = jobJson(*job);
+        out["verdicts"] = {{"accepted", results.accepted}, {"rejected", results.rejected}};
+        out["volunteers"] = results.volunteers;
+        printJson(out);
+        return 0;
+    }
     std::cout << "job         " << job->id << "\n"
               << "kind        " << job->kind << "\n"
               << "state       " << job->state << "\n"
@@ -95,13 +129,15 @@ int requestAction(const std::vector<std::string>& args, JobAction action,
                   const CommandUsage& usage) {
     po::options_description options("options");
     options.add_options()("job", po::value<std::string>(),
-                          "the job's id")("wait", po::value<double>()->default_value(10.0),
-                                          "seconds to wait for the node to carry it out");
+                          "the job's id")("wait", po::value<double>()->default_value(10.0, "10"),
+                                          "seconds to wait for the node to carry it out (0 to "
+                                          "3600)");
     po::positional_options_description positional;
     positional.add("job", 1);
     const auto parsed = parseCommand(args, options, positional, usage);
     if (!parsed)
         return 0;
+    requireRange(*parsed, "wait", 0.0, 3600.0);
     if (!parsed->count("job"))
         throw std::runtime_error("usage: " + usage.synopsis);
     const std::string id = (*parsed)["job"].as<std::string>();
@@ -158,14 +194,32 @@ int jobCommand(const std::vector<std::string>& args) {
 }
 
 int statusCommand(const std::vector<std::string>& args) {
-    const auto parsed = parseCommand(args, po::options_description("options"), {}, kStatusUsage);
+    po::options_description options("options");
+    addJsonOption(options);
+    const auto parsed = parseCommand(args, options, {}, kStatusUsage);
     if (!parsed)
         return 0;
     NodeStore store(existingDatabase(*parsed));
     const NodeCounts counts = countNode(store.database());
+    const auto pending =
+        static_cast<std::int64_t>(access::listAccessRequests(store.database(), "pending").size());
     std::int64_t jobs = 0;
-    for (const auto& [state, count] : counts.jobsByState)
+    boost::json::object byState;
+    for (const auto& [state, count] : counts.jobsByState) {
         jobs += count;
+        byState[state] = count;
+    }
+    if (wantsJson(*parsed)) {
+        printJson(
+            {{"jobs", {{"total", jobs}, {"by_state", byState}}},
+             {"volunteers",
+              {{"registered", counts.volunteers},
+               {"banned", counts.banned},
+               {"quarantined", counts.quarantined}}},
+             {"researchers", {{"total", counts.researchers}, {"active", counts.activeResearchers}}},
+             {"access_requests", {{"pending", pending}}}});
+        return 0;
+    }
     std::cout << "jobs         " << groupedNumber(jobs);
     const char* separator = " (";
     for (const auto& [state, count] : counts.jobsByState) {
@@ -177,7 +231,11 @@ int statusCommand(const std::vector<std::string>& args) {
               << groupedNumber(counts.banned) << " banned, " << groupedNumber(counts.quarantined)
               << " quarantined\n"
               << "researchers  " << groupedNumber(counts.researchers) << " ("
-              << groupedNumber(counts.activeResearchers) << " active)" << std::endl;
+              << groupedNumber(counts.activeResearchers) << " active)\n"
+              << "requests     " << groupedNumber(pending) << " pending";
+    if (pending > 0)
+        std::cout << " (goblin-labnode requests list --state pending)";
+    std::cout << std::endl;
     return 0;
 }
 

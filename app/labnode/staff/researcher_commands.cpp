@@ -4,7 +4,10 @@
 #include <stdexcept>
 
 #include "node/secrets.hpp"
+#include <boost/json.hpp>
+
 #include "staff/email_address.hpp"
+#include "staff/json_output.hpp"
 #include "staff/staff_cli.hpp"
 #include "store/node_store.hpp"
 #include "store/researcher_book.hpp"
@@ -19,7 +22,7 @@ const CommandUsage kAddUsage{
     "Creates a researcher's credential and prints its token (once; only its hash is stored).\n"
     "An e-mail that already has an active credential is refused unless --rotate, which issues a\n"
     "new token and revokes the old one (connections open with it stay open until they close)."};
-const CommandUsage kListUsage{"goblin-labnode researchers list --db PATH",
+const CommandUsage kListUsage{"goblin-labnode researchers list --db PATH [--json]",
                               "Lists researchers: e-mail, created, whether their credential is "
                               "active."};
 const CommandUsage kRevokeUsage{
@@ -62,11 +65,24 @@ int add(const std::vector<std::string>& args) {
 }
 
 int list(const std::vector<std::string>& args) {
-    const auto parsed = parseCommand(args, po::options_description("options"), {}, kListUsage);
+    po::options_description options("options");
+    addJsonOption(options);
+    const auto parsed = parseCommand(args, options, {}, kListUsage);
     if (!parsed)
         return 0;
     NodeStore store(existingDatabase(*parsed));
     const auto researchers = listResearchers(store.database());
+    if (wantsJson(*parsed)) {
+        boost::json::array rows;
+        for (const ResearcherListing& researcher : researchers)
+            rows.push_back({{"email", researcher.email},
+                            {"created", jsonTime(researcher.createdAt)},
+                            {"active", researcher.active},
+                            {"revoked", researcher.active ? boost::json::value(nullptr)
+                                                          : jsonTime(researcher.revokedAt)}});
+        printJson(rows);
+        return 0;
+    }
     std::cout << "EMAIL\tCREATED\tCREDENTIAL\n";
     for (const ResearcherListing& researcher : researchers) {
         std::cout << researcher.email << '\t' << utcTime(researcher.createdAt) << '\t';

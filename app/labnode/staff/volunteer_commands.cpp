@@ -1,12 +1,15 @@
 #include "staff/volunteer_commands.hpp"
 
 #include <iostream>
+#include <set>
 #include <stdexcept>
 
-#include <set>
+#include <boost/json.hpp>
 
+#include "staff/json_output.hpp"
 #include "staff/staff_cli.hpp"
 #include "store/admission_store.hpp"
+#include "store/node_settings.hpp"
 #include "store/node_store.hpp"
 #include "store/volunteer_bans.hpp"
 
@@ -15,14 +18,17 @@ namespace po = boost::program_options;
 namespace goblin::labnode {
 namespace {
 
-const CommandUsage kListUsage{"goblin-labnode volunteers list --db PATH",
-                              "Lists volunteers: id, backend, state (approved, not-approved, "
-                              "quarantined, banned), results accepted and rejected."};
+const CommandUsage kListUsage{
+    "goblin-labnode volunteers list --db PATH [--json]",
+    "Lists volunteers: id, backend, state, results accepted and rejected. The state is banned,\n"
+    "quarantined, approved, open (not approved, working: the node admits every volunteer) or\n"
+    "not-approved (given no work: the node admits only approved volunteers). The admission mode\n"
+    "is the one of the last `serve` on the database (open before any)."};
 const CommandUsage kApproveUsage{
     "goblin-labnode volunteers approve ID --db PATH",
     "Approves a volunteer for a node run with --volunteers approved; a running node gives it\n"
     "work within a few seconds."};
-const CommandUsage kShowUsage{"goblin-labnode volunteers show ID --db PATH",
+const CommandUsage kShowUsage{"goblin-labnode volunteers show ID --db PATH [--json]",
                               "Shows one volunteer: backend, first and last seen, results, audits "
                               "passed, lease expiries, approval, quarantine and ban."};
 const CommandUsage kBanUsage{
@@ -55,32 +61,101 @@ std::optional<po::variables_map> parseWithId(const std::vector<std::string>& arg
     return parseCommand(args, std::move(options), positional, usage);
 }
 
-const char* stateOf(const VolunteerListing& volunteer, const std::set<std::string>& banned) {
+// The admission mode the last `serve` on the database recorded; open (the default) before any.
+std::string admissionMode(Database& db) {
+    return nodeSetting(db, kVolunteerPolicySetting).value_or("open");
+}
+
+const char* approvalState(bool approved, const std::string& mode) {
+    if (approved)
+        return "approved";
+    return mode == "open" ? "open" : "not-approved";
+}
+
+const char* stateOf(const VolunteerListing& volunteer, const std::set<std::string>& banned,
+                    const std::string& mode) {
     if (banned.count(volunteer.id) != 0)
         return "banned";
     if (volunteer.quarantined)
         return "quarantined";
-    return volunteer.approved ? "approved" : "not-approved";
+    return approvalState(volunteer.approved, mode);
 }
 
 int list(const std::vector<std::string>& args) {
-    const auto parsed = parseCommand(args, po::options_description("options"), {}, kListUsage);
+    po::options_description options("options");
+    addJsonOption(options);
+    const auto parsed = parseCommand(args, options, {}, kListUsage);
     if (!parsed)
         return 0;
     NodeStore store(existingDatabase(*parsed));
     std::set<std::string> banned;
     for (const BanRecord& ban : activeBans(store.database()))
         banned.insert(ban.volunteerId);
+    const std::string mode = admissionMode(store.database());
     const auto volunteers = listVolunteers(store.database());
+    if (wantsJson(*parsed)) {
+        boost::json::array rows;
+        for (const VolunteerListing& volunteer : volunteers)
+            rows.push_back({{"id", volunteer.id},
+                            {"backend", volunteer.backend},
+                            {"state", stateOf(volunteer, banned, mode)},
+                            {"approved", volunteer.approved},
+                            {"quarantined", volunteer.quarantined},
+                            {"banned", banned.count(volunteer.id) != 0},
+                            {"accepted", volunteer.accepted},
+                            {"rejected", volunteer.rejected},
+                            {"created", jsonTime(volunteer.createdAt)}});
+        printJson({{"admission", mode}, {"volunteers", std::move(rows)}});
+        return 0;
+    }
+    std::cout << "ID\tBACKEND\tSTATE\tACCEPTED\tREJECTED\n";
     for (const VolunteerListing& volunteer : volunteers)
         std::cout << volunteer.id << "\t" << (volunteer.backend.empty() ? "-" : volunteer.backend)
-                  << "\t" << stateOf(volunteer, banned)
-                  << "\taccepted=" << groupedNumber(volunteer.accepted)
-                  << "\trejected=" << groupedNumber(volunteer.rejected) << "\n";
+                  << "\t" << stateOf(volunteer, banned, mode) << "\t"
+                  << groupedNumber(volunteer.accepted) << "\t" << groupedNumber(volunteer.rejected)
+                  << "\n";
+    std::cout << groupedNumber(static_cast<std::int64_t>(volunteers.size()))
+              << (volunteers.size() == 1 ? " volunteer" : " volunteers") << " (admission: " << mode
+              << ")" << std::endl;
     return 0;
 }
 
-void printDetail(const VolunteerDetail& detail) {
+std::string approvalText(const VolunteerDetail& detail, const std::string& mode) {
+    if (detail.approved)
+        return "yes";
+    if (mode == "open")
+        return "not needed (open mode: the node admits every volunteer)";
+    return "no (the node admits only approved volunteers)";
+}
+
+boost::json::object detailJson(const VolunteerDetail& detail, const std::string& mode) {
+    boost::json::object out{{"id", detail.id},
+                            {"backend", detail.backend},
+                            {"first_seen", jsonTime(detail.createdAt)},
+                            {"last_seen", jsonTime(detail.lastSeen)},
+                            {"accepted", detail.accepted},
+                            {"rejected", detail.rejected},
+                            {"audits_passed", detail.auditsPassed},
+                            {"lease_expiries", detail.expiries},
+                            {"admission", mode},
+                            {"approved", detail.approved},
+                            {"state", approvalState(detail.approved, mode)},
+                            {"quarantined", nullptr},
+                            {"banned", nullptr},
+                            {"ban_lifted", jsonTime(detail.banLiftedAt)}};
+    if (detail.quarantinedAt) {
+        out["quarantined"] = {{"at", jsonTime(*detail.quarantinedAt)},
+                              {"reason", detail.quarantineReason}};
+        out["state"] = "quarantined";
+    }
+    if (detail.ban) {
+        out["banned"] = {{"at", jsonTime(detail.ban->bannedAt)}, {"reason", detail.ban->reason}};
+        out["state"] = "banned";
+    }
+    return out;
+}
+
+void printDetail(const VolunteerDetail& detail, const std::string& mode) {
     std::cout << "volunteer      " << detail.id << "\n"
               << "backend        " << (detail.backend.empty() ? "-" : detail.backend) << "\n"
               << "first seen     " << utcTime(detail.createdAt) << "\n"
@@ -89,7 +164,7 @@ void printDetail(const VolunteerDetail& detail) {
               << groupedNumber(detail.rejected) << " rejected\n"
               << "audits passed  " << groupedNumber(detail.auditsPassed) << "\n"
               << "lease expiries " << groupedNumber(detail.expiries) << "\n"
-              << "approved       " << (detail.approved ? "yes" : "no") << "\n";
+              << "approved       " << approvalText(detail, mode) << "\n";
     if (detail.quarantinedAt)
         std::cout << "quarantined    " << utcTime(*detail.quarantinedAt) << ": "
                   << detail.quarantineReason << "\n";
@@ -101,7 +176,9 @@ void printDetail(const VolunteerDetail& detail) {
 }
 
 int show(const std::vector<std::string>& args) {
-    const auto parsed = parseWithId(args, po::options_description("options"), kShowUsage);
+    po::options_description options("options");
+    addJsonOption(options);
+    const auto parsed = parseWithId(args, options, kShowUsage);
     if (!parsed)
         return 0;
     const std::string id = idArgument(*parsed, kShowUsage);
@@ -112,7 +189,11 @@ int show(const std::vector<std::string>& args) {
         message.append(id);
         throw std::runtime_error(message);
     }
-    printDetail(*detail);
+    const std::string mode = admissionMode(store.database());
+    if (wantsJson(*parsed))
+        printJson(detailJson(*detail, mode));
+    else
+        printDetail(*detail, mode);
     return 0;
 }
 

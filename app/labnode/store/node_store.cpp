@@ -133,6 +133,8 @@ CREATE TABLE IF NOT EXISTS job_requests(
   done_at REAL, outcome TEXT);
 -- The row /healthz rewrites to prove the database still commits.
 CREATE TABLE IF NOT EXISTS health_probe(id INTEGER PRIMARY KEY, probes INTEGER NOT NULL);
+-- What the serving node tells the staff commands about itself (store/node_settings.hpp).
+CREATE TABLE IF NOT EXISTS node_settings(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 -- The task engine's durable graph (store/task_store.hpp), per job kind: each task's job, type,
 -- last attempt and whether it is decided, and the tasks it waits on, so a restarted node reloads a
 -- running job's graph and resumes without computing a decided task again.

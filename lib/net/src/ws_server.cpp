@@ -124,6 +124,7 @@ private:
         fields.cookie = std::string(request[http::field::cookie]);
         fields.contentType = std::string(request[http::field::content_type]);
         fields.origin = std::string(request[http::field::origin]);
+        fields.host = std::string(request[http::field::host]);
         fields.body = std::move(request.body());
         fields.peer = m_peer;
         m_setup->requests(std::move(fields), replyFor(request.version()));

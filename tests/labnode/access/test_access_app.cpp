@@ -29,6 +29,7 @@ public:
         done({});
     }
     std::string describe() const override { return "fake"; }
+    std::string destination() const override { return "fake destination"; }
     std::vector<CodeMail> sent;
 };
 
@@ -53,6 +54,11 @@ std::string between(const std::string& text, const std::string& before, const st
 }
 
 struct Fixture {
+    explicit Fixture(AccessSettings accessSettings = {true, {}, "", "wss://node.example:7000"})
+        : settings(std::move(accessSettings)) {}
+
+    AccessSettings settings;
+    std::string host = "goblin.lab.example:7443"; // the Host field of every request
     QTemporaryDir dir;
     NodeStore store{dir.filePath("node.db").toStdString()};
     double now = 1'800'000'000.0;
@@ -64,7 +70,7 @@ struct Fixture {
                   random,
                   mailer,
                   [this](const std::string& line) { log.push_back(line); },
-                  AccessSettings{true, {}}};
+                  settings};
 
     HttpAnswer call(const std::string& method, const std::string& path, const Browser& browser,
                     const std::string& body = "") {
@@ -75,6 +81,7 @@ struct Fixture {
         request.contentType = "application/x-www-form-urlencoded";
         request.body = body;
         request.peer = "127.0.0.1";
+        request.host = host;
         std::optional<HttpAnswer> answer;
         app.handle(request, [&answer](HttpAnswer a) { answer = std::move(a); });
         if (!answer)
@@ -103,6 +110,20 @@ struct Fixture {
         take(browser, in);
         take(browser, call("GET", "/access/request", browser));
         return browser;
+    }
+
+    // Signs in, asks, is approved and opens the credential page: its connect address.
+    std::string connectUrlShown() {
+        Browser browser = signIn("ada@lab.example");
+        call("POST", "/access/request", browser,
+             "csrf=" + browser.csrf + "&name=Ada" +
+                 "&institution=Lab&purpose=Numbers"
+                 "&computation=matmul&scale=small");
+        const auto request = latestAccessRequest(store.database(), "ada@lab.example");
+        if (!request || !decideAccessRequest(store.database(), request->id, "approved", "", now))
+            qFatal("no request to approve");
+        const HttpAnswer page = call("POST", "/access/credential", browser, "csrf=" + browser.csrf);
+        return between(page.body, "<code id=\"connect-url\">", "</code>");
     }
 
     std::int64_t requests() {
@@ -219,6 +240,35 @@ private Q_SLOTS:
         const HttpAnswer page = f.call("GET", "/access/request", browser);
         QVERIFY(page.body.find(token) == std::string::npos);
         QVERIFY(page.body.find("id=\"credential-shown\"") != std::string::npos);
+    }
+
+    void theCredentialPageGivesTheAddressToConnectTo() {
+        Fixture fromHost; // TLS, listening on every address: the Host the browser used
+        QCOMPARE(fromHost.connectUrlShown(), std::string("wss://goblin.lab.example:7443"));
+        Fixture plain(AccessSettings{false, {}, "", "ws://node.example:7000"});
+        plain.host = "10.1.2.3:7000";
+        QCOMPARE(plain.connectUrlShown(), std::string("ws://10.1.2.3:7000"));
+        Fixture hostile;
+        hostile.host = "evil.example/\"><script>";
+        QCOMPARE(hostile.connectUrlShown(), std::string("wss://node.example:7000"));
+        Fixture fixed(AccessSettings{true, {}, "wss://goblin.lab.example", "ws://unused:1"});
+        fixed.host = "127.0.0.1:7000";
+        QCOMPARE(fixed.connectUrlShown(), std::string("wss://goblin.lab.example"));
+    }
+
+    void eachCodeIssuedIsLoggedWithoutTheCode() {
+        Fixture f;
+        f.signIn("ada@lab.example");
+        QCOMPARE(f.mailer.sent.size(), std::size_t{1});
+        const std::string code = f.mailer.sent[0].code;
+        std::vector<std::string> lines;
+        for (const std::string& line : f.log)
+            if (line.find("sign-in code for ada@lab.example") != std::string::npos)
+                lines.push_back(line);
+        QCOMPARE(lines.size(), std::size_t{1});
+        QVERIFY2(lines[0].find("fake destination") != std::string::npos, lines[0].c_str());
+        for (const std::string& line : f.log)
+            QVERIFY2(line.find(code) == std::string::npos, line.c_str());
     }
 };
 

@@ -7,6 +7,7 @@
 
 #include "access/access_form.hpp"
 #include "access/access_pages.hpp"
+#include "access/data_notice.hpp"
 #include "access/form_encoding.hpp"
 #include "access/terminal_text.hpp"
 
@@ -132,10 +133,11 @@ private Q_SLOTS:
         request.state = "refused";
         request.staffNote = kScript;
         const std::string pages[] = {
-            requestStatusPage(kScript, request, kScript, PageNotes{{kScript}, kScript}),
+            requestStatusPage(kScript, request, {kScript, kScript}, PageNotes{{kScript}, kScript}),
             requestFormPage(kScript, kScript, request.form, PageNotes{{kScript}, ""}, &request),
-            codePage(kScript, kScript, PageNotes{{kScript}, ""}),
-            emailPage(kScript, PageNotes{{kScript}, ""}),
+            codePage(kScript, kScript, PageNotes{{kScript}, ""}, CodeDelivery::Mail),
+            codePage(kScript, kScript, PageNotes{{kScript}, ""}, CodeDelivery::Staff),
+            emailPage(kScript, PageNotes{{kScript}, ""}, CodeDelivery::Staff),
             messagePage(kScript, kScript),
         };
         for (const std::string& html : pages) {
@@ -151,15 +153,41 @@ private Q_SLOTS:
         request.id = 1;
         request.email = "ada@lab.example";
         request.state = "approved";
-        const std::string before = requestStatusPage("c", request, "", {});
+        const std::string before = requestStatusPage("c", request, {}, {});
         QVERIFY(before.find("id=\"show-credential\"") != std::string::npos);
         QVERIFY(before.find("id=\"credential\"") == std::string::npos);
-        const std::string once = requestStatusPage("c", request, "tok123", {});
+        const std::string once =
+            requestStatusPage("c", request, {"tok123", "wss://goblin.lab.example:7000"}, {});
         QVERIFY(once.find("<code id=\"credential\">tok123</code>") != std::string::npos);
+        QVERIFY(once.find("<code id=\"connect-url\">wss://goblin.lab.example:7000</code>") !=
+                std::string::npos);
+        QVERIFY(once.find("goblin.connect(\"wss://goblin.lab.example:7000\", "
+                          "token=\"tok123\")") != std::string::npos);
         request.credentialShownAt = 1'800'000'000.0;
-        const std::string after = requestStatusPage("c", request, "", {});
+        const std::string after = requestStatusPage("c", request, {}, {});
         QVERIFY(after.find("id=\"credential-shown\"") != std::string::npos);
         QVERIFY(after.find("show-credential") == std::string::npos);
+    }
+
+    void everyPageShowsTheDataNoticeAndWhoGetsTheCode() {
+        AccessRequest request;
+        request.email = "ada@lab.example";
+        request.state = "pending";
+        const std::string notice =
+            "<p class=\"data-notice\" id=\"data-notice\">" + std::string(kDataNotice) + "</p>";
+        for (const std::string& html :
+             {emailPage("c", {}, CodeDelivery::Mail),
+              codePage("c", "a@b.c", {}, CodeDelivery::Staff),
+              requestFormPage("c", "a@b.c", {}, {}, nullptr),
+              requestStatusPage("c", request, {"t", "ws://h:1"}, {}), messagePage("t", "x")})
+            QVERIFY2(html.find(notice) != std::string::npos, html.c_str());
+        const std::string mailed = codePage("c", "a@b.c", {}, CodeDelivery::Mail);
+        QVERIFY(mailed.find("We sent a one-time code") != std::string::npos);
+        QVERIFY(mailed.find("lab staff") == std::string::npos);
+        const std::string staff = codePage("c", "a@b.c", {}, CodeDelivery::Staff);
+        QVERIFY(staff.find("We sent") == std::string::npos);
+        QVERIFY(staff.find("went to the lab staff, who pass it on to you") != std::string::npos);
+        QVERIFY(emailPage("c", {}, CodeDelivery::Staff).find("we mail you") == std::string::npos);
     }
 
     void terminalSafeTextShowsEscapes() {

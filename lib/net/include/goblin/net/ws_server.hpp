@@ -42,6 +42,7 @@ struct HttpRequest {
     std::string cookie; // the Cookie field
     std::string contentType;
     std::string origin; // the Origin field, when the browser sent one
+    std::string host;   // the Host field ("name:port"), as the client sent it
     std::string body;
     std::string peer; // the remote address
 };
