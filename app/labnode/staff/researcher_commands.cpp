@@ -5,6 +5,7 @@
 
 #include "node/secrets.hpp"
 #include "staff/email_address.hpp"
+#include "staff/quota_commands.hpp"
 #include "staff/staff_cli.hpp"
 #include "store/node_store.hpp"
 #include "store/researcher_book.hpp"
@@ -101,7 +102,8 @@ int revoke(const std::vector<std::string>& args) {
 int researcherCommand(const std::vector<std::string>& args) {
     return runStaffAction(
         args, "researcher",
-        {{"add", &kAddUsage, add}, {"list", &kListUsage, list}, {"revoke", &kRevokeUsage, revoke}});
+        {{"add", &kAddUsage, add}, {"list", &kListUsage, list}, {"revoke", &kRevokeUsage, revoke},
+         {"quota", &kQuotaUsage, quotaCommand}});
 }
 
 } // namespace goblin::labnode
