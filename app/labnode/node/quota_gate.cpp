@@ -1,6 +1,7 @@
 #include "node/quota_gate.hpp"
 
 #include <cstdio>
+#include <iterator>
 
 #include "staff/human_format.hpp"
 
@@ -59,15 +60,14 @@ Expected<QuotaUse> checkQuota(Database& db, std::int64_t researcherId, const Job
                              groupedNumber(quota.maxRunningJobs) + kWhoSetsIt +
                              ": wait for one to finish or cancel one");
     if (size.bytes > quota.maxBytes)
-        return makeError(ErrorCode::LimitExceeded,
-                         "the job uploads " + bytesText(size.bytes) +
-                             ", over your quota max_bytes of " + bytesText(quota.maxBytes) +
-                             kWhoSetsIt);
+        return makeError(ErrorCode::LimitExceeded, "the job uploads " + bytesText(size.bytes) +
+                                                       ", over your quota max_bytes of " +
+                                                       bytesText(quota.maxBytes) + kWhoSetsIt);
     if (size.flops && *size.flops > quota.maxFlops)
-        return makeError(ErrorCode::LimitExceeded,
-                         "the job computes about " + flopsText(*size.flops) +
-                             " FLOPs, over your quota max_flops of " + flopsText(quota.maxFlops) +
-                             kWhoSetsIt);
+        return makeError(ErrorCode::LimitExceeded, "the job computes about " +
+                                                       flopsText(*size.flops) +
+                                                       " FLOPs, over your quota max_flops of " +
+                                                       flopsText(quota.maxFlops) + kWhoSetsIt);
     return use;
 }
 

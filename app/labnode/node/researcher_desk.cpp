@@ -6,6 +6,7 @@
 #include "goblin/net/messages/researcher_messages.hpp"
 #include "goblin/net/messages/upload_messages.hpp"
 #include "node/quota_gate.hpp"
+#include "staff/human_format.hpp"
 #include "staff/job_listing.hpp"
 
 namespace goblin::labnode {
@@ -109,7 +110,8 @@ bool ResearcherDesk::refuseReleasedFetch(const ResearcherRequest& request,
                                          const std::string& jobId) {
     const auto job = findJob(m_context.store.database(), jobId);
     if (!job || job->researcherId != request.researcherId ||
-        (job->state != jobStateName(JobState::Released) && job->state != jobStateName(JobState::Retained)))
+        (job->state != jobStateName(JobState::Released) &&
+         job->state != jobStateName(JobState::Retained)))
         return false;
     replyError(request.peer, request.requestId,
                Error{ErrorCode::NotFound,

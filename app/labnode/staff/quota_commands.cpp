@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 #include <stdexcept>
+#include <utility>
 
 #include "staff/email_address.hpp"
 #include "store/node_store.hpp"
@@ -68,9 +69,9 @@ std::optional<std::int64_t> parseByteSize(const std::string& text) {
     while (!unit.empty() && unit.front() == ' ')
         unit.erase(0, 1);
     const std::pair<const char*, double> units[] = {
-        {"", 1},           {"B", 1},           {"K", 0x1p10},  {"KiB", 0x1p10},
-        {"M", 0x1p20},     {"MiB", 0x1p20},    {"G", 0x1p30},  {"GiB", 0x1p30},
-        {"T", 0x1p40},     {"TiB", 0x1p40},    {"P", 0x1p50},  {"PiB", 0x1p50}};
+        {"", 1},       {"B", 1},        {"K", 0x1p10}, {"KiB", 0x1p10},
+        {"M", 0x1p20}, {"MiB", 0x1p20}, {"G", 0x1p30}, {"GiB", 0x1p30},
+        {"T", 0x1p40}, {"TiB", 0x1p40}, {"P", 0x1p50}, {"PiB", 0x1p50}};
     for (const auto& [name, scale] : units) {
         if (unit != name)
             continue;

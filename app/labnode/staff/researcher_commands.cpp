@@ -100,10 +100,11 @@ int revoke(const std::vector<std::string>& args) {
 } // namespace
 
 int researcherCommand(const std::vector<std::string>& args) {
-    return runStaffAction(
-        args, "researcher",
-        {{"add", &kAddUsage, add}, {"list", &kListUsage, list}, {"revoke", &kRevokeUsage, revoke},
-         {"quota", &kQuotaUsage, quotaCommand}});
+    return runStaffAction(args, "researcher",
+                          {{"add", &kAddUsage, add},
+                           {"list", &kListUsage, list},
+                           {"revoke", &kRevokeUsage, revoke},
+                           {"quota", &kQuotaUsage, quotaCommand}});
 }
 
 } // namespace goblin::labnode
