@@ -166,7 +166,8 @@ def test_jobs_lists_only_the_researchers_own(cluster):
     assert [j.id for j in listed] == [second.id, first.id]  # newest first
     assert all(j.kind == "matmul" and j.state == "running" and j.done == 0 for j in listed)
     assert [j.total for j in listed] == [4, 16]
-    assert listed[0].created >= listed[1].created > 0
+    assert listed[0].created >= listed[1].created and listed[1].created_epoch > 0
+    assert listed[1].created.tzinfo is not None
     assert [j.id for j in b.jobs()] == [theirs.id]
 
 
