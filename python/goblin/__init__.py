@@ -14,9 +14,10 @@ from .client import CATALOG_VERSION, DATA_WARNING, PROTOCOL_VERSION, Client, con
 from .errors import (AuthenticationError, CaptureError, CaptureMismatchError, CertificateError,
                      ConnectionLostError,
                      DTypeError, FrameError, GoblinError, GoblinTimeoutError, InputError,
-                     JobCancelledError,
+                     JobCancelledError, JobReleasedError,
                      LimitExceededError, ProtocolError, RemoteError, ShapeError,
                      TorchRequiredError, UnsupportedOperator, VersionMismatchError)
+from .estimate import Estimate
 from .jobs import Job, JobInfo
 from . import optim
 from .training_result import RoundRecord, TrainingError, TrainResult
@@ -28,8 +29,8 @@ __version__ = "0.1.0"
 __all__ = [
     "AuditReport", "AuthenticationError", "CATALOG_VERSION", "CaptureError",
     "CaptureMismatchError", "CapturedGraph", "CertificateError", "Client",
-    "ConnectionLostError", "DATA_WARNING", "DTypeError", "FrameError", "GoblinError",
-    "GoblinTimeoutError", "InputError", "Job", "JobCancelledError", "JobInfo",
+    "ConnectionLostError", "DATA_WARNING", "DTypeError", "Estimate", "FrameError", "GoblinError",
+    "GoblinTimeoutError", "InputError", "Job", "JobCancelledError", "JobInfo", "JobReleasedError",
     "LimitExceededError", "PROTOCOL_VERSION", "ProtocolError",
     "RemoteError", "RoundRecord", "ShapeError", "TrainResult", "TrainingError", "TorchRequiredError", "UnsupportedOperator",
     "VersionMismatchError", "capture", "connect", "decode_tensor_frame", "encode_tensor_frame",

@@ -14,7 +14,6 @@ replies by the connect() timeout, jobs by the timeout given to matmul()/fetch().
 from __future__ import annotations
 
 import os
-import sys
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence
 
@@ -23,8 +22,10 @@ from . import matmul as matmul_kind
 from .audit import AuditReport
 from .connection import Connection
 from .errors import InputError
+from .estimate import Estimate
 from .graph_job import submit_graph
 from .jobs import Job, JobInfo
+from .notices import DATA_WARNING, NOTICE
 from .protocol.session import ResearcherSession
 from .protocol.messages import (CATALOG_VERSION, DEFAULT_LIMITS, FRAME_OVERHEAD_BYTES,
                                 MAX_TENSORS_PER_MESSAGE, PROTOCOL_VERSION, RESEARCHER_PATH)
@@ -39,8 +40,6 @@ if TYPE_CHECKING:
     from .optim import Optimizer
     from .training_result import RoundRecord, TrainResult
 
-DATA_WARNING = ("Numbers are not encrypted while volunteers compute them: personal or medical data "
-                "does not belong on the public network.")
 
 
 def connect(url: Optional[str] = None, token: Optional[str] = None, timeout: float = 30.0,
@@ -54,7 +53,8 @@ def connect(url: Optional[str] = None, token: Optional[str] = None, timeout: flo
     ignored, so the text of a token file can be passed as is). A wss:// node's certificate must
     chain to `ca_file` (PEM) or, without one, to the system's trust store, and name the URL's
     host. `timeout` bounds the handshake and every reply wait. `max_tensor_bytes` is the largest
-    tensor this client accepts from the node.
+    tensor this client accepts from the node. The first connect of a process prints
+    goblin.DATA_WARNING on stderr.
     Raises InputError (no URL, not a ws:// or wss:// one, an unreadable CA file, a `ca_file` for
     a ws:// URL), CertificateError (the node's certificate was not trusted), AuthenticationError,
     VersionMismatchError or ConnectionLostError — every failure is a GoblinError.
@@ -74,6 +74,7 @@ def connect(url: Optional[str] = None, token: Optional[str] = None, timeout: flo
     except BaseException:
         client.close()
         raise
+    NOTICE.on_connect()
     return client
 
 
@@ -112,6 +113,12 @@ class Client:
         return self.connection.last_summary
 
     @property
+    def last_estimate(self) -> Optional[Estimate]:
+        """The size of the last job this client submitted (a goblin.Estimate: bytes uploaded,
+        tiles or tasks, FLOPs), stated before its upload; progress=True prints it."""
+        return self.connection.last_estimate
+
+    @property
     def last_job(self) -> Optional[str]:
         """The id ("j-...") of the last job this client submitted or fetched."""
         return self.connection.last_job
@@ -140,7 +147,11 @@ class Client:
         and no zero dimension; they are checked here before anything is uploaded (DTypeError,
         ShapeError, InputError, LimitExceededError). Non-contiguous arrays are copied to C order.
         `tile` = [rows, cols] sets the size of the C tiles handed to volunteers (node default when
-        None). `progress=True` draws a progress bar on stderr. `timeout` bounds the whole job in
+        None). The job's size (`last_estimate`) is checked against this researcher's quota at
+        the node before anything is uploaded (LimitExceededError naming the limit). NaN and Inf
+        are always refused here: the node's Freivalds check needs finite values.
+        `progress=True` prints goblin.DATA_WARNING and the job's size, then draws a progress bar
+        on stderr. `timeout` bounds the whole job in
         seconds (None: wait as long as the job runs); on timeout GoblinTimeoutError is raised and
         the job keeps running (see last_job and fetch()).
 
@@ -163,7 +174,8 @@ class Client:
             batch: Optional[BatchSpec] = None, chunks: Optional[int] = None,
             progress: bool = False, timeout: Optional[float] = None,
             micro_batch: Optional[int] = None,
-            verification: str = "replicas") -> List[NDArray[Any]]:
+            verification: str = "replicas",
+            allow_nonfinite: bool = False) -> List[NDArray[Any]]:
         """Runs an op graph on the network and returns its outputs (numpy arrays, graph order).
 
         WARNING: numbers are not encrypted while volunteers compute them.
@@ -186,11 +198,16 @@ class Client:
         chunks' outputs, or averages them weighted by their rows, in float64 in chunk order.
         `micro_batch=m` says the graph is written for m rows (captured at that batch size): the
         marked inputs may carry any multiple of m rows and every task runs the graph unchanged on
-        m of them. The summary of the job is in `last_summary`.
+        m of them. The summary of the job is in `last_summary`. Inputs holding NaN or Inf are
+        refused (InputError, as matmul() refuses them) unless `allow_nonfinite=True`. The job's
+        size is checked against the quota before anything is uploaded; `progress=True` prints
+        goblin.DATA_WARNING and the size, then the progress.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
-        job = self.submit_graph(graph, inputs, batch=batch, chunks=chunks, micro_batch=micro_batch,
-                                verification=verification)
+        job = Job(submit_graph(self.connection, graph, inputs, batch=batch, chunks=chunks,
+                               micro_batch=micro_batch, verification=verification,
+                               progress=progress, allow_nonfinite=allow_nonfinite),
+                  self, "graph")
         with lifecycle.InterruptNote(job, "fetch_outputs"):
             outputs: List[NDArray[Any]] = lifecycle.finish(self.connection, job, progress,
                                                            deadline)
@@ -199,11 +216,12 @@ class Client:
     def submit_graph(self, graph: GraphLike, inputs: Sequence[NDArray[Any]],
                      batch: Optional[BatchSpec] = None,
                      chunks: Optional[int] = None, micro_batch: Optional[int] = None,
-                     verification: str = "replicas") -> Job:
+                     verification: str = "replicas", allow_nonfinite: bool = False) -> Job:
         """Submits a graph job (see run()) and returns its handle (a goblin.Job, which is also its
         id): collect it with job.result() or fetch_outputs(job), cancel it with job.cancel()."""
         job = submit_graph(self.connection, graph, inputs, batch=batch, chunks=chunks,
-                           micro_batch=micro_batch, verification=verification)
+                           micro_batch=micro_batch, verification=verification,
+                           allow_nonfinite=allow_nonfinite)
         return Job(job, self, "graph")
 
     def train(self, model: torch.nn.Module, loss_fn: Callable[..., Any], data: Any,
@@ -212,7 +230,8 @@ class Client:
               clip_grad_norm: Optional[float] = None,
               callback: Optional[Callable[[RoundRecord], Any]] = None, progress: bool = True,
               resume: Optional[TrainResult] = None, timeout: Optional[float] = None,
-              dropout_seed: int = 0, verification: str = "replicas") -> TrainResult:
+              dropout_seed: int = 0, verification: str = "replicas",
+              allow_nonfinite: bool = False) -> TrainResult:
         """Trains a PyTorch model on the network and returns a goblin.TrainResult.
 
         WARNING: numbers are not encrypted while volunteers compute them.
@@ -246,20 +265,25 @@ class Client:
         the trained parameters are then within float rounding of a "replicas" run, not equal to
         it, and a round recomputed after a crash may differ from the first attempt in its last
         bits (still verified).
+
+        NaN or Inf in the parameters or in x (the arrays, or a stream's first batch) is refused
+        (InputError, as matmul() and run() refuse it) unless `allow_nonfinite=True`. The job's
+        size is checked against the quota before anything is uploaded; `progress=True` (the
+        default) prints goblin.DATA_WARNING and the size, then each round.
         """
         from .training import train
-        if progress:
-            sys.stderr.write("goblin: " + DATA_WARNING + "\n")
         return train(self.connection, model, loss_fn, data, optimizer=optimizer, rounds=rounds,
                      batch_size=batch_size, micro_batch=micro_batch, clip_grad_norm=clip_grad_norm,
                      callback=callback, progress=progress, resume=resume, timeout=timeout,
-                     dropout_seed=dropout_seed, verification=verification)
+                     dropout_seed=dropout_seed, verification=verification,
+                     allow_nonfinite=allow_nonfinite)
 
     def submit_train(self, model: torch.nn.Module, loss_fn: Callable[..., Any], data: Any,
                      optimizer: Optional[Optimizer] = None, rounds: Optional[int] = None,
                      batch_size: int = 32, micro_batch: Optional[int] = None,
                      clip_grad_norm: Optional[float] = None, resume: Optional[TrainResult] = None,
-                     dropout_seed: int = 0, verification: str = "replicas") -> Job:
+                     dropout_seed: int = 0, verification: str = "replicas",
+                     allow_nonfinite: bool = False) -> Job:
         """Submits a training job (see train()) and returns its handle (a goblin.Job, also its
         id) once it is durable at the node; follow it with job.result() or fetch_train(), on
         this connection or a later one."""
@@ -267,7 +291,8 @@ class Client:
         job = submit_train(self.connection, model, loss_fn, data, optimizer=optimizer,
                            rounds=rounds, batch_size=batch_size, micro_batch=micro_batch,
                            clip_grad_norm=clip_grad_norm, resume=resume,
-                           dropout_seed=dropout_seed, verification=verification)
+                           dropout_seed=dropout_seed, verification=verification,
+                           allow_nonfinite=allow_nonfinite)
         return Job(job, self, "train")
 
     def fetch_train(self, job_id: str, model: Optional[torch.nn.Module] = None,
@@ -313,7 +338,8 @@ class Client:
 
     def jobs(self, timeout: Optional[float] = None) -> List[JobInfo]:
         """This researcher's jobs at the node, newest first (at most 1000): goblin.JobInfo with
-        id, kind, state, done, total and created. Never another researcher's."""
+        id, kind, state, done, total, created (a timezone-aware UTC datetime) and created_epoch.
+        Never another researcher's."""
         return lifecycle.list_jobs(self.connection, timeout)
 
     def audit(self, job_id: str, timeout: Optional[float] = None) -> AuditReport:
@@ -330,7 +356,8 @@ class Client:
     def fetch(self, job_id: str, progress: bool = False,
               timeout: Optional[float] = None, out: Any = None) -> Any:
         """Attaches to an earlier matmul job, waits for its verified result, releases it and
-        returns C (written into `out` when given, as matmul() does)."""
+        returns C (written into `out` when given, as matmul() does). A job already released
+        raises goblin.JobReleasedError (a RemoteError with code not_found)."""
         return matmul_kind.fetch(self.connection, job_id, progress, timeout, out)
 
 

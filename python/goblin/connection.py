@@ -12,6 +12,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, TypeVar
 
+from .estimate import Estimate
 from .errors import ConnectionLostError, GoblinError, GoblinTimeoutError, ProtocolError
 from .progress import ProgressBar
 from .protocol.messages import close_frame, violation
@@ -39,6 +40,8 @@ class Connection:
         self.last_summary: Optional[Dict[str, Any]] = None
         #: The id ("j-...") of the last job submitted or fetched.
         self.last_job: Optional[str] = None
+        #: The size of the last job this connection submitted, stated before its upload.
+        self.last_estimate: Optional[Estimate] = None
 
     @property
     def limits(self) -> Dict[str, int]:
@@ -109,14 +112,22 @@ class Connection:
         try:
             request_id = self.send_request(message, frames)
         except KeyboardInterrupt:
-            self.lose(ConnectionLostError("interrupted while uploading %s: nothing was "
-                                          "submitted" % message["type"]))
+            self.interrupted_upload(message["type"])
             raise
         try:
             return self.reply(request_id, message["type"])
         except KeyboardInterrupt:
             self.cancel_unwanted(request_id, message["type"])
             raise
+
+    def interrupted_upload(self, kind: str) -> None:
+        """After a KeyboardInterrupt while a submission's data was sent: the node holds half a
+        message, never a job; closing the connection (out of step now) drops it. Says so."""
+        self.lose(ConnectionLostError("interrupted while uploading %s: nothing was submitted"
+                                      % kind))
+        sys.stderr.write("goblin: interrupted while uploading %s: nothing was submitted (the "
+                         "connection is closed; connect again to submit)\n" % kind)
+        sys.stderr.flush()
 
     def cancel_unwanted(self, request_id: int, kind: str) -> None:
         try:

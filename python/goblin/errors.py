@@ -113,6 +113,14 @@ class JobCancelledError(RemoteError):
         super().__init__(code, message)
 
 
+class JobReleasedError(RemoteError):
+    """fetch of a job that was released: its result was delivered (to this client or another
+    connection of the same researcher) and its data deleted at the node; code "not_found"."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("not_found", message)
+
+
 _REMOTE_CLASSES: Dict[str, Type[GoblinError]] = {
     "shape_mismatch": ShapeError,
     "unsupported_dtype": DTypeError,

@@ -13,8 +13,11 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Un
 
 import numpy as np
 
+from . import lifecycle
 from .errors import DTypeError, InputError, LimitExceededError, ShapeError
+from .estimate import Estimate
 from .graph import DTYPES, tensor_from_json
+from .validation import check_finite
 from .wire import tensor_frame_parts
 
 if TYPE_CHECKING:
@@ -210,15 +213,41 @@ def graph_request(graph: GraphLike, inputs: Sequence[NDArray[Any]],
     return request, arrays
 
 
+def check_inputs_finite(arrays: Sequence[NDArray[Any]], operation: str) -> None:
+    """InputError for NaN or Inf in any floating-point input (validation.nonfinite_error)."""
+    for index, array in enumerate(arrays):
+        check_finite("input %d" % index, array, operation)
+
+
+def graph_tasks(request: Dict[str, Any], arrays: Sequence[NDArray[Any]]) -> Optional[int]:
+    """The tasks of a graph request when the client can tell (chunks asked for, or the rows of a
+    micro-batched job); None when the node picks them (one per connected volunteer)."""
+    split = request.get("batch")
+    if split is None:
+        return 1
+    if split.get("chunks") is not None:
+        return int(split["chunks"])
+    micro = split.get("micro_batch")
+    for index, dim in enumerate(split.get("inputs", [])):
+        if micro is not None and dim is not None and index < len(arrays):
+            return int(arrays[index].shape[int(dim)]) // int(micro)
+    return None
+
+
 def submit_graph(connection: Connection, graph: GraphLike, inputs: Sequence[NDArray[Any]],
                  batch: Optional[BatchSpec] = None, chunks: Optional[int] = None,
-                 micro_batch: Optional[int] = None, verification: str = "replicas") -> str:
-    """Submits a graph job (see Client.run) within the node's limits; returns its id."""
+                 micro_batch: Optional[int] = None, verification: str = "replicas",
+                 progress: bool = False, allow_nonfinite: bool = False) -> str:
+    """Submits a graph job (see Client.run) within the node's limits; returns its id. Inputs
+    holding NaN or Inf are refused unless `allow_nonfinite`; the job's size is checked against
+    the quota (and stated, with `progress`) before anything is uploaded."""
     limits = connection.limits
     request, arrays = graph_request(graph, inputs, batch, chunks,
                                     max_tensors=limits["max_tensors_per_message"],
                                     max_tensor_bytes=limits["max_tensor_bytes"],
                                     micro_batch=micro_batch, verification=verification)
+    if not allow_nonfinite:
+        check_inputs_finite(arrays[:len(inputs)], "run")
     for index, array in enumerate(arrays):
         if array.nbytes > limits["max_tensor_bytes"]:
             raise LimitExceededError("input %d takes %d bytes, over the node's tensor limit of "
@@ -231,6 +260,9 @@ def submit_graph(connection: Connection, graph: GraphLike, inputs: Sequence[NDAr
     if size > limits["max_authenticated_control_bytes"]:
         raise LimitExceededError("the graph's JSON takes %d bytes, over the node's limit of %d"
                                  % (size, limits["max_authenticated_control_bytes"]))
+    lifecycle.check_quota(connection, Estimate("graph", sum(int(a.nbytes) for a in arrays),
+                                               graph_tasks(request, arrays), "tasks", None),
+                          progress)
     reply = connection.submit_request(request, [tensor_frame_parts(a) for a in arrays])
     job = reply.get("job")
     if reply.get("type") != "job_accepted" or not isinstance(job, str):

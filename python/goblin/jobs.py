@@ -9,6 +9,7 @@ A handle belongs to the client that made it and is used from that client's threa
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Protocol, Tuple
 
 from .errors import GoblinError, JobCancelledError
@@ -47,7 +48,8 @@ class JobInfo:
     state: str  # "running", "done", "failed", "cancelled" or "released"
     done: int  # tasks decided (rounds committed for a training job)
     total: int
-    created: float  # seconds since the epoch
+    created: datetime  # when the node accepted it, timezone-aware (UTC)
+    created_epoch: float  # the same, in seconds since the epoch
 
 
 class Job(str):

@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import datetime, timezone
 import time
 import warnings
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Literal, Optional, Type
 
 from .audit import AuditReport
-from .errors import GoblinError, JobCancelledError, RemoteError, remote_error
+from .estimate import Estimate
+from .errors import GoblinError, JobCancelledError, JobReleasedError, RemoteError, remote_error
 from .jobs import JobInfo
+from .notices import NOTICE
 from .progress import ProgressBar
 
 if TYPE_CHECKING:
@@ -41,6 +44,27 @@ class InterruptNote:
                              "with client.%s(%r) or stop it with client.cancel(%r)\n"
                              % (self.job, self.fetch, str(self.job), str(self.job)))
         return False
+
+
+def check_quota(connection: Connection, estimate: Estimate, progress: bool) -> Dict[str, Any]:
+    """States `estimate` (stderr, with the data notice, when `progress`), keeps it in
+    connection.last_estimate and asks the node whether it fits the researcher's quota. Returns
+    the node's quota reply (max_bytes, max_flops, max_running_jobs, running_jobs); raises LimitExceededError
+    naming the limit when the job does not fit. Nothing is uploaded before this returns."""
+    connection.last_estimate = estimate
+    if progress:
+        NOTICE.on_submit()
+        sys.stderr.write("goblin: %s\n" % estimate.describe())
+        sys.stderr.flush()
+    message: Dict[str, Any] = {"type": "check_quota", "kind": estimate.kind,
+                               "bytes": int(estimate.bytes)}
+    if estimate.flops is not None:
+        message["flops"] = float(estimate.flops)
+    reply = connection.request(message, [])
+    if reply.get("type") != "quota":
+        raise connection.violation("check_quota was answered with %r" % (reply,))
+    return reply
+
 
 
 def finish(connection: Connection, job: str, progress: bool, deadline: Optional[float],
@@ -94,12 +118,18 @@ def fetch(connection: Connection, job_id: str, progress: bool, timeout: Optional
     state = connection.session.job(job_id)
     state.released = False
     if not state.finished:
-        status = connection.request({"type": "fetch", "job": job_id}, [])
+        try:
+            status = connection.request({"type": "fetch", "job": job_id}, [])
+        except RemoteError as error:
+            if error.code == "not_found" and " was released" in str(error):
+                raise JobReleasedError(str(error).split(": ", 1)[-1]) from None
+            raise
         if status.get("type") != "job_status":
             raise connection.violation("fetch was answered with %s" % json.dumps(status)[:200])
         status_state = status.get("state")
         if status_state == "released":
-            raise RemoteError("not_found", "job %s was already released" % job_id)
+            raise JobReleasedError("job %s was released: its result was delivered and its data "
+                                   "deleted at the node" % job_id)
         if status_state == "cancelled":  # its job_failed follows; nothing more will come
             # (A training job's rounds follow instead: fetch_train delivers them.)
             connection.wait(lambda: state.finished, time.monotonic() + connection.timeout,
@@ -127,9 +157,11 @@ def list_jobs(connection: Connection, timeout: Optional[float] = None) -> List[J
         raise connection.violation("list_jobs was answered with %s" % json.dumps(reply)[:200])
     try:
         return [JobInfo(str(entry["job"]), str(entry["kind"]), str(entry["state"]),
-                        int(entry["done"]), int(entry["total"]), float(entry["created"]))
+                        int(entry["done"]), int(entry["total"]),
+                        datetime.fromtimestamp(float(entry["created"]), timezone.utc),
+                        float(entry["created"]))
                 for entry in listed]
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, OverflowError, OSError):
         raise connection.violation("a job_list entry lacks a field") from None
 
 
@@ -143,4 +175,4 @@ def audit(connection: Connection, job_id: str, timeout: Optional[float] = None) 
     return connection.session.take_audit_reply(request_id)
 
 
-__all__ = ["Collect", "InterruptNote", "audit", "fetch", "finish", "list_jobs", "release"]
+__all__ = ["Collect", "InterruptNote", "audit", "check_quota", "fetch", "finish", "list_jobs", "release"]

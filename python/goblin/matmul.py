@@ -13,6 +13,7 @@ import numpy as np
 
 from . import lifecycle
 from .errors import LimitExceededError, ProtocolError
+from .estimate import Estimate
 from .product_rows import check_out, collect
 from .staged_inputs import check_shapes, needs_blocks, submit_staged
 from .streamed_tiles import TileStream, stream_of
@@ -44,19 +45,32 @@ def check_product(connection: Connection, m: int, n: int, itemsize: int,
                                      % (list(tile), tiles, connection.limits["max_tiles"]))
 
 
+def estimate(m: int, k: int, n: int, itemsize: int, tile: Optional[Sequence[int]]) -> Estimate:
+    """The size of C = A·B (m×k by k×n): A and B uploaded, 2·m·k·n FLOPs, and its tiles when
+    `tile` is given (else the node plans them)."""
+    tiles = None if tile is None else \
+        ((m + tile[0] - 1) // tile[0]) * ((n + tile[1] - 1) // tile[1])
+    return Estimate("matmul", (m * k + k * n) * itemsize, tiles, "tiles", 2.0 * m * k * n)
+
+
 def submit(connection: Connection, A: Any, B: Any, tile: Optional[Sequence[int]],
-           stream_into: Any = NO_STREAM) -> str:
+           stream_into: Any = NO_STREAM, progress: bool = False) -> str:
     """Submits C = A·B and returns the job id; with `stream_into` (None or `out`) it asks for
     the accepted tiles as they come, written into the job's TileStream (its
-    JobState.stream) that collect takes C from."""
+    JobState.stream) that collect takes C from. The job's size is checked against the quota
+    (and stated, with `progress`) before anything is uploaded."""
     tile = check_tile(tile)
     if needs_blocks(connection, A, B):  # staged at the node in row blocks (staged_inputs)
         m, n, dtype = check_shapes(A, B)
         check_product(connection, m, n, dtype.itemsize, tile)
+        lifecycle.check_quota(connection, estimate(m, int(A.shape[1]), n, dtype.itemsize, tile),
+                              progress)
         reply = submit_staged(connection, A, B, tile)
     else:
         A, B = validate_matmul_inputs(A, B)
         check_product(connection, A.shape[0], B.shape[1], A.dtype.itemsize, tile)
+        lifecycle.check_quota(connection, estimate(A.shape[0], A.shape[1], B.shape[1],
+                                                   A.dtype.itemsize, tile), progress)
         frames: List[OutgoingFrame] = [tensor_frame_parts(A), tensor_frame_parts(B)]
         request: Dict[str, Any] = {"type": "submit_matmul"}
         if tile is not None:
@@ -86,7 +100,7 @@ def matmul(connection: Connection, A: NDArray[Any], B: NDArray[Any], progress: b
     if out is not None and hasattr(A, "shape") and hasattr(B, "shape") and \
             len(A.shape) == 2 and len(B.shape) == 2:
         check_out(out, A.shape[0], B.shape[1], np.dtype(getattr(A, "dtype", None)))
-    job = submit(connection, A, B, tile, stream_into=out)
+    job = submit(connection, A, B, tile, stream_into=out, progress=progress)
     state = connection.session.job(job)
     try:
         with lifecycle.InterruptNote(job, "fetch"):
@@ -108,4 +122,4 @@ def fetch(connection: Connection, job_id: str, progress: bool, timeout: Optional
                                                             out))
 
 
-__all__ = ["NO_STREAM", "check_product", "fetch", "matmul", "submit"]
+__all__ = ["NO_STREAM", "check_product", "estimate", "fetch", "matmul", "submit"]

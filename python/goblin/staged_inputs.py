@@ -16,7 +16,7 @@ import numpy as np
 
 from .errors import DTypeError, GoblinError, InputError, LimitExceededError, ShapeError
 from .mapped_pages import release_rows
-from .validation import MATMUL_DTYPES
+from .validation import MATMUL_DTYPES, check_finite
 from .wire import encode_tensor_frame
 
 if TYPE_CHECKING:
@@ -76,10 +76,7 @@ def fill_upload(connection: Connection, name: str, X: Any, upload: str) -> None:
         if block.shape != (count, cols):
             raise InputError("%s[%d:%d] read as shape %s, not (%d, %d)"
                              % (name, row0, row0 + count, block.shape, count, cols))
-        if not (np.isfinite(block.min()) and np.isfinite(block.max())):
-            i, j = (int(v) for v in np.argwhere(~np.isfinite(block))[0])
-            raise InputError("%s holds NaN or Inf (first at index (%d, %d)); matmul takes "
-                             "finite values only" % (name, row0 + i, j))
+        check_finite(name, block, "matmul", row0)
         frame = encode_tensor_frame(block)
         del block
         # A memmap's pages read so far would stay mapped here; reading a block also maps pages
@@ -106,17 +103,29 @@ def submit_staged(connection: Connection, A: Any, B: Any, tile: Optional[Sequenc
         for name, X in (("A", A), ("B", B)):
             uploads.append(begin_upload(connection, X))
             fill_upload(connection, name, X, uploads[-1])
-        request: Dict[str, Any] = {"type": "submit_matmul", "inputs": uploads}
-        if tile is not None:
-            request["tile"] = list(tile)
-        return connection.submit_request(request, [])
+    except KeyboardInterrupt:  # the node drops a closed connection's uploads
+        connection.interrupted_upload("A and B")
+        raise
     except BaseException:
-        for upload in uploads:  # taken by a refused submit, or never complete: drop what is left
-            try:
-                connection.request({"type": "drop_upload", "upload": upload}, [])
-            except GoblinError:
-                pass
+        drop_uploads(connection, uploads)
+        raise
+    request: Dict[str, Any] = {"type": "submit_matmul", "inputs": uploads}
+    if tile is not None:
+        request["tile"] = list(tile)
+    try:  # interrupted there, submit_request cancels a job that became durable
+        return connection.submit_request(request, [])
+    except GoblinError:
+        drop_uploads(connection, uploads)
         raise
 
 
-__all__ = ["BLOCK_BYTES", "check_shapes", "needs_blocks", "submit_staged"]
+def drop_uploads(connection: Connection, uploads: List[str]) -> None:
+    """Drops uploads taken by a refused submit, or never complete."""
+    for upload in uploads:
+        try:
+            connection.request({"type": "drop_upload", "upload": upload}, [])
+        except GoblinError:
+            pass
+
+
+__all__ = ["BLOCK_BYTES", "check_shapes", "drop_uploads", "needs_blocks", "submit_staged"]

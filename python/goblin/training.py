@@ -21,9 +21,11 @@ from . import lifecycle
 from . import optim as goblin_optim
 from .capture import require_torch
 from .errors import ConnectionLostError, InputError, RemoteError
+from .estimate import Estimate
 from .graph_job import VERIFICATIONS, graph_request
 from .training_result import RoundRecord, TrainingError, TrainResult
 from .training_stream import BatchStream, array_pair, batch_pair
+from .validation import check_finite
 from .wire import tensor_frame_parts
 
 if TYPE_CHECKING:
@@ -170,7 +172,8 @@ def submit_train(connection: Connection, model: torch.nn.Module, loss_fn: Callab
                  batch_size: int = 32, micro_batch: Optional[int] = None,
                  clip_grad_norm: Optional[float] = None,
                  resume: Optional[TrainResult] = None, dropout_seed: int = 0,
-                 verification: str = "replicas") -> str:
+                 verification: str = "replicas", progress: bool = False,
+                 allow_nonfinite: bool = False) -> str:
     """See Client.submit_train."""
     if verification not in VERIFICATIONS:
         raise InputError("verification is one of %s, not %r"
@@ -207,8 +210,14 @@ def submit_train(connection: Connection, model: torch.nn.Module, loss_fn: Callab
     request, arrays = train_request(connection, layout, loss_fn, x, y, flat, optimizer, first_round,
                                rounds, batch_size, micro, clip_grad_norm, dropout_seed,
                                streamed=stream is not None, verification=verification)
+    if not allow_nonfinite:
+        for name, array in (("the parameters", flat), ("x", x), ("y", y)):
+            check_finite(name, array, "train")
+    tasks = rounds * (batch_size // micro)
+    lifecycle.check_quota(connection, Estimate("train", sum(int(a.nbytes) for a in arrays + state),
+                                               tasks, "tasks", None), progress)
     frames = [tensor_frame_parts(a) for a in arrays + state]
-    reply = connection.request(request, frames)
+    reply = connection.submit_request(request, frames)
     job = reply.get("job")
     if reply.get("type") != "job_accepted" or not isinstance(job, str):
         raise connection.violation("submit_train was answered with %r" % (reply,))
@@ -325,12 +334,14 @@ def train(connection: Connection, model: torch.nn.Module, loss_fn: Callable[...,
           clip_grad_norm: Optional[float] = None,
           callback: Optional[Callable[[RoundRecord], Any]] = None, progress: bool = True,
           resume: Optional[TrainResult] = None, timeout: Optional[float] = None,
-          dropout_seed: int = 0, verification: str = "replicas") -> TrainResult:
+          dropout_seed: int = 0, verification: str = "replicas",
+          allow_nonfinite: bool = False) -> TrainResult:
     """See Client.train."""
     job = submit_train(connection, model, loss_fn, data, optimizer=optimizer, rounds=rounds,
                        batch_size=batch_size, micro_batch=micro_batch,
                        clip_grad_norm=clip_grad_norm, resume=resume, dropout_seed=dropout_seed,
-                       verification=verification)
+                       verification=verification, progress=progress,
+                       allow_nonfinite=allow_nonfinite)
     if progress:
         sys.stderr.write("goblin: training job %s (re-attach with client.fetch_train(%r, model))\n"
                          % (job, job))

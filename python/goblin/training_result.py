@@ -59,6 +59,19 @@ class TrainResult:
     def losses(self) -> List[float]:
         return [record.loss for record in self.history]
 
+    def __repr__(self) -> str:
+        """Short: the job, the rounds, the last loss and each parameter's shape and dtype, never
+        the tensors themselves."""
+        params = ", ".join("%s: %s %s" % (name, "x".join(str(d) for d in value.shape) or "scalar",
+                                           value.dtype)
+                           for name, value in list(self.params.items())[:8])
+        more = len(self.params) - 8
+        if more > 0:
+            params += ", … %d more" % more
+        last = "%.6g" % self.history[-1].loss if self.history else "none"
+        return "<goblin.TrainResult %s: %d rounds, last loss %s, %s; params {%s}>" % (
+            self.job, self.rounds, last, type(self.optimizer).__name__, params)
+
 
 class TrainingError(GoblinError):
     """A training job failed (a non-finite loss or gradient, bad data the node refused) or its

@@ -34,13 +34,34 @@ def _check_array(name: str, array: object) -> None:
                          "%s.astype(numpy.float32))" % (name, array.dtype, name))
 
 
-def _check_finite(name: str, array: NDArray[Any]) -> None:
+# Why each operation refuses NaN and Inf; run() and train() take them with allow_nonfinite=True.
+WHY_FINITE = {
+    "matmul": "matmul() refuses non-finite values (its Freivalds check needs finite ones)",
+    "run": "run() refuses non-finite values unless allow_nonfinite=True",
+    "train": "train() refuses non-finite values unless allow_nonfinite=True",
+}
+
+
+def nonfinite_error(name: str, index: Tuple[int, ...], value: float,
+                    operation: str) -> InputError:
+    """The one error for NaN or Inf in an input, whatever the operation."""
+    return InputError("%s holds NaN or Inf (first at index %s): %r; %s"
+                      % (name, index, value, WHY_FINITE[operation]))
+
+
+def check_finite(name: str, array: NDArray[Any], operation: str, row0: int = 0) -> None:
+    """InputError (nonfinite_error) when a floating-point `array` holds NaN or Inf; `row0` is the
+    array's first row in the input it is a block of. Other dtypes pass."""
+    if array.size == 0 or not np.issubdtype(array.dtype, np.floating):
+        return
     # min/max propagate NaN and expose +-Inf without allocating a mask of the whole array.
     if np.isfinite(array.min()) and np.isfinite(array.max()):
         return
     bad = tuple(int(i) for i in np.argwhere(~np.isfinite(array))[0])
-    raise InputError("%s holds NaN or Inf (first at index %s: %r); matmul takes finite values only"
-                     % (name, bad, array[bad].item()))
+    value = array[bad].item()
+    if array.ndim:
+        bad = (bad[0] + row0,) + bad[1:]
+    raise nonfinite_error(name, bad, value, operation)
 
 
 def validate_matmul_inputs(A: NDArray[Any], B: NDArray[Any]) -> Tuple[NDArray[Any], NDArray[Any]]:
@@ -62,8 +83,8 @@ def validate_matmul_inputs(A: NDArray[Any], B: NDArray[Any]) -> Tuple[NDArray[An
     for name, array in (("A", A), ("B", B)):
         if 0 in array.shape:
             raise ShapeError("empty matrices are refused: %s" % _describe(name, array))
-    _check_finite("A", A)
-    _check_finite("B", B)
+    check_finite("A", A, "matmul")
+    check_finite("B", B, "matmul")
     return np.ascontiguousarray(A), np.ascontiguousarray(B)
 
 

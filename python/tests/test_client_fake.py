@@ -48,13 +48,13 @@ class FakeNode:
             return
         hello = json.loads(ws.recv(timeout=10))
         self.received.append(hello)
-        if hello.get("protocol") != 6:
-            ws.close(4002, "version_mismatch: protocol 6 only")
+        if hello.get("protocol") != 7:
+            ws.close(4002, "version_mismatch: protocol 7 only")
             return
         if hello.get("token") != TOKEN:
             ws.close(4001, "unauthenticated: wrong token")
             return
-        ws.send(json.dumps({"type": "welcome", "id": hello["id"], "protocol": 6, "catalog": 3,
+        ws.send(json.dumps({"type": "welcome", "id": hello["id"], "protocol": 7, "catalog": 3,
                             "limits": {"max_control_bytes": 65536,
                                        "max_tensor_bytes": 1 << 30, "max_tiles": 1000000}}))
         while True:
@@ -66,6 +66,15 @@ class FakeNode:
             tensors = [decode_tensor_frame(ws.recv(timeout=10))
                        for _ in range(message.get("tensors", 0))]
             getattr(self, "_on_" + message["type"])(ws, message, tensors)
+
+    def _on_check_quota(self, ws, message, tensors):
+        if self.mode == "over-quota":
+            ws.send(json.dumps({"type": "error", "id": message["id"], "code": "limit_exceeded",
+                                "message": "the job uploads 448 bytes, over your quota "
+                                           "max_bytes of 100 bytes"}))
+            return
+        ws.send(json.dumps({"type": "quota", "id": message["id"], "max_bytes": 1 << 36,
+                            "max_flops": 1e16, "max_running_jobs": 16, "running_jobs": 0}))
 
     def _on_submit_matmul(self, ws, message, tensors):
         A, B = tensors
@@ -154,7 +163,7 @@ def test_matmul_round_trip_with_progress(node, capsys):
     submit = [m for m in node.received if m["type"] == "submit_matmul"][0]
     assert submit["tensors"] == 2 and submit["tile"] == [2, 2]
     hello = node.received[0]
-    assert hello == {"type": "hello", "id": 1, "protocol": 6, "catalog": 3, "token": TOKEN}
+    assert hello == {"type": "hello", "id": 1, "protocol": 7, "catalog": 3, "token": TOKEN}
 
 
 def test_submit_then_fetch_uses_the_pushed_result(node):
@@ -188,7 +197,7 @@ def test_bad_tokens_raise_authentication_error(node, token):
 
 
 def test_version_mismatch(node, monkeypatch):
-    monkeypatch.setattr(protocol_messages, "PROTOCOL_VERSION", 7)  # what hello() sends
+    monkeypatch.setattr(protocol_messages, "PROTOCOL_VERSION", 8)  # what hello() sends
     with pytest.raises(VersionMismatchError):
         goblin.connect(node.url, token=TOKEN, timeout=10)
 

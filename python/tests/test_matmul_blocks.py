@@ -119,6 +119,8 @@ def test_the_node_refuses_bad_blocks_and_deletes_a_closed_connections_uploads(no
     dropped, request_id = request_and_id({"type": "drop_upload", "upload": staged[0]["upload"]},
                                          who=other)
     assert dropped == {"type": "upload_dropped", "id": request_id, "upload": staged[0]["upload"]}
+    # 4 TiB: over the default quota too; lab staff raise it so that the disk check speaks.
+    node.staff("researchers", "quota", "alice@example.org", "--max-bytes", "8TiB")
     with pytest.raises(LimitExceededError, match="disk has"):
         request({"type": "upload", "dtype": "f64", "rows": 1 << 20, "cols": 1 << 19})
     assert len(staged_files(node)) == 4  # this connection's one, the other's three

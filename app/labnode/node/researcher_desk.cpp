@@ -2,7 +2,11 @@
 
 #include "goblin/net/json_fields.hpp"
 #include "goblin/net/messages/handshake.hpp"
+#include "goblin/net/messages/quota_messages.hpp"
 #include "goblin/net/messages/researcher_messages.hpp"
+#include "goblin/net/messages/upload_messages.hpp"
+#include "node/quota_gate.hpp"
+#include "staff/human_format.hpp"
 #include "staff/job_listing.hpp"
 
 namespace goblin::labnode {
@@ -32,8 +36,18 @@ void ResearcherDesk::onMessage(const Peer& researcher, net::Message message) {
                                         std::to_string(kind->minimumCatalog()) +
                                         "; this connection said catalog " +
                                         std::to_string(researcher.catalog)});
+        // The client asked check_quota before uploading; a job over the quota that came anyway
+        // is dropped here, before anything of it is stored.
+        if (auto fits = checkQuota(m_context.store.database(), researcher.researcherId,
+                                   sizeOfSubmit(message));
+            !fits)
+            return replyError(researcher.id, request.requestId, fits.error());
         return kind->submit(request, std::move(message));
     }
+    if (type == "check_quota")
+        return answerQuotaCheck(researcher, message);
+    if (type == "upload" && !admitsUpload(researcher, message))
+        return;
     if (type == "cancel")
         return m_control.onCancel(researcher, message);
     if (type == "list_jobs")
@@ -54,11 +68,56 @@ void ResearcherDesk::onMessage(const Peer& researcher, net::Message message) {
     if (!kind) // job ids reveal nothing: an unknown one is just not found
         return replyError(researcher.id, request.requestId,
                           Error{ErrorCode::NotFound, "no job " + *jobId});
+    if (type == "fetch" && refuseReleasedFetch(request, *jobId))
+        return;
     if (type == "fetch")
         return kind->fetch(request, *jobId);
     if (type == "audit")
         return kind->audit(request, *jobId);
     kind->release(request, *jobId);
+}
+
+void ResearcherDesk::answerQuotaCheck(const Peer& researcher, const net::Message& message) {
+    auto check = net::parseCheckQuota(message.control);
+    if (!check)
+        return m_peers.close(researcher.id, check.error());
+    auto use = checkQuota(m_context.store.database(), researcher.researcherId,
+                          JobSize{check->bytes, check->flops});
+    if (!use)
+        return replyError(researcher.id, check->id, use.error());
+    m_peers.send(researcher.id,
+                 net::toMessage(net::Quota{check->id, use->quota.maxBytes, use->quota.maxFlops,
+                                           use->quota.maxRunningJobs, use->runningJobs}));
+}
+
+bool ResearcherDesk::admitsUpload(const Peer& researcher, const net::Message& message) {
+    auto upload = net::parseUpload(message.control);
+    if (!upload)
+        return true; // the matmul kind refuses it, naming the field
+    const auto bytes = static_cast<double>(upload->rows) * static_cast<double>(upload->cols) *
+                       static_cast<double>(core::itemSize(upload->dtype));
+    if (bytes > 9e18)
+        return true; // the matmul kind refuses the shape
+    auto fits = checkQuota(m_context.store.database(), researcher.researcherId,
+                           JobSize{static_cast<std::int64_t>(bytes), std::nullopt});
+    if (fits)
+        return true;
+    replyError(researcher.id, upload->id, fits.error());
+    return false;
+}
+
+bool ResearcherDesk::refuseReleasedFetch(const ResearcherRequest& request,
+                                         const std::string& jobId) {
+    const auto job = findJob(m_context.store.database(), jobId);
+    if (!job || job->researcherId != request.researcherId ||
+        (job->state != jobStateName(JobState::Released) &&
+         job->state != jobStateName(JobState::Retained)))
+        return false;
+    replyError(request.peer, request.requestId,
+               Error{ErrorCode::NotFound,
+                     "job " + jobId + " was released: its result was delivered and its data " +
+                         "deleted at the node (it finished " + utcTime(job->finishedAt) + ")"});
+    return true;
 }
 
 JobKind* ResearcherDesk::kindRouting(std::string_view type) {

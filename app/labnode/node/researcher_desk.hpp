@@ -73,6 +73,13 @@ public:
 
 private:
     JobKind* kindOfJob(std::string_view jobId);
+    // check_quota: the job's size against the researcher's quota, before anything is uploaded.
+    void answerQuotaCheck(const Peer& researcher, const net::Message& message);
+    // upload (a matrix staged in row blocks): false, with the error sent, when the matrix alone is
+    // over the researcher's quota or too many of its jobs run.
+    bool admitsUpload(const Peer& researcher, const net::Message& message);
+    // fetch of a job this researcher released: says so (true) rather than "no job".
+    bool refuseReleasedFetch(const ResearcherRequest& request, const std::string& jobId);
     // The kind that answers a message of this type beyond the lifecycle's, if any.
     JobKind* kindRouting(std::string_view type);
 

@@ -3,11 +3,12 @@
 #include <iostream>
 #include <stdexcept>
 
-#include "node/secrets.hpp"
 #include <boost/json.hpp>
 
+#include "node/secrets.hpp"
 #include "staff/email_address.hpp"
 #include "staff/json_output.hpp"
+#include "staff/quota_commands.hpp"
 #include "staff/staff_cli.hpp"
 #include "store/node_store.hpp"
 #include "store/researcher_book.hpp"
@@ -115,9 +116,11 @@ int revoke(const std::vector<std::string>& args) {
 } // namespace
 
 int researcherCommand(const std::vector<std::string>& args) {
-    return runStaffAction(
-        args, "researcher",
-        {{"add", &kAddUsage, add}, {"list", &kListUsage, list}, {"revoke", &kRevokeUsage, revoke}});
+    return runStaffAction(args, "researcher",
+                          {{"add", &kAddUsage, add},
+                           {"list", &kListUsage, list},
+                           {"revoke", &kRevokeUsage, revoke},
+                           {"quota", &kQuotaUsage, quotaCommand}});
 }
 
 } // namespace goblin::labnode

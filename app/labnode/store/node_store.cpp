@@ -88,6 +88,11 @@ CREATE TABLE IF NOT EXISTS volunteer_bans(
 -- Researcher credentials lab staff revoked (`researchers revoke`): refused at the next hello.
 CREATE TABLE IF NOT EXISTS researcher_revocations(
   researcher_id INTEGER PRIMARY KEY REFERENCES researchers(id), revoked_at REAL NOT NULL);
+-- Per-researcher quotas lab staff set (`researchers quota`): a NULL column, or no row, is the
+-- node's default (store/researcher_quotas.hpp). Created by the schema above on any database.
+CREATE TABLE IF NOT EXISTS researcher_quotas(
+  researcher_id INTEGER PRIMARY KEY REFERENCES researchers(id), max_bytes INTEGER,
+  max_flops REAL, max_running_jobs INTEGER, updated_at REAL NOT NULL);
 -- Training jobs: the request ({"graph", "train"}), its stored input tensors (x and y
 -- with every sample), the current flat parameters then the optimizer state (stored tensors,
 -- replaced as each round commits), the rounds committed and the graph job of the round in flight.

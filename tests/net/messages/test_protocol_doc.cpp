@@ -14,6 +14,7 @@
 #include "goblin/net/messages/handshake.hpp"
 #include "goblin/net/messages/job_control_messages.hpp"
 #include "goblin/net/messages/message_type.hpp"
+#include "goblin/net/messages/quota_messages.hpp"
 #include "goblin/net/messages/researcher_messages.hpp"
 #include "goblin/net/messages/row_block_messages.hpp"
 #include "goblin/net/messages/train_data_messages.hpp"
@@ -187,6 +188,10 @@ Expected<Message> reparse(const Message& message, std::string& variant) {
         return written(parseFetchRows(control));
     case MessageType::ResultRows:
         return written(parseResultRows(message));
+    case MessageType::CheckQuota:
+        return written(parseCheckQuota(control));
+    case MessageType::Quota:
+        return written(parseQuota(control));
     case MessageType::ResultTile:
         return written(parseResultTile(message));
     case MessageType::Upload:

@@ -51,6 +51,8 @@ enum class MessageType {
     DropUpload,    // researcher → node: delete a staged matrix
     UploadDropped, // node → researcher: reply to drop_upload
     ResultTile,    // node → researcher: an accepted tile of a streamed product
+    CheckQuota,    // researcher → node: does a job of this size fit my quota?
+    Quota,         // node → researcher: reply to check_quota
     Count          // not a message
 };
 
@@ -58,7 +60,7 @@ inline constexpr std::size_t kMessageTypeCount = static_cast<std::size_t>(Messag
 
 // Tripwire: adding, removing or reordering a message without bumping kProtocolVersion (and this
 // pair) fails the build.
-static_assert(kMessageTypeCount == 37 && kProtocolVersion == 6,
+static_assert(kMessageTypeCount == 39 && kProtocolVersion == 7,
               "the message set changed: bump kProtocolVersion, docs/protocol.md and this assert");
 
 // "hello", "submit_matmul", …; empty for Count.
