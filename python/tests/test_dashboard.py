@@ -67,6 +67,7 @@ def browser(node):
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                  "--disable-extensions", "--no-first-run", "--window-size=1280,2000"):
         options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(30)
     try:
@@ -121,7 +122,7 @@ def test_the_dashboard_follows_a_job_without_a_reload(node, browser):
     origin = "http://127.0.0.1:%d/" % node.port
     sources = browser.execute_script(
         "return [...document.scripts].map((s) => s.src)"
-        ".concat([...document.querySelectorAll('link')].map((l) => l.href));")
+        ".concat([...document.querySelectorAll('link[rel=stylesheet]')].map((l) => l.href));")
     assert sources and all(source.startswith(origin) for source in sources), sources
     # Empty sections say so.
     for note, words in (("jobs-empty", "No job yet"), ("volunteers-empty", "No volunteer"),
@@ -221,6 +222,9 @@ def test_the_dashboard_shows_a_training_job_with_its_rounds_and_losses(node, bro
     for graph_job in round_jobs:
         assert job_row(browser, graph_job) is None, graph_job
     assert still_the_same_page(browser)
+    # Nothing the page did was refused (Content-Security-Policy) or failed.
+    errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    assert errors == [], errors
 
     jobs = families(node)["goblin_jobs"]
     assert value(jobs, kind="train", state="released") == 1
