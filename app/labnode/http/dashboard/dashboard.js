@@ -36,7 +36,8 @@ function clock(epochSeconds) {
 }
 
 function minuteLabel(epochSeconds) {
-  return new Date(epochSeconds * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  const options = { hour: "2-digit", minute: "2-digit" };
+  return new Date(epochSeconds * 1000).toLocaleTimeString([], options);
 }
 
 function formatLoss(loss) {
@@ -149,7 +150,8 @@ function roundsTable(rounds) {
   for (const round of rounds.slice(-20).reverse()) {
     const row = element("tr");
     row.dataset.round = round.round;
-    row.append(element("td", round.round, "number"), element("td", formatLoss(round.loss), "number"),
+    row.append(element("td", round.round, "number"),
+               element("td", formatLoss(round.loss), "number"),
                element("td", round.tasks, "number"), element("td", round.rejected, "number"),
                element("td", round.seconds.toFixed(2), "number"), element("td", round.graph_job));
     table.append(row);
