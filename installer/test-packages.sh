@@ -70,6 +70,9 @@ getent passwd gpu-goblin >/dev/null || fail "postinst made no system user gpu-go
 # The SMTP relay (libcurl) is linked, not loaded at run time: dpkg-shlibdeps must have seen it.
 dpkg-query -W -f='${Depends}' gpu-goblin-labnode | grep -q "libcurl" ||
     fail "gpu-goblin-labnode does not depend on libcurl"
+# The dashboard's charts: Chart.js from libjs-chart.js, read by the node at start-up.
+[ -f /usr/share/javascript/chart.js/chart.min.js ] ||
+    fail "installing gpu-goblin-labnode brought no /usr/share/javascript/chart.js/chart.min.js"
 # The config may hold the SMTP relay's password.
 [ "$(stat -c '%a %U:%G' /etc/gpu-goblin/labnode.conf)" = "640 root:gpu-goblin" ] ||
     fail "/etc/gpu-goblin/labnode.conf is $(stat -c '%a %U:%G' /etc/gpu-goblin/labnode.conf), not 640 root:gpu-goblin"

@@ -16,6 +16,7 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev
   libeigen3-dev libopenblas-dev libsqlite3-dev libexpected-dev libssl-dev zlib1g-dev libdeflate-dev
   libcurl4-openssl-dev
+  libjs-chart.js
   ocl-icd-opencl-dev opencl-headers opencl-clhpp-headers libclblast-dev pocl-opencl-icd clinfo
   python3 python3-venv python3-pip python3-numpy
 )

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Saves PNG screenshots of the volunteer app into docs/screenshots/: the window's pages (attached
-# to a real lab node computing a real job), and — under Xvfb with trayer as the tray host — the
-# tray icon in each state. Needs scripts/screenshots_deps.sh and a built build/ci.
+# Saves PNG screenshots into docs/screenshots/: the volunteer app's window pages (attached to a real
+# lab node computing a real job), the tray icon in each state (under Xvfb with trayer as the tray
+# host), and the lab node's live dashboard (headless Chromium, with a headless volunteer computing).
+# Needs scripts/screenshots_deps.sh, Chromium (install_deps.sh --test) and a built build/ci.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${BUILD_DIR:-$root/build/ci}"
@@ -41,6 +42,18 @@ fi
 # Window pages: offscreen is enough for QWidget::grab.
 # The first OpenCL device (PoCL's CPU device where there is no GPU) computes at 60 % of its time.
 QT_QPA_PLATFORM=offscreen "$tool" "$out" "$url" "$url2" --gpu
+
+# The live dashboard while a headless volunteer computes the job: Chromium runs the page's polls
+# for ten seconds of virtual time, then saves it.
+if command -v chromium >/dev/null; then
+  "$build/app/volunteer-gui/goblin-volunteer" --headless --node "$url" --config-dir "$work/headless" \
+    --threads 1 --slots 2 >"$work/headless.log" 2>&1 &
+  pids+=($!)
+  sleep 6
+  chromium --headless=new --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,1900 \
+    --virtual-time-budget=10000 --screenshot="$out/dashboard.png" "http://${url#ws://}/" \
+    >"$work/chromium.log" 2>&1
+fi
 
 # Tray states: Xvfb + trayer (top right), then grabs of that strip.
 display=":$((90 + RANDOM % 9))"

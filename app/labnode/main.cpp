@@ -198,7 +198,8 @@ int serve(const po::variables_map& options) {
             });
             return std::make_shared<NodeConnection>(core, coordinator, peer);
         });
-    // /healthz, /metrics and /status are computed on core, next to the database they read.
+    // /healthz, /metrics, /status and the dashboard are computed on core, next to the database
+    // they read.
     NodeHttp pages(
         store.database(),
         [&] {
@@ -210,6 +211,15 @@ int serve(const po::variables_map& options) {
                        std::chrono::steady_clock::now().time_since_epoch())
                 .count();
         });
+    pages.describeProcess(GOBLIN_VERSION, wallClock);
+    coordinator.watchVerdicts([&pages](const VerdictRecord& verdict) {
+        pages.countVerdict(verdict.kind, verdict.accepted);
+    });
+    // Chart.js comes from Debian's libjs-chart.js; without it the dashboard shows no charts.
+    auto chartJs = readChartJs();
+    if (!chartJs)
+        logRefusal("dashboard charts unavailable: " + chartJs.error().message);
+    pages.serveDashboard(DashboardPage(chartJs ? std::move(*chartJs) : std::string()));
     // /access: researchers ask for access (sign-in codes by mail, the request form, the
     // credential shown once); staff decide with `goblin-labnode requests`.
     const std::string accessPolicy = options["access-requests"].as<std::string>();

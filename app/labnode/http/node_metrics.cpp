@@ -8,9 +8,44 @@ std::vector<double> commitLatencyBounds() {
 
 NodeCounters::NodeCounters() : dbCommitSeconds(commitLatencyBounds()) {}
 
-std::string renderMetrics(const NodeSnapshot& snapshot, const NodeCounters& counters) {
+namespace {
+
+void renderProcess(MetricsText& out, const ProcessInfo& process) {
+    using Type = MetricsText::Type;
+    out.family("goblin_build_info", "The lab node's version; the value is always 1.", Type::Gauge);
+    out.sample("goblin_build_info", {{"version", process.version}}, 1);
+    out.family("process_start_time_seconds", "When the lab node started, in seconds since 1970.",
+               Type::Gauge);
+    out.sample("process_start_time_seconds", process.startTime);
+    out.family("goblin_uptime_seconds", "Seconds since the lab node started.", Type::Gauge);
+    out.sample("goblin_uptime_seconds", process.uptimeSeconds);
+}
+
+void renderPeople(MetricsText& out, const NodeSnapshot& snapshot) {
+    using Type = MetricsText::Type;
+    out.family("goblin_access_requests_pending",
+               "Researchers' access requests waiting for lab staff's decision.", Type::Gauge);
+    out.sample("goblin_access_requests_pending",
+               static_cast<double>(snapshot.accessRequestsPending));
+    out.family("goblin_researchers_connected", "Researcher connections whose hello was accepted.",
+               Type::Gauge);
+    out.sample("goblin_researchers_connected", static_cast<double>(snapshot.researchersConnected));
+    out.family("goblin_volunteers_banned", "Volunteers lab staff banned (bans in force).",
+               Type::Gauge);
+    out.sample("goblin_volunteers_banned", static_cast<double>(snapshot.volunteersBanned));
+    out.family("goblin_volunteers_quarantined",
+               "Volunteers caught returning a wrong result, connected or not.", Type::Gauge);
+    out.sample("goblin_volunteers_quarantined",
+               static_cast<double>(snapshot.volunteersQuarantined));
+}
+
+} // namespace
+
+std::string renderMetrics(const NodeSnapshot& snapshot, const NodeCounters& counters,
+                          const ProcessInfo& process) {
     using Type = MetricsText::Type;
     MetricsText out;
+    renderProcess(out, process);
     out.family("goblin_jobs", "Jobs by kind and state.", Type::Gauge);
     for (const auto& row : snapshot.jobs)
         out.sample("goblin_jobs", {{"kind", row.kind}, {"state", row.first}},
@@ -24,6 +59,7 @@ std::string renderMetrics(const NodeSnapshot& snapshot, const NodeCounters& coun
     out.family("goblin_volunteers_connected",
                "Volunteers connected whose hello was accepted and who may work.", Type::Gauge);
     out.sample("goblin_volunteers_connected", static_cast<double>(snapshot.volunteers.size()));
+    renderPeople(out, snapshot);
     out.family("goblin_verdicts_total",
                "Verdicts on volunteers' results by job kind, deciding method and outcome.",
                Type::Counter);

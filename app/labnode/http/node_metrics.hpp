@@ -24,9 +24,18 @@ struct NodeCounters {
     std::shared_ptr<const net::TrafficCounters> traffic;
 };
 
+// What the running process says about itself: goblin_build_info, process_start_time_seconds and
+// goblin_uptime_seconds.
+struct ProcessInfo {
+    std::string version = "unknown";
+    double startTime = 0;     // epoch seconds
+    double uptimeSeconds = 0; // on a steady clock, so a wall-clock change does not move it
+};
+
 // Bucket bounds of goblin_db_commit_seconds: 100 µs to 10 s.
 std::vector<double> commitLatencyBounds();
 
-std::string renderMetrics(const NodeSnapshot& snapshot, const NodeCounters& counters);
+std::string renderMetrics(const NodeSnapshot& snapshot, const NodeCounters& counters,
+                          const ProcessInfo& process = {});
 
 } // namespace goblin::labnode

@@ -30,23 +30,53 @@ std::int64_t single(Database& db, std::string_view sql) {
     return row && *row ? query.columnInt(0) : 0;
 }
 
+// Jobs researchers submitted: a training round's graph job shows under its training job instead.
 std::vector<JobRow> recentJobs(Database& db) {
     std::vector<JobRow> jobs;
     auto query = db.prepare(
         "SELECT id, 'matmul', state, created_at, "
         "(SELECT count(*) FROM tasks t WHERE t.job_id = j.id AND t.state = 'accepted'), "
-        "(SELECT count(*) FROM tasks t WHERE t.job_id = j.id) FROM jobs j "
+        "(SELECT count(*) FROM tasks t WHERE t.job_id = j.id), coalesce(finished_at, 0) "
+        "FROM jobs j "
         "UNION ALL SELECT id, 'graph', state, created_at, "
         "(SELECT count(*) FROM graph_tasks t WHERE t.job_id = g.id AND t.state = 'accepted'), "
-        "tasks FROM graph_jobs g ORDER BY 4 DESC LIMIT ?");
+        "tasks, coalesce(finished_at, 0) FROM graph_jobs g "
+        "WHERE NOT EXISTS (SELECT 1 FROM train_rounds r WHERE r.graph_job = g.id) "
+        "AND NOT EXISTS (SELECT 1 FROM train_jobs t WHERE t.round_job = g.id) "
+        "UNION ALL SELECT id, 'train', state, created_at, rounds_done, "
+        "coalesce(json_extract(request, '$.train.rounds'), 0), "
+        "CASE WHEN state = 'running' THEN 0 ELSE updated_at END FROM train_jobs "
+        "ORDER BY 4 DESC LIMIT ?");
     query.bind(1, std::int64_t{kStatusJobs});
     while (true) {
         auto row = query.step();
         if (!row || !*row)
             return jobs;
         jobs.push_back(JobRow{query.columnText(0), query.columnText(1), query.columnText(2),
-                              query.columnInt(4), query.columnInt(5)});
+                              query.columnInt(4), query.columnInt(5), query.columnDouble(3),
+                              query.columnDouble(6)});
     }
+}
+
+// The job of each task a volunteer holds (ids only).
+std::vector<HeldTask> heldTasks(Database& db, const std::vector<Lease>& leases) {
+    std::vector<HeldTask> held;
+    for (const Lease& lease : leases) {
+        HeldTask task{std::string(lease.kind), lease.task, {}};
+        std::string_view sql;
+        if (lease.kind == "matmul")
+            sql = "SELECT job_id FROM tasks WHERE id = ?";
+        else if (lease.kind == "graph")
+            sql = "SELECT job_id FROM graph_tasks WHERE id = ?";
+        if (!sql.empty()) {
+            auto query = db.prepare(sql);
+            query.bind(1, lease.task);
+            if (auto row = query.step(); row && *row)
+                task.job = query.columnText(0);
+        }
+        held.push_back(std::move(task));
+    }
+    return held;
 }
 
 std::vector<VerdictRow> recentVerdicts(Database& db) {
@@ -82,7 +112,8 @@ NodeSnapshot takeSnapshot(Database& db, const PeerRegistry& peers, const Schedul
     snapshot.jobs = countRows(db,
                               "SELECT 'matmul', state, count(*) FROM jobs GROUP BY state "
                               "UNION ALL SELECT 'graph', state, count(*) FROM graph_jobs "
-                              "GROUP BY state ORDER BY 1, 2",
+                              "GROUP BY state UNION ALL SELECT 'train', state, count(*) "
+                              "FROM train_jobs GROUP BY state ORDER BY 1, 2",
                               3);
     snapshot.verdicts = countRows(
         db,
@@ -102,6 +133,14 @@ NodeSnapshot takeSnapshot(Database& db, const PeerRegistry& peers, const Schedul
     }
     snapshot.recentJobs = recentJobs(db);
     snapshot.recentVerdicts = recentVerdicts(db);
+    snapshot.training = trainingRows(db);
+    snapshot.accessRequestsPending =
+        single(db, "SELECT count(*) FROM access_requests WHERE state = 'pending'");
+    snapshot.volunteersBanned =
+        single(db, "SELECT count(*) FROM volunteer_bans WHERE lifted_at IS NULL");
+    snapshot.volunteersQuarantined =
+        single(db, "SELECT count(*) FROM volunteer_trust WHERE quarantined_at IS NOT NULL");
+    snapshot.researchersConnected = peers.readyResearcherCount();
     for (const Peer* peer : peers.volunteers()) {
         VolunteerRow row;
         row.id = peer->volunteer.volunteerId;
@@ -110,6 +149,7 @@ NodeSnapshot takeSnapshot(Database& db, const PeerRegistry& peers, const Schedul
         row.leases = scheduler.leasesHeldBy(peer->id);
         row.quarantined = peer->volunteer.quarantined;
         row.auditsPassed = auditsPassed(db, row.id, &row.quarantined);
+        row.holds = heldTasks(db, scheduler.leasesOf(peer->id));
         snapshot.leases += row.leases;
         snapshot.volunteers.push_back(std::move(row));
     }

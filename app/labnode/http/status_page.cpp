@@ -81,7 +81,8 @@ void verdicts(std::string& out, const NodeSnapshot& snapshot) {
 std::string renderStatusPage(const NodeSnapshot& snapshot) {
     std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\">"
                       "<title>GPU Goblin lab node</title></head>\n<body>\n"
-                      "<h1>GPU Goblin lab node</h1>\n";
+                      "<h1>GPU Goblin lab node</h1>\n"
+                      "<p><a href=\"/\">Live dashboard</a></p>\n";
     jobs(out, snapshot);
     volunteers(out, snapshot);
     verdicts(out, snapshot);

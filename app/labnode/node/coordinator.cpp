@@ -19,7 +19,11 @@ Coordinator::Coordinator(NodeContext context, CoordinatorSettings settings)
       m_training(m_context, m_peers, m_desk, m_graphs, core::graph::GraphLimits{}),
       m_bans(m_context, m_trust), m_approvalTimer(m_context.core),
       m_approvalsPending(settings.volunteers == VolunteerPolicy::Approved) {
-    m_verdicts.setObserver([this](const VerdictRecord& verdict) { m_trust.onVerdict(verdict); });
+    m_verdicts.setObserver([this](const VerdictRecord& verdict) {
+        m_trust.onVerdict(verdict);
+        if (m_verdictWatcher)
+            m_verdictWatcher(verdict);
+    });
     // An expiry costs trust; a disconnect or a task error does not (they are not silence).
     m_scheduler.setLeaseObserver([this](const Lease& lease, LeaseLoss why) {
         if (why == LeaseLoss::Expired)

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "kinds/graph/graph_jobs.hpp"
@@ -51,6 +52,10 @@ public:
 
     Scheduler& scheduler() { return m_scheduler; }
     const PeerRegistry& peers() const { return m_peers; }
+    // Sees every committed verdict after trust did (the dashboard counts them per minute).
+    void watchVerdicts(std::function<void(const VerdictRecord&)> watcher) {
+        m_verdictWatcher = std::move(watcher);
+    }
 
 private:
     // Every two seconds: approvals (--volunteers approved) and bans lab staff recorded.
@@ -70,6 +75,7 @@ private:
     boost::asio::steady_timer m_approvalTimer;
     bool m_approvalsPending = false;
     bool m_stopped = false;
+    std::function<void(const VerdictRecord&)> m_verdictWatcher;
 };
 
 } // namespace goblin::labnode

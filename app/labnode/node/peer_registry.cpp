@@ -92,6 +92,14 @@ int PeerRegistry::readyVolunteerCount(std::int64_t* smallestMemory) const {
     return count;
 }
 
+int PeerRegistry::readyResearcherCount() const {
+    int count = 0;
+    for (const auto& [id, peer] : m_peers)
+        if (peer.role == PeerRole::Researcher && peer.ready)
+            ++count;
+    return count;
+}
+
 void PeerRegistry::watch(const std::string& jobId, std::uint64_t peer) {
     if (find(peer))
         m_watchers[jobId].insert(peer);

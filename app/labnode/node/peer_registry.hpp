@@ -64,6 +64,8 @@ public:
     std::vector<const Peer*> volunteers() const;
     // The number of ready volunteers and the smallest memory any of them lends (0: none said).
     int readyVolunteerCount(std::int64_t* smallestMemory) const;
+    // Researcher connections whose hello was accepted.
+    int readyResearcherCount() const;
 
     void watch(const std::string& jobId, std::uint64_t peer);
     void unwatch(const std::string& jobId, std::uint64_t peer);

@@ -107,6 +107,8 @@ CREATE TABLE IF NOT EXISTS train_rounds(
   grad_norm REAL NOT NULL, tasks INTEGER NOT NULL, rejected INTEGER NOT NULL,
   node_audited INTEGER NOT NULL, node_decided INTEGER NOT NULL, seconds REAL NOT NULL,
   verification_seconds REAL NOT NULL, graph_job TEXT NOT NULL, PRIMARY KEY(job_id, round));
+-- The dashboard lists a round's graph job under its training job.
+CREATE INDEX IF NOT EXISTS train_rounds_by_graph_job ON train_rounds(graph_job);
 -- A streamed training job's batches the node holds but has not trained: x then y as
 -- stored tensors; a row with empty tensors marks where the data ended.
 CREATE TABLE IF NOT EXISTS train_batches(

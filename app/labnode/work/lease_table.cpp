@@ -88,4 +88,14 @@ int LeaseTable::countHeldBy(std::uint64_t peer) const {
     return it == m_heldBy.end() ? 0 : it->second;
 }
 
+std::vector<Lease> LeaseTable::heldBy(std::uint64_t peer) const {
+    std::vector<Lease> held;
+    if (countHeldBy(peer) == 0)
+        return held;
+    for (const auto& [key, lease] : m_leases)
+        if (lease.peer == peer)
+            held.push_back(lease);
+    return held;
+}
+
 } // namespace goblin::labnode

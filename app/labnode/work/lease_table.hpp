@@ -29,6 +29,8 @@ public:
     // Whether a lease of the task is held on `backend` (no copies: asked per queued task).
     bool leasedOnBackend(std::string_view kind, std::int64_t task, std::string_view backend) const;
     int countHeldBy(std::uint64_t peer) const;
+    // The leases `peer` holds, by (kind, task, attempt).
+    std::vector<Lease> heldBy(std::uint64_t peer) const;
     std::size_t size() const { return m_leases.size(); }
 
 private:

@@ -60,6 +60,7 @@ public:
     void withdraw(std::string_view kind, std::int64_t task);
 
     int leasesHeldBy(std::uint64_t peer) const { return m_leases.countHeldBy(peer); }
+    std::vector<Lease> leasesOf(std::uint64_t peer) const { return m_leases.heldBy(peer); }
     bool leasedOnBackend(std::string_view kind, std::int64_t task, std::string_view backend) const {
         return m_leases.leasedOnBackend(kind, task, backend);
     }

@@ -5,9 +5,15 @@
 
 #include <QTemporaryDir>
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <string>
 
+#include <boost/json/parse.hpp>
+
+#include "http/dashboard_json.hpp"
+#include "http/dashboard_page.hpp"
 #include "http/health_probe.hpp"
 #include "http/metrics_text.hpp"
 #include "http/node_http.hpp"
@@ -32,9 +38,19 @@ NodeSnapshot sampleSnapshot() {
     snapshot.tasksPending = 5;
     snapshot.leases = 2;
     snapshot.verificationSeconds = 0.25;
-    snapshot.recentJobs = {{"job-1", "matmul", "done", 4, 4}};
-    snapshot.volunteers = {{"vol-<b>", "<script>alert('x')</script>", 2, 1, 3, true}};
+    snapshot.recentJobs = {{"job-1", "matmul", "done", 4, 4, 10.0, 0.0}};
+    snapshot.volunteers = {{"vol-<b>", "<script>alert('x')</script>", 2, 1, 3, true, {}}};
     snapshot.recentVerdicts = {{"matmul", 7, "vol-\"q\"", "freivalds", "accepted"}};
+    snapshot.jobs.push_back({"train", "done", "", 1});
+    snapshot.accessRequestsPending = 4;
+    snapshot.researchersConnected = 2;
+    snapshot.volunteersBanned = 1;
+    snapshot.volunteersQuarantined = 3;
+    snapshot.volunteers[0].holds = {{"graph", 12, "g-1"}};
+    TrainingRow training{"t-1", "running", 2, 5, 100.0, 160.0, "g-1", {}};
+    training.lastRounds = {{0, 2.5, 2, 0, 1.5, "g-0"},
+                           {1, std::numeric_limits<double>::quiet_NaN(), 2, 1, 1.25, "g-00"}};
+    snapshot.training = {training};
     return snapshot;
 }
 
@@ -62,6 +78,9 @@ private Q_SLOTS:
     void healthIs503WhenTheDiskIsNearlyFull();
     void healthWatchesTheDatabaseDiskToo();
     void commitsAreTimedAndRequestsCounted();
+    void metricsCarryTheProcessAndThePeople();
+    void dashboardJsonCarriesTheSnapshotAndTheHistory();
+    void dashboardFilesAreServedWithTheirPolicy();
 };
 
 void TestObservability::familiesHaveHelpAndType() {
@@ -228,6 +247,86 @@ void TestObservability::commitsAreTimedAndRequestsCounted() {
     QVERIFY(contains(metrics.body, "goblin_http_requests_total{path=\"other\"} 2\n"));
     QCOMPARE(http.answer("/nothing").status, 404u);
     QCOMPARE(http.answer("/status").contentType, std::string("text/html; charset=utf-8"));
+}
+
+void TestObservability::metricsCarryTheProcessAndThePeople() {
+    const std::string text =
+        renderMetrics(sampleSnapshot(), NodeCounters{}, ProcessInfo{"1.2.3", 1700000000.5, 42.25});
+    QVERIFY(
+        contains(text, "# TYPE goblin_build_info gauge\ngoblin_build_info{version=\"1.2.3\"} 1\n"));
+    QVERIFY(contains(text, "process_start_time_seconds 1700000000.5\n"));
+    QVERIFY(contains(text, "goblin_uptime_seconds 42.25\n"));
+    QVERIFY(contains(text, "goblin_jobs{kind=\"train\",state=\"done\"} 1\n"));
+    QVERIFY(contains(text, "goblin_access_requests_pending 4\n"));
+    QVERIFY(contains(text, "goblin_researchers_connected 2\n"));
+    QVERIFY(contains(text, "goblin_volunteers_banned 1\n"));
+    QVERIFY(contains(text, "goblin_volunteers_quarantined 3\n"));
+}
+
+void TestObservability::dashboardJsonCarriesTheSnapshotAndTheHistory() {
+    double now = 6000.0 + 30.0; // minute 100, half gone
+    MinuteHistory history([&now] { return now; });
+    history.add("accepted matmul", 3);
+    now += 60.0;
+    history.add("rejected graph");
+    const auto parsed = boost::json::parse(renderDashboardJson(sampleSnapshot(), history.window(),
+                                                               ProcessInfo{"9.9", 50.0, 1.0}, now));
+    const auto& root = parsed.as_object();
+    QVERIFY(root.at("version").as_string() == "9.9");
+    QCOMPARE(root.at("counts").at("tasks_queued").as_int64(), std::int64_t{3});
+    QCOMPARE(root.at("counts").at("access_requests_pending").as_int64(), std::int64_t{4});
+    QVERIFY(root.at("jobs").at(0).at("id").as_string() == "job-1");
+    QVERIFY(root.at("jobs").at(0).at("finished").is_null()); // not finished
+    const auto& volunteer = root.at("volunteers").at(0).as_object();
+    QVERIFY(volunteer.at("backend").as_string() == "<script>alert('x')</script>");
+    QVERIFY(volunteer.at("holds").at(0).at("job").as_string() == "g-1");
+    const auto& training = root.at("training").at(0).as_object();
+    QCOMPARE(training.at("rounds").as_int64(), std::int64_t{5});
+    QCOMPARE(training.at("last_rounds").at(0).at("loss").as_double(), 2.5);
+    QVERIFY(training.at("last_rounds").at(1).at("loss").is_null()); // NaN is not JSON
+    const auto& window = root.at("history").as_object();
+    QCOMPARE(window.at("first_minute").to_number<double>(), (101.0 - 59.0) * 60.0);
+    const auto& accepted = window.at("series").at("accepted matmul").as_array();
+    QCOMPARE(accepted.size(), std::size_t{60});
+    QCOMPARE(accepted.at(58).to_number<std::int64_t>(), std::int64_t{3});
+    QCOMPARE(window.at("series").at("rejected graph").at(59).to_number<std::int64_t>(),
+             std::int64_t{1});
+}
+
+void TestObservability::dashboardFilesAreServedWithTheirPolicy() {
+    QTemporaryDir dir;
+    NodeStore store(dir.filePath("node.db").toStdString());
+    double steady = 0;
+    NodeHttp http(
+        store.database(), [] { return NodeSnapshot{}; },
+        HealthProbe(store.database(), dir.path().toStdString(), plentyFree),
+        [&steady] { return steady += 0.5; });
+    double wall = 7200.0;
+    http.describeProcess("1.0", [&wall] { return wall; });
+    http.countVerdict("matmul", true);
+    http.countVerdict("matmul", false);
+    const auto page = http.answer("/");
+    QCOMPARE(page.status, 200u);
+    QVERIFY(contains(page.body, "<script src=\"/chart.min.js\""));
+    const auto policy = std::find_if(page.headers.begin(), page.headers.end(), [](const auto& h) {
+        return h.first == "Content-Security-Policy";
+    });
+    QVERIFY(policy != page.headers.end());
+    QVERIFY(contains(policy->second, "default-src 'none'; script-src 'self'"));
+    QCOMPARE(http.answer("/dashboard.js").contentType,
+             std::string("text/javascript; charset=utf-8"));
+    QCOMPARE(http.answer("/dashboard.css").status, 200u);
+    QCOMPARE(http.answer("/chart.min.js").status, 404u); // no Chart.js given
+    http.serveDashboard(DashboardPage("/* chart */"));
+    QCOMPARE(http.answer("/chart.min.js").body, std::string("/* chart */"));
+    const auto data = http.answer("/dashboard.json");
+    QCOMPARE(data.contentType, std::string("application/json"));
+    const auto parsed = boost::json::parse(data.body);
+    QCOMPARE(parsed.at("started").to_number<double>(), 7200.0);
+    QCOMPARE(parsed.at("history").at("series").at("accepted matmul").at(59).to_number<int>(), 1);
+    QCOMPARE(parsed.at("history").at("series").at("rejected matmul").at(59).to_number<int>(), 1);
+    QVERIFY(contains(http.answer("/metrics").body, "goblin_http_requests_total{path=\"/\"} 1\n"));
+    QVERIFY(!readChartJs(dir.filePath("missing.js").toStdString()).has_value());
 }
 
 QTEST_APPLESS_MAIN(TestObservability)

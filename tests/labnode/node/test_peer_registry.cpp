@@ -49,6 +49,9 @@ void TestPeerRegistry::volunteersAreTheReadyOnes() {
     std::int64_t smallest = -1;
     QCOMPARE(peers.readyVolunteerCount(&smallest), 2);
     QCOMPARE(smallest, std::int64_t{3} << 20); // 0 means "not said" and does not count
+    QCOMPARE(peers.readyResearcherCount(), 1);
+    peers.add(5, std::make_shared<FakePeerLink>(), PeerRole::Researcher); // hello not yet accepted
+    QCOMPARE(peers.readyResearcherCount(), 1);
 }
 
 void TestPeerRegistry::watchersGoWithTheirConnection() {

@@ -59,8 +59,11 @@ void TestLeaseTable::countsPerVolunteer() {
     QCOMPARE(table.countHeldBy(1), 2);
     QCOMPARE(table.countHeldBy(2), 2);
     QCOMPARE(table.countHeldBy(3), 0);
+    QCOMPARE(tasksOf(table.heldBy(1)), (Ids{1, 3}));
+    QCOMPARE(tasksOf(table.heldBy(3)), Ids{});
     QVERIFY(table.take("matmul", 3, 1, 1).has_value());
     QCOMPARE(table.countHeldBy(1), 1);
+    QCOMPARE(tasksOf(table.heldBy(1)), (Ids{1}));
     QCOMPARE(tasksOf(table.takeHeldBy(2)), (Ids{2, 4}));
     QCOMPARE(table.countHeldBy(2), 0);
     QCOMPARE(tasksOf(table.takeExpired(1e9)), (Ids{1}));
