@@ -10,11 +10,10 @@
 #include "goblin/core/dtype.hpp"
 #include "goblin/core/error.hpp"
 #include "store/database.hpp"
+#include "store/schema.hpp"
 #include "work/job_state.hpp"
 
 namespace goblin::labnode {
-
-inline constexpr int kSchemaVersion = 4;
 
 struct VolunteerRecord {
     std::string id;

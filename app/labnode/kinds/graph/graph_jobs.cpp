@@ -1,7 +1,6 @@
 #include "kinds/graph/graph_jobs.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 #include <boost/asio/post.hpp>
 
@@ -28,14 +27,14 @@ GraphJobs::GraphJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk& 
                                 [this](GraphJob& job, const Error& error) { failJob(job, error); },
                                 [this](GraphJob& job) { onRecheckDone(job); },
                                 {}}), // rejudge: the decisions' own
-      m_tasks(context, peers, scheduler, verdicts, m_book, m_decisions),
+      m_tasks(context, peers, scheduler, verdicts, m_book, m_decisions,
+              m_settings.secondOpinionWaitSeconds),
       m_audits(context, peers, trust, m_settings.intake,
                [this](const std::string& jobId, const std::vector<core::Tensor>& merged) {
                    if (GraphJob* job = m_book.job(jobId); job && job->state == JobState::Done)
                        job->result = merged;
                }),
-      m_retention(context, m_settings.auditRetentionSeconds),
-      m_secondOpinions(m_settings.secondOpinionWaitSeconds) {
+      m_retention(context, m_settings.auditRetentionSeconds) {
     trust.addQuarantineListener([this](const std::string& volunteerId, const std::string& reason) {
         m_decisions.onQuarantined(volunteerId);
         m_audits.onQuarantined(volunteerId, reason);
@@ -281,34 +280,7 @@ std::string GraphJobs::whyNothingComputes(const std::string& jobId) {
         return "no connected volunteer lends the memory its tasks need (split it into more "
                "chunks)";
     }
-    for (std::int64_t taskId : job->taskIds) {
-        const auto starving = m_secondOpinions.starving(taskId);
-        if (!starving)
-            continue;
-        const double left =
-            std::max(0.0, starving->since + m_secondOpinions.waitSeconds() - m_context.clock());
-        return "task " + std::to_string(taskId) + " wants a second volunteer's opinion and " +
-               starving->why + ": connect another volunteer, or the node computes it itself in " +
-               std::to_string(static_cast<std::int64_t>(std::ceil(left))) + " s";
-    }
-    return {};
-}
-
-void GraphJobs::checkLiveness() {
-    std::map<std::int64_t, std::string> starving;
-    for (std::int64_t taskId : m_book.taskIds()) {
-        const GraphTask* task = m_book.task(taskId);
-        if (task && m_book.jobOf(*task).state == JobState::Running)
-            if (auto why = m_tasks.whyNoOtherOpinion(*task))
-                starving.emplace(taskId, std::move(*why));
-    }
-    for (std::int64_t taskId : m_secondOpinions.update(starving, m_context.clock())) {
-        m_context.log.warn(
-            "graph task " + std::to_string(taskId) + " waited " +
-            std::to_string(static_cast<std::int64_t>(std::ceil(m_secondOpinions.waitSeconds()))) +
-            " s for a second volunteer (" + starving.at(taskId) + "); the node computes it");
-        m_tasks.computeOnNode(taskId);
-    }
+    return m_tasks.whyStarving(*job);
 }
 
 Expected<void> GraphJobs::purge(const std::string& jobId) {

@@ -24,7 +24,6 @@
 #include "kinds/graph/graph_retention.hpp"
 #include "kinds/graph/graph_store.hpp"
 #include "kinds/graph/graph_task_source.hpp"
-#include "kinds/graph/second_opinion_watch.hpp"
 #include "node/node_context.hpp"
 #include "node/researcher_desk.hpp"
 #include "node/trust_book.hpp"
@@ -77,7 +76,7 @@ public:
     std::string whyNothingComputes(const std::string& jobId) override;
     // Tasks that starved for a second opinion longer than the settings allow: the node computes
     // them.
-    void checkLiveness() override;
+    void checkLiveness() override { m_tasks.checkStarving(); }
 
     // Graph jobs another kind runs for a researcher (training rounds), on core. `accepted` gets
     // the durable job's id, or why the submission was refused.
@@ -134,7 +133,6 @@ private:
     GraphTaskSource m_tasks;
     DeliveredAudits m_audits;
     GraphRetention m_retention;
-    SecondOpinionWatch m_secondOpinions;
     std::map<std::string, GraphJobFollower> m_followers;
 };
 

@@ -1,6 +1,7 @@
 #include "kinds/graph/graph_task_source.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "goblin/net/json_fields.hpp"
 #include "goblin/net/messages/volunteer_messages.hpp"
@@ -32,9 +33,10 @@ std::optional<std::string> malformed(const GraphChunk& chunk,
 } // namespace
 
 GraphTaskSource::GraphTaskSource(NodeContext& context, PeerRegistry& peers, Scheduler& scheduler,
-                                 VerdictPath& verdicts, GraphBook& book, GraphDecisions& decisions)
+                                 VerdictPath& verdicts, GraphBook& book, GraphDecisions& decisions,
+                                 double secondOpinionWaitSeconds)
     : m_context(context), m_peers(peers), m_scheduler(scheduler), m_verdicts(verdicts),
-      m_book(book), m_decisions(decisions) {}
+      m_book(book), m_decisions(decisions), m_secondOpinions(secondOpinionWaitSeconds) {}
 
 std::vector<const Peer*> GraphTaskSource::graphVolunteers() const {
     std::vector<const Peer*> volunteers = m_peers.volunteers();
@@ -63,6 +65,37 @@ std::optional<std::string> GraphTaskSource::whyNoOtherOpinion(const GraphTask& t
     if (!fitting)
         return "the other connected volunteers lend too little memory for it";
     return "the other connected volunteers may not take it again (they lost its lease)";
+}
+
+void GraphTaskSource::checkStarving() {
+    std::map<std::int64_t, std::string> starving;
+    for (std::int64_t taskId : m_book.taskIds()) {
+        const GraphTask* task = m_book.task(taskId);
+        if (task && m_book.jobOf(*task).state == JobState::Running)
+            if (auto why = whyNoOtherOpinion(*task))
+                starving.emplace(taskId, std::move(*why));
+    }
+    const auto waited = static_cast<std::int64_t>(std::ceil(m_secondOpinions.waitSeconds()));
+    for (std::int64_t taskId : m_secondOpinions.update(starving, m_context.clock())) {
+        m_context.log.warn("graph task " + std::to_string(taskId) + " waited " +
+                           std::to_string(waited) + " s for a second volunteer (" +
+                           starving.at(taskId) + "); the node computes it");
+        computeOnNode(taskId);
+    }
+}
+
+std::string GraphTaskSource::whyStarving(const GraphJob& job) const {
+    for (std::int64_t taskId : job.taskIds) {
+        const auto starving = m_secondOpinions.starving(taskId);
+        if (!starving)
+            continue;
+        const double left =
+            std::max(0.0, starving->since + m_secondOpinions.waitSeconds() - m_context.clock());
+        return "task " + std::to_string(taskId) + " wants a second volunteer's opinion and " +
+               starving->why + ": connect another volunteer, or the node computes it itself in " +
+               std::to_string(static_cast<std::int64_t>(std::ceil(left))) + " s";
+    }
+    return {};
 }
 
 std::optional<TaskClaim> GraphTaskSource::claimFor(const Peer& peer, const TaskFilter& mayTake) {

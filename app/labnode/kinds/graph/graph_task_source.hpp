@@ -1,8 +1,8 @@
 // The scheduler's side of graph tasks: which queued opinion a volunteer takes (graph_book.hpp),
 // its task frame — only the computation, with the inputs the volunteer keeps by digest
 // (sent_inputs.hpp) — a result through the shape gate to the deciders (graph_decisions.hpp), a
-// lost lease asking another volunteer, and the node computing a task volunteers gave up on.
-// Core thread.
+// lost lease asking another volunteer, and the node computing a task volunteers gave up on or
+// that starved for a second opinion (second_opinion_watch.hpp). Core thread.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,7 @@
 #include "goblin/net/message.hpp"
 #include "kinds/graph/graph_book.hpp"
 #include "kinds/graph/graph_decisions.hpp"
+#include "kinds/graph/second_opinion_watch.hpp"
 #include "kinds/graph/sent_inputs.hpp"
 #include "node/node_context.hpp"
 #include "node/peer_registry.hpp"
@@ -26,7 +27,8 @@ namespace goblin::labnode {
 class GraphTaskSource {
 public:
     GraphTaskSource(NodeContext& context, PeerRegistry& peers, Scheduler& scheduler,
-                    VerdictPath& verdicts, GraphBook& book, GraphDecisions& decisions);
+                    VerdictPath& verdicts, GraphBook& book, GraphDecisions& decisions,
+                    double secondOpinionWaitSeconds);
 
     std::optional<TaskClaim> claimFor(const Peer& volunteer, const TaskFilter& mayTake);
     TaskFrame frame(const Lease& lease);
@@ -44,6 +46,12 @@ public:
     // Why the task starves: it holds a volunteer's opinion and wants another that no connected
     // volunteer may give; nullopt when it does not (second_opinion_watch.hpp).
     std::optional<std::string> whyNoOtherOpinion(const GraphTask& task) const;
+    // At the staff check: tasks of running jobs that starved the whole wait are computed by the
+    // node (logged once each).
+    void checkStarving();
+    // Why the job waits for a second opinion and what unblocks it, for its progress; empty when
+    // no task of it starves.
+    std::string whyStarving(const GraphJob& job) const;
 
 private:
     NodeContext& m_context;
@@ -53,6 +61,7 @@ private:
     GraphBook& m_book;
     GraphDecisions& m_decisions;
     std::map<std::uint64_t, SentInputs> m_sentInputs; // by volunteer connection
+    SecondOpinionWatch m_secondOpinions;
 };
 
 } // namespace goblin::labnode
