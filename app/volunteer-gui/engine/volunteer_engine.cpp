@@ -34,12 +34,15 @@ VolunteerEngine::VolunteerEngine(asio::io_context& io, EngineSettings settings,
                                  std::unique_ptr<compute::Backend> backend, LogSink log)
     : m_io(io), m_settings(std::move(settings)), m_backend(std::move(backend)),
       m_log(std::move(log)), m_identityFile(m_settings.configDir),
+      m_memoryRelease(io, m_settings.releaseMemory, m_settings.releaseQuiet),
       m_runner(io, *m_backend, m_gate, m_counters, m_settings.graphDevice,
-               m_settings.applyCpuThreads, m_log),
+               m_settings.applyCpuThreads, m_settings.priority, m_log),
       m_reconnectTimer(io), m_releaseTimer(io),
       m_keptInputs(m_settings.memoryBytes > 0
                        ? std::min(m_settings.inputCacheBytes, m_settings.memoryBytes / 4)
-                       : m_settings.inputCacheBytes) {}
+                       : m_settings.inputCacheBytes) {
+    m_runner.setBusyHook([this](bool busy) { m_memoryRelease.setBusy(busy); });
+}
 
 VolunteerEngine::~VolunteerEngine() {
     m_gate.shutdown();

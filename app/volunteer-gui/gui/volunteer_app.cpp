@@ -38,7 +38,7 @@ VolunteerApp::VolunteerApp(const AppOptions& options, QSettings& store, QObject*
       m_throttle(options.sampler ? options.sampler
                                  : HostSampler([this] { return m_probe.sample(); }),
                  systemThrottleClock()),
-      m_memoryRelease(options.releaseMemory), m_tally(store) {
+      m_tally(store) {
     initGuiResources();
     const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     m_window = std::make_unique<MainWindow>(hardware);
@@ -324,7 +324,6 @@ void VolunteerApp::onStatus(const EngineStatus& status) {
     m_status = status;
     if (m_tally.count(status.counters))
         m_probe.setNetworkBytesToday(m_tally.bytesToday());
-    m_memoryRelease.setBusy(status.running || status.tasksOpen > 0);
     if (m_draining && !status.running) {
         m_draining = false;
         log(QStringLiteral("the current task is done: paused"));

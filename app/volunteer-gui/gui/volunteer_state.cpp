@@ -164,12 +164,4 @@ EngineStatus combinedStatus(const std::vector<NodeStatus>& nodes) {
     return all;
 }
 
-ComputePlan planFor(const ThrottleDecision& decision, bool draining,
-                    std::optional<std::size_t> gpu) {
-    int duty = decision.cpuDutyPercent;
-    if (gpu && *gpu < decision.gpus.size() && decision.gpus[*gpu].enabled)
-        duty = std::min(duty, decision.gpus[*gpu].dutyPercent);
-    return ComputePlan{decision.run, draining, decision.cpuThreads, duty};
-}
-
 } // namespace goblin::volunteer
