@@ -122,8 +122,16 @@ void VolunteerEngine::releaseForPause() {
     m_runner.setLiveGeneration(++m_generation); // the old connection's events and tasks are stale
     m_gate.wake();                              // so held tasks are dropped now, not on resume
     if (m_connection) {
-        m_log("paused for " + std::to_string(m_settings.releaseAfterPause.count() / 1000) +
-              " s: disconnecting so the lab node hands the held tasks to others");
+        // Held back is not necessarily paused by the volunteer (the throttle waits for idle, the
+        // schedule, …): the line says what happens to the work, which may be none.
+        const int held = m_runner.tasksOpen();
+        const std::string after = "not computing for " +
+                                  std::to_string(m_settings.releaseAfterPause.count() / 1000) +
+                                  " s";
+        m_log(held > 0 ? after + ": disconnecting so the lab node hands the " +
+                             std::to_string(held) + " held task(s) to others"
+                       : after + " and no task held: waiting for work, disconnected until "
+                                 "computing may resume");
         m_connection->closeNormally();
         m_connection.reset();
     }

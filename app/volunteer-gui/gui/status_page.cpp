@@ -63,8 +63,17 @@ StatusPage::StatusPage(QWidget* parent) : QWidget(parent) {
          QStringLiteral("Current task"), QStringLiteral("Done"),
          QStringLiteral("Accepted / rejected"), QStringLiteral("Time lent")});
     m_devices->verticalHeader()->hide();
-    m_devices->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_devices->horizontalHeader()->setStretchLastSection(true);
+    QHeaderView* header = m_devices->horizontalHeader();
+    header->setSectionResizeMode(QHeaderView::ResizeToContents);
+    // The address and the activity share what the short columns leave, elided (whole on hover).
+    header->setSectionResizeMode(kNode, QHeaderView::Stretch);
+    header->setSectionResizeMode(kActivity, QHeaderView::Stretch);
+    header->setStretchLastSection(false);
+    m_devices->setTextElideMode(Qt::ElideMiddle);
+    m_devices->setWordWrap(false);
+    for (int column : {kDone, kVerdicts, kTime})
+        m_devices->horizontalHeaderItem(column)->setToolTip(
+            QStringLiteral("Since the app started; the line above counts since the first start"));
     m_devices->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_probes = new QLabel;
     m_probes->setObjectName(QStringLiteral("probes"));
@@ -80,14 +89,14 @@ StatusPage::StatusPage(QWidget* parent) : QWidget(parent) {
 void StatusPage::display(const StatusView& view) {
     m_state->setText(view.state);
     m_link->setText(view.link);
-    const EngineCounters& all = view.engine.counters;
+    const TallyTotals& all = view.totals;
     m_totals->setText(QStringLiteral("Tasks today %1, in all %2 · accepted %3 / rejected %4 · "
                                      "compute time lent %5")
-                          .arg(view.tasksToday)
-                          .arg(view.tasksTotal)
-                          .arg(all.accepted)
-                          .arg(all.rejected)
-                          .arg(duration(all.computeSeconds)));
+                          .arg(all.tasksToday)
+                          .arg(all.tasksTotal)
+                          .arg(all.acceptedTotal)
+                          .arg(all.rejectedTotal)
+                          .arg(duration(all.computeSecondsTotal)));
     const int rows = static_cast<int>(view.nodes.size());
     if (m_devices->rowCount() != rows) {
         m_devices->setRowCount(rows);
@@ -99,8 +108,10 @@ void StatusPage::display(const StatusView& view) {
         const EngineStatus& engine = node.engine;
         setText(m_devices, row, kNode,
                 QStringLiteral("%1 (%2 %)").arg(node.url).arg(node.sharePercent));
+        m_devices->item(row, kNode)->setToolTip(node.url);
         setText(m_devices, row, kDevice, backendLabel(engine.backend));
         setText(m_devices, row, kActivity, activityOf(engine));
+        m_devices->item(row, kActivity)->setToolTip(activityOf(engine));
         setText(m_devices, row, kDone, QString::number(engine.counters.computed));
         setText(
             m_devices, row, kVerdicts,

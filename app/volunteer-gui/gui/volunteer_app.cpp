@@ -124,8 +124,8 @@ void VolunteerApp::completeFirstRun(const FirstRunChoice& choice) {
     m_throttle.setSettings(m_settings.throttle);
     m_window->showTabs();
     restartEngines(
-        QStringLiteral("first run done: lending %1 core(s) %2; attaching to %3")
-            .arg(m_settings.throttle.cpuCores)
+        QStringLiteral("first run done: lending %1 %2; attaching to %3")
+            .arg(coreCount(m_settings.throttle.cpuCores))
             .arg(m_settings.throttle.idleMinutes > 0
                      ? QStringLiteral("after %1 min idle").arg(m_settings.throttle.idleMinutes)
                      : QStringLiteral("always"))
@@ -386,8 +386,7 @@ void VolunteerApp::refreshView() {
                         .arg(connected);
     view.engine = m_status;
     view.nodes = m_nodes;
-    view.tasksToday = m_tally.tasksToday();
-    view.tasksTotal = m_tally.tasksTotal();
+    view.totals = m_tally.totals();
     view.idleSource = m_probe.idleSource();
     view.batterySource = m_probe.batterySource();
     m_window->statusPage()->display(view);

@@ -27,6 +27,9 @@ QString linkText(const EngineStatus& status);
 // What the pause command reads in the tray menu and the window: "Resume" while the volunteer's
 // pause holds, "Pause" otherwise.
 QString pauseActionText(VolunteerState state);
+// "core" for 1, "cores" otherwise; coreCount: "1 core", "4 cores".
+QString coresWord(int cores);
+QString coreCount(int cores);
 // "CPU", "GPU" for an engine's backend name.
 QString backendLabel(const std::string& backend);
 
