@@ -162,7 +162,7 @@ def test_compute_runs_at_low_priority_unless_normal(cluster):
 def test_cpu_percent_50_holds_the_share(cluster):
     token = cluster.add_researcher()
     cluster.start_node()
-    volunteer = start_and_register(cluster, threads=1, slots=4,
+    volunteer = start_and_register(cluster, threads=1, slots=6,
                                    extra_args=["--cpu-percent", "50"])
     pid = volunteer.popen.pid
     sampler = Sampler(pid, compute_thread(pid))

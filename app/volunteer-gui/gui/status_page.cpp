@@ -6,6 +6,9 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
+#include <array>
+
 #include "volunteer_state.hpp"
 
 namespace goblin::volunteer {
@@ -64,11 +67,9 @@ StatusPage::StatusPage(QWidget* parent) : QWidget(parent) {
          QStringLiteral("Accepted / rejected"), QStringLiteral("Time lent")});
     m_devices->verticalHeader()->hide();
     QHeaderView* header = m_devices->horizontalHeader();
-    header->setSectionResizeMode(QHeaderView::ResizeToContents);
-    // The address and the activity share what the short columns leave, elided (whole on hover).
-    header->setSectionResizeMode(kNode, QHeaderView::Stretch);
-    header->setSectionResizeMode(kActivity, QHeaderView::Stretch);
+    header->setSectionResizeMode(QHeaderView::Interactive); // fitColumns sets every width
     header->setStretchLastSection(false);
+    m_devices->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     m_devices->setTextElideMode(Qt::ElideMiddle);
     m_devices->setWordWrap(false);
     for (int column : {kDone, kVerdicts, kTime})
@@ -125,6 +126,42 @@ void StatusPage::display(const StatusView& view) {
     }
     m_probes->setText(
         QStringLiteral("Idle detection: %1\nBattery: %2").arg(view.idleSource, view.batterySource));
+    fitColumns();
+}
+
+void StatusPage::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    fitColumns();
+}
+
+// Every column as wide as its contents when they fit, the spare width going to the lab node's
+// address; otherwise the address and the activity give up their excess over kMinWide alike, in
+// proportion, and elide (the whole text is their tooltip).
+void StatusPage::fitColumns() {
+    constexpr int kMinWide = 110;
+    const int available = m_devices->viewport()->width();
+    std::array<int, kColumns> widths{};
+    int total = 0;
+    for (int column = 0; column < kColumns; ++column) {
+        m_devices->resizeColumnToContents(column);
+        widths[column] = m_devices->columnWidth(column);
+        total += widths[column];
+    }
+    if (total <= available) {
+        widths[kNode] += available - total;
+    } else {
+        const int excessNode = std::max(0, widths[kNode] - kMinWide);
+        const int excessActivity = std::max(0, widths[kActivity] - kMinWide);
+        const int excess = excessNode + excessActivity;
+        const int cut = std::min(excess, total - available);
+        if (excess > 0) {
+            const int nodeCut = cut * excessNode / excess;
+            widths[kNode] -= nodeCut;
+            widths[kActivity] -= cut - nodeCut;
+        }
+    }
+    for (int column = 0; column < kColumns; ++column)
+        m_devices->setColumnWidth(column, widths[column]);
 }
 
 } // namespace goblin::volunteer

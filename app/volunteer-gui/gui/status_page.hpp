@@ -34,7 +34,12 @@ public:
     explicit StatusPage(QWidget* parent = nullptr);
     void display(const StatusView& view);
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+
 private:
+    void fitColumns();
+
     QLabel* m_state;
     QLabel* m_link;
     QLabel* m_totals;
