@@ -138,6 +138,13 @@ def test_threads_range_names_the_cores():
     assert "must be 0 to %d" % cores in done.stderr and "got 99" in done.stderr, done.stderr
 
 
+def test_desktop_app_refuses_headless_throttle_options():
+    # The desktop app takes its CPU share and idle rule from its Settings page.
+    done = run_volunteer("--node", "ws://127.0.0.1:9", "--cpu-percent", "50")
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert "--cpu-percent and --idle-only are for --headless" in done.stderr, done.stderr
+
+
 def test_version():
     done = run_volunteer("--version")
     assert done.returncode == 0, done.stderr
