@@ -16,12 +16,20 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/program_options.hpp>
 
+#include <unistd.h>
+
+#include "compute_priority.hpp"
+#include "config_folder.hpp"
 #include "device_choice.hpp"
 #include "device_setup.hpp"
 #include "goblin/compute/blas_kernel.hpp"
 #include "goblin/compute/opencl_devices.hpp"
+#include "goblin/net/limits.hpp"
+#include "headless_probe.hpp"
+#include "headless_throttle.hpp"
 #include "host_memory.hpp"
 #include "volunteer_engine.hpp"
+#include "volunteer_options.hpp"
 #if GOBLIN_WITH_GUI
 #include "run_gui.hpp"
 #endif
@@ -42,12 +50,21 @@ void logLine(const std::string& line) {
     std::cout << stamp << ' ' << line << std::endl;
 }
 
-fs::path defaultConfigDir() {
-    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg)
-        return fs::path(xdg) / "goblin-volunteer";
-    if (const char* home = std::getenv("HOME"); home && *home)
-        return fs::path(home) / ".config" / "goblin-volunteer";
-    return fs::current_path() / ".goblin-volunteer";
+std::int64_t totalMemoryMiB() {
+    const long pages = ::sysconf(_SC_PHYS_PAGES);
+    const long size = ::sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && size > 0 ? (static_cast<std::int64_t>(pages) * size) >> 20 : 0;
+}
+
+// The headless throttle's settings: --threads, --cpu-percent, --idle-only; a battery pauses work
+// as on the desktop; host memory use does not (the memory lent is fixed at start).
+volunteer::ThrottleSettings headlessThrottleSettings(const po::variables_map& args) {
+    volunteer::ThrottleSettings settings;
+    settings.cpuCores = args["threads"].as<int>();
+    settings.cpuLimitPercent = args["cpu-percent"].as<int>();
+    settings.idleMinutes = args.count("idle-only") ? args["idle-minutes"].as<int>() : 0;
+    settings.pauseAboveMemoryPercent = 0;
+    return settings;
 }
 
 constexpr bool kHasGui = GOBLIN_WITH_GUI != 0;
@@ -58,37 +75,9 @@ constexpr const char* kNoGuiNote = "this goblin-volunteer has no desktop app (bu
 
 int main(int argc, char** argv) {
     compute::restartWithBetterBlasKernel(argv);
-    po::options_description options("goblin-volunteer options");
-    options.add_options()("help,h", "show this help")("headless", "run without a window")(
-        "minimized", "desktop app: start in the tray, window hidden")(
-        "node", po::value<std::string>(),
-        "lab node address, ws://HOST:PORT or wss://HOST:PORT (TLS)")(
-        "ca-file", po::value<std::string>(),
-        "PEM file of the CA certificate(s) a wss:// node's certificate must chain to (default: "
-        "the system's trust store)")("threads", po::value<int>()->default_value(0),
-                                     "CPU threads to compute with (0: all cores)")(
-        "slots", po::value<int>()->default_value(2),
-        "tasks in flight at once (1-16)")("memory-mb", po::value<std::int64_t>()->default_value(0),
-                                          "memory to lend, MiB (0: half of what is available)")(
-        "input-cache-mb", po::value<std::int64_t>()->default_value(256),
-        "graph inputs (model parameters) kept between tasks, MiB, at most a quarter of the memory "
-        "lent (0: every task brings its inputs)")("config-dir", po::value<std::string>(),
-                                                  "where the identity is kept")(
-        "devices", po::value<std::string>()->default_value("cpu"),
-        "what computes: cpu, gpu0, gpu1, … comma-separated (the CPU also takes what a GPU cannot)")(
-        "gpu-slice-seconds", po::value<double>()->default_value(0.5),
-        "longest single GPU kernel; a GEMM is cut into slices this long")(
-        "list-devices", "print the CPU and every OpenCL device, then exit")(
-        "list-devices-tsv", "print the OpenCL devices one a line (index, type, name, vendor), then "
-                            "exit (the desktop app lists them so, keeping the driver out of its "
-                            "own process)")(
-        "calibrate", "search CLBlast GEMM parameters for the OpenCL devices, save them, then exit")(
-        "calibrate-seconds", po::value<double>()->default_value(60.0),
-        "time limit of --calibrate per device and dtype");
+    const po::options_description options = volunteer::volunteerOptions();
     try {
-        po::variables_map args;
-        po::store(po::parse_command_line(argc, argv, options), args);
-        po::notify(args);
+        const po::variables_map args = volunteer::parseVolunteerArgs(argc, argv, options);
         if (args.count("help")) {
             std::cout
                 << "usage: goblin-volunteer --headless --node ws://HOST:PORT [options]\n"
@@ -99,9 +88,20 @@ int main(int argc, char** argv) {
             std::cout << '\n' << options;
             return 0;
         }
+        if (args.count("version")) {
+            std::cout << "goblin-volunteer " << GOBLIN_VERSION << " (protocol "
+                      << net::kProtocolVersion << (kHasGui ? ", desktop app" : ", headless only")
+                      << ")\n";
+            return 0;
+        }
+        const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+        volunteer::checkVolunteerArgs(args, {hardware, totalMemoryMiB()});
+        const bool desktop = kHasGui && !args.count("headless");
+        if (desktop && (!args["cpu-percent"].defaulted() || args.count("idle-only")))
+            throw volunteer::UsageError("--cpu-percent and --idle-only are for --headless; the "
+                                        "desktop app sets them on its Settings page");
         const int threads = args["threads"].as<int>();
-        const int cpuThreads =
-            threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
+        const int cpuThreads = threads > 0 ? threads : hardware;
         const std::int64_t memoryMb = args["memory-mb"].as<std::int64_t>();
         const std::int64_t memoryBytes =
             memoryMb > 0 ? memoryMb << 20 : volunteer::availableMemoryBytes() / 2;
@@ -121,19 +121,17 @@ int main(int argc, char** argv) {
         }
         const fs::path configDir = args.count("config-dir")
                                        ? fs::path(args["config-dir"].as<std::string>())
-                                       : defaultConfigDir();
+                                       : volunteer::defaultConfigDir();
         volunteer::DeviceSetupOptions deviceOptions;
         deviceOptions.devices = args["devices"].as<std::string>();
         deviceOptions.cpuThreads = threads;
         deviceOptions.memoryBytes = memoryBytes;
         deviceOptions.cacheDir = cacheDir;
         deviceOptions.configDir = configDir;
-        deviceOptions.sliceSeconds =
-            std::clamp(args["gpu-slice-seconds"].as<double>(), 0.001, 60.0);
+        deviceOptions.sliceSeconds = args["gpu-slice-seconds"].as<double>();
         if (args.count("calibrate"))
-            return volunteer::calibrateDevices(
-                deviceOptions, std::clamp(args["calibrate-seconds"].as<double>(), 1.0, 3600.0),
-                logLine);
+            return volunteer::calibrateDevices(deviceOptions,
+                                               args["calibrate-seconds"].as<double>(), logLine);
 #if GOBLIN_WITH_GUI
         if (!args.count("headless"))
             return volunteer::runGui(
@@ -168,11 +166,11 @@ int main(int argc, char** argv) {
             settings.tls = std::move(*tls);
         }
         settings.configDir = configDir;
-        settings.slots = std::clamp(args["slots"].as<int>(), 1, 16);
+        settings.slots = args["slots"].as<int>();
         settings.threads = cpuThreads;
         settings.memoryBytes = memoryBytes;
-        settings.inputCacheBytes =
-            std::max<std::int64_t>(0, args["input-cache-mb"].as<std::int64_t>()) << 20;
+        settings.inputCacheBytes = args["input-cache-mb"].as<std::int64_t>() << 20;
+        settings.priority = *volunteer::parseComputePriority(args["priority"].as<std::string>());
 
         asio::io_context io(1);
         auto devices = volunteer::setUpDevices(deviceOptions, logLine);
@@ -181,12 +179,25 @@ int main(int argc, char** argv) {
         settings.devices = std::move(devices->devices);
         settings.graphDevice = devices->graphDevice;
         auto backend = std::move(devices->backend);
+        // Threads started before main (the BLAS library's pool) join the compute's priority;
+        // this thread, the network's, keeps its own (the compute thread lowers itself).
+        if (settings.priority == volunteer::ComputePriority::Low) {
+            if (auto lowered = volunteer::lowerThreadsExcept(volunteer::currentThreadId());
+                !lowered)
+                logLine("compute priority left as started: " + lowered.error().message);
+        }
         volunteer::VolunteerEngine engine(io, settings, std::move(backend), logLine);
+        volunteer::HeadlessHostProbe probe;
+        volunteer::HeadlessThrottle throttle(
+            io, headlessThrottleSettings(args), [&probe] { return probe.sample(); },
+            volunteer::systemThrottleClock(),
+            [&engine](const volunteer::ComputePlan& plan) { engine.setPlan(plan); }, logLine);
         asio::signal_set signals(io, SIGINT, SIGTERM);
         signals.async_wait([&](const boost::system::error_code& ec, int signal) {
             if (ec)
                 return;
             logLine("signal " + std::to_string(signal) + ": stopping");
+            throttle.stop();
             engine.stop();
             auto timer = std::make_shared<asio::steady_timer>(io, std::chrono::milliseconds(500));
             timer->async_wait([&io, timer](const boost::system::error_code&) { io.stop(); });
@@ -201,13 +212,21 @@ int main(int argc, char** argv) {
                     return;
                 if (engine.exitState() == volunteer::EngineExit::Running)
                     return watchExit();
+                throttle.stop();
                 signals.cancel();
             });
         };
         watchExit();
-        logLine("goblin-volunteer " + std::to_string(settings.threads) + " thread(s), lending " +
+        logLine("goblin-volunteer " + std::string(GOBLIN_VERSION) + ", " +
+                std::to_string(settings.threads) + " thread(s) at " +
+                std::to_string(args["cpu-percent"].as<int>()) + " % CPU time, " +
+                args["priority"].as<std::string>() + " priority, lending " +
                 std::to_string(settings.memoryBytes >> 20) + " MiB, OpenBLAS kernel " +
                 compute::currentBlasKernel() + ", node " + settings.nodeUrl);
+        throttle.start();
+        if (args.count("idle-only"))
+            logLine("idle only: after " + std::to_string(args["idle-minutes"].as<int>()) +
+                    " min without input; idle time from " + probe.idleSource());
         engine.start();
         io.run();
         const auto& counters = engine.counters();
@@ -219,6 +238,9 @@ int main(int argc, char** argv) {
         std::cerr << "goblin-volunteer: " << engine.status().lastError << " (" << settings.nodeUrl
                   << "); exiting" << std::endl;
         return 3;
+    } catch (const volunteer::UsageError& error) {
+        std::cerr << "goblin-volunteer: " << error.what() << " (see --help)" << std::endl;
+        return volunteer::kUsageExit;
     } catch (const std::exception& error) {
         std::cerr << "goblin-volunteer: " << error.what() << std::endl;
         return 1;

@@ -85,3 +85,27 @@ def test_computes_a_matmul_job(cluster, nogui_volunteer):
     accepted = cluster.accepted_tasks(client.last_job)
     assert len(accepted) == 3 * 3, accepted
     assert [Path(p.argv[0]) for p in cluster.processes] == [conftest.LABNODE] + [nogui_volunteer] * 2
+
+
+def test_version_and_polite_options(nogui_volunteer):
+    done = subprocess.run([str(nogui_volunteer), "--version"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and "headless only" in done.stdout, (done.stdout, done.stderr)
+    done = subprocess.run([str(nogui_volunteer), "--node", "ws://127.0.0.1:9", "--cpu-percent",
+                           "0"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "--cpu-percent must be 1 to 100" in done.stderr, done.stderr
+
+
+def test_idle_only_says_where_idle_time_comes_from(cluster, nogui_volunteer):
+    cluster.start_node()
+    name = cluster.next_name("nogui-volunteer")
+    config_dir = cluster.root / name
+    config_dir.mkdir()
+    argv = [str(nogui_volunteer), "--node", cluster.url, "--config-dir", str(config_dir),
+            "--threads", "1", "--idle-only", "--cpu-percent", "50"]
+    volunteer = Process(name, argv, cluster.root / (name + ".log"))
+    cluster.processes.append(volunteer)
+    # The Qt-free build has no X11: idle time comes from the terminals of logged-in users.
+    volunteer.wait_for_line(re.compile(r"idle only: after 5 min without input; idle time from "
+                                       r".*\(utmp\)"), 30)
+    volunteer.wait_for_line(re.compile(r"registered with the lab node as v-"), 30)

@@ -31,6 +31,7 @@ private Q_SLOTS:
     void allocate();
     void allocateIsAligned();
     void largeStorageIsReusedAndBounded();
+    void keptStorageIsReleased();
     void allocateRejectsBadShapes();
     void viewOfWholeTensor();
     void subViewAndCopy();
@@ -166,6 +167,19 @@ void TestTensor::largeStorageIsReusedAndBounded() {
     void* small = goblin::core::allocateBulk(100);
     QCOMPARE(reinterpret_cast<std::uintptr_t>(small) % 64, std::uintptr_t{0});
     goblin::core::freeBulk(small, 100);
+}
+
+void TestTensor::keptStorageIsReleased() {
+    // An idle process gives the kept buffers back; the next large tensor maps fresh memory.
+    goblin::core::freeBulk(goblin::core::allocateBulk(std::size_t{8} << 20), std::size_t{8} << 20);
+    const std::size_t kept = goblin::core::keptBulkBytes();
+    QVERIFY(kept >= (std::size_t{8} << 20));
+    QCOMPARE(goblin::core::releaseKeptBulk(), kept);
+    QCOMPARE(goblin::core::keptBulkBytes(), std::size_t{0});
+    QCOMPARE(goblin::core::releaseKeptBulk(), std::size_t{0});
+    Tensor tensor = Tensor::allocate(DType::F64, {std::int64_t{1} << 20}).value();
+    std::fill(tensor.values<double>().begin(), tensor.values<double>().end(), 2.0);
+    QCOMPARE(tensor.values<double>().back(), 2.0);
 }
 
 void TestTensor::allocateRejectsBadShapes() {

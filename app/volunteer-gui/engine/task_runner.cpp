@@ -10,17 +10,29 @@ namespace json = boost::json;
 
 TaskRunner::TaskRunner(asio::io_context& io, compute::Backend& backend, ComputeGate& gate,
                        EngineCounters& counters, std::optional<int> graphDevice,
-                       std::function<void(int threads)> applyCpuThreads, LogSink log)
+                       std::function<void(int threads)> applyCpuThreads, ComputePriority priority,
+                       LogSink log)
     : m_io(io), m_backend(backend), m_gate(gate), m_counters(counters),
       m_applyCpuThreads(std::move(applyCpuThreads)), m_log(std::move(log)),
       m_graphExecutors(graphDevice, [this](const std::string& line) {
           asio::post(m_io, [this, line] { m_log(line); });
-      }) {}
+      }) {
+    asio::post(m_compute, [this, priority] {
+        nameThisThread("goblin-compute");
+        if (priority != ComputePriority::Low)
+            return;
+        if (auto lowered = lowerThisThread(); !lowered)
+            asio::post(m_io, [this, why = lowered.error().message] {
+                m_log("compute priority left as started: " + why);
+            });
+    });
+}
 
 void TaskRunner::runMatmul(std::shared_ptr<net::WsConnection> connection, net::MatmulTask task) {
     if (computesNow(task))
         return computeNow(connection, task);
     ++m_tasksOpen;
+    tellBusy(true);
     asio::post(m_compute, [this, connection = std::move(connection),
                            generation = m_liveGeneration.load(), task = std::move(task)] {
         compute(connection, generation, task.ref.task, task.ref.attempt, task.a, task.b);
@@ -29,6 +41,7 @@ void TaskRunner::runMatmul(std::shared_ptr<net::WsConnection> connection, net::M
 
 void TaskRunner::runGraph(std::shared_ptr<net::WsConnection> connection, net::GraphTask task) {
     ++m_tasksOpen;
+    tellBusy(true);
     asio::post(m_compute,
                [this, connection = std::move(connection), generation = m_liveGeneration.load(),
                 task = std::move(task)] { computeGraph(connection, generation, task); });
@@ -52,11 +65,13 @@ bool TaskRunner::computesNow(const net::MatmulTask& task) const {
 // Io thread, compute thread idle (computesNow).
 void TaskRunner::computeNow(const std::shared_ptr<net::WsConnection>& connection,
                             const net::MatmulTask& task) {
+    tellBusy(true);
     const auto started = std::chrono::steady_clock::now();
     auto product = m_backend.matmul(*task.a, *task.b);
     const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - started;
     const bool computed = product.has_value();
     const auto bytes = sendMatmulOutcome(connection, task.ref, std::move(product), seconds.count());
+    tellBusy(false);
     if (!computed) {
         ++m_counters.failed;
         return;
@@ -89,6 +104,7 @@ void TaskRunner::finishTask(std::int64_t computed, std::int64_t failed, double s
     asio::post(m_io, [=, this] {
         --m_tasksOpen;
         m_running.reset();
+        tellBusy(m_tasksOpen > 0);
         m_counters.computed += computed;
         m_counters.failed += failed;
         m_counters.computeSeconds += seconds;

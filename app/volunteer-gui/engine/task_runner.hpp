@@ -15,6 +15,7 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "compute_gate.hpp"
+#include "compute_priority.hpp"
 #include "engine_status.hpp"
 #include "goblin/compute/backend.hpp"
 #include "goblin/net/messages/volunteer_messages.hpp"
@@ -30,16 +31,21 @@ public:
 
     // `counters` and `log` are the engine's, used on the io thread. `graphDevice`: the OpenCL
     // device for graph tasks (else the CPU reference). `applyCpuThreads`: compute thread, when the
-    // plan's thread count changes.
+    // plan's thread count changes. The compute thread is named "goblin-compute" and, at
+    // ComputePriority::Low, lowered before its first task (the threads it starts inherit that).
     TaskRunner(boost::asio::io_context& io, compute::Backend& backend, ComputeGate& gate,
                EngineCounters& counters, std::optional<int> graphDevice,
-               std::function<void(int threads)> applyCpuThreads, LogSink log);
+               std::function<void(int threads)> applyCpuThreads, ComputePriority priority,
+               LogSink log);
 
     // Tasks that arrive from now on belong to `generation`; those of earlier ones are stale (no
     // longer leased to us): they give up at the gate or at their next slice.
     void setLiveGeneration(std::uint64_t generation) { m_liveGeneration = generation; }
     void runMatmul(std::shared_ptr<net::WsConnection> connection, net::MatmulTask task);
     void runGraph(std::shared_ptr<net::WsConnection> connection, net::GraphTask task);
+    // Io thread: told whether any task is held or running after each change (and around a task
+    // computed at once on the io thread).
+    void setBusyHook(std::function<void(bool busy)> hook) { m_busyHook = std::move(hook); }
     // Waits for the compute thread to run out of work (after the gate's shutdown, at once).
     void join() { m_compute.join(); }
 
@@ -77,6 +83,11 @@ private:
     EngineCounters& m_counters; // io thread
     std::function<void(int threads)> m_applyCpuThreads;
     LogSink m_log;
+    std::function<void(bool busy)> m_busyHook; // io thread
+    void tellBusy(bool busy) const {
+        if (m_busyHook)
+            m_busyHook(busy);
+    }
     SliceTuning m_tuning;            // compute thread only
     GraphExecutors m_graphExecutors; // compute thread only
     // The generation whose tasks are still worth computing; the compute thread reads it.

@@ -34,12 +34,15 @@ VolunteerEngine::VolunteerEngine(asio::io_context& io, EngineSettings settings,
                                  std::unique_ptr<compute::Backend> backend, LogSink log)
     : m_io(io), m_settings(std::move(settings)), m_backend(std::move(backend)),
       m_log(std::move(log)), m_identityFile(m_settings.configDir),
+      m_memoryRelease(io, m_settings.releaseMemory, m_settings.releaseQuiet),
       m_runner(io, *m_backend, m_gate, m_counters, m_settings.graphDevice,
-               m_settings.applyCpuThreads, m_log),
+               m_settings.applyCpuThreads, m_settings.priority, m_log),
       m_reconnectTimer(io), m_releaseTimer(io),
       m_keptInputs(m_settings.memoryBytes > 0
                        ? std::min(m_settings.inputCacheBytes, m_settings.memoryBytes / 4)
-                       : m_settings.inputCacheBytes) {}
+                       : m_settings.inputCacheBytes) {
+    m_runner.setBusyHook([this](bool busy) { m_memoryRelease.setBusy(busy); });
+}
 
 VolunteerEngine::~VolunteerEngine() {
     m_gate.shutdown();
@@ -119,8 +122,16 @@ void VolunteerEngine::releaseForPause() {
     m_runner.setLiveGeneration(++m_generation); // the old connection's events and tasks are stale
     m_gate.wake();                              // so held tasks are dropped now, not on resume
     if (m_connection) {
-        m_log("paused for " + std::to_string(m_settings.releaseAfterPause.count() / 1000) +
-              " s: disconnecting so the lab node hands the held tasks to others");
+        // Held back is not necessarily paused by the volunteer (the throttle waits for idle, the
+        // schedule, …): the line says what happens to the work, which may be none.
+        const int held = m_runner.tasksOpen();
+        const std::string after = "not computing for " +
+                                  std::to_string(m_settings.releaseAfterPause.count() / 1000) +
+                                  " s";
+        m_log(held > 0 ? after + ": disconnecting so the lab node hands the " +
+                             std::to_string(held) + " held task(s) to others"
+                       : after + " and no task held: waiting for work, disconnected until "
+                                 "computing may resume");
         m_connection->closeNormally();
         m_connection.reset();
     }

@@ -25,6 +25,7 @@
 #include "goblin/net/ws_connection.hpp"
 #include "goblin/net/ws_url.hpp"
 #include "kept_inputs.hpp"
+#include "memory_release.hpp"
 #include "task_runner.hpp"
 #include "volunteer_identity.hpp"
 
@@ -47,6 +48,11 @@ struct EngineSettings {
     net::Limits limits;
     // Compute thread: sets the process's BLAS thread count when the plan's count changes.
     std::function<void(int threads)> applyCpuThreads;
+    // Low: the compute thread runs at nice 19 in the idle I/O class (compute_priority.hpp).
+    ComputePriority priority = ComputePriority::Low;
+    // Gives freed memory back once no task is held or running for `releaseQuiet`.
+    std::function<void()> releaseMemory = releaseFreedMemory;
+    std::chrono::milliseconds releaseQuiet{2000};
     // Paused this long, the engine disconnects so the node re-queues the tasks it holds.
     std::chrono::milliseconds releaseAfterPause{30'000};
     // The protocol version the hello offers (tests offer another to see the node refuse it).
@@ -93,6 +99,7 @@ private:
     IdentityFile m_identityFile;
     EngineCounters m_counters;
     ComputeGate m_gate;
+    MemoryRelease m_memoryRelease;
     TaskRunner m_runner;
     boost::asio::steady_timer m_reconnectTimer;
     boost::asio::steady_timer m_releaseTimer;

@@ -1,6 +1,8 @@
-// The day's tallies of the engines' work, kept in the app's settings store (GUI thread; owned by
-// VolunteerApp): tasks today and in all, network bytes today. Each status adds what the engines'
-// counters gained since the last one; a new day starts today's counts at zero.
+// The volunteer's tallies of the engines' work, kept in the app's settings store (GUI thread;
+// owned by VolunteerApp): tasks today and in all, accepted and rejected results and compute time
+// in all, network bytes today. Each status adds what the engines' counters gained since the last
+// one (engines count from zero at every start), so the status page's totals all come from here
+// and agree after a restart; a new day starts today's counts at zero.
 #pragma once
 
 #include <QSettings>
@@ -11,20 +13,27 @@
 
 namespace goblin::volunteer {
 
+struct TallyTotals {
+    std::int64_t tasksToday = 0, tasksTotal = 0;
+    std::int64_t acceptedTotal = 0, rejectedTotal = 0;
+    double computeSecondsTotal = 0;
+};
+
 class DailyTally {
 public:
     explicit DailyTally(QSettings& store) : m_store(store) {}
     // From each status (the engines' counters, summed); true when a tally grew.
     bool count(const EngineCounters& counters);
     // The engines restarted: their counters start again from zero.
-    void restart() { m_seenTasks = m_seenBytes = 0; }
+    void restart() { m_seen = EngineCounters{}; }
     std::int64_t tasksToday() const;
     std::int64_t tasksTotal() const;
     std::int64_t bytesToday() const;
+    TallyTotals totals() const;
 
 private:
     QSettings& m_store;
-    std::int64_t m_seenTasks = 0, m_seenBytes = 0;
+    EngineCounters m_seen;
 };
 
 } // namespace goblin::volunteer

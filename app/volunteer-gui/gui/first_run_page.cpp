@@ -1,5 +1,7 @@
 #include "first_run_page.hpp"
 
+#include "volunteer_state.hpp"
+
 #include <QComboBox>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -70,7 +72,7 @@ FirstRunPage::FirstRunPage(int hardwareThreads, QWidget* parent) : QWidget(paren
     m_cores = new QSpinBox;
     m_cores->setObjectName(QStringLiteral("firstRunCores"));
     m_cores->setRange(1, std::max(1, hardwareThreads));
-    m_cores->setSuffix(QStringLiteral(" of %1 cores").arg(std::max(1, hardwareThreads)));
+    m_cores->setSuffix(QStringLiteral(" of %1").arg(coreCount(std::max(1, hardwareThreads))));
     m_cores->setValue(defaults.cpuCores);
     m_when = new QComboBox;
     m_when->setObjectName(QStringLiteral("firstRunWhen"));

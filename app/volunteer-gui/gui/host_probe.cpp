@@ -1,12 +1,11 @@
 #include "host_probe.hpp"
 
+#include "host_readings.hpp"
 #include "x11_idle.hpp"
 
 #include <QDBusConnection>
 #include <QDBusMessage>
 #include <QDBusVariant>
-#include <QDir>
-#include <QFile>
 
 #include <algorithm>
 #include <ctime>
@@ -16,13 +15,6 @@ namespace goblin::volunteer {
 namespace {
 
 constexpr int kDbusTimeoutMs = 200;
-
-QString readLine(const QString& path) {
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly))
-        return {};
-    return QString::fromUtf8(file.readLine()).trimmed();
-}
 
 double monotonicSeconds() {
     timespec now{};
@@ -106,46 +98,6 @@ bool upowerBattery(const QDBusConnection& bus, HostState& host) {
 
 } // namespace
 
-void readPowerSupply(const QString& root, HostState& host) {
-    const QDir dir(root);
-    bool mainsOnline = false;
-    bool discharging = false;
-    for (const QString& name : dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
-        const QString base = dir.filePath(name) + QLatin1Char('/');
-        const QString type = readLine(base + QStringLiteral("type"));
-        if (type == QLatin1String("Mains") &&
-            readLine(base + QStringLiteral("online")) == QLatin1String("1"))
-            mainsOnline = true;
-        if (type != QLatin1String("Battery") ||
-            readLine(base + QStringLiteral("present")) == QLatin1String("0"))
-            continue;
-        bool ok = false;
-        const int level = readLine(base + QStringLiteral("capacity")).toInt(&ok);
-        if (ok && !host.batteryPercent)
-            host.batteryPercent = std::clamp(level, 0, 100);
-        if (readLine(base + QStringLiteral("status")) == QLatin1String("Discharging"))
-            discharging = true;
-    }
-    host.onBattery = discharging && !mainsOnline;
-}
-
-double memoryUsedPercent() {
-    QFile file(QStringLiteral("/proc/meminfo"));
-    if (!file.open(QIODevice::ReadOnly))
-        return 0;
-    double total = 0, available = 0;
-    for (const QByteArray& line : file.readAll().split('\n')) {
-        const QList<QByteArray> parts = line.simplified().split(' ');
-        if (parts.size() < 2)
-            continue;
-        if (parts[0] == "MemTotal:")
-            total = parts[1].toDouble();
-        else if (parts[0] == "MemAvailable:")
-            available = parts[1].toDouble();
-    }
-    return total > 0 ? 100.0 * (total - available) / total : 0;
-}
-
 HostProbe::HostProbe(HostProbeSources sources) : m_sources(std::move(sources)) {
     m_idleSource = QStringLiteral("not probed yet");
     m_batterySource = m_idleSource;
@@ -169,7 +121,7 @@ void HostProbe::openX11() {
         m_x11Problem = QStringLiteral("no X11 display");
         return;
     }
-    auto probe = X11IdleProbe::open(display);
+    auto probe = X11IdleProbe::open(display.toStdString());
     if (!probe) {
         m_x11Problem = QString::fromStdString(probe.error().message);
         return;
@@ -214,7 +166,7 @@ void HostProbe::probeBattery(HostState& host) {
         m_batterySource = QStringLiteral("UPower (D-Bus)");
         return;
     }
-    readPowerSupply(m_sources.powerSupplyRoot, host);
+    readPowerSupply(m_sources.powerSupplyRoot.toStdString(), host);
     m_batterySource = host.batteryPercent
                           ? QStringLiteral("/sys/class/power_supply")
                           : QStringLiteral("no battery found (UPower and /sys/class/power_supply)");

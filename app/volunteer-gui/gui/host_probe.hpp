@@ -1,7 +1,7 @@
 // Linux host probes for the throttle: user idle time (the X11 screensaver extension on an X11
 // session, else logind's IdleHint over D-Bus, else GNOME's or the freedesktop ScreenSaver's idle
 // time), battery (UPower's display device over D-Bus, else /sys/class/power_supply) and memory use
-// (/proc/meminfo). GUI thread; D-Bus calls are short.
+// (/proc/meminfo, host_readings.hpp). GUI thread; D-Bus calls are short.
 #pragma once
 
 #include <QDBusConnection>
@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 
+#include "host_readings.hpp"
 #include "host_state.hpp"
 
 namespace goblin::volunteer {
@@ -50,10 +51,5 @@ private:
     QString m_batterySource;
     std::int64_t m_networkBytesToday = 0;
 };
-
-// Reads /sys/class/power_supply under `root` (a test may point elsewhere): on battery when no
-// mains supply is online and a battery discharges; the level of the first battery.
-void readPowerSupply(const QString& root, HostState& host);
-double memoryUsedPercent();
 
 } // namespace goblin::volunteer

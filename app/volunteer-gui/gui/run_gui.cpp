@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "config_folder.hpp"
 #include "device_listing.hpp"
 #include "single_instance.hpp"
 #include "volunteer_app.hpp"
@@ -65,7 +66,13 @@ int runGui(int& argc, char** argv, const QString& nodeUrl, const QString& config
         break;
     }
     quitOnSignals(&app); // before any engine starts: a signal from now on quits in order
-    QSettings store;
+    // One folder holds the settings and the identity; settings of earlier versions move in.
+    const std::filesystem::path folder = configDir.toStdString();
+    if (auto moved = migrateLegacySettings(folder, legacySettingsFile()); !moved)
+        std::fprintf(stderr, "goblin-volunteer: %s\n", moved.error().message.c_str());
+    else if (!moved->empty())
+        std::fprintf(stdout, "goblin-volunteer: %s\n", moved->c_str());
+    QSettings store(QString::fromStdString(settingsFile(folder).string()), QSettings::IniFormat);
     AppOptions options{nodeUrl, configDir, minimized, {}};
     options.listDevices = [] {
         return listDevicesInChild(QCoreApplication::applicationFilePath());

@@ -1,5 +1,7 @@
 #include "settings_page.hpp"
 
+#include "volunteer_state.hpp"
+
 #include <QCheckBox>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -30,7 +32,10 @@ QSpinBox* spinBox(const QString& name, int low, int high, const QString& suffix,
 
 SettingsPage::SettingsPage(int hardwareThreads, QWidget* parent) : QWidget(parent) {
     m_cores = spinBox(QStringLiteral("cpuCores"), 0, hardwareThreads, QStringLiteral(" cores"),
-                      QStringLiteral("all %1 cores").arg(hardwareThreads));
+                      hardwareThreads == 1 ? QStringLiteral("the one core")
+                                           : QStringLiteral("all %1 cores").arg(hardwareThreads));
+    connect(m_cores, &QSpinBox::valueChanged, m_cores,
+            [box = m_cores](int cores) { box->setSuffix(QLatin1Char(' ') + coresWord(cores)); });
     m_cpuLimit = new QSlider(Qt::Horizontal);
     m_cpuLimit->setObjectName(QStringLiteral("cpuLimit"));
     m_cpuLimit->setRange(1, 100);
@@ -168,6 +173,7 @@ void SettingsPage::setSettings(const VolunteerSettings& settings) {
         row.limit->setEnabled(gpu.enabled);
     }
     m_cores->setValue(t.cpuCores);
+    m_cores->setSuffix(QLatin1Char(' ') + coresWord(t.cpuCores)); // its signal is blocked here
     m_cpuLimit->setValue(t.cpuLimitPercent);
     m_cpuLimitLabel->setText(QStringLiteral("%1 %").arg(m_cpuLimit->value()));
     m_idleMinutes->setValue(t.idleMinutes);

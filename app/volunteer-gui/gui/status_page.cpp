@@ -6,6 +6,9 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
+#include <array>
+
 #include "volunteer_state.hpp"
 
 namespace goblin::volunteer {
@@ -63,8 +66,15 @@ StatusPage::StatusPage(QWidget* parent) : QWidget(parent) {
          QStringLiteral("Current task"), QStringLiteral("Done"),
          QStringLiteral("Accepted / rejected"), QStringLiteral("Time lent")});
     m_devices->verticalHeader()->hide();
-    m_devices->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_devices->horizontalHeader()->setStretchLastSection(true);
+    QHeaderView* header = m_devices->horizontalHeader();
+    header->setSectionResizeMode(QHeaderView::Interactive); // fitColumns sets every width
+    header->setStretchLastSection(false);
+    m_devices->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_devices->setTextElideMode(Qt::ElideMiddle);
+    m_devices->setWordWrap(false);
+    for (int column : {kDone, kVerdicts, kTime})
+        m_devices->horizontalHeaderItem(column)->setToolTip(
+            QStringLiteral("Since the app started; the line above counts since the first start"));
     m_devices->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_probes = new QLabel;
     m_probes->setObjectName(QStringLiteral("probes"));
@@ -80,14 +90,14 @@ StatusPage::StatusPage(QWidget* parent) : QWidget(parent) {
 void StatusPage::display(const StatusView& view) {
     m_state->setText(view.state);
     m_link->setText(view.link);
-    const EngineCounters& all = view.engine.counters;
+    const TallyTotals& all = view.totals;
     m_totals->setText(QStringLiteral("Tasks today %1, in all %2 · accepted %3 / rejected %4 · "
                                      "compute time lent %5")
-                          .arg(view.tasksToday)
-                          .arg(view.tasksTotal)
-                          .arg(all.accepted)
-                          .arg(all.rejected)
-                          .arg(duration(all.computeSeconds)));
+                          .arg(all.tasksToday)
+                          .arg(all.tasksTotal)
+                          .arg(all.acceptedTotal)
+                          .arg(all.rejectedTotal)
+                          .arg(duration(all.computeSecondsTotal)));
     const int rows = static_cast<int>(view.nodes.size());
     if (m_devices->rowCount() != rows) {
         m_devices->setRowCount(rows);
@@ -99,8 +109,10 @@ void StatusPage::display(const StatusView& view) {
         const EngineStatus& engine = node.engine;
         setText(m_devices, row, kNode,
                 QStringLiteral("%1 (%2 %)").arg(node.url).arg(node.sharePercent));
+        m_devices->item(row, kNode)->setToolTip(node.url);
         setText(m_devices, row, kDevice, backendLabel(engine.backend));
         setText(m_devices, row, kActivity, activityOf(engine));
+        m_devices->item(row, kActivity)->setToolTip(activityOf(engine));
         setText(m_devices, row, kDone, QString::number(engine.counters.computed));
         setText(
             m_devices, row, kVerdicts,
@@ -114,6 +126,42 @@ void StatusPage::display(const StatusView& view) {
     }
     m_probes->setText(
         QStringLiteral("Idle detection: %1\nBattery: %2").arg(view.idleSource, view.batterySource));
+    fitColumns();
+}
+
+void StatusPage::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    fitColumns();
+}
+
+// Every column as wide as its contents when they fit, the spare width going to the lab node's
+// address; otherwise the address and the activity give up their excess over kMinWide alike, in
+// proportion, and elide (the whole text is their tooltip).
+void StatusPage::fitColumns() {
+    constexpr int kMinWide = 110;
+    const int available = m_devices->viewport()->width();
+    std::array<int, kColumns> widths{};
+    int total = 0;
+    for (int column = 0; column < kColumns; ++column) {
+        m_devices->resizeColumnToContents(column);
+        widths[column] = m_devices->columnWidth(column);
+        total += widths[column];
+    }
+    if (total <= available) {
+        widths[kNode] += available - total;
+    } else {
+        const int excessNode = std::max(0, widths[kNode] - kMinWide);
+        const int excessActivity = std::max(0, widths[kActivity] - kMinWide);
+        const int excess = excessNode + excessActivity;
+        const int cut = std::min(excess, total - available);
+        if (excess > 0) {
+            const int nodeCut = cut * excessNode / excess;
+            widths[kNode] -= nodeCut;
+            widths[kActivity] -= cut - nodeCut;
+        }
+    }
+    for (int column = 0; column < kColumns; ++column)
+        m_devices->setColumnWidth(column, widths[column]);
 }
 
 } // namespace goblin::volunteer

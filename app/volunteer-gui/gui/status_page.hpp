@@ -1,13 +1,15 @@
 // The status page (GUI thread): the overall state and the totals (tasks today/total, accepted vs
-// rejected, compute time lent), then one row per lab node with the device it computes on, its
-// activity, the current task's progress and its own tallies; and which host probes work (e.g.
-// "idle detection unavailable").
+// rejected, compute time lent, all from the kept tallies), then one row per lab node with the
+// device it computes on, its activity, the current task's progress and its tallies since the app
+// started; and which host probes work (e.g. "idle detection unavailable"). The table fits its
+// page: the lab node and activity columns share the width left and elide.
 #pragma once
 
 #include <QWidget>
 
 #include <vector>
 
+#include "daily_tally.hpp"
 #include "engine_status.hpp"
 #include "node_shares.hpp"
 
@@ -21,8 +23,7 @@ struct StatusView {
     QString link;        // "2 lab nodes, 1 connected"
     EngineStatus engine; // all nodes summed
     std::vector<NodeStatus> nodes;
-    std::int64_t tasksToday = 0;
-    std::int64_t tasksTotal = 0;
+    TallyTotals totals; // the status line's counts, kept across restarts (DailyTally)
     QString idleSource;
     QString batterySource;
 };
@@ -33,7 +34,12 @@ public:
     explicit StatusPage(QWidget* parent = nullptr);
     void display(const StatusView& view);
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+
 private:
+    void fitColumns();
+
     QLabel* m_state;
     QLabel* m_link;
     QLabel* m_totals;

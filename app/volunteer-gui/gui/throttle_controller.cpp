@@ -1,22 +1,6 @@
 #include "throttle_controller.hpp"
 
-#include <QDateTime>
-#include <QElapsedTimer>
-
-#include <memory>
-
 namespace goblin::volunteer {
-
-ThrottleClock systemThrottleClock() {
-    auto started = std::make_shared<QElapsedTimer>();
-    started->start();
-    return [started] {
-        const QDateTime local = QDateTime::currentDateTime();
-        const QTime time = local.time();
-        return ThrottleNow{static_cast<double>(started->elapsed()) / 1000.0,
-                           local.date().dayOfWeek() - 1, time.hour() * 60 + time.minute()};
-    };
-}
 
 ThrottleController::ThrottleController(HostSampler sampler, ThrottleClock clock, QObject* parent)
     : QObject(parent), m_sampler(std::move(sampler)), m_clock(std::move(clock)) {
@@ -26,41 +10,32 @@ ThrottleController::ThrottleController(HostSampler sampler, ThrottleClock clock,
 }
 
 void ThrottleController::setSettings(const ThrottleSettings& settings) {
-    m_settings = settings;
+    m_tracker.setSettings(settings);
     evaluate();
 }
 
 void ThrottleController::pauseUntilResumed() {
-    m_pause = UserPause::indefinite();
+    m_tracker.pauseUntilResumed();
     evaluate();
 }
 
 void ThrottleController::pauseFor(double seconds) {
-    m_pause = UserPause::until(m_clock().steadySeconds + seconds);
+    m_tracker.pauseUntil(m_clock().steadySeconds + seconds);
     evaluate();
 }
 
 void ThrottleController::resume() {
-    m_pause = UserPause::none();
+    m_tracker.resume();
     evaluate();
 }
 
 bool ThrottleController::userPaused() const {
-    return m_decision.reason == ThrottleReason::UserPaused;
+    return decision().reason == ThrottleReason::UserPaused;
 }
 
 void ThrottleController::evaluate() {
-    m_host = m_sampler();
-    const ThrottleNow now = m_clock();
-    if (!m_pause.activeAt(now.steadySeconds))
-        m_pause = UserPause::none();
-    const ThrottleOutcome outcome = decideThrottle(m_settings, m_pause, m_host, now, m_memory);
-    m_memory = outcome.memory;
-    if (m_decided && outcome.decision == m_decision)
-        return;
-    m_decided = true;
-    m_decision = outcome.decision;
-    Q_EMIT decisionChanged(m_decision);
+    if (m_tracker.evaluate(m_sampler(), m_clock()))
+        Q_EMIT decisionChanged(m_tracker.decision());
 }
 
 } // namespace goblin::volunteer

@@ -38,7 +38,7 @@ VolunteerApp::VolunteerApp(const AppOptions& options, QSettings& store, QObject*
       m_throttle(options.sampler ? options.sampler
                                  : HostSampler([this] { return m_probe.sample(); }),
                  systemThrottleClock()),
-      m_memoryRelease(options.releaseMemory), m_tally(store) {
+      m_tally(store) {
     initGuiResources();
     const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     m_window = std::make_unique<MainWindow>(hardware);
@@ -124,8 +124,8 @@ void VolunteerApp::completeFirstRun(const FirstRunChoice& choice) {
     m_throttle.setSettings(m_settings.throttle);
     m_window->showTabs();
     restartEngines(
-        QStringLiteral("first run done: lending %1 core(s) %2; attaching to %3")
-            .arg(m_settings.throttle.cpuCores)
+        QStringLiteral("first run done: lending %1 %2; attaching to %3")
+            .arg(coreCount(m_settings.throttle.cpuCores))
             .arg(m_settings.throttle.idleMinutes > 0
                      ? QStringLiteral("after %1 min idle").arg(m_settings.throttle.idleMinutes)
                      : QStringLiteral("always"))
@@ -324,7 +324,6 @@ void VolunteerApp::onStatus(const EngineStatus& status) {
     m_status = status;
     if (m_tally.count(status.counters))
         m_probe.setNetworkBytesToday(m_tally.bytesToday());
-    m_memoryRelease.setBusy(status.running || status.tasksOpen > 0);
     if (m_draining && !status.running) {
         m_draining = false;
         log(QStringLiteral("the current task is done: paused"));
@@ -387,8 +386,7 @@ void VolunteerApp::refreshView() {
                         .arg(connected);
     view.engine = m_status;
     view.nodes = m_nodes;
-    view.tasksToday = m_tally.tasksToday();
-    view.tasksTotal = m_tally.tasksTotal();
+    view.totals = m_tally.totals();
     view.idleSource = m_probe.idleSource();
     view.batterySource = m_probe.batterySource();
     m_window->statusPage()->display(view);

@@ -16,7 +16,6 @@
 #include "engine_bridge.hpp"
 #include "first_run_page.hpp"
 #include "host_probe.hpp"
-#include "memory_release.hpp"
 #include "settings_page.hpp"
 #include "settings_store.hpp"
 #include "throttle_controller.hpp"
@@ -37,7 +36,6 @@ struct AppOptions {
     std::function<bool()> trayAvailable = {};
     int protocolVersion = net::kProtocolVersion; // what the engines offer (tests offer others)
     int releaseAfterPauseMs = 30'000;
-    std::function<void()> releaseMemory = releaseFreedMemory; // once the engines go idle
     // Lists the OpenCL devices; empty: in this process. The app runs `goblin-volunteer
     // --list-devices-tsv` (listDevicesInChild), so the driver never loads into the GUI process.
     std::function<Expected<std::vector<compute::OpenClDeviceInfo>>()> listDevices = {};
@@ -101,7 +99,6 @@ private:
     QString m_linkError;
     bool m_draining = false;
     bool m_firstRun = false;
-    MemoryRelease m_memoryRelease;
     DailyTally m_tally;
 };
 

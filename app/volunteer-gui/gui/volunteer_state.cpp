@@ -33,6 +33,14 @@ QString stateName(VolunteerState state) {
     return QStringLiteral("error");
 }
 
+QString coresWord(int cores) {
+    return cores == 1 ? QStringLiteral("core") : QStringLiteral("cores");
+}
+
+QString coreCount(int cores) {
+    return QStringLiteral("%1 %2").arg(cores).arg(coresWord(cores));
+}
+
 QString backendLabel(const std::string& backend) {
     if (backend.empty())
         return QStringLiteral("—");
@@ -57,7 +65,7 @@ QString linkText(const EngineStatus& status) {
     case LinkState::Disconnected:
         return QStringLiteral("disconnected, retrying");
     case LinkState::Released:
-        return QStringLiteral("paused: disconnected until resumed");
+        return QStringLiteral("not computing now: disconnected until work may resume");
     case LinkState::Refused:
         return QStringLiteral("refused by the lab node");
     case LinkState::Stopped:
@@ -65,6 +73,22 @@ QString linkText(const EngineStatus& status) {
     }
     return {};
 }
+
+namespace {
+
+// Why no lab node is connected, without a dangling colon when no error was seen: before setup or
+// with no node attached the link is stopped; a first attempt is still connecting.
+QString disconnectedText(const EngineStatus& status) {
+    if (status.link == LinkState::Stopped)
+        return QStringLiteral("not set up yet: no lab node attached");
+    if (status.link == LinkState::Connecting && status.lastError.empty())
+        return QStringLiteral("connecting to the lab node");
+    if (status.lastError.empty())
+        return QStringLiteral("disconnected");
+    return QStringLiteral("disconnected: %1").arg(QString::fromStdString(status.lastError));
+}
+
+} // namespace
 
 QString stateTooltip(VolunteerState state, const ThrottleDecision& decision,
                      const EngineStatus& status) {
@@ -84,8 +108,7 @@ QString stateTooltip(VolunteerState state, const ThrottleDecision& decision,
         return text + QString::fromUtf8(describe(decision.reason).data(),
                                         static_cast<qsizetype>(describe(decision.reason).size()));
     case VolunteerState::Disconnected:
-        return text +
-               QStringLiteral("disconnected: %1").arg(QString::fromStdString(status.lastError));
+        return text + disconnectedText(status);
     case VolunteerState::Error:
         return text + QStringLiteral("error: %1").arg(QString::fromStdString(status.lastError));
     }
@@ -162,14 +185,6 @@ EngineStatus combinedStatus(const std::vector<NodeStatus>& nodes) {
     }
     all.parked = running > 0 && parkedRunning == running;
     return all;
-}
-
-ComputePlan planFor(const ThrottleDecision& decision, bool draining,
-                    std::optional<std::size_t> gpu) {
-    int duty = decision.cpuDutyPercent;
-    if (gpu && *gpu < decision.gpus.size() && decision.gpus[*gpu].enabled)
-        duty = std::min(duty, decision.gpus[*gpu].dutyPercent);
-    return ComputePlan{decision.run, draining, decision.cpuThreads, duty};
 }
 
 } // namespace goblin::volunteer

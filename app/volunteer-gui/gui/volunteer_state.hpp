@@ -1,5 +1,6 @@
 // What the tray and the window show, derived from the throttle decision and the engine status;
-// and the compute plan the engine gets from a decision. Pure functions, any thread.
+// the compute plan the engine gets from a decision is planFor (throttle_plan.hpp). Pure
+// functions, any thread.
 #pragma once
 
 #include <QString>
@@ -10,6 +11,7 @@
 #include "compute_gate.hpp"
 #include "engine_status.hpp"
 #include "node_shares.hpp"
+#include "throttle_plan.hpp"
 #include "throttle_policy.hpp"
 
 namespace goblin::volunteer {
@@ -25,6 +27,9 @@ QString linkText(const EngineStatus& status);
 // What the pause command reads in the tray menu and the window: "Resume" while the volunteer's
 // pause holds, "Pause" otherwise.
 QString pauseActionText(VolunteerState state);
+// "core" for 1, "cores" otherwise; coreCount: "1 core", "4 cores".
+QString coresWord(int cores);
+QString coreCount(int cores);
 // "CPU", "GPU" for an engine's backend name.
 QString backendLabel(const std::string& backend);
 
@@ -35,11 +40,5 @@ QString nodeLinkText(const EngineStatus& status);
 // The nodes' statuses summed into one: connected when any node is; counters and open tasks added;
 // the first running task; parked when every node with a running task is parked.
 EngineStatus combinedStatus(const std::vector<NodeStatus>& nodes);
-
-// draining: "finish the current task, then pause" is under way. `gpu`: the index (into
-// decision.gpus) of the OpenCL device the engines compute on, if any: its GPU-time limit then
-// caps the duty too (the CPU takes only what the device refuses, so one duty serves both).
-ComputePlan planFor(const ThrottleDecision& decision, bool draining,
-                    std::optional<std::size_t> gpu = std::nullopt);
 
 } // namespace goblin::volunteer

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace goblin::core {
@@ -99,6 +100,14 @@ public:
         return m_keptBytes;
     }
 
+    std::size_t releaseKept() noexcept {
+        std::lock_guard lock(m_mutex);
+        for (const Mapping& mapping : m_kept)
+            ::munmap(mapping.memory, mapping.length);
+        m_kept.clear();
+        return std::exchange(m_keptBytes, 0);
+    }
+
 private:
     std::mutex m_mutex;
     std::vector<Mapping> m_kept; // oldest first
@@ -132,6 +141,10 @@ void freeBulk(void* memory, std::size_t bytes) noexcept {
 
 std::size_t keptBulkBytes() {
     return pool().keptBytes();
+}
+
+std::size_t releaseKeptBulk() noexcept {
+    return pool().releaseKept();
 }
 
 } // namespace goblin::core

@@ -40,7 +40,7 @@ void TestHostProbe::laptopOnBattery() {
         dir.path(), QStringLiteral("BAT0"),
         {{"type", "Battery"}, {"present", "1"}, {"capacity", "42"}, {"status", "Discharging"}});
     HostState host;
-    readPowerSupply(dir.path(), host);
+    readPowerSupply(dir.path().toStdString(), host);
     QVERIFY(host.onBattery);
     QCOMPARE(host.batteryPercent, std::optional<int>(42));
 }
@@ -51,7 +51,7 @@ void TestHostProbe::laptopCharging() {
     writeSupply(dir.path(), QStringLiteral("BAT1"),
                 {{"type", "Battery"}, {"capacity", "15"}, {"status", "Charging"}});
     HostState host;
-    readPowerSupply(dir.path(), host);
+    readPowerSupply(dir.path().toStdString(), host);
     QVERIFY(!host.onBattery);
     QCOMPARE(host.batteryPercent, std::optional<int>(15));
 }
@@ -59,10 +59,10 @@ void TestHostProbe::laptopCharging() {
 void TestHostProbe::desktopWithoutBattery() {
     QTemporaryDir dir;
     HostState host;
-    readPowerSupply(dir.path(), host);
+    readPowerSupply(dir.path().toStdString(), host);
     QVERIFY(!host.onBattery);
     QVERIFY(!host.batteryPercent);
-    readPowerSupply(dir.filePath(QStringLiteral("missing")), host);
+    readPowerSupply(dir.filePath(QStringLiteral("missing")).toStdString(), host);
     QVERIFY(!host.batteryPercent);
 }
 
@@ -74,7 +74,7 @@ void TestHostProbe::junkValuesAreIgnored() {
     writeSupply(dir.path(), QStringLiteral("hidpp_battery_0"),
                 {{"type", "Battery"}, {"present", "0"}, {"capacity", "3"}});
     HostState host;
-    readPowerSupply(dir.path(), host);
+    readPowerSupply(dir.path().toStdString(), host);
     QVERIFY(host.onBattery);
     QCOMPARE(host.batteryPercent, std::optional<int>(100)); // clamped, the unreadable one skipped
 }

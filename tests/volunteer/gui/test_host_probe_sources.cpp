@@ -150,9 +150,8 @@ void TestHostProbeSources::x11ScreensaverIdleTime() {
 }
 
 void TestHostProbeSources::x11MissingFallsBackToLogind() {
-    QVERIFY(!X11IdleProbe::open(QStringLiteral(":999")));
-    QVERIFY(X11IdleProbe::open(QStringLiteral(":999")).error().message.find("':999'") !=
-            std::string::npos);
+    QVERIFY(!X11IdleProbe::open(":999"));
+    QVERIFY(X11IdleProbe::open(":999").error().message.find("':999'") != std::string::npos);
     m_bus.logind().set(true, monotonicMicroseconds() - 5'000'000);
     HostProbe probe(sources(QStringLiteral(":999")));
     QVERIFY(probe.sample().idleSeconds >= 5.0);

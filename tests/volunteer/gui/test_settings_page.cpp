@@ -10,6 +10,7 @@
 #include <QSpinBox>
 #include <QTemporaryDir>
 
+#include "first_run_page.hpp"
 #include "goblin/compute/opencl_devices.hpp"
 #include "main_window.hpp"
 #include "settings_page.hpp"
@@ -33,6 +34,7 @@ private Q_SLOTS:
     void corruptNodesAndGpusAreDroppedAndLogged();
     void nodesAndGpusRoundTrip();
     void oneNodeSettingIsCarriedOver();
+    void coresAreCountedInEnglish();
 
 private:
     std::unique_ptr<QTemporaryDir> m_dir;
@@ -315,6 +317,28 @@ void TestSettingsPage::oneNodeSettingIsCarriedOver() {
     QVERIFY(!store.contains(QStringLiteral("node/url")));
     QCOMPARE(store.value(QStringLiteral("nodes/1/url")).toString(),
              QStringLiteral("ws://127.0.0.1:7000"));
+}
+
+void TestSettingsPage::coresAreCountedInEnglish() {
+    QCOMPARE(coreCount(1), QStringLiteral("1 core"));
+    QCOMPARE(coreCount(2), QStringLiteral("2 cores"));
+    QCOMPARE(coreCount(0), QStringLiteral("0 cores"));
+    SettingsPage page(1);
+    auto* cores = page.findChild<QSpinBox*>(QStringLiteral("cpuCores"));
+    QCOMPARE(cores->specialValueText(), QStringLiteral("the one core"));
+    VolunteerSettings settings;
+    settings.throttle.cpuCores = 1;
+    page.setSettings(settings);
+    QCOMPARE(cores->text(), QStringLiteral("1 core"));
+    SettingsPage wide(8);
+    wide.setSettings(settings);
+    auto* eight = wide.findChild<QSpinBox*>(QStringLiteral("cpuCores"));
+    QCOMPARE(eight->text(), QStringLiteral("1 core"));
+    eight->setValue(3);
+    QCOMPARE(eight->text(), QStringLiteral("3 cores"));
+    FirstRunPage first(1);
+    QCOMPARE(first.findChild<QSpinBox*>(QStringLiteral("firstRunCores"))->text(),
+             QStringLiteral("1 of 1 core"));
 }
 
 QTEST_MAIN(TestSettingsPage)

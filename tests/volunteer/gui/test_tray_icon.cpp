@@ -1,5 +1,6 @@
 // The tray icon: every state has a goblin that renders (needs Qt's SVG plugin, libqt6svg6), the
-// menu's actions reach the app, and the state decides icon, pause/resume label and tooltip.
+// menu's actions reach the app, and the state decides icon, pause/resume label and tooltip (a
+// disconnected one says why, without a bare colon before setup).
 #include <QtTest>
 
 #include <QMenu>
@@ -25,6 +26,7 @@ private Q_SLOTS:
     void everyStateIconRenders();
     void menuActionsReachTheApp();
     void stateDecidesLabelAndTooltip();
+    void disconnectedTooltipSaysWhy();
 };
 
 void TestTrayIcon::everyStateIconRenders() {
@@ -87,6 +89,26 @@ void TestTrayIcon::stateDecidesLabelAndTooltip() {
     QCOMPARE(volunteerState(run, status, true), VolunteerState::Error);
     status.link = LinkState::Refused;
     QCOMPARE(volunteerState(paused, status, false), VolunteerState::Error);
+}
+
+void TestTrayIcon::disconnectedTooltipSaysWhy() {
+    const ThrottleDecision run{true, ThrottleReason::None, 2, 100, {}};
+    EngineStatus status;
+    status.link = LinkState::Stopped; // before the first-run page is done: no node attached
+    QCOMPARE(volunteerState(run, status, false), VolunteerState::Disconnected);
+    QCOMPARE(stateTooltip(VolunteerState::Disconnected, run, status),
+             QStringLiteral("GPU Goblin — not set up yet: no lab node attached"));
+    status.link = LinkState::Connecting;
+    QCOMPARE(stateTooltip(VolunteerState::Disconnected, run, status),
+             QStringLiteral("GPU Goblin — connecting to the lab node"));
+    status.link = LinkState::Disconnected;
+    QCOMPARE(stateTooltip(VolunteerState::Disconnected, run, status),
+             QStringLiteral("GPU Goblin — disconnected"));
+    status.lastError = "connection refused";
+    QCOMPARE(stateTooltip(VolunteerState::Disconnected, run, status),
+             QStringLiteral("GPU Goblin — disconnected: connection refused"));
+    status.link = LinkState::Released; // held back by the throttle, not necessarily paused
+    QVERIFY(!linkText(status).contains(QLatin1String("paused")));
 }
 
 QTEST_MAIN(TestTrayIcon)

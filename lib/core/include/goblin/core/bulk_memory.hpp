@@ -17,6 +17,9 @@ void* allocateBulk(std::size_t bytes);
 void freeBulk(void* memory, std::size_t bytes) noexcept;
 // Bytes of freed buffers kept for reuse now (at most 256 MiB).
 std::size_t keptBulkBytes();
+// Unmaps every kept buffer and returns their bytes. Kept pages count in the process's resident
+// size until the kernel reclaims them, so a process going idle calls this to give them back.
+std::size_t releaseKeptBulk() noexcept;
 
 // An allocator over allocateBulk, for containers of bulk bytes (beast::basic_flat_buffer).
 template <typename T> struct BulkAllocator {

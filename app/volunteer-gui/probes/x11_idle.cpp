@@ -17,15 +17,13 @@ struct X11IdleProbe::Connection {
     }
 };
 
-Expected<std::unique_ptr<X11IdleProbe>> X11IdleProbe::open(const QString& display) {
-    const QByteArray name = display.toLocal8Bit();
+Expected<std::unique_ptr<X11IdleProbe>> X11IdleProbe::open(const std::string& display) {
     auto connection = std::make_unique<Connection>();
-    connection->display = XOpenDisplay(name.isEmpty() ? nullptr : name.constData());
+    connection->display = XOpenDisplay(display.empty() ? nullptr : display.c_str());
     if (!connection->display) {
-        const QString why = name.isEmpty()
-                                ? QStringLiteral("no X11 display ($DISPLAY unset)")
-                                : QStringLiteral("cannot open the X11 display '%1'").arg(display);
-        return makeError(ErrorCode::NotFound, why.toStdString());
+        return makeError(ErrorCode::NotFound,
+                         display.empty() ? std::string("no X11 display ($DISPLAY unset)")
+                                         : "cannot open the X11 display '" + display + "'");
     }
     int eventBase = 0, errorBase = 0;
     if (!XScreenSaverQueryExtension(connection->display, &eventBase, &errorBase))

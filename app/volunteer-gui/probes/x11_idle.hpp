@@ -1,12 +1,11 @@
 // User idle time from the X11 screensaver extension (MIT-SCREEN-SAVER, XScreenSaverQueryInfo):
 // milliseconds since the last input the X server saw. Owns one Xlib display connection; used by
-// one thread (the GUI thread's HostProbe).
+// one thread (the GUI thread's HostProbe or the headless probe). No Qt.
 #pragma once
-
-#include <QString>
 
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "goblin/core/error.hpp"
 
@@ -16,7 +15,7 @@ class X11IdleProbe {
 public:
     // Opens `display` (":0"; empty: $DISPLAY). NotFound with the reason when there is no X
     // display to open or it lacks the screensaver extension.
-    [[nodiscard]] static Expected<std::unique_ptr<X11IdleProbe>> open(const QString& display);
+    [[nodiscard]] static Expected<std::unique_ptr<X11IdleProbe>> open(const std::string& display);
     ~X11IdleProbe();
     X11IdleProbe(const X11IdleProbe&) = delete;
     X11IdleProbe& operator=(const X11IdleProbe&) = delete;
