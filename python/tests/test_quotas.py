@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import goblin
+from goblin import graph as goblin_graph
 from test_researcher_notices import single_input_graph
 
 pytestmark = pytest.mark.integration  # starts a lab node (and a volunteer)
@@ -88,3 +89,34 @@ def test_fetch_of_a_released_job_says_it_was_released(cluster):
         later.fetch(job)
     with pytest.raises(goblin.JobReleasedError, match="job %s was released" % graph_job):
         later.fetch_outputs(graph_job)
+
+
+def test_graph_and_training_jobs_over_the_flops_quota_are_refused_and_nothing_is_kept(cluster):
+    """A graph's or a training job's FLOPs are known once the node has planned it (after its
+    upload): over the quota it is refused, naming the limit, and none of its data is kept."""
+    torch = pytest.importorskip("torch")
+    token = cluster.add_researcher(EMAIL)
+    cluster.staff("researchers", "quota", EMAIL, "--max-flops", "1e5")
+    cluster.start_node()
+    before = stored_files(cluster)
+    client = cluster.connect(token)
+    g = goblin_graph.Graph()
+    x = g.input("f32", [64, 64])
+    g.output(g.matmul(x, g.constant(np.eye(64, dtype=np.float32))))
+    inputs = [np.ones((64, 64), np.float32)]
+    with pytest.raises(goblin.LimitExceededError,  # 2·64·64·64 multiply-adds
+                       match=r"about 5\.24e\+05 FLOPs, over your quota max_flops of 1e\+05"):
+        client.run(g, inputs, verification="freivalds", timeout=60)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 64))
+    xs, ys = torch.randn(16, 64), torch.randn(16, 64)
+    with pytest.raises(goblin.GoblinError, match="over your quota max_flops of 1e\\+05"):
+        client.train(model, torch.nn.functional.mse_loss, (xs, ys), rounds=2, batch_size=8,
+                     progress=False, timeout=60)
+    assert cluster.query("SELECT count(*) FROM graph_jobs") == [(0,)]
+    assert cluster.query("SELECT count(*) FROM train_jobs") == [(0,)]
+    assert stored_files(cluster) == before
+    # Within the quota the same graph runs.
+    cluster.staff("researchers", "quota", EMAIL, "--max-flops", "1e6")
+    cluster.start_volunteer()
+    [y] = client.run(g, inputs, verification="freivalds", timeout=120)
+    np.testing.assert_array_equal(y, inputs[0])

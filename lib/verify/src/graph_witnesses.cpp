@@ -7,20 +7,18 @@
 #include "goblin/verify/conv_check.hpp"
 
 namespace goblin::verify {
-namespace {
 
-// Multiply-adds of a heavy node: its output's element count times its inner size.
-double workOf(const core::graph::GraphNode& node, const core::graph::GraphPlan& plan) {
-    const core::Shape& out = plan.specs.at(node.id).shape;
-    double work = node.op == core::ops::OpCode::Matmul
-                      ? static_cast<double>(plan.specs.at(node.args.at(0)).shape.back())
-                      : static_cast<double>(convSizesOf(node, plan).inner);
-    for (std::int64_t dim : out)
+double multiplyAddsOf(const core::graph::GraphNode& node, const core::graph::GraphPlan& plan) {
+    double inner = 0;
+    if (node.op == core::ops::OpCode::Matmul)
+        inner = static_cast<double>(plan.specs.at(node.args.at(0)).shape.back());
+    else
+        inner = static_cast<double>(convSizesOf(node, plan).inner);
+    double work = inner;
+    for (std::int64_t dim : plan.specs.at(node.id).shape)
         work *= static_cast<double>(dim);
     return work;
 }
-
-} // namespace
 
 bool isHeavyNode(const core::graph::GraphNode& node, const core::graph::GraphPlan& plan) {
     const core::DType dtype = plan.specs.at(node.id).dtype;
@@ -45,8 +43,8 @@ std::size_t addWitnessOutputs(core::graph::Graph& graph, const core::graph::Grap
         maxOutputs > graph.outputs.size() ? maxOutputs - graph.outputs.size() : 0;
     if (heavy.size() > room) {
         std::stable_sort(heavy.begin(), heavy.end(), [&](std::size_t left, std::size_t right) {
-            return workOf(graph.nodes[plan.order[left]], plan) >
-                   workOf(graph.nodes[plan.order[right]], plan);
+            return multiplyAddsOf(graph.nodes[plan.order[left]], plan) >
+                   multiplyAddsOf(graph.nodes[plan.order[right]], plan);
         });
         heavy.resize(room);
         std::sort(heavy.begin(), heavy.end());

@@ -6,6 +6,7 @@
 
 #include "goblin/core/precise_json.hpp"
 #include "kinds/graph/graph_blobs.hpp"
+#include "kinds/graph/graph_cost.hpp"
 
 namespace goblin::labnode {
 
@@ -34,8 +35,11 @@ Expected<GraphIntake> takeInGraph(const net::Message& message, std::int64_t volu
     for (const char* field : {"batch", "verification"})
         if (const auto* value = message.control.if_contains(field))
             request[field] = *value;
+    double flops = 0;
+    for (const GraphChunk& chunk : *chunks)
+        flops += graphFlops(chunk.graph, chunk.plan);
     return GraphIntake{std::move(*submission), std::move(*chunks), json::serialize(request),
-                       json::serialize(*stored)};
+                       json::serialize(*stored), flops};
 }
 
 Expected<std::vector<GraphTaskRow>> insertGraphJobAndTasks(Database& db, const GraphJobRow& job) {
@@ -75,7 +79,7 @@ Expected<GraphIntake> reloadGraphIntake(const GraphJobRow& row, const GraphIntak
     auto chunks = splitIntoChunks(*submission, row.tasks, settings.limits);
     if (!chunks)
         return tl::unexpected(chunks.error());
-    return GraphIntake{std::move(*submission), std::move(*chunks), row.request, row.inputs};
+    return GraphIntake{std::move(*submission), std::move(*chunks), row.request, row.inputs, 0};
 }
 
 } // namespace goblin::labnode

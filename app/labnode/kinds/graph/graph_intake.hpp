@@ -27,6 +27,7 @@ struct GraphIntake {
     std::vector<GraphChunk> chunks;
     std::string request; // {"graph", "batch"} as submitted
     std::string inputs;  // the stored input tensors
+    double flops = 0;    // what its chunks compute (graph_cost.hpp), for the quota
 };
 
 // Worker: everything O(size) about a submission. `volunteers` sets the number of chunks.

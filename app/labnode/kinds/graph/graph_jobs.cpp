@@ -7,6 +7,7 @@
 #include "goblin/net/messages/researcher_messages.hpp"
 #include "kinds/graph/graph_blobs.hpp"
 #include "kinds/graph/graph_delivery.hpp"
+#include "node/quota_gate.hpp"
 #include "node/secrets.hpp"
 #include "store/job_purge.hpp"
 #include "work/job_control.hpp"
@@ -114,6 +115,13 @@ Expected<GraphJob*> GraphJobs::insertJob(std::int64_t researcherId, GraphIntake 
 }
 
 void GraphJobs::createJob(const ResearcherRequest& request, GraphIntake intake) {
+    // Its FLOPs are known once it is planned: over the quota, nothing of it is kept.
+    if (auto fits =
+            checkQuota(m_context.store.database(), request.researcherId, JobSize{0, intake.flops});
+        !fits) {
+        deleteUnusedBlobs(m_context.store, m_context.blobs, intake.inputs);
+        return m_desk.replyError(request.peer, request.requestId, fits.error());
+    }
     auto added = insertJob(request.researcherId, std::move(intake));
     if (!added)
         return m_desk.replyError(request.peer, request.requestId, added.error());
@@ -156,11 +164,6 @@ bool GraphJobs::follow(const std::string& jobId, GraphJobFollower follower) {
     }
     m_followers[jobId] = std::move(follower);
     return true;
-}
-
-double GraphJobs::verificationSeconds(const std::string& jobId) {
-    const GraphJob* job = m_book.job(jobId);
-    return job ? job->verifySeconds : 0.0;
 }
 
 void GraphJobs::releaseFor(const std::string& jobId) {

@@ -86,7 +86,10 @@ public:
     // false when no such job is loaded (released, failed or unknown).
     bool follow(const std::string& jobId, GraphJobFollower follower);
     // The node's comparison and recomputation seconds for a loaded job (0 when not loaded).
-    double verificationSeconds(const std::string& jobId);
+    double verificationSeconds(const std::string& jobId) {
+        const GraphJob* job = m_book.job(jobId);
+        return job ? job->verifySeconds : 0.0;
+    }
     // Releases a followed job once its outputs are used (its data kept for audits like any).
     void releaseFor(const std::string& jobId);
 

@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 
 #include "goblin/core/graph/graph_json.hpp"
+#include "kinds/graph/graph_cost.hpp"
 #include "kinds/graph/graph_submission.hpp"
 
 namespace goblin::labnode {
@@ -300,6 +301,14 @@ Expected<TrainSubmission> parseTrainSubmission(const net::Message& message,
     if (!samples)
         return tl::unexpected(samples.error());
     submission.samples = *samples;
+    // The step graph computes one batch of its x input's leading size; a round, plan.batchSize.
+    const core::Shape& stepBatch = graph->inputs[submission.plan.xInput].spec.shape;
+    const double batches =
+        stepBatch.empty() || stepBatch[0] <= 0
+            ? 1.0
+            : static_cast<double>(submission.plan.batchSize) / static_cast<double>(stepBatch[0]);
+    submission.flops =
+        graphFlops(*graph, *validated) * batches * static_cast<double>(submission.plan.rounds);
     const core::Tensor& params = *submission.inputs[submission.plan.paramsInput];
     for (std::size_t i = graph->inputs.size(); i < message.tensors.size(); ++i) {
         if (message.tensors[i]->dtype() != core::DType::F32 ||

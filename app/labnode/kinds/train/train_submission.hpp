@@ -45,6 +45,7 @@ struct TrainSubmission {
     std::vector<net::TensorPtr> inputs; // graph.inputs order; x and y carry every sample
     std::vector<core::Tensor> state;    // optimizer buffers to resume from; empty = fresh
     std::int64_t samples = 0;
+    double flops = 0; // what its rounds compute (graph_cost.hpp), for the quota
 };
 
 inline constexpr std::int64_t kMaxTrainRounds = 1'000'000;

@@ -8,6 +8,7 @@
 #include "kinds/graph/graph_blobs.hpp"
 #include "kinds/graph/graph_store.hpp"
 #include "kinds/graph/graph_submission.hpp"
+#include "node/quota_gate.hpp"
 #include "node/secrets.hpp"
 #include "store/job_purge.hpp"
 #include "work/job_control.hpp"
@@ -86,6 +87,14 @@ void TrainingJobs::submit(const ResearcherRequest& request, net::Message message
                                     stored = json::serialize(stored)]() mutable {
             if (!submission)
                 return m_desk.replyError(request.peer, request.requestId, submission.error());
+            // Its FLOPs are known once it is planned: over the quota, nothing of it is kept.
+            if (auto fits = checkQuota(m_context.store.database(), request.researcherId,
+                                       JobSize{0, submission->flops});
+                !fits) {
+                deleteUnusedBlobs(m_context.store, m_context.blobs, inputs);
+                deleteUnusedBlobs(m_context.store, m_context.blobs, params);
+                return m_desk.replyError(request.peer, request.requestId, fits.error());
+            }
             TrainJobRow row{randomId("t-", m_context.random),
                             request.researcherId,
                             JobState::Running,

@@ -30,6 +30,10 @@ inline constexpr std::int64_t kMinConvColumns = 16;
 // an inner size of at least kMinHeavyInner, or an f32/f64 convolution as above.
 bool isHeavyNode(const core::graph::GraphNode& node, const core::graph::GraphPlan& plan);
 
+// Multiply-adds of a matmul or convolution node (its gradients too): its output's element count
+// times its inner size. 0 for any other node.
+double multiplyAddsOf(const core::graph::GraphNode& node, const core::graph::GraphPlan& plan);
+
 // Appends heavy nodes that are not outputs yet to graph.outputs, the largest (multiply-adds: output
 // elements × K) first while the outputs stay within maxOutputs (a result message carries at most
 // that many tensors), then in plan order. Returns how many were appended; the others are recomputed
