@@ -86,7 +86,7 @@ done
 manual="$(LC_ALL=C MANWIDTH=200 man -l /usr/share/man/man1/goblin-labnode.1.gz 2>/dev/null | col -b)"
 for item in "--retain-hours" "--access-requests" "--smtp-url" "--smtp-from" "jobs cancel ID" \
     "jobs purge ID" "requests list" "requests show ID" "requests approve ID" "requests refuse ID" \
-    "--public-url" "--json" ".goblin-database"; do
+    "--public-url" "--json" ".goblin-database" "--second-opinion-seconds"; do
     grep -qF -- "$item" <<<"$manual" || fail "goblin-labnode(1) does not document '$item'"
 done
 grep -q "^License: PolyForm-Noncommercial-1.0.0" /usr/share/doc/gpu-goblin-labnode/copyright ||
