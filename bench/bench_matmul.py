@@ -13,7 +13,7 @@ For each N it times, on this machine:
 and prints the ratios, the verification share (node verification CPU ÷ volunteer tile compute),
 and the wire efficiency (TCP payload bytes through the node's sockets ÷ raw tensor bytes moved).
 Then the scheduler alone: a job forced into ≥ 10,000 tiny tiles, tiles per second, with the
-volunteers' default 2 slots (a round-trip bound: 4 tiles in flight) and with 32.
+volunteers' default 2 slots (a round-trip bound: 4 tiles in flight) and with 16 (their most).
 
 Run it as `bash bench/run.sh` (which unsets OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE for this command
 only, so numpy and the volunteers both run OpenBLAS's native kernels; see STACK.md).
@@ -114,6 +114,11 @@ class Network:
         while time.time() < deadline:
             if all(self._connected(i) for i in range(volunteers)):
                 break
+            for i, volunteer in enumerate(self.volunteers):
+                if volunteer.poll() is not None:  # refused an option, say: nothing would compute
+                    self.close()
+                    raise RuntimeError("volunteer %d exited: %s" % (
+                        i, (self.dir / f"volunteer-{i}.log").read_text().strip()))
             time.sleep(0.05)
 
     def _connected(self, i):
@@ -314,9 +319,10 @@ def main():
     parser.add_argument("--sizes", type=int, nargs="+", default=[2048, 4096])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--tiles-side", type=int, default=100, help="scheduler job: side² tiles")
-    parser.add_argument("--scheduler-slots", type=int, nargs="+", default=[2, 32],
+    parser.add_argument("--scheduler-slots", type=int, nargs="+", default=[2, 16],
                         help="the volunteers' --slots for the scheduler job (2 is their default: "
-                             "4 tiles in flight make it a round-trip bound; 32 keeps the pipe full)")
+                             "4 tiles in flight make it a round-trip bound; 16, their most, keeps "
+                             "the pipe full)")
     parser.add_argument("--scheduler-only", action="store_true", help="skip the matmul table")
     args = parser.parse_args()
     for binary in (LABNODE, VOLUNTEER, GEMM):
