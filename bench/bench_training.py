@@ -9,13 +9,17 @@ step on one batch) takes about a second or more in local PyTorch on this machine
              computed by both volunteers and compared bit for bit, the node's audits at the rate
              trust asks for, the float64 merge of loss and gradients, the AdamW step and the commit
 and prints torch ÷ network (median round after the first), the verification share (the node's
-comparison and audit seconds ÷ the round's seconds), and the bytes that crossed the node's sockets
-per round ÷ the parameter bytes (the data is uploaded once, with the job, before round 0).
+comparison and audit seconds ÷ the round's seconds), the node's checking work ÷ the volunteers'
+compute (the same seconds ÷ every volunteer replica's compute_seconds of the round's tasks: the
+cost target of docs/verification.md), and the bytes that crossed the node's sockets per round ÷ the
+parameter bytes (the data is uploaded once, with the job, before round 0).
 
-    .venv/bin/python bench/bench_training.py [--rounds 4] [--families mlp,cnn,lm]
+    .venv/bin/python bench/bench_training.py [--rounds 4] [--families mlp,cnn,lm] \
+        [--node-arg=--audit-floor=0.1 ...]
 """
 
 import argparse
+import sqlite3
 import statistics
 import sys
 import time
@@ -93,13 +97,24 @@ def torch_round_seconds(model, loss_fn, x, y, batch, rounds):
     return statistics.median(times[1:] if len(times) > 1 else times)
 
 
+def volunteer_compute_seconds(db, graph_job):
+    """Every volunteer replica's compute seconds of a round's tasks (the node's own are not)."""
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+        row = con.execute(
+            "SELECT sum(r.compute_seconds) FROM graph_results r JOIN graph_tasks t "
+            "ON t.id = r.task_id WHERE t.job_id = ? AND r.backend NOT LIKE 'node%'",
+            (graph_job,)).fetchone()
+    return row[0] or 0.0
+
+
 def network_round(net, client, model, loss_fn, x, y, batch, micro, rounds, verification):
     rows = []
     last = {"bytes": net.socket_bytes()}
 
     def measure(record):
         now_bytes = net.socket_bytes()
-        rows.append((record.seconds, record.verification_seconds, now_bytes - last["bytes"]))
+        rows.append((record.seconds, record.verification_seconds, now_bytes - last["bytes"],
+                     volunteer_compute_seconds(net.db, record.job)))
         last["bytes"] = now_bytes
 
     client.train(model, loss_fn, (x, y), optimizer=goblin.optim.AdamW(lr=1e-3), rounds=rounds,
@@ -108,8 +123,9 @@ def network_round(net, client, model, loss_fn, x, y, batch, micro, rounds, verif
     steady = rows[1:] if len(rows) > 1 else rows
     seconds = statistics.median(r[0] for r in steady)
     share = sum(r[1] for r in steady) / sum(r[0] for r in steady)
+    check = sum(r[1] for r in steady) / max(1e-9, sum(r[3] for r in steady))
     moved = statistics.median(r[2] for r in steady)
-    return seconds, share, moved, rows[0][0]
+    return seconds, share, check, moved, rows[0][0]
 
 
 def main():
@@ -119,12 +135,14 @@ def main():
     parser.add_argument("--scale", type=int, default=1, help="divide the batches (a quick try)")
     parser.add_argument("--verification", default="replicas", choices=["replicas", "freivalds"],
                         help="how the micro-batch tasks are verified")
+    parser.add_argument("--node-arg", action="append", default=[],
+                        help="an option for the lab node's serve, as --node-arg=--audit-floor=0.1")
     args = parser.parse_args()
     torch.set_num_threads(max(1, torch.get_num_threads()))
-    net = Network(volunteers=2, threads=1, slots=1)
-    print("%-5s %9s %8s %9s %8s %11s %10s %12s" % (
+    net = Network(volunteers=2, threads=1, slots=1, node_args=args.node_arg)
+    print("%-5s %9s %8s %9s %8s %11s %10s %12s %12s" % (
         "model", "params", "batch", "torch s", "net s", "torch÷net", "verify %",
-        "bytes÷params"))
+        "check÷comp", "bytes÷params"))
     try:
         with goblin.connect(net.url, token=net.token, timeout=600) as client:
             for name in args.families.split(","):
@@ -132,12 +150,13 @@ def main():
                 param_bytes = sum(p.numel() * 4 for p in model.parameters())
                 local = torch_round_seconds(model, loss_fn, x, y, batch, args.rounds)
                 model, loss_fn, x, y, batch, micro = family(name, args.scale)  # fresh weights
-                seconds, share, moved, first = network_round(net, client, model, loss_fn, x, y,
+                seconds, share, check, moved, first = network_round(net, client, model, loss_fn, x, y,
                                                              batch, micro, args.rounds,
                                                              args.verification)
-                print("%-5s %9d %8s %9.3f %8.3f %11.3f %9.1f%% %12.2f   (round 0: %.1f s)"
+                print("%-5s %9d %8s %9.3f %8.3f %11.3f %9.1f%% %11.1f%% %12.2f   (round 0: %.1f s)"
                       % (name, param_bytes // 4, "%d/%d" % (batch, micro), local, seconds,
-                         local / seconds, 100 * share, moved / param_bytes, first), flush=True)
+                         local / seconds, 100 * share, 100 * check, moved / param_bytes, first),
+                      flush=True)
     finally:
         net.close()
 

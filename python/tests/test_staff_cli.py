@@ -356,7 +356,7 @@ def test_other_bad_values_are_refused_with_the_option_named(tmp_path):
 
 def test_help_shows_defaults_as_people_write_them():
     shown = labnode("serve", "--help").stdout
-    for default in ("--audit-floor arg (=0.1)", "--lease-seconds arg (=120)",
+    for default in ("--audit-floor arg (=1)", "--lease-seconds arg (=120)",
                     "--shared-address-audit-rate arg (=0.5)", "--full-audit-share arg (=0.1)",
                     "--retain-hours arg (=72)", "--audit-retention-hours arg (=168)"):
         assert default in shown, default

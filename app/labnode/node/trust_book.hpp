@@ -19,9 +19,12 @@ namespace goblin::labnode {
 
 struct TrustSettings {
     std::int64_t probationAudits = 10; // audits a new identity passes before it is sampled
-    double auditFloor = 0.1;           // the smallest audit rate of the most trusted volunteer
-    double sharedAddressRate = 0.5;    // the least rate when a task's replicas share an address
-    std::int64_t expiryPenalty = 2;    // audits passed that one lease expiry cancels
+    // The smallest audit rate of the most trusted volunteer. 1: the node checks every agreed task
+    // before its output is used (docs/verification.md, "Graph tasks" 5: a colluding pair past
+    // probation gets nothing through); lower trades that for node compute.
+    double auditFloor = 1.0;
+    double sharedAddressRate = 0.5; // the least rate when a task's replicas share an address
+    std::int64_t expiryPenalty = 2; // audits passed that one lease expiry cancels
     // The share of audits that recompute the whole task; the others are cheap (Freivalds on the
     // heavy nodes' witnesses, the rest recomputed): docs/verification.md, "Graph tasks".
     double fullAuditShare = 0.1;

@@ -34,11 +34,13 @@ po::options_description serveOptions() {
         "a task whose lease expired this often is computed by the node (1 to 100)")(
         "max-tensor-mb", po::value<std::int64_t>()->default_value(1024),
         "largest tensor accepted, MiB (1 to 16384)")(
-        "audit-floor", po::value<double>()->default_value(0.1, "0.1"),
-        "least share of agreed graph tasks the node recomputes itself (0 to 1), however trusted "
-        "the volunteers")("probation-audits", po::value<std::int64_t>()->default_value(10),
-                          "audits a new volunteer identity passes before it is only sampled "
-                          "(0 to 1000000)")(
+        "audit-floor", po::value<double>()->default_value(1.0, "1"),
+        "least share of agreed graph tasks the node checks itself before their outputs are used "
+        "(0 to 1), however trusted the volunteers; below 1 a colluding pair past probation gets "
+        "a lie through with probability 1 - floor")(
+        "probation-audits", po::value<std::int64_t>()->default_value(10),
+        "audits a new volunteer identity passes before it is only sampled "
+        "(0 to 1000000)")(
         "shared-address-audit-rate", po::value<double>()->default_value(0.5, "0.5"),
         "least audit rate of a task whose two replicas came from one network address (0 to 1)")(
         "full-audit-share", po::value<double>()->default_value(0.1, "0.1"),

@@ -163,13 +163,16 @@ Agreement compareOutputs(std::span<const OutputTolerance> tolerances,
         double ratio = 0;
         const bool exact = tolerance.budget == 0 || !core::isFloatingPoint(a.dtype());
         if (exact) {
-            const bool same =
-                a.dtype() == DType::F32
-                    ? compareFloats(a.values<float>(), b.values<float>(), 0, 0, &where) == 0
-                : a.dtype() == DType::F64
-                    ? compareFloats(a.values<double>(), b.values<double>(), 0, 0, &where) == 0
-                    : a.byteSize() == 0 ||
-                          std::memcmp(a.bytes().data(), b.bytes().data(), a.byteSize()) == 0;
+            // Equal bytes are the common case of honest replicas: one memcmp decides it. Else
+            // NaN still matches NaN and +0 matches −0.
+            const bool sameBytes =
+                a.byteSize() == 0 ||
+                std::memcmp(a.bytes().data(), b.bytes().data(), a.byteSize()) == 0;
+            bool same = sameBytes;
+            if (!sameBytes && a.dtype() == DType::F32)
+                same = compareFloats(a.values<float>(), b.values<float>(), 0, 0, &where) == 0;
+            else if (!sameBytes && a.dtype() == DType::F64)
+                same = compareFloats(a.values<double>(), b.values<double>(), 0, 0, &where) == 0;
             ratio = same ? 0 : INFINITY;
         } else if (a.dtype() == DType::F32) {
             ratio = compareFloats(a.values<float>(), b.values<float>(), tolerance.budget,

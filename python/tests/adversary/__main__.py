@@ -21,20 +21,32 @@ class _NoGoblin(importlib.abc.MetaPathFinder):
 
 sys.meta_path.insert(0, _NoGoblin())
 
-from . import strategies, volunteer  # noqa: E402  (after the guard on purpose)
+from . import patient, strategies, volunteer  # noqa: E402  (after the guard on purpose)
+
+STRATEGIES = dict(strategies.STRATEGIES, **{"patient-pair": patient.PatientPair})
 
 
 def parse(argv):
     parser = argparse.ArgumentParser(prog="python -m adversary", description=__doc__.split("\n")[0])
     parser.add_argument("--node", required=True, help="ws://HOST:PORT of the lab node")
-    parser.add_argument("--strategy", required=True, choices=sorted(strategies.STRATEGIES))
+    parser.add_argument("--strategy", required=True, choices=sorted(STRATEGIES))
     parser.add_argument("--identities", type=int, help="identities to register (default per strategy)")
     parser.add_argument("--slots", type=int, default=2, help="slots each identity asks for")
     parser.add_argument("--factor", type=float, default=2.5,
                         help="past-bound, gemm-past-bound: error as a multiple of the element's "
                              "own bound")
     parser.add_argument("--offset", type=float, default=7.0, help="graph lies: added to outputs")
-    parser.add_argument("--honest-tasks", type=int, default=50, help="sleeper: honest tasks first")
+    parser.add_argument("--honest-tasks", type=int, default=50,
+                        help="sleeper: honest tasks first (patient-pair: per identity)")
+    parser.add_argument("--lies", type=int, default=0,
+                        help="patient-pair: lie on at most this many tasks (0: no limit)")
+    parser.add_argument("--pair-wait", type=float, default=1.0,
+                        help="patient-pair: seconds an identity waits for its partner to receive "
+                             "the same task before it answers honestly")
+    parser.add_argument("--runner", help="patient-pair: goblin-run-graph, for canonical answers")
+    parser.add_argument("--addresses", default="",
+                        help="local addresses the identities connect from, in turn (comma-"
+                             "separated, e.g. 127.0.0.2,127.0.0.3: one machine each)")
     parser.add_argument("--audited-above", type=int, default=2,
                         help="audit-dodger: attempts above this look audited (answered honestly)")
     parser.add_argument("--max-identities", type=int, default=200,
@@ -66,14 +78,16 @@ def register_sybils(options, ops) -> list:
 
 def main(argv=None) -> int:
     options = parse(sys.argv[1:] if argv is None else argv)
-    strategy = strategies.STRATEGIES[options.strategy](options)
+    strategy = STRATEGIES[options.strategy](options)
     ops = ["matmul", "graph"]
     if options.strategy == "sybil":
         pairs = register_sybils(options, ops)
     else:
         count = options.identities or strategy.identities
-        pairs = [volunteer.register(options.node, options.slots, ops, strategy.input_cache_bytes)
-                 for _ in range(count)]
+        addresses = [a for a in options.addresses.split(",") if a] or [""]
+        pairs = [volunteer.register(options.node, options.slots, ops, strategy.input_cache_bytes,
+                                    strategy.hello_backend, addresses[i % len(addresses)])
+                 for i in range(count)]
     identities = []
     for index, (ws, welcome) in enumerate(pairs):
         identity = volunteer.Identity(index, ws, welcome, options.slots, strategy)

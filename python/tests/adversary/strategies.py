@@ -42,7 +42,7 @@ def offset_outputs(outputs, offset: float):
             out.flat[out.size // 2] += 1
         elif out.size and out.dtype.kind == "b":
             out.flat[out.size // 2] = not out.flat[out.size // 2]
-        lied.append(np.ascontiguousarray(out))
+        lied.append(out)  # a C-order copy; np.ascontiguousarray would make a scalar 1-d
     return lied
 
 
@@ -55,6 +55,11 @@ class Strategy:
     answers = True
     # Graph inputs it asks the node to name by digest (protocol 4); 0: every input travels.
     input_cache_bytes = 0
+    # The backend its results name (cpu-numpy is not canonical: compared under the derived
+    # tolerance; a strategy with canonical bits may name cpu-reference) and its hello's (the
+    # node leases a task's second replica on another hello backend first).
+    backend = "cpu-numpy"
+    hello_backend = "cpu-numpy"
 
     def __init__(self, options):
         self.options = options
@@ -427,3 +432,4 @@ MATMUL = {"past-bound": PastBound, "row-scale": RowScale, "lazy-zeros": LazyZero
 GRAPH = {"collude": Collude, "sleeper": Sleeper, "audit-dodger": AuditDodger, "sybil": Sybil,
          "stale-inputs": StaleInputs, "gemm-past-bound": GemmPastBound}
 STRATEGIES = dict(MATMUL, **GRAPH, honest=Strategy)
+

@@ -32,16 +32,20 @@ def say(text: str) -> None:
         sys.stdout.flush()
 
 
-def open_socket(node: str):
+def open_socket(node: str, source: str = ""):
+    """A socket to the node's volunteer endpoint; from the local address `source` when given
+    (127.0.0.2, say: another loopback address, as a second machine would be)."""
     options = {"compression": None, "max_size": MAX_TENSOR_BYTES + 65536, "open_timeout": 10}
+    if source:
+        options["source_address"] = (source, 0)  # passed on to socket.create_connection
     if "proxy" in inspect.signature(connect).parameters:
         options["proxy"] = None
     return connect(node.rstrip("/") + "/v1/volunteer", **options)
 
 
-def hello_message(slots: int, ops, cache_bytes: int = 0) -> dict:
+def hello_message(slots: int, ops, cache_bytes: int = 0, backend: str = "cpu-numpy") -> dict:
     hello = {"type": "hello", "id": 1, "protocol": PROTOCOL, "catalog": CATALOG, "identity": None,
-             "capabilities": {"backend": "cpu-numpy", "threads": 1, "memory_bytes": 1 << 30,
+             "capabilities": {"backend": backend, "threads": 1, "memory_bytes": 1 << 30,
                               "dtypes": ["f32", "f64"], "ops": list(ops), "slots": slots}}
     if cache_bytes:
         hello["protocol"] = CACHE_PROTOCOL
@@ -59,11 +63,12 @@ class Refused(Exception):
     """The node closed or answered the hello with something other than a welcome."""
 
 
-def register(node: str, slots: int, ops, cache_bytes: int = 0):
+def register(node: str, slots: int, ops, cache_bytes: int = 0, backend: str = "cpu-numpy",
+             source: str = ""):
     """Connects and says hello without an identity; returns (socket, welcome)."""
-    ws = open_socket(node)
+    ws = open_socket(node, source)
     try:
-        ws.send(json.dumps(hello_message(slots, ops, cache_bytes)))
+        ws.send(json.dumps(hello_message(slots, ops, cache_bytes, backend)))
         welcome = json.loads(ws.recv(timeout=20))
     except ConnectionClosed as exc:
         ws.close()
@@ -108,7 +113,8 @@ class Identity:
 
     def result(self, task: int, attempt: int, arrays, op: str = "matmul",
                seconds: float = 0.001) -> None:
-        message = {"type": "result", "task": task, "attempt": attempt, "backend": "cpu-numpy",
+        message = {"type": "result", "task": task, "attempt": attempt,
+                   "backend": self.strategy.backend,
                    "compute_seconds": seconds}
         if op == "graph":
             message["op"] = "graph"

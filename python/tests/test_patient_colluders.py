@@ -1,0 +1,88 @@
+"""The patient colluding pair of issue 32 (tests/adversary, strategy patient-pair, never importing
+goblin) beside one real headless honest volunteer and a real lab node at its default verification
+settings. The pair (two identities on two addresses, 127.0.0.2 and .3) answers every task with the project's own canonical bits (goblin-run-graph)
+until each identity has answered 12 tasks (past the 10 audits of probation), then lies only on the
+tasks both identities hold, so no honest replica ever disagrees with a lie: only the node's own
+check of every task can see it. Nothing it lies about may be used: no wrong chunk is delivered, and
+no poisoned gradient is applied (the trained parameters equal an honest run's, bit for bit).
+
+`--second-opinion-seconds 2` lets the one honest volunteer finish once the pair is quarantined
+(liveness, tested on its own in test_liveness.py); every verification setting is the default."""
+
+import numpy as np
+import pytest
+
+from goblin import optim
+
+from conftest import BUILD_DIR
+from test_adversaries import (EVENT_TIMEOUT, JOB_TIMEOUT, assert_graph_lies_caught, assert_honest_outputs,
+                              banned, honest_id, lied_tasks, small_graph, wait_for_connected)
+
+torch = pytest.importorskip("torch", reason="torch is not installed (optional dependency)")
+
+from training_models import training_family  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+RUNNER = BUILD_DIR / "app" / "graph-runner" / "goblin-run-graph"
+LIVENESS = ["--second-opinion-seconds", "2"]
+HONEST_TASKS = 12
+
+
+def start_pair(cluster, lies=0):
+    """The node, one honest volunteer and the pair; returns (adversary, pair ids, honest ids)."""
+    if not RUNNER.exists():
+        pytest.fail("%s is missing: build the ci preset" % RUNNER)
+    cluster.start_node(extra_args=LIVENESS)
+    # The pair asks for more slots than the honest volunteer, so it often holds both opinions of
+    # a task (the node leases a queued task's opinions to whoever asks first).
+    honest_ids = [honest_id(cluster.start_volunteer(threads=1, slots=1))]
+    adversary, ids = cluster.start_adversary(
+        "patient-pair", identities=2,
+        extra_args=["--addresses", "127.0.0.2,127.0.0.3", "--slots", "4", "--honest-tasks", str(HONEST_TASKS), "--runner", str(RUNNER),
+                    "--lies", str(lies)])
+    wait_for_connected(cluster, 3)
+    return adversary, ids, honest_ids
+
+
+@pytest.mark.parametrize("lies", [0, 1], ids=["lies-on-every-shared-task", "lies-once"])
+def test_patient_pair_gets_no_wrong_chunk_delivered(cluster, lies):
+    token = cluster.add_researcher()
+    adversary, ids, honest_ids = start_pair(cluster, lies)
+    client = cluster.connect(token)
+    jobs = 0
+    # Jobs of 8 tasks one after another: the pair wakes during the third or so, and every later
+    # job is one it may lie on.
+    while jobs < 10 and not (lied_tasks(adversary) and all(banned(adversary, i) for i in ids)):
+        g, inputs = small_graph(16, seed=20 + jobs)
+        outputs = client.run(g, inputs, batch=0, chunks=8, timeout=JOB_TIMEOUT)
+        assert_honest_outputs(g, inputs, outputs)  # every job, those the pair lied on included
+        jobs += 1
+    assert lied_tasks(adversary), "the pair never lied in %d jobs\n%s" % (jobs, adversary.tail())
+    assert_graph_lies_caught(cluster, adversary, ids, honest_ids)
+    # The partner's identical lie convicts it too.
+    cluster.wait_until(lambda: all(banned(adversary, i) for i in ids), EVENT_TIMEOUT,
+                       "both identities of the pair quarantined")
+
+
+def test_patient_pair_gets_no_poisoned_gradient_applied(cluster):
+    token = cluster.add_researcher()
+    adversary, ids, honest_ids = start_pair(cluster)
+    client = cluster.connect(token, timeout=120)
+    model, loss_fn, x, y = training_family("mlp", samples=64, seed=11)
+
+    def train():
+        return client.train(model, loss_fn, (x, y), optimizer=optim.AdamW(lr=1e-2), rounds=12,
+                            batch_size=16, micro_batch=4, progress=False, timeout=JOB_TIMEOUT)
+
+    attacked = train()
+    assert lied_tasks(adversary), "the pair never lied\n" + adversary.tail()
+    assert_graph_lies_caught(cluster, adversary, ids, honest_ids)
+    assert sum(r.rejected for r in attacked.history) >= 1
+    # The same job again with a second honest volunteer and no pair: the bits an honest run gives.
+    cluster.start_volunteer(threads=1, slots=2)
+    control = train()
+    for name, value in control.params.items():
+        assert np.asarray(attacked.params[name]).tobytes() == np.asarray(value).tobytes(), name
+    assert [np.float64(r.loss) for r in attacked.history] == \
+        [np.float64(r.loss) for r in control.history]
