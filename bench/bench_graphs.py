@@ -5,8 +5,8 @@ For a captured transformer block and a small CNN forward pass on a batch it time
   torch      PyTorch eager, the module called directly (all cores)
   network    goblin.capture's graph through a real lab node and 2 headless volunteers (1 thread
              each): upload, split along the batch, every task computed by both volunteers and
-             compared, the node's audits at the rate trust asks for (every task of a new identity, then at
-             least the floor 0.1), merge and download
+             compared, the node's audits at the rate trust asks for (at the default floor 1, every
+             task before its outputs are used), merge and download
 and prints torch ÷ network (best run), the node's verification time (comparisons + sampled
 recomputation, summed over all runs) as a share of the network time and of the volunteers'
 compute, and the capture time. It then prints, per program, what a cheap node audit costs (Freivalds
@@ -16,7 +16,7 @@ were full recomputations (--full-audit-share). A matmul-heavy MLP and a CNN with
 real network's size (32–64 channels, 3×3; witnessed and checked like matmuls) are the cases the
 target (≤ 20 %) is about; the small CNN's convolutions (8 and 16 channels) are mostly recomputed.
 
-    .venv/bin/python bench/bench_graphs.py [--repeats 3] [--chunks 4]
+    .venv/bin/python bench/bench_graphs.py [--repeats 3] [--chunks 4] [--node-arg=--audit-floor=0.1]
 """
 
 import argparse
@@ -128,9 +128,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--chunks", type=int, default=4)
+    parser.add_argument("--node-arg", action="append", default=[],
+                        help="an option for the lab node's serve, as --node-arg=--audit-floor=0.1")
     args = parser.parse_args()
     run_numpy_on_volunteers_kernel()  # PyTorch's matmuls go through the same OpenBLAS
-    network = Network(volunteers=2, threads=1, slots=1)  # default trust and audits
+    network = Network(volunteers=2, threads=1, slots=1, node_args=args.node_arg)
     try:
         client = goblin.connect(network.url, token=network.token, timeout=300)
         print("| program | torch s | network s | torch÷network | verify÷network | verify÷volunteer compute | replicas | capture s |")

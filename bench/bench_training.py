@@ -7,7 +7,7 @@ step on one batch) takes about a second or more in local PyTorch on this machine
   network    a round of a training job on a real lab node and 2 headless volunteers (1 thread
              each), as its train_round record times it at the node: one task per micro-batch
              computed by both volunteers and compared bit for bit, the node's audits at the rate
-             trust asks for, the float64 merge of loss and gradients, the AdamW step and the commit
+             trust asks for (every task at the default floor 1), the float64 merge of loss and gradients, the AdamW step and the commit
 and prints torch ÷ network (median round after the first), the verification share (the node's
 comparison and audit seconds ÷ the round's seconds), the node's checking work ÷ the volunteers'
 compute (the same seconds ÷ every volunteer replica's compute_seconds of the round's tasks: the

@@ -29,6 +29,9 @@ class RoundRecord:
     seconds: float
     verification_seconds: float  # the node's comparisons and audits of the round's tasks
     job: str             # the round's graph job at the node
+    # Why the round was trained again after a rewind (a volunteer whose output it used was
+    # caught later), or "" for a round trained once.
+    redone: str = ""
 
     @classmethod
     def from_wire(cls, record: Dict[str, Any], samples: int) -> "RoundRecord":
@@ -38,7 +41,7 @@ class RoundRecord:
                    node_decided=int(record["node_decided"]),
                    grad_norm=float(record["grad_norm"]), seconds=float(record["seconds"]),
                    verification_seconds=float(record.get("verification_seconds", 0.0)),
-                   job=str(record["graph_job"]))
+                   job=str(record["graph_job"]), redone=str(record.get("redone", "")))
 
 
 @dataclass

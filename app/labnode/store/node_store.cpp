@@ -171,6 +171,7 @@ bool NodeStore::blobInUse(const std::string& digest, const std::string& exceptJo
         "UNION ALL SELECT 1 FROM train_jobs WHERE id != ?1 AND state != 'released' AND "
         "(instr(inputs, ?2) > 0 OR instr(params, ?2) > 0) "
         "UNION ALL SELECT 1 FROM train_batches WHERE job_id != ?1 AND instr(tensors, ?2) > 0 "
+        "UNION ALL SELECT 1 FROM train_snapshots WHERE job_id != ?1 AND instr(params, ?2) > 0 "
         "LIMIT 1");
     query.bind(1, exceptJob).bind(2, digest);
     return query.step().value_or(true);

@@ -108,6 +108,16 @@ CREATE TABLE IF NOT EXISTS train_rounds(
   grad_norm REAL NOT NULL, tasks INTEGER NOT NULL, rejected INTEGER NOT NULL,
   node_audited INTEGER NOT NULL, node_decided INTEGER NOT NULL, seconds REAL NOT NULL,
   verification_seconds REAL NOT NULL, graph_job TEXT NOT NULL, PRIMARY KEY(job_id, round));
+-- A running training job's state before each of its rounds (stored tensors, as train_jobs.params),
+-- so that a round found poisoned after it committed is trained again from the state before it
+-- (kinds/train/training_rewind); dropped when the job ends. And every such rewind: rounds
+-- [first_round, end_round) were trained again, and why.
+CREATE TABLE IF NOT EXISTS train_snapshots(
+  job_id TEXT NOT NULL REFERENCES train_jobs(id), round INTEGER NOT NULL, params TEXT NOT NULL,
+  PRIMARY KEY(job_id, round));
+CREATE TABLE IF NOT EXISTS train_rewinds(
+  job_id TEXT NOT NULL REFERENCES train_jobs(id), first_round INTEGER NOT NULL,
+  end_round INTEGER NOT NULL, reason TEXT NOT NULL, created_at REAL NOT NULL);
 -- The dashboard lists a round's graph job under its training job.
 CREATE INDEX IF NOT EXISTS train_rounds_by_graph_job ON train_rounds(graph_job);
 -- A streamed training job's batches the node holds but has not trained: x then y as

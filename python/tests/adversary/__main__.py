@@ -44,6 +44,9 @@ def parse(argv):
                         help="patient-pair: seconds an identity waits for its partner to receive "
                              "the same task before it answers honestly")
     parser.add_argument("--runner", help="patient-pair: goblin-run-graph, for canonical answers")
+    parser.add_argument("--careless-after", type=int, default=0,
+                        help="patient-pair: after this many lies on shared tasks, lie on every "
+                             "task (0: never)")
     parser.add_argument("--addresses", default="",
                         help="local addresses the identities connect from, in turn (comma-"
                              "separated, e.g. 127.0.0.2,127.0.0.3: one machine each)")

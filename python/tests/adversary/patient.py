@@ -30,7 +30,8 @@ class PatientPair(Strategy):
     """Honest (canonical bits from --runner, else the evaluator) until each identity answered
     --honest-tasks tasks; then a graph task both identities receive within --pair-wait seconds is
     answered with the same lie by both, at most --lies tasks (0: no limit); a task only one of
-    them holds is answered honestly."""
+    them holds is answered honestly. With --careless-after N, after N such lies it lies on every
+    task (so an honest replica beside it gets it caught: a late catch, after lies were used)."""
 
     identities = 2
     backend = "cpu-reference"  # canonical: replicas are compared bit for bit
@@ -56,6 +57,9 @@ class PatientPair(Strategy):
             self.partner_came.notify_all()
             if task_id not in self.decided and not self.awake():
                 self.decided[task_id] = False
+            careless = self.options.careless_after
+            if task_id not in self.decided and careless and self.lies_told >= careless:
+                self.decided[task_id] = True
             deadline = time.monotonic() + self.options.pair_wait
             while task_id not in self.decided and len(self.holders[task_id]) < 2:
                 remaining = deadline - time.monotonic()

@@ -29,9 +29,10 @@ std::string jobAuditState(const std::vector<JobAuditRow>& audits) {
 } // namespace
 
 DeliveredAudits::DeliveredAudits(NodeContext& context, PeerRegistry& peers, TrustBook& trust,
-                                 GraphIntakeSettings settings, OnCorrected onCorrected)
+                                 GraphIntakeSettings settings, OnCorrected onCorrected,
+                                 OnRechecked onRechecked)
     : m_context(context), m_peers(peers), m_trust(trust), m_settings(std::move(settings)),
-      m_onCorrected(std::move(onCorrected)) {}
+      m_onCorrected(std::move(onCorrected)), m_onRechecked(std::move(onRechecked)) {}
 
 void DeliveredAudits::recover() {
     for (const JobAuditRow& audit : unfinishedJobAudits(m_context.store.database()))
@@ -157,6 +158,8 @@ void DeliveredAudits::apply(const JobAuditRow& audit, const JobRecheck& recheck)
         m_trust.quarantine(volunteer, "its accepted result in delivered graph job " + audit.jobId +
                                           " was overturned by the node's recheck");
     afterAudit(audit.jobId, corrected > 0);
+    if (corrected > 0)
+        m_onRechecked(audit.jobId, audit.volunteerId + " was quarantined (" + audit.reason + ")");
     runNext();
 }
 

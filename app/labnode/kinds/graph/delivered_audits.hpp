@@ -30,9 +30,11 @@ public:
     // A job's outputs were corrected; `merged` are its outputs as they are now.
     using OnCorrected =
         std::function<void(const std::string& jobId, const std::vector<core::Tensor>& merged)>;
+    // An audit corrected tasks of the job (any state): `why` names the volunteer caught.
+    using OnRechecked = std::function<void(const std::string& jobId, const std::string& why)>;
 
     DeliveredAudits(NodeContext& context, PeerRegistry& peers, TrustBook& trust,
-                    GraphIntakeSettings settings, OnCorrected onCorrected);
+                    GraphIntakeSettings settings, OnCorrected onCorrected, OnRechecked onRechecked);
 
     // Start-up: audits a node stopped in the middle of run again.
     void recover();
@@ -60,6 +62,7 @@ private:
     TrustBook& m_trust;
     GraphIntakeSettings m_settings;
     OnCorrected m_onCorrected;
+    OnRechecked m_onRechecked;
     std::deque<std::int64_t> m_queue; // audit ids
     bool m_running = false;
 };

@@ -92,6 +92,11 @@ public:
     }
     // Releases a followed job once its outputs are used (its data kept for audits like any).
     void releaseFor(const std::string& jobId);
+    // Told when an audit after a quarantine corrected a delivered job's tasks (a training round's
+    // graph job, say): the job and why.
+    void addCorrectionListener(DeliveredAudits::OnRechecked listener) {
+        m_correctionListeners.push_back(std::move(listener));
+    }
 
     // The scheduler's side: GraphTaskSource.
     bool hasQueued() const override { return m_book.hasQueued(); }
@@ -134,6 +139,7 @@ private:
     GraphBook m_book;
     GraphDecisions m_decisions;
     GraphTaskSource m_tasks;
+    std::vector<DeliveredAudits::OnRechecked> m_correctionListeners;
     DeliveredAudits m_audits;
     GraphRetention m_retention;
     std::map<std::string, GraphJobFollower> m_followers;

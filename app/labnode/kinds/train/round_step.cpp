@@ -84,7 +84,7 @@ Expected<RoundStep> takeRoundStep(const TrainPlan& plan, std::int64_t roundIndex
 }
 
 json::object roundRecordJson(const TrainRoundRow& round) {
-    return json::object{{"round", round.round},
+    json::object record{{"round", round.round},
                         {"loss", round.loss},
                         {"grad_norm", round.gradNorm},
                         {"tasks", round.tasks},
@@ -95,6 +95,9 @@ json::object roundRecordJson(const TrainRoundRow& round) {
                         {"seconds", round.seconds},
                         {"verification_seconds", round.verificationSeconds},
                         {"graph_job", round.graphJob}};
+    if (!round.redone.empty())
+        record["redone"] = round.redone;
+    return record;
 }
 
 } // namespace goblin::labnode

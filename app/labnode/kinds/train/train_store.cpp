@@ -86,9 +86,12 @@ std::vector<TrainJobRow> unreleasedTrainJobs(Database& db) {
 namespace {
 
 std::vector<TrainRoundRow> roundRows(Database& db, const std::string& id, const char* order) {
-    std::string sql = "SELECT round, loss, grad_norm, tasks, rejected, node_audited, "
-                      "node_decided, seconds, verification_seconds, graph_job FROM "
-                      "train_rounds WHERE job_id = ? ";
+    // A round trained again after a rewind says why (rewind_store.hpp, whyRedone).
+    std::string sql =
+        "SELECT round, loss, grad_norm, tasks, rejected, node_audited, node_decided, seconds, "
+        "verification_seconds, graph_job, coalesce((SELECT w.reason FROM train_rewinds w WHERE "
+        "w.job_id = r.job_id AND w.first_round <= r.round AND w.end_round > r.round ORDER BY "
+        "w.rowid DESC LIMIT 1), '') FROM train_rounds r WHERE job_id = ? ";
     sql.append(order);
     auto query = db.prepare(sql);
     query.bind(1, id);
@@ -97,7 +100,7 @@ std::vector<TrainRoundRow> roundRows(Database& db, const std::string& id, const 
         rounds.push_back(TrainRoundRow{
             query.columnInt(0), query.columnDouble(1), query.columnDouble(2), query.columnInt(3),
             query.columnInt(4), query.columnInt(5), query.columnInt(6), query.columnDouble(7),
-            query.columnDouble(8), query.columnText(9)});
+            query.columnDouble(8), query.columnText(9), query.columnText(10)});
     return rounds;
 }
 

@@ -34,6 +34,7 @@ struct TrainRoundRow {
     double seconds = 0;
     double verificationSeconds = 0; // the node's comparisons and audits of the round's tasks
     std::string graphJob;
+    std::string redone; // why it was trained again after a rewind, or empty (not stored here)
 };
 
 Expected<void> insertTrainJob(Database& db, const TrainJobRow& job, double now);

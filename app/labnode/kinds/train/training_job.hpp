@@ -26,6 +26,7 @@ struct TrainingJob {
     std::string error; // why it failed, or who cancelled it
     double roundStarted = 0;
     bool stepping = false;
+    std::int64_t rewinds = 0; // a step taken before the latest rewind never commits
     // Streamed data (streamed_batches.hpp): batches held for the rounds to come (stored
     // tensors), the next batch the node expects, whether the data ended, whether the round waits
     // for its batch.

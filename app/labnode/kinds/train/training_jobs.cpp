@@ -8,6 +8,7 @@
 #include "kinds/graph/graph_blobs.hpp"
 #include "kinds/graph/graph_store.hpp"
 #include "kinds/graph/graph_submission.hpp"
+#include "kinds/train/rewind_store.hpp"
 #include "node/quota_gate.hpp"
 #include "node/secrets.hpp"
 #include "store/job_purge.hpp"
@@ -29,7 +30,41 @@ TrainingJobs::TrainingJobs(NodeContext& context, PeerRegistry& peers, Researcher
                TrainingRounds::Hooks{
                    [this](const std::string& jobId) { return findJob(jobId); },
                    [this](TrainingJob& job, const Error& error) { failJob(job, error); },
-                   [this](TrainingJob& job) { finishJob(job, true); }}) {}
+                   [this](TrainingJob& job) { finishJob(job, true); }}) {
+    graphs.addCorrectionListener([this](const std::string& graphJob, const std::string& why) {
+        onRoundCorrected(graphJob, why);
+    });
+}
+
+void TrainingJobs::onRoundCorrected(const std::string& graphJob, const std::string& why) {
+    const auto ref = trainRoundOfGraphJob(m_context.store.database(), graphJob);
+    if (!ref)
+        return; // not a round
+    TrainingJob* job = findJob(ref->jobId);
+    const std::string what = "training job " + ref->jobId + ": round " +
+                             std::to_string(ref->round) + "'s graph job " + graphJob +
+                             " was corrected after " + why;
+    if (!job || job->state != JobState::Running)
+        return m_context.log.warn(what + "; the job had ended, so it is not rewound (the audit "
+                                         "of that graph job reports the correction)");
+    if (job->submission.plan.streamed)
+        return m_context.log.warn(what + "; a streamed job is not rewound (the batches it "
+                                         "trained are gone)");
+    if (ref->round >= job->round())
+        return; // undone by an earlier rewind already
+    m_rounds.rewind(*job, ref->round,
+                    "round " + std::to_string(ref->round) + "'s graph job " + graphJob +
+                        " was corrected after " + why);
+}
+
+void TrainingJobs::dropSnapshots(const std::string& jobId) {
+    auto held = dropTrainSnapshots(m_context.store.database(), jobId);
+    if (!held)
+        return m_context.log.error("training job " + jobId + ": its kept states could not be " +
+                                   "dropped (" + held.error().message + ")");
+    for (const std::string& stored : *held)
+        deleteUnusedBlobs(m_context.store, m_context.blobs, stored);
+}
 
 Expected<void> TrainingJobs::onRouted(const ResearcherRequest& request, net::Message message) {
     auto batch = net::parseTrainBatch(message);
@@ -201,6 +236,7 @@ void TrainingJobs::finishJob(TrainingJob& job, bool committed) {
     job.state = JobState::Done;
     job.waitingForBatch = false;
     m_batches.dropAll(job);
+    dropSnapshots(job.id);
     m_context.log("training job " + job.id + " done");
     m_desk.deliverToWatchers(job.id, [&](std::uint64_t peer) { deliver(peer, job, 0); });
 }
@@ -217,6 +253,7 @@ void TrainingJobs::failJob(TrainingJob& job, const Error& error) {
     job.error = error.describe();
     job.waitingForBatch = false;
     m_batches.dropAll(job);
+    dropSnapshots(job.id);
     m_desk.reportFailure(job.id, error); // a fetch still gets the rounds committed before it
 }
 
@@ -270,6 +307,7 @@ void TrainingJobs::release(const ResearcherRequest& request, const std::string& 
         return;
     Database& db = m_context.store.database();
     const auto row = trainJob(db, jobId);
+    dropSnapshots(jobId); // none left once it ended, unless a node stopped in between
     (void)setTrainJobState(db, jobId, JobState::Released, {}, m_context.clock());
     if (row) // the data and parameters are deleted unless another job shares a blob
         for (const std::string& stored : {row->inputs, row->params})
@@ -298,6 +336,7 @@ Expected<void> TrainingJobs::cancel(const std::string& jobId, const std::string&
     job.roundJob.clear();
     job.waitingForBatch = false;
     m_batches.dropAll(job);
+    dropSnapshots(jobId);
     m_context.log("training job " + jobId + " cancelled by " + who + " after " +
                   std::to_string(job.roundsDone) + " committed round(s)");
     m_desk.reportFailure(jobId, error);

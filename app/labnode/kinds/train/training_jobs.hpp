@@ -71,6 +71,11 @@ private:
     // where the next round would start: done, delivered to its watchers.
     void finishJob(TrainingJob& job, bool committed);
     void deliver(std::uint64_t peer, const TrainingJob& job, std::int64_t requestId);
+    // An audit corrected a delivered graph job: when it is a committed round of a running job,
+    // the job is rewound to that round (TrainingRounds::rewind).
+    void onRoundCorrected(const std::string& graphJob, const std::string& why);
+    // A job that ended is never rewound: the states kept for it go.
+    void dropSnapshots(const std::string& jobId);
     // The loaded job (running or ended, until released), or null.
     TrainingJob* findJob(const std::string& jobId);
     TrainingJob* ownedJob(const ResearcherRequest& request, const std::string& jobId);

@@ -6,6 +6,7 @@
 #include "goblin/net/messages/researcher_messages.hpp"
 #include "kinds/graph/graph_blobs.hpp"
 #include "kinds/graph/graph_store.hpp"
+#include "kinds/train/rewind_store.hpp"
 #include "kinds/train/round_step.hpp"
 
 namespace goblin::labnode {
@@ -61,6 +62,15 @@ void TrainingRounds::start(TrainingJob& job) {
     }
     job.waitingForBatch = false;
     job.roundStarted = m_context.clock();
+    // The state before this round, for a rewind to it (a streamed job's trained batches are
+    // gone: it is never rewound).
+    if (!job.submission.plan.streamed)
+        if (auto kept = keepTrainSnapshot(m_context.store.database(), job.id, job.round(),
+                                          job.storedParams);
+            !kept)
+            m_context.log.error("training job " + job.id + ": the state before round " +
+                                std::to_string(job.round()) + " could not be kept (" +
+                                kept.error().message + "); that round cannot be rewound to");
     auto message = roundMessage(job.submission, job.params, job.round(),
                                 streamed.empty() ? nullptr : &streamed);
     if (!message)
@@ -86,8 +96,10 @@ bool TrainingRounds::follow(TrainingJob& job) {
                                              const std::vector<core::Tensor>& outputs) {
                              onDone(id, graphJob, outputs);
                          },
-                         [this, id = job.id](const std::string&, const Error& error) {
-                             if (TrainingJob* found = m_hooks.find(id))
+                         [this, id = job.id](const std::string& graphJob, const Error& error) {
+                             // A round a rewind cancelled is not the job's any more.
+                             if (TrainingJob* found = m_hooks.find(id);
+                                 found && found->roundJob == graphJob)
                                  m_hooks.fail(*found, inRound(found->round(), error));
                          }});
 }
@@ -110,22 +122,24 @@ void TrainingRounds::onDone(const std::string& jobId, const std::string& graphJo
     record.seconds = m_context.clock() - job.roundStarted;
     record.verificationSeconds = m_graphs.verificationSeconds(graphJob);
     record.graphJob = graphJob;
+    record.redone = whyRedone(m_context.store.database(), job.id, record.round);
     // The step is O(parameters): a worker takes it on copies, the core thread commits it.
     asio::post(m_context.workers, [this, jobId, plan = job.submission.plan, params = job.params,
                                    state = job.optimizerState, outputs, record,
-                                   roundIndex = job.roundsDone]() mutable {
+                                   roundIndex = job.roundsDone, rewinds = job.rewinds]() mutable {
         auto step = takeRoundStep(plan, roundIndex, params, state, outputs, std::move(record),
                                   m_context.blobs);
-        asio::post(m_context.core, [this, jobId, step = std::move(step)]() mutable {
-            commit(jobId, std::move(step));
+        asio::post(m_context.core, [this, jobId, rewinds, step = std::move(step)]() mutable {
+            commit(jobId, rewinds, std::move(step));
         });
     });
 }
 
-void TrainingRounds::commit(const std::string& jobId, Expected<RoundStep> step) {
+void TrainingRounds::commit(const std::string& jobId, std::int64_t rewinds,
+                            Expected<RoundStep> step) {
     TrainingJob* found = m_hooks.find(jobId);
-    if (!found || found->state != JobState::Running)
-        return;
+    if (!found || found->state != JobState::Running || found->rewinds != rewinds)
+        return; // ended, or rewound while this step was taken: it belongs to the rounds undone
     TrainingJob& job = *found;
     job.stepping = false;
     const std::string graphJob = job.roundJob;
@@ -148,8 +162,8 @@ void TrainingRounds::commit(const std::string& jobId, Expected<RoundStep> step) 
                             std::to_string(step->record.round) + " could not commit (" +
                             committed.error().message + "); retrying");
         job.stepping = true;
-        asio::post(m_context.core, [this, jobId, step = std::move(step)]() mutable {
-            commit(jobId, std::move(step));
+        asio::post(m_context.core, [this, jobId, rewinds, step = std::move(step)]() mutable {
+            commit(jobId, rewinds, std::move(step));
         });
         return;
     }
@@ -172,6 +186,55 @@ void TrainingRounds::commit(const std::string& jobId, Expected<RoundStep> step) 
     if (!last)
         return start(job);
     m_hooks.finished(job);
+}
+
+void TrainingRounds::rewind(TrainingJob& job, std::int64_t round, const std::string& why) {
+    Database& db = m_context.store.database();
+    const std::string what = "training job " + job.id + ": round " + std::to_string(round);
+    const auto snapshot = trainSnapshot(db, job.id, round);
+    json::error_code error;
+    const json::value stored = snapshot ? json::parse(*snapshot, error) : json::value();
+    auto state = !snapshot || error || !stored.is_array()
+                     ? Expected<std::vector<core::Tensor>>(
+                           makeError(ErrorCode::NotFound, "its starting state is not kept"))
+                     : loadTensors(m_context.blobs, stored.get_array());
+    if (!state || state->empty())
+        return m_context.log.error(
+            what + " was found poisoned (" + why + ") but cannot be " + "trained again: " +
+            (state ? std::string("its state is empty") : state.error().message));
+    const TrainRewind rewind{round, round - job.submission.plan.firstRound, job.round(), *snapshot,
+                             why};
+    auto transaction = Transaction::begin(db);
+    auto written = transaction
+                       ? rewindTrainJob(db, job.id, rewind, m_context.clock())
+                       : Expected<std::vector<std::string>>(tl::unexpected(transaction.error()));
+    if (written)
+        if (auto committed = transaction->commit(); !committed)
+            written = tl::unexpected(committed.error());
+    if (!written)
+        return m_context.log.error(what + " was found poisoned (" + why +
+                                   ") but the rewind could not be recorded (" +
+                                   written.error().message + ")");
+    const std::string inFlight = job.roundJob;
+    job.roundJob.clear(); // before the cancel: its follower no longer speaks for the job
+    if (!inFlight.empty())
+        if (auto ok = m_graphs.cancel(inFlight, "a rewind of " + job.id); !ok)
+            m_graphs.releaseFor(inFlight);
+    // The later snapshots were states of the rounds undone.
+    for (const std::string& undone : *written)
+        deleteUnusedBlobs(m_context.store, m_context.blobs, undone);
+    m_context.log.warn(what + " was found poisoned (" + why + "): rounds " + std::to_string(round) +
+                       " to " + std::to_string(rewind.end - 1) +
+                       " are trained again from the state before it");
+    job.params = state->front();
+    job.optimizerState.assign(state->begin() + 1, state->end());
+    job.storedParams = *snapshot;
+    job.roundsDone = rewind.roundsDone;
+    job.stepping = false;
+    ++job.rewinds;
+    m_desk.reportProgress(job.id, job.roundsDone, job.submission.plan.rounds,
+                          ProgressPace::EveryStep);
+    start(job);
 }
 
 } // namespace goblin::labnode

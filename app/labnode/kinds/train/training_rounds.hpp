@@ -37,13 +37,18 @@ public:
     // A resumed job: re-attached to its round's graph job when that is still loaded, else the
     // round starts again.
     void resume(TrainingJob& job);
+    // Committed round `round` was found poisoned (an audit after a quarantine corrected its graph
+    // job): the job goes back to the state it had before that round (its snapshot), the records
+    // of that round and later ones go, the round in flight is cancelled, and training goes on
+    // from there; each round trained again says `why` in its record (`redone`).
+    void rewind(TrainingJob& job, std::int64_t round, const std::string& why);
 
 private:
     // Follows the round's graph job; false when it is not loaded.
     bool follow(TrainingJob& job);
     void onDone(const std::string& jobId, const std::string& graphJob,
                 const std::vector<core::Tensor>& outputs);
-    void commit(const std::string& jobId, Expected<RoundStep> step);
+    void commit(const std::string& jobId, std::int64_t rewinds, Expected<RoundStep> step);
 
     NodeContext& m_context;
     PeerRegistry& m_peers;
