@@ -43,20 +43,34 @@ void cast(const Tensor& x, Tensor& out) {
 // Copies the output row by row: row r starts at element walk.rowStarts[r] of x and steps
 // walk.step elements along it (0 where x broadcasts), walk.width elements per row. Elements of
 // `Size` bytes move by memcpy, so none is read through a pointer of another type; a fixed-size
-// memcpy compiles to one load and one store.
+// memcpy compiles to one load and one store. A strided walk (a transpose: neighbouring rows start
+// at neighbouring elements) goes in tiles of rows × columns, so a cache line read for one row
+// serves the next rows too; only the order of the copies changes, never a value.
 template <std::size_t Size>
 void copyWalk(const std::byte* in, const RowWalk& walk, std::byte* out) {
     const auto width = static_cast<std::size_t>(walk.width);
-    for (std::int64_t start : walk.rowStarts) {
-        const std::byte* row = in + static_cast<std::size_t>(start) * Size;
-        if (walk.step == 1) {
-            std::memcpy(out, row, width * Size);
-        } else {
-            const auto step = static_cast<std::size_t>(walk.step) * Size;
-            for (std::size_t j = 0; j < width; ++j)
-                std::memcpy(out + j * Size, row + j * step, Size);
+    if (walk.step == 1) {
+        for (std::int64_t start : walk.rowStarts) {
+            std::memcpy(out, in + static_cast<std::size_t>(start) * Size, width * Size);
+            out += width * Size;
         }
-        out += width * Size;
+        return;
+    }
+    constexpr std::size_t kTileRows = 16;
+    constexpr std::size_t kTileColumns = 32;
+    const auto step = static_cast<std::size_t>(walk.step) * Size;
+    const std::size_t rows = walk.rowStarts.size();
+    for (std::size_t r0 = 0; r0 < rows; r0 += kTileRows) {
+        const std::size_t r1 = std::min(rows, r0 + kTileRows);
+        for (std::size_t j0 = 0; j0 < width; j0 += kTileColumns) {
+            const std::size_t j1 = std::min(width, j0 + kTileColumns);
+            for (std::size_t r = r0; r < r1; ++r) {
+                const std::byte* row = in + static_cast<std::size_t>(walk.rowStarts[r]) * Size;
+                std::byte* to = out + r * width * Size;
+                for (std::size_t j = j0; j < j1; ++j)
+                    std::memcpy(to + j * Size, row + j * step, Size);
+            }
+        }
     }
 }
 
