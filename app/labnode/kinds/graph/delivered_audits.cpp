@@ -29,10 +29,9 @@ std::string jobAuditState(const std::vector<JobAuditRow>& audits) {
 } // namespace
 
 DeliveredAudits::DeliveredAudits(NodeContext& context, PeerRegistry& peers, TrustBook& trust,
-                                 GraphIntakeSettings settings, OnCorrected onCorrected,
-                                 OnRechecked onRechecked)
+                                 GraphIntakeSettings settings, OnCorrected onCorrected)
     : m_context(context), m_peers(peers), m_trust(trust), m_settings(std::move(settings)),
-      m_onCorrected(std::move(onCorrected)), m_onRechecked(std::move(onRechecked)) {}
+      m_onCorrected(std::move(onCorrected)) {}
 
 void DeliveredAudits::recover() {
     for (const JobAuditRow& audit : unfinishedJobAudits(m_context.store.database()))
@@ -159,7 +158,8 @@ void DeliveredAudits::apply(const JobAuditRow& audit, const JobRecheck& recheck)
                                           " was overturned by the node's recheck");
     afterAudit(audit.jobId, corrected > 0);
     if (corrected > 0)
-        m_onRechecked(audit.jobId, audit.volunteerId + " was quarantined (" + audit.reason + ")");
+        for (const OnRechecked& listener : m_rechecked)
+            listener(audit.jobId, audit.volunteerId + " was quarantined (" + audit.reason + ")");
     runNext();
 }
 

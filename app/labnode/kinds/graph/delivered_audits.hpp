@@ -34,7 +34,8 @@ public:
     using OnRechecked = std::function<void(const std::string& jobId, const std::string& why)>;
 
     DeliveredAudits(NodeContext& context, PeerRegistry& peers, TrustBook& trust,
-                    GraphIntakeSettings settings, OnCorrected onCorrected, OnRechecked onRechecked);
+                    GraphIntakeSettings settings, OnCorrected onCorrected);
+    void addCorrectionListener(OnRechecked listener) { m_rechecked.push_back(std::move(listener)); }
 
     // Start-up: audits a node stopped in the middle of run again.
     void recover();
@@ -62,7 +63,7 @@ private:
     TrustBook& m_trust;
     GraphIntakeSettings m_settings;
     OnCorrected m_onCorrected;
-    OnRechecked m_onRechecked;
+    std::vector<OnRechecked> m_rechecked;
     std::deque<std::int64_t> m_queue; // audit ids
     bool m_running = false;
 };

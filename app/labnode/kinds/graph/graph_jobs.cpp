@@ -30,16 +30,11 @@ GraphJobs::GraphJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk& 
                                 {}}), // rejudge: the decisions' own
       m_tasks(context, peers, scheduler, verdicts, m_book, m_decisions,
               m_settings.secondOpinionWaitSeconds),
-      m_audits(
-          context, peers, trust, m_settings.intake,
-          [this](const std::string& jobId, const std::vector<core::Tensor>& merged) {
-              if (GraphJob* job = m_book.job(jobId); job && job->state == JobState::Done)
-                  job->result = merged;
-          },
-          [this](const std::string& jobId, const std::string& why) {
-              for (const auto& listener : m_correctionListeners)
-                  listener(jobId, why);
-          }),
+      m_audits(context, peers, trust, m_settings.intake,
+               [this](const std::string& jobId, const std::vector<core::Tensor>& merged) {
+                   if (GraphJob* job = m_book.job(jobId); job && job->state == JobState::Done)
+                       job->result = merged;
+               }),
       m_retention(context, m_settings.auditRetentionSeconds) {
     trust.addQuarantineListener([this](const std::string& volunteerId, const std::string& reason) {
         m_decisions.onQuarantined(volunteerId);

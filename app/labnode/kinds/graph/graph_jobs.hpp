@@ -95,7 +95,7 @@ public:
     // Told when an audit after a quarantine corrected a delivered job's tasks (a training round's
     // graph job, say): the job and why.
     void addCorrectionListener(DeliveredAudits::OnRechecked listener) {
-        m_correctionListeners.push_back(std::move(listener));
+        m_audits.addCorrectionListener(std::move(listener));
     }
 
     // The scheduler's side: GraphTaskSource.
@@ -139,7 +139,6 @@ private:
     GraphBook m_book;
     GraphDecisions m_decisions;
     GraphTaskSource m_tasks;
-    std::vector<DeliveredAudits::OnRechecked> m_correctionListeners;
     DeliveredAudits m_audits;
     GraphRetention m_retention;
     std::map<std::string, GraphJobFollower> m_followers;

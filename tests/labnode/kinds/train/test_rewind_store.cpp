@@ -44,6 +44,30 @@ void train(Database& db, std::int64_t rounds) {
     }
 }
 
+// A store on a temporary file with job kJob of one researcher, before its first round.
+struct Lab {
+    QTemporaryDir dir;
+    NodeStore store{(dir.path() + "/node.db").toStdString()};
+    Database& db = store.database();
+
+    Lab() {
+        const auto researcher = store.addResearcher("ada@lab.example", "hash");
+        if (!researcher || !insertTrainJob(db,
+                                           TrainJobRow{kJob,
+                                                       *researcher,
+                                                       JobState::Running,
+                                                       "{}",
+                                                       "[]",
+                                                       state("before-0"),
+                                                       0,
+                                                       {},
+                                                       {},
+                                                       1.0},
+                                           1.0))
+            qFatal("the job could not be stored");
+    }
+};
+
 } // namespace
 
 class TestRewindStore : public QObject {
@@ -55,23 +79,8 @@ private Q_SLOTS:
 };
 
 void TestRewindStore::rewindGoesBackToTheKeptStateAndSaysWhy() {
-    QTemporaryDir dir;
-    NodeStore store((dir.path() + "/node.db").toStdString());
-    Database& db = store.database();
-    const auto researcher = store.addResearcher("ada@lab.example", "hash");
-    QVERIFY(insertTrainJob(db,
-                           TrainJobRow{kJob,
-                                       *researcher,
-                                       JobState::Running,
-                                       "{}",
-                                       "[]",
-                                       state("before-0"),
-                                       0,
-                                       {},
-                                       {},
-                                       1.0},
-                           1.0)
-                .has_value());
+    Lab lab;
+    Database& db = lab.db;
     train(db, 5);
     const auto ref = trainRoundOfGraphJob(db, "g-round-2");
     QVERIFY(ref.has_value());
@@ -110,33 +119,18 @@ void TestRewindStore::rewindGoesBackToTheKeptStateAndSaysWhy() {
 }
 
 void TestRewindStore::aStateIsKeptOnceAndDroppedWhenTheJobEnds() {
-    QTemporaryDir dir;
-    NodeStore store((dir.path() + "/node.db").toStdString());
-    Database& db = store.database();
-    const auto researcher = store.addResearcher("ada@lab.example", "hash");
-    QVERIFY(insertTrainJob(db,
-                           TrainJobRow{kJob,
-                                       *researcher,
-                                       JobState::Running,
-                                       "{}",
-                                       "[]",
-                                       state("before-0"),
-                                       0,
-                                       {},
-                                       {},
-                                       1.0},
-                           1.0)
-                .has_value());
+    Lab lab;
+    Database& db = lab.db;
     QVERIFY(keepTrainSnapshot(db, kJob, 0, state("first")).has_value());
     QVERIFY(keepTrainSnapshot(db, kJob, 0, state("second")).has_value()); // a resumed round
     QCOMPARE(*trainSnapshot(db, kJob, 0), state("first"));
     // A kept state holds its blob: another job's release must not delete it.
-    QVERIFY(store.blobInUse("first", "t-other"));
+    QVERIFY(lab.store.blobInUse("first", "t-other"));
     auto dropped = dropTrainSnapshots(db, kJob);
     QVERIFY(dropped.has_value());
     QCOMPARE(dropped->size(), std::size_t{1});
     QVERIFY(!trainSnapshot(db, kJob, 0).has_value());
-    QVERIFY(!store.blobInUse("first", "t-other"));
+    QVERIFY(!lab.store.blobInUse("first", "t-other"));
 }
 
 QTEST_APPLESS_MAIN(TestRewindStore)
