@@ -27,6 +27,9 @@ pytestmark = pytest.mark.integration
 RUNNER = BUILD_DIR / "app" / "graph-runner" / "goblin-run-graph"
 LIVENESS = ["--second-opinion-seconds", "2"]
 HONEST_TASKS = 12
+# How long an identity of the pair waits for its partner to receive the same task: generous, so
+# that a busy machine does not keep the pair from ever holding a task together.
+PAIR_WAIT = "3"
 
 
 def start_pair(cluster, lies=0):
@@ -40,6 +43,7 @@ def start_pair(cluster, lies=0):
     adversary, ids = cluster.start_adversary(
         "patient-pair", identities=2,
         extra_args=["--addresses", "127.0.0.2,127.0.0.3", "--slots", "4", "--honest-tasks", str(HONEST_TASKS), "--runner", str(RUNNER),
+                    "--pair-wait", PAIR_WAIT,
                     "--lies", str(lies)])
     wait_for_connected(cluster, 3)
     return adversary, ids, honest_ids

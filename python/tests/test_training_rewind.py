@@ -11,7 +11,7 @@ import pytest
 from goblin import optim
 
 from test_adversaries import JOB_TIMEOUT, banned, honest_id, lied_tasks, wait_for_connected
-from test_patient_colluders import RUNNER
+from test_patient_colluders import PAIR_WAIT, RUNNER
 
 torch = pytest.importorskip("torch", reason="torch is not installed (optional dependency)")
 
@@ -32,7 +32,7 @@ def test_a_pair_caught_late_has_its_rounds_trained_again(cluster):
     adversary, ids = cluster.start_adversary(
         "patient-pair", identities=2,
         extra_args=["--addresses", "127.0.0.2,127.0.0.3", "--slots", "4", "--honest-tasks", "2",
-                    "--careless-after", "6", "--runner", str(RUNNER)])
+                    "--careless-after", "6", "--runner", str(RUNNER), "--pair-wait", PAIR_WAIT])
     wait_for_connected(cluster, 3)
     client = cluster.connect(token, timeout=120)
     model, loss_fn, x, y = training_family("mlp", samples=64, seed=12)

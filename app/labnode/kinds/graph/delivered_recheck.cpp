@@ -14,17 +14,9 @@ namespace json = boost::json;
 
 namespace {
 
-Expected<std::vector<core::Tensor>> loadStored(const BlobStore& blobs, const std::string& stored) {
-    json::error_code ec;
-    json::value value = json::parse(stored, ec);
-    if (ec || !value.is_array())
-        return makeError(ErrorCode::Internal, "a task's stored outputs are malformed");
-    return loadTensors(blobs, value.get_array());
-}
-
 Expected<TaskRecheck> recheckTask(const GraphChunk& chunk, const SuspectTask& suspect,
                                   const BlobStore& blobs) {
-    auto stored = loadStored(blobs, suspect.outputs);
+    auto stored = loadTensors(blobs, suspect.outputs);
     if (!stored)
         return tl::unexpected(stored.error());
     auto computed = reference::runGraph(chunk.graph, chunk.plan, valuesOf(chunk.inputs));
@@ -97,7 +89,7 @@ Expected<std::vector<core::Tensor>> mergeStoredOutputs(const GraphJobRow& job,
         return makeError(ErrorCode::Internal, "the job's tasks do not match its chunks");
     std::vector<std::vector<core::Tensor>> outputs;
     for (const GraphTaskRow& task : tasks) {
-        auto stored = loadStored(blobs, task.outputs);
+        auto stored = loadTensors(blobs, task.outputs);
         if (!stored)
             return tl::unexpected(stored.error());
         outputs.push_back(std::move(*stored));

@@ -64,6 +64,14 @@ Expected<std::vector<core::Tensor>> loadTensors(const BlobStore& blobs, const js
     return tensors;
 }
 
+Expected<std::vector<core::Tensor>> loadTensors(const BlobStore& blobs, const std::string& stored) {
+    json::error_code ec;
+    const json::value value = json::parse(stored, ec);
+    if (ec || !value.is_array())
+        return makeError(ErrorCode::Internal, "a stored tensor list is malformed");
+    return loadTensors(blobs, value.get_array());
+}
+
 std::vector<std::string> storedDigests(const json::array& stored) {
     std::vector<std::string> digests;
     for (const json::value& entry : stored)

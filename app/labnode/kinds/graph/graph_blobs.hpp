@@ -18,6 +18,8 @@ Expected<boost::json::array> storeTensors(const BlobStore& blobs,
                                           const std::vector<core::Tensor>& tensors);
 Expected<std::vector<core::Tensor>> loadTensors(const BlobStore& blobs,
                                                 const boost::json::array& stored);
+// The same from the list's JSON text as the database holds it.
+Expected<std::vector<core::Tensor>> loadTensors(const BlobStore& blobs, const std::string& stored);
 std::vector<std::string> storedDigests(const boost::json::array& stored);
 // The same from the list's JSON text as the database holds it; empty when it is malformed.
 std::vector<std::string> storedDigests(const std::string& stored);

@@ -9,18 +9,6 @@ namespace goblin::labnode {
 
 namespace json = boost::json;
 
-namespace {
-
-Expected<std::vector<core::Tensor>> storedOutputs(const BlobStore& blobs, const std::string& text) {
-    json::error_code ec;
-    json::value stored = json::parse(text, ec);
-    if (ec || !stored.is_array())
-        return makeError(ErrorCode::Internal, "bad outputs");
-    return loadTensors(blobs, stored.get_array());
-}
-
-} // namespace
-
 int opinionsWanted(const GraphJob& job) {
     return job.submission.verification == GraphVerification::Freivalds ? 1 : 2;
 }
@@ -39,7 +27,7 @@ GraphJob& GraphBook::add(GraphJob job, const std::vector<GraphTaskRow>& tasks,
         job.taskIds.push_back(row.id);
         Reloaded reloaded = Reloaded::Undecided;
         if (row.accepted) {
-            if (auto outputs = storedOutputs(blobs, row.outputs)) {
+            if (auto outputs = loadTensors(blobs, row.outputs)) {
                 reloaded = Reloaded::Decided;
                 task.outputs = std::move(*outputs);
                 ++job.done;

@@ -1,7 +1,6 @@
 #include "kinds/train/training_rounds.hpp"
 
 #include <boost/asio/post.hpp>
-#include <boost/json.hpp>
 
 #include "goblin/net/messages/researcher_messages.hpp"
 #include "kinds/graph/graph_blobs.hpp"
@@ -12,7 +11,6 @@
 namespace goblin::labnode {
 
 namespace asio = boost::asio;
-namespace json = boost::json;
 
 namespace {
 
@@ -48,12 +46,7 @@ void TrainingRounds::start(TrainingJob& job) {
                           " waits for batch " + std::to_string(job.roundsDone));
             return;
         }
-        json::error_code error;
-        const json::value stored = json::parse(held->second, error);
-        auto loaded = error || !stored.is_array()
-                          ? Expected<std::vector<core::Tensor>>(
-                                makeError(ErrorCode::Internal, "its record is malformed"))
-                          : loadTensors(m_context.blobs, stored.get_array());
+        auto loaded = loadTensors(m_context.blobs, held->second);
         if (!loaded || loaded->size() != 2)
             return m_hooks.fail(
                 job, inRound(job.round(),
@@ -192,12 +185,9 @@ void TrainingRounds::rewind(TrainingJob& job, std::int64_t round, const std::str
     Database& db = m_context.store.database();
     const std::string what = "training job " + job.id + ": round " + std::to_string(round);
     const auto snapshot = trainSnapshot(db, job.id, round);
-    json::error_code error;
-    const json::value stored = snapshot ? json::parse(*snapshot, error) : json::value();
-    auto state = !snapshot || error || !stored.is_array()
-                     ? Expected<std::vector<core::Tensor>>(
-                           makeError(ErrorCode::NotFound, "its starting state is not kept"))
-                     : loadTensors(m_context.blobs, stored.get_array());
+    auto state = snapshot ? loadTensors(m_context.blobs, *snapshot)
+                          : Expected<std::vector<core::Tensor>>(
+                                makeError(ErrorCode::NotFound, "its starting state is not kept"));
     if (!state || state->empty())
         return m_context.log.error(
             what + " was found poisoned (" + why + ") but cannot be " + "trained again: " +
