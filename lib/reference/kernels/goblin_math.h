@@ -364,22 +364,44 @@ GM_DEFINE_PREDICATE(float, f32)
 #define GM_LN2_LO 1.9082149292705877e-10
 #define GM_INV_LN2 1.4426950408889634
 
+// The polynomial cores below are written once over a type V: double here, and four lanes of
+// doubles in the C++ batches (lib/reference/src/batch_math.cpp), with the same operations in the
+// same order for both (the first step is C₁ + r·C₀, which is what q = C₀; q = C₁ + r·q computes).
+
 // expm1 on the reduced range |r| <= ln2/2: r + r²·(1/2! + r/3! + … + r¹¹/13!).
-GM_FN double gm_expm1_reduced_f64(double r) {
-    double q = 1.6059043836821613e-10;
-    q = 2.08767569878681e-09 + r * q;
-    q = 2.505210838544172e-08 + r * q;
-    q = 2.755731922398589e-07 + r * q;
-    q = 2.7557319223985893e-06 + r * q;
-    q = 2.48015873015873e-05 + r * q;
-    q = 0.0001984126984126984 + r * q;
-    q = 0.001388888888888889 + r * q;
-    q = 0.008333333333333333 + r * q;
-    q = 0.041666666666666664 + r * q;
-    q = 0.16666666666666666 + r * q;
-    q = 0.5 + r * q;
-    return r + (r * r) * q;
-}
+#define GM_DEFINE_EXPM1_REDUCED(V, NAME)                                                           \
+    GM_FN V NAME(V r) {                                                                            \
+        V q = 2.08767569878681e-09 + r * 1.6059043836821613e-10;                                   \
+        q = 2.505210838544172e-08 + r * q;                                                         \
+        q = 2.755731922398589e-07 + r * q;                                                         \
+        q = 2.7557319223985893e-06 + r * q;                                                        \
+        q = 2.48015873015873e-05 + r * q;                                                          \
+        q = 0.0001984126984126984 + r * q;                                                         \
+        q = 0.001388888888888889 + r * q;                                                          \
+        q = 0.008333333333333333 + r * q;                                                          \
+        q = 0.041666666666666664 + r * q;                                                          \
+        q = 0.16666666666666666 + r * q;                                                           \
+        q = 0.5 + r * q;                                                                           \
+        return r + (r * r) * q;                                                                    \
+    }
+GM_DEFINE_EXPM1_REDUCED(double, gm_expm1_reduced_f64)
+
+// erf(x) for |x| < 0.25: x·(its Taylor series at 0 in x²).
+#define GM_DEFINE_ERF_NEAR0(V, NAME)                                                               \
+    GM_FN V NAME(V x) {                                                                            \
+        const V z = x * x;                                                                         \
+        V p = 1.6462114365889248e-06 + z * -1.6365844691234924e-07;                                \
+        p = -1.492565035840625e-05 + z * p;                                                        \
+        p = 0.00012055332981789664 + z * p;                                                        \
+        p = -0.0008548327023450853 + z * p;                                                        \
+        p = 0.005223977625442188 + z * p;                                                          \
+        p = -0.026866170645131252 + z * p;                                                         \
+        p = 0.11283791670955126 + z * p;                                                           \
+        p = -0.37612638903183754 + z * p;                                                          \
+        p = 1.1283791670955126 + z * p;                                                            \
+        return x * p;                                                                              \
+    }
+GM_DEFINE_ERF_NEAR0(double, gm_erf_near0_f64)
 
 // exp(x) = 2^k · exp(r), x = k·ln2 + r (Cody–Waite: r = (x − k·LN2_HI) − k·LN2_LO).
 GM_FN double gm_exp_f64(double x) {
@@ -532,20 +554,8 @@ GM_FN double gm_erf_f64(double x) {
         return x != x ? x : 1.1283791670955126 * x;
     if (a >= 6.0)
         return GM_COPYSIGN(1.0, x);
-    if (a < 0.25) {
-        const double z = x * x;
-        double p = -1.6365844691234924e-07;
-        p = 1.6462114365889248e-06 + z * p;
-        p = -1.492565035840625e-05 + z * p;
-        p = 0.00012055332981789664 + z * p;
-        p = -0.0008548327023450853 + z * p;
-        p = 0.005223977625442188 + z * p;
-        p = -0.026866170645131252 + z * p;
-        p = 0.11283791670955126 + z * p;
-        p = -0.37612638903183754 + z * p;
-        p = 1.1283791670955126 + z * p;
-        return x * p;
-    }
+    if (a < 0.25)
+        return gm_erf_near0_f64(x);
     if (a < 3.25) {
         const int interval = (int)((a - 0.25) * 4.0);
         const double h = a - (0.25 + 0.25 * ((double)interval + 0.5));

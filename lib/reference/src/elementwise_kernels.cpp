@@ -1,10 +1,12 @@
 // Reference kernels of the elementwise ops (unary, binary with broadcasting, where, clamp); the
 // per-element math is kernels/goblin_math.h, shared with the OpenCL kernels.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "batch_math.hpp"
 #include "kernels.hpp"
 #include "scalar_math.hpp"
 
@@ -68,10 +70,32 @@ template <class T> void binary(OpCode op, const Tensor& a, const Tensor& b, Tens
     }
 }
 
+// The transcendental ops that batch_math computes four elements at a time (same bits).
+std::optional<BatchOp> batchOpOf(OpCode op, bool tanhGelu) {
+    switch (op) {
+    case OpCode::Exp:
+        return BatchOp::Exp;
+    case OpCode::Erf:
+        return BatchOp::Erf;
+    case OpCode::Tanh:
+        return BatchOp::Tanh;
+    case OpCode::Sigmoid:
+        return BatchOp::Sigmoid;
+    case OpCode::Gelu:
+        return tanhGelu ? BatchOp::GeluTanh : BatchOp::Gelu;
+    default:
+        return std::nullopt;
+    }
+}
+
 template <class T> void unary(OpCode op, const Tensor& x, Tensor& out, const Attributes& attrs) {
     const bool tanhGelu =
         core::ops::attrString(attrs, "approximate", std::string("none")).value_or("") == "tanh";
     const auto in = x.values<T>();
+    if constexpr (std::is_floating_point_v<T>) {
+        if (const auto batchOp = batchOpOf(op, tanhGelu))
+            return batchUnary(*batchOp, in.data(), out.values<T>().data(), in.size());
+    }
     if (op == OpCode::LogicalNot || op == OpCode::IsNan) {
         const auto flags = out.values<bool>();
         for (std::size_t i = 0; i < in.size(); ++i)

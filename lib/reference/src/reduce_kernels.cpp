@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "batch_math.hpp"
 #include "kernels.hpp"
 #include "scalar_math.hpp"
 
@@ -102,6 +103,7 @@ template <class T, class A>
 void alongLines(OpCode op, const Tensor& x, const ReductionIndex& index, Tensor& out) {
     const auto in = x.values<T>();
     auto result = out.values<A>();
+    std::vector<A> exps;
     for (std::int64_t base : index.bases) {
         auto at = [&](std::int64_t member) { return static_cast<std::size_t>(base + member); };
         if (op == OpCode::Cumsum) {
@@ -120,19 +122,20 @@ void alongLines(OpCode op, const Tensor& x, const ReductionIndex& index, Tensor&
             A top = -std::numeric_limits<A>::infinity();
             for (std::int64_t member : index.members)
                 top = nanMax(top, in[at(member)]);
+            // The line's exps, batched (batch_math: the scalar function's bits), then summed in
+            // the line's order.
+            exps.resize(index.members.size());
+            for (std::size_t j = 0; j < exps.size(); ++j)
+                exps[j] = in[at(index.members[j])] - top;
+            batchUnary(BatchOp::Exp, exps.data(), exps.data(), exps.size());
             A total = 0;
-            if (op == OpCode::Softmax) { // each exp computed once, kept in the output meanwhile
-                for (std::int64_t member : index.members) {
-                    const A e = mathExp(in[at(member)] - top);
-                    result[at(member)] = e;
-                    total += e;
-                }
-                for (std::int64_t member : index.members)
-                    result[at(member)] = result[at(member)] / total;
+            for (A e : exps)
+                total += e;
+            if (op == OpCode::Softmax) {
+                for (std::size_t j = 0; j < exps.size(); ++j)
+                    result[at(index.members[j])] = exps[j] / total;
                 continue;
             }
-            for (std::int64_t member : index.members)
-                total += mathExp(in[at(member)] - top);
             const A logTotal = mathLog(total);
             for (std::int64_t member : index.members)
                 result[at(member)] = in[at(member)] - top - logTotal;

@@ -1,0 +1,254 @@
+// The batched transcendentals: each op's ordinary path written branch-free over one element, in a
+// plain loop the compiler vectorises (this file is built with the loop vectoriser's full cost
+// model, see CMakeLists.txt), with the operations of goblin_math.h's scalar function in the same
+// order; every element outside the ordinary range (NaN, ±inf, huge, some tiny values) is then
+// computed again by the scalar function itself, so each range branch, special value and library
+// call stays the scalar function's.
+#include "batch_math.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+
+#include "scalar_math.hpp"
+
+namespace goblin::reference::detail {
+namespace {
+
+// Elements per chunk: the results wait in a chunk's buffers while in and out may be one array.
+constexpr std::size_t kChunk = 512;
+
+// x + 1.5·2⁵² − 1.5·2⁵² rounds x to an integer (ties to even, as GM_RINT does) for |x| < 2⁵¹, and
+// the sum's low bits hold that integer.
+constexpr double kRoundingShift = 6755399441055744.0;
+constexpr std::int64_t kRoundingShiftBits = 0x4338000000000000;
+
+// GM_RINT(x) (up to the sign of a zero, which no caller below can tell apart) and 2^that, for
+// |x| small enough that 2^rint(x) is a normal double.
+struct Rounded {
+    double integer;
+    double power;
+};
+inline Rounded roundToInteger(double x) {
+    const double shifted = x + kRoundingShift;
+    const std::int64_t integer = std::bit_cast<std::int64_t>(shifted) - kRoundingShiftBits;
+    return {shifted - kRoundingShift, std::bit_cast<double>((integer + 1023) << 52)};
+}
+
+// gm_exp_f64 for x in [-708, 709], where 2^k is a normal double and no range branch is taken.
+inline bool expIsOrdinary(double x) {
+    return x >= -708.0 && x <= 709.0;
+}
+inline double expOrdinary(double x) {
+    const Rounded k = roundToInteger(x * GM_INV_LN2);
+    const double r = (x - k.integer * GM_LN2_HI) - k.integer * GM_LN2_LO;
+    return (1.0 + gm::gm_expm1_reduced_f64(r)) * k.power;
+}
+
+// gm_tanh_f64 for |x| <= 18 (expm1(2|x|) never needs k > 52, and 2|x| is never below expm1's own
+// tiny bound where tanh's is not); both of expm1's paths are computed and one is kept.
+inline bool tanhIsOrdinary(double x) {
+    return std::fabs(x) <= 18.0;
+}
+inline double tanhOrdinary(double x) {
+    const double a = std::fabs(x);
+    const double twice = 2.0 * a;
+    const Rounded k = roundToInteger(twice * GM_INV_LN2);
+    const double s =
+        gm::gm_expm1_reduced_f64((twice - k.integer * GM_LN2_HI) - k.integer * GM_LN2_LO);
+    const double t =
+        k.integer == 0.0 ? gm::gm_expm1_reduced_f64(twice) : (k.power - 1.0) + s * k.power;
+    return a < 3.725290298461914e-09 ? x : std::copysign(t / (t + 2.0), x);
+}
+
+// gm_erf_f64 for |x| < 3.25: the Taylor series at 0, or at the centre of |x|'s interval.
+inline bool erfIsOrdinary(double x) {
+    return std::fabs(x) < 3.25;
+}
+// gm_erf_f64 for |x| < 3.25 in three passes over a chunk: x's interval and its offset from the
+// interval's centre (vectorised), the Taylor series at the centre of each element's interval
+// (sixteen elements side by side, whose chains overlap: the table reads keep this pass from
+// vectorising), then the choice between that and the series at 0 (vectorised).
+struct ErfIntervals {
+    int base[kChunk]; // the interval's first coefficient in gm_erf_taylor_f64
+    double h[kChunk]; // |x| − the interval's centre
+    double series[kChunk];
+};
+
+inline void erfIntervals(const double* x, std::size_t count, ErfIntervals& work) {
+    for (std::size_t i = 0; i < count; ++i) {
+        const double a = std::fabs(x[i]);
+        // (int)((a − 0.25)·4) truncates, so below 0.25 (where the series at 0 is kept) it reads
+        // interval 0.
+        const int interval = static_cast<int>((a - 0.25) * 4.0);
+        work.h[i] = a - (0.25 + 0.25 * (static_cast<double>(interval) + 0.5));
+        work.base[i] = interval * 16;
+    }
+}
+
+// The series of `side` elements from `first`, their Horner chains interleaved.
+template <std::size_t side> void erfSeriesSide(std::size_t first, ErfIntervals& work) {
+    double p[side];
+    const double* c[side];
+    double h[side];
+    for (std::size_t j = 0; j < side; ++j) {
+        c[j] = gm::gm_erf_taylor_f64 + work.base[first + j];
+        h[j] = work.h[first + j];
+        p[j] = c[j][15];
+    }
+#pragma GCC unroll 15
+    for (int k = 14; k >= 0; --k)
+#pragma GCC unroll 16
+        for (std::size_t j = 0; j < side; ++j)
+            p[j] = c[j][k] + h[j] * p[j];
+    for (std::size_t j = 0; j < side; ++j)
+        work.series[first + j] = p[j];
+}
+
+inline void erfSeries(std::size_t count, ErfIntervals& work) {
+    std::size_t i = 0;
+    for (; i + 16 <= count; i += 16)
+        erfSeriesSide<16>(i, work);
+    for (; i < count; ++i)
+        erfSeriesSide<1>(i, work);
+}
+
+inline double erfChoice(double x, double series) {
+    const double a = std::fabs(x);
+    const double near0 = gm::gm_erf_near0_f64(x);
+    return a < 3.725290298461914e-09 ? 1.1283791670955126 * x
+                                     : (a < 0.25 ? near0 : std::copysign(series, x));
+}
+
+// A literal of goblin_math.h in T, as that header writes it (a float literal for f32, not a double
+// rounded again).
+template <class T> constexpr T literal(float asFloat, double asDouble) {
+    if constexpr (sizeof(T) == sizeof(float))
+        return asFloat;
+    else
+        return asDouble;
+}
+#define GM_BATCH_LITERAL(T, x) literal<T>(x##f, x)
+
+// One element of each op: its arithmetic in T around its f64 core (rounded once to T, as the f32
+// functions do), as GM_DEFINE_REAL and gm_sigmoid_* write it, for an ordinary x; and whether x is
+// ordinary for the op.
+template <class T> T tanhGeluInner(T x) {
+    return GM_BATCH_LITERAL(T, 0.7978845608028654) *
+           (x + GM_BATCH_LITERAL(T, 0.044715) * x * x * x);
+}
+template <class T> T halfSqrtHalf(T x) {
+    return x * GM_BATCH_LITERAL(T, 0.7071067811865476);
+}
+template <BatchOp op, class T> bool isOrdinary(T x) {
+    if constexpr (op == BatchOp::Exp)
+        return expIsOrdinary(x);
+    else if constexpr (op == BatchOp::Sigmoid)
+        return expIsOrdinary(-x);
+    else if constexpr (op == BatchOp::Erf)
+        return erfIsOrdinary(x);
+    else if constexpr (op == BatchOp::Gelu)
+        return erfIsOrdinary(halfSqrtHalf(x));
+    else if constexpr (op == BatchOp::Tanh)
+        return tanhIsOrdinary(x);
+    else
+        return tanhIsOrdinary(tanhGeluInner(x));
+}
+template <BatchOp op, class T> T ordinary(T x) {
+    if constexpr (op == BatchOp::Exp)
+        return static_cast<T>(expOrdinary(x));
+    else if constexpr (op == BatchOp::Sigmoid)
+        return T(1.0) / (T(1.0) + static_cast<T>(expOrdinary(-x)));
+    else if constexpr (op == BatchOp::Tanh)
+        return static_cast<T>(tanhOrdinary(x));
+    else
+        return T(0.5) * x * (T(1.0) + static_cast<T>(tanhOrdinary(tanhGeluInner(x))));
+}
+#undef GM_BATCH_LITERAL
+
+// The scalar function of an op: the fallback of the elements outside the ordinary range.
+template <class T> T scalarOf(BatchOp op, T x) {
+    switch (op) {
+    case BatchOp::Exp:
+        return mathExp(x);
+    case BatchOp::Erf:
+        return unaryOp(core::ops::OpCode::Erf, x, false);
+    case BatchOp::Tanh:
+        return unaryOp(core::ops::OpCode::Tanh, x, false);
+    case BatchOp::Sigmoid:
+        return unaryOp(core::ops::OpCode::Sigmoid, x, false);
+    case BatchOp::Gelu:
+        return gelu(x, false);
+    default:
+        return gelu(x, true);
+    }
+}
+
+// The erf ops over a chunk (ordinary elements; the others give 0 here).
+template <BatchOp op, class T> void erfChunk(const T* in, T* out, std::size_t count) {
+    double argument[kChunk];
+    for (std::size_t i = 0; i < count; ++i) {
+        const T x = op == BatchOp::Gelu ? halfSqrtHalf(in[i]) : in[i];
+        argument[i] = isOrdinary<op>(in[i]) ? static_cast<double>(x) : 0.0;
+    }
+    ErfIntervals work;
+    erfIntervals(argument, count, work);
+    erfSeries(count, work);
+    for (std::size_t i = 0; i < count; ++i) {
+        const T erf = static_cast<T>(erfChoice(argument[i], work.series[i]));
+        out[i] = op == BatchOp::Gelu ? T(0.5) * in[i] * (T(1.0) + erf) : erf;
+    }
+}
+
+// The op over a chunk: first every element through the ordinary path, each made ordinary first (0
+// is ordinary for every op), so that the loops have no branch and vectorise; then the others again
+// through the scalar function.
+template <BatchOp op, class T> void chunk(const T* in, T* out, std::size_t count) {
+    if constexpr (op == BatchOp::Erf || op == BatchOp::Gelu) {
+        erfChunk<op>(in, out, count);
+    } else {
+        for (std::size_t i = 0; i < count; ++i)
+            out[i] = ordinary<op>(isOrdinary<op>(in[i]) ? in[i] : T(0));
+    }
+    for (std::size_t i = 0; i < count; ++i)
+        if (!isOrdinary<op>(in[i]))
+            out[i] = scalarOf(op, in[i]);
+}
+
+template <BatchOp op, class T> void batch(const T* in, T* out, std::size_t count) {
+    T results[kChunk];
+    for (std::size_t start = 0; start < count; start += kChunk) {
+        const std::size_t size = std::min(kChunk, count - start);
+        chunk<op>(in + start, results, size);
+        std::copy(results, results + size, out + start);
+    }
+}
+
+template <class T> void batchOf(BatchOp op, const T* in, T* out, std::size_t count) {
+    switch (op) {
+    case BatchOp::Exp:
+        return batch<BatchOp::Exp>(in, out, count);
+    case BatchOp::Sigmoid:
+        return batch<BatchOp::Sigmoid>(in, out, count);
+    case BatchOp::Erf:
+        return batch<BatchOp::Erf>(in, out, count);
+    case BatchOp::Gelu:
+        return batch<BatchOp::Gelu>(in, out, count);
+    case BatchOp::Tanh:
+        return batch<BatchOp::Tanh>(in, out, count);
+    default:
+        return batch<BatchOp::GeluTanh>(in, out, count);
+    }
+}
+
+} // namespace
+
+void batchUnary(BatchOp op, const float* in, float* out, std::size_t count) {
+    batchOf(op, in, out, count);
+}
+void batchUnary(BatchOp op, const double* in, double* out, std::size_t count) {
+    batchOf(op, in, out, count);
+}
+
+} // namespace goblin::reference::detail

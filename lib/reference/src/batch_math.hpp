@@ -1,0 +1,19 @@
+// The commonest transcendental ops of goblin_math.h over whole arrays, four lanes at a time: the
+// same double operations in the same order as the scalar functions, so every element has the bits
+// the scalar function gives (tests/reference/test_batch_math.cpp compares them), only faster. A
+// group of four whose values leave the ordinary range (NaN, ±inf, huge, tiny) is computed by the
+// scalar functions themselves.
+#pragma once
+
+#include <cstddef>
+
+namespace goblin::reference::detail {
+
+enum class BatchOp { Exp, Erf, Tanh, Sigmoid, Gelu, GeluTanh };
+
+// out[i] = op(in[i]) for i < count, bit for bit gm_<op>_f32 / gm_<op>_f64 (in and out may be the
+// same array).
+void batchUnary(BatchOp op, const float* in, float* out, std::size_t count);
+void batchUnary(BatchOp op, const double* in, double* out, std::size_t count);
+
+} // namespace goblin::reference::detail
