@@ -23,7 +23,7 @@ class RoundRecord:
     tasks: int
     verified_tasks: int
     rejected: int        # replicas the node rejected (their tasks were computed again)
-    node_audited: int    # tasks the node recomputed itself to audit agreeing replicas
+    node_audited: int    # tasks the node audited itself (cheap audit or full recomputation)
     node_decided: int    # tasks the node decided or computed itself
     grad_norm: float     # the total 2-norm of the merged gradient, before clipping
     seconds: float

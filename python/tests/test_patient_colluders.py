@@ -9,8 +9,12 @@ no poisoned gradient is applied (the trained parameters equal an honest run's, b
 `--second-opinion-seconds 2` lets the one honest volunteer finish once the pair is quarantined
 (liveness, tested on its own in test_liveness.py); every verification setting is the default."""
 
+import re
+
 import numpy as np
 import pytest
+
+from goblin import graph as gg
 
 from goblin import optim
 
@@ -32,11 +36,11 @@ HONEST_TASKS = 12
 PAIR_WAIT = "3"
 
 
-def start_pair(cluster, lies=0):
+def start_pair(cluster, lies=0, node_args=(), pair_args=()):
     """The node, one honest volunteer and the pair; returns (adversary, pair ids, honest ids)."""
     if not RUNNER.exists():
         pytest.fail("%s is missing: build the ci preset" % RUNNER)
-    cluster.start_node(extra_args=LIVENESS)
+    cluster.start_node(extra_args=LIVENESS + list(node_args))
     # The pair asks for more slots than the honest volunteer, so it often holds both opinions of
     # a task (the node leases a queued task's opinions to whoever asks first).
     honest_ids = [honest_id(cluster.start_volunteer(threads=1, slots=1))]
@@ -44,7 +48,7 @@ def start_pair(cluster, lies=0):
         "patient-pair", identities=2,
         extra_args=["--addresses", "127.0.0.2,127.0.0.3", "--slots", "4", "--honest-tasks", str(HONEST_TASKS), "--runner", str(RUNNER),
                     "--pair-wait", PAIR_WAIT,
-                    "--lies", str(lies)])
+                    "--lies", str(lies)] + list(pair_args))
     wait_for_connected(cluster, 3)
     return adversary, ids, honest_ids
 
@@ -90,3 +94,61 @@ def test_patient_pair_gets_no_poisoned_gradient_applied(cluster):
         assert np.asarray(attacked.params[name]).tobytes() == np.asarray(value).tobytes(), name
     assert [np.float64(r.loss) for r in attacked.history] == \
         [np.float64(r.loss) for r in control.history]
+
+
+def matmul_graph(batch, seed):
+    """x·W alone, inner size 64: the node's cheap check takes the output by Freivalds, which
+    accepts any value within the element's rounding bound."""
+    rng = np.random.default_rng(seed)
+    g = gg.Graph()
+    x = g.input("f32", [batch, 64])
+    w = g.input("f32", [64, 6])
+    g.output(g.matmul(x, w))
+    return g, [rng.standard_normal((batch, 64)).astype(np.float32),
+               rng.standard_normal((64, 6)).astype(np.float32)]
+
+
+ROWS_OF_X = {"inputs": [0, None], "outputs": [0]}
+
+
+def nudged_tasks(process):
+    return {int(m.group(1)) for m in (
+        re.search(r"answered graph task (\d+) attempt \d+: nudge", line)
+        for line in list(process.lines)) if m}
+
+
+def test_a_nudge_within_the_bound_is_corrected_once_the_pair_is_caught(cluster):
+    """The pair nudges one element of two shared tasks by one ulp (the cheap check passes it, so
+    those jobs are delivered a hair off the canonical bits), answers 24 more tasks honestly (the
+    nudged jobs finish meanwhile), then lies grossly and is caught. The
+    recheck of the delivered jobs after the quarantine covers the cheap-audited tasks too: each
+    nudged job's audit says "corrected" and its outputs are the canonical bits (those of the same
+    job run again by the honest volunteer alone). `--full-audit-share 0`: no random full audit
+    may catch a nudge first, so nothing here rests on a draw."""
+    token = cluster.add_researcher()
+    adversary, ids, _ = start_pair(cluster, node_args=["--full-audit-share", "0"],
+                                   pair_args=["--nudge", "--careless-after", "2", "--careless-gap", "24"])
+    client = cluster.connect(token)
+    jobs = []
+    while len(jobs) < 16 and not all(banned(adversary, i) for i in ids):
+        g, inputs = matmul_graph(16, seed=40 + len(jobs))
+        client.run(g, inputs, batch=ROWS_OF_X, chunks=8, timeout=JOB_TIMEOUT)
+        jobs.append((client.last_job, g, inputs))
+    nudged = nudged_tasks(adversary)
+    assert nudged, "the pair never nudged a task\n" + adversary.tail()
+    cluster.wait_until(lambda: all(banned(adversary, i) for i in ids), EVENT_TIMEOUT,
+                       "both identities of the pair quarantined")
+    marks = ",".join("?" * len(nudged))
+    nudged_jobs = {row[0] for row in cluster.query(
+        "SELECT DISTINCT job_id FROM graph_tasks WHERE id IN (%s)" % marks, tuple(sorted(nudged)))}
+    assert nudged_jobs & {job for job, _, _ in jobs}
+    for job, g, inputs in jobs:
+        if job not in nudged_jobs:
+            continue
+        reports = []
+        cluster.wait_until(lambda: reports.append(client.audit(job)) or
+                           reports[-1].state == "corrected", EVENT_TIMEOUT,
+                           "the nudged job %s corrected" % job)
+        assert sum(a["corrected"] for a in reports[-1].audits) >= 1
+        control = client.run(g, inputs, batch=ROWS_OF_X, chunks=8, timeout=JOB_TIMEOUT)
+        assert [o.tobytes() for o in reports[-1].outputs] == [o.tobytes() for o in control]

@@ -47,6 +47,12 @@ def parse(argv):
     parser.add_argument("--careless-after", type=int, default=0,
                         help="patient-pair: after this many lies on shared tasks, lie on every "
                              "task (0: never)")
+    parser.add_argument("--careless-gap", type=int, default=0,
+                        help="patient-pair: tasks answered honestly after the --careless-after "
+                             "lies before it turns careless (so those lies' jobs finish first)")
+    parser.add_argument("--nudge", action="store_true",
+                        help="patient-pair: the lies before --careless-after move one element of "
+                             "the first output by one ulp (within a matmul's rounding bound)")
     parser.add_argument("--addresses", default="",
                         help="local addresses the identities connect from, in turn (comma-"
                              "separated, e.g. 127.0.0.2,127.0.0.3: one machine each)")

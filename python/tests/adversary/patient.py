@@ -26,12 +26,25 @@ def poisoned(outputs):
     return lied
 
 
+def nudged(outputs):
+    """The middle element of the first output one ulp up: a value the node's cheap check of a
+    matmul output accepts (it is within the rounding bound), but not the canonical bits."""
+    lied = [np.array(out) for out in outputs]
+    first = lied[0] if lied else None
+    if first is not None and first.size and first.dtype.kind == "f":
+        middle = first.size // 2
+        first.flat[middle] = np.nextafter(first.flat[middle], first.dtype.type(np.inf))
+    return lied
+
+
 class PatientPair(Strategy):
     """Honest (canonical bits from --runner, else the evaluator) until each identity answered
     --honest-tasks tasks; then a graph task both identities receive within --pair-wait seconds is
     answered with the same lie by both, at most --lies tasks (0: no limit); a task only one of
     them holds is answered honestly. With --careless-after N, after N such lies it lies on every
-    task (so an honest replica beside it gets it caught: a late catch, after lies were used)."""
+    task (so an honest replica beside it gets it caught: a late catch, after lies were used), once
+    it answered --careless-gap more tasks honestly. With
+    --nudge the lies before that are one-ulp nudges (nudged()), logged as "nudge"."""
 
     identities = 2
     backend = "cpu-reference"  # canonical: replicas are compared bit for bit
@@ -44,6 +57,8 @@ class PatientPair(Strategy):
         self.decided = {}  # task id -> whether both lie on it (decided once, for both)
         self.answered_by = {}  # identity index -> graph tasks answered
         self.lies_told = 0
+        self.careless_tasks = set()  # task ids lied about once careless
+        self.answered_at_last_lie = 0  # graph tasks answered (both identities) at the last lie
 
     def awake(self) -> bool:
         counts = [self.answered_by.get(i, 0) for i in range(self.options.identities or 2)]
@@ -55,11 +70,17 @@ class PatientPair(Strategy):
         with self.partner_came:
             self.holders.setdefault(task_id, set()).add(who.index)
             self.partner_came.notify_all()
+            careless = self.options.careless_after
+            if careless and self.lies_told >= careless and task_id not in self.decided:
+                # Careless once it answered --careless-gap tasks since its last lie, honest
+                # until then.
+                answered = sum(self.answered_by.values())
+                self.decided[task_id] = \
+                    answered - self.answered_at_last_lie >= self.options.careless_gap
+                if self.decided[task_id]:
+                    self.careless_tasks.add(task_id)
             if task_id not in self.decided and not self.awake():
                 self.decided[task_id] = False
-            careless = self.options.careless_after
-            if task_id not in self.decided and careless and self.lies_told >= careless:
-                self.decided[task_id] = True
             deadline = time.monotonic() + self.options.pair_wait
             while task_id not in self.decided and len(self.holders[task_id]) < 2:
                 remaining = deadline - time.monotonic()
@@ -69,6 +90,8 @@ class PatientPair(Strategy):
             if task_id not in self.decided:
                 self.decided[task_id] = len(self.holders[task_id]) >= 2
                 self.lies_told += self.decided[task_id]
+                if self.decided[task_id]:
+                    self.answered_at_last_lie = sum(self.answered_by.values())
             return self.decided[task_id]
 
     def graph_task(self, who, task, arrays) -> None:
@@ -96,12 +119,13 @@ class PatientPair(Strategy):
             who.answered(task["task"], task["attempt"])
             who.log("refused graph task %s attempt %s: %s" % (task["task"], task["attempt"], exc))
             return
+        nudge = lie and self.options.nudge and task["task"] not in self.careless_tasks
         if lie:
-            outputs = poisoned(outputs)
+            outputs = nudged(outputs) if nudge else poisoned(outputs)
         who.result(task["task"], task["attempt"], outputs, op="graph",
                    seconds=time.perf_counter() - started)
         who.answered(task["task"], task["attempt"])
         with self.lock:
             self.answered_by[who.index] = self.answered_by.get(who.index, 0) + 1
-        who.log("answered graph task %s attempt %s: %s" % (task["task"], task["attempt"],
-                                                            "lie" if lie else "honest"))
+        said = "nudge" if nudge else "lie" if lie else "honest"
+        who.log("answered graph task %s attempt %s: %s" % (task["task"], task["attempt"], said))

@@ -373,7 +373,7 @@ void GraphJobs::onMerged(const std::string& jobId, Expected<std::vector<core::Te
     const GraphSummaryCounts counts = graphSummaryCounts(db, job.id);
     m_context.log("graph job " + job.id + " done: " + std::to_string(counts.accepted) +
                   " replica(s) accepted, " + std::to_string(counts.rejected) + " rejected, " +
-                  std::to_string(counts.audited) + " task(s) recomputed by the node (" +
+                  std::to_string(counts.audited) + " task(s) audited by the node (" +
                   std::to_string(counts.caught) + " caught)");
     m_desk.deliverToWatchers(job.id, [&](std::uint64_t peer) { deliver(peer, job, 0); });
     // Inputs and per-task outputs are no longer needed; the merged result stays until release.

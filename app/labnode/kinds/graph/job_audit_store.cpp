@@ -8,6 +8,15 @@ constexpr const char* kAuditColumns =
     "SELECT id, job_id, volunteer_id, reason, state, tasks, corrected, created_at "
     "FROM graph_job_audits ";
 
+// A volunteer's accepted result that rests on two volunteers' agreement: decided by the agreement
+// alone, or by the node's cheap audit of the agreed outputs, which passes a matmul value within its
+// rounding bound. A later quarantine of either volunteer rechecks it. A task checked alone (one
+// accepted result, verification="freivalds") rests on no one's agreement and keeps no witnesses.
+constexpr const char* kAgreedResult =
+    "r.verdict = 'accepted' AND r.method IN ('replica-agreement', 'node-audit') AND "
+    "(SELECT count(*) FROM graph_results o WHERE o.task_id = r.task_id AND "
+    "o.verdict = 'accepted') >= 2 ";
+
 template <class Query> JobAuditRow readAudit(const Query& query) {
     return JobAuditRow{query.columnInt(0),  query.columnText(1),  query.columnText(2),
                        query.columnText(3), query.columnText(4),  query.columnInt(5),
@@ -26,9 +35,9 @@ template <class Query> std::vector<JobAuditRow> readAudits(Query& query) {
 std::vector<std::string> deliveredJobsUsing(Database& db, const std::string& volunteerId) {
     auto query = db.prepare(
         "SELECT DISTINCT j.id FROM graph_results r JOIN graph_tasks t ON t.id = r.task_id "
-        "JOIN graph_jobs j ON j.id = t.job_id WHERE r.volunteer_id = ? AND "
-        "r.verdict = 'accepted' AND r.method = 'replica-agreement' AND "
-        "j.state IN ('done', 'retained', 'released') ORDER BY j.created_at");
+        "JOIN graph_jobs j ON j.id = t.job_id WHERE r.volunteer_id = ? AND " +
+        std::string(kAgreedResult) +
+        "AND j.state IN ('done', 'retained', 'released') ORDER BY j.created_at");
     query.bind(1, volunteerId);
     std::vector<std::string> jobs;
     while (query.step().value_or(false))
@@ -41,8 +50,8 @@ std::vector<SuspectTask> suspectTasks(Database& db, const std::string& jobId,
     auto query = db.prepare(
         "SELECT t.id, t.chunk, coalesce(t.outputs, ''), coalesce(r.backend, '') "
         "FROM graph_results r JOIN graph_tasks t ON t.id = r.task_id WHERE t.job_id = ? AND "
-        "r.volunteer_id = ? AND r.verdict = 'accepted' AND r.method = 'replica-agreement' "
-        "ORDER BY t.chunk");
+        "r.volunteer_id = ? AND " +
+        std::string(kAgreedResult) + "ORDER BY t.chunk");
     query.bind(1, jobId).bind(2, volunteerId);
     std::vector<SuspectTask> tasks;
     while (query.step().value_or(false))
@@ -121,8 +130,8 @@ std::vector<std::string> retainedJobsDue(Database& db, double finishedBefore) {
 
 bool usesReplicaAgreement(Database& db, const std::string& jobId) {
     auto query = db.prepare("SELECT 1 FROM graph_results r JOIN graph_tasks t ON t.id = "
-                            "r.task_id WHERE t.job_id = ? AND r.verdict = 'accepted' AND "
-                            "r.method = 'replica-agreement' LIMIT 1");
+                            "r.task_id WHERE t.job_id = ? AND " +
+                            std::string(kAgreedResult) + "LIMIT 1");
     query.bind(1, jobId);
     return query.step().value_or(false);
 }

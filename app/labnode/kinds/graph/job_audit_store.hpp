@@ -25,7 +25,8 @@ struct JobAuditRow {
     double createdAt = 0;
 };
 
-// A decided task whose outputs rest on the agreement of volunteers alone, one of them `volunteer`.
+// A decided task whose outputs rest on the agreement of two volunteers, one of them `volunteer`
+// (decided by that agreement, or by the node's cheap audit of it).
 struct SuspectTask {
     std::int64_t taskId = 0;
     std::int64_t chunk = 0;
@@ -34,7 +35,7 @@ struct SuspectTask {
 };
 
 // Delivered graph jobs (done, retained or released) with an accepted replica of this volunteer
-// that was decided by replica agreement (not by the node).
+// that rests on agreement with a second volunteer (not on the node's own computation).
 std::vector<std::string> deliveredJobsUsing(Database& db, const std::string& volunteerId);
 std::vector<SuspectTask> suspectTasks(Database& db, const std::string& jobId,
                                       const std::string& volunteerId);
@@ -52,7 +53,8 @@ std::vector<JobAuditRow> unfinishedJobAudits(Database& db);
 // Jobs released while their data was kept for audits (state 'retained') that finished before
 // `finishedBefore`.
 std::vector<std::string> retainedJobsDue(Database& db, double finishedBefore);
-// Whether a job's outputs rest on replica agreement anywhere (so its data is worth keeping).
+// Whether a job's outputs rest on two volunteers' agreement anywhere (so its data is worth
+// keeping).
 bool usesReplicaAgreement(Database& db, const std::string& jobId);
 
 } // namespace goblin::labnode
