@@ -58,9 +58,9 @@ def lm_loss(logits, y):
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 
 
-def family(name, scale=1):
+def family(name, scale=1, lm_dim=128):
     """(model, loss, x, y, batch, micro_batch) sized for about a second per local round (batches
-    divided by `scale` for a quick try)."""
+    divided by `scale` for a quick try; the LM's width `lm_dim`)."""
     torch.manual_seed(0)
     if name == "mlp":
         model = torch.nn.Sequential(torch.nn.Linear(784, 1024), torch.nn.ReLU(),
@@ -78,7 +78,7 @@ def family(name, scale=1):
         batch = 64 // scale  # 256/64 captures too, but its rounds take minutes on 2 cores
         return model, F.cross_entropy, torch.randn(batch * 2, 3, 32, 32), \
             torch.randint(0, 10, (batch * 2,)), batch, batch // 4
-    model = CharTransformer()
+    model = CharTransformer(dim=lm_dim)
     batch = 160 // scale
     text = torch.randint(0, 96, (batch * 2, 65))
     return model, lm_loss, text[:, :-1].contiguous(), text[:, 1:].contiguous(), batch, batch // 4
@@ -135,6 +135,8 @@ def main():
     parser.add_argument("--scale", type=int, default=1, help="divide the batches (a quick try)")
     parser.add_argument("--verification", default="replicas", choices=["replicas", "freivalds"],
                         help="how the micro-batch tasks are verified")
+    parser.add_argument("--lm-dim", type=int, default=128,
+                        help="the LM's width (its matmuls grow as dim², its elementwise ops as dim)")
     parser.add_argument("--node-arg", action="append", default=[],
                         help="an option for the lab node's serve, as --node-arg=--audit-floor=0.1")
     args = parser.parse_args()
@@ -146,10 +148,10 @@ def main():
     try:
         with goblin.connect(net.url, token=net.token, timeout=600) as client:
             for name in args.families.split(","):
-                model, loss_fn, x, y, batch, micro = family(name, args.scale)
+                model, loss_fn, x, y, batch, micro = family(name, args.scale, args.lm_dim)
                 param_bytes = sum(p.numel() * 4 for p in model.parameters())
                 local = torch_round_seconds(model, loss_fn, x, y, batch, args.rounds)
-                model, loss_fn, x, y, batch, micro = family(name, args.scale)  # fresh weights
+                model, loss_fn, x, y, batch, micro = family(name, args.scale, args.lm_dim)  # fresh
                 seconds, share, check, moved, first = network_round(net, client, model, loss_fn, x, y,
                                                              batch, micro, args.rounds,
                                                              args.verification)

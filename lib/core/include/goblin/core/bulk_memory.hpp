@@ -1,9 +1,9 @@
 // Memory for bulk buffers (tensor elements, message buffers). A buffer of 2 MiB or more is an
 // anonymous mapping advised to be backed by transparent huge pages, and a freed one is kept (up to
-// 256 MiB in all, reclaimable by the kernel under memory pressure) for the next buffer of about its
-// size: on the VMs this project runs on, the first touch of fresh memory costs 0.6-1.9 ms per MiB
-// (page faults, zeroing, the host backing the page), and a 4096² matmul job moved about 900 MiB
-// through fresh buffers in the node alone. Smaller buffers come from the heap. Any thread.
+// keptBulkLimit() in all, reclaimable by the kernel under memory pressure) for the next buffer of
+// about its size: on the VMs this project runs on, the first touch of fresh memory costs 0.6-1.9 ms
+// per MiB (page faults, zeroing, the host backing the page), and a 4096² matmul job moved about 900
+// MiB through fresh buffers in the node alone. Smaller buffers come from the heap. Any thread.
 #pragma once
 
 #include <cstddef>
@@ -15,7 +15,10 @@ namespace goblin::core {
 void* allocateBulk(std::size_t bytes);
 // `bytes` must be the size the buffer was allocated with.
 void freeBulk(void* memory, std::size_t bytes) noexcept;
-// Bytes of freed buffers kept for reuse now (at most 256 MiB).
+// The most bytes of freed buffers kept: an eighth of the machine's memory, between 256 MiB and
+// 2 GiB.
+std::size_t keptBulkLimit();
+// Bytes of freed buffers kept for reuse now (at most keptBulkLimit()).
 std::size_t keptBulkBytes();
 // Unmaps every kept buffer and returns their bytes. Kept pages count in the process's resident
 // size until the kernel reclaims them, so a process going idle calls this to give them back.
