@@ -106,11 +106,11 @@ def stored_output_counts(cluster, job):
     return [len(json.loads(outputs)) for (outputs,) in rows if outputs]
 
 
-def test_a_job_the_node_checked_stores_only_the_researchers_outputs(cluster):
-    """Every task was checked by the node, so no later recheck reads its witnesses: each task
-    stores the researcher's output alone, where a job of replicas keeps the witnesses for its
-    recheck. A node killed after the job is done delivers it, from what it stored, after a
-    restart."""
+def test_every_task_stores_only_the_researchers_outputs(cluster):
+    """Every task stores the researcher's output alone, never the witnesses (the node's checks
+    read those before the decision, from the replicas in memory; a later recheck compares what
+    the researcher got), for a job of replicas as for one checked alone. A node killed after the
+    job is done delivers it, from what it stored, after a restart."""
     token = cluster.add_researcher()
     cluster.start_node()
     cluster.start_volunteer(threads=1, slots=2)
@@ -124,7 +124,7 @@ def test_a_job_the_node_checked_stores_only_the_researchers_outputs(cluster):
     [canonical] = client.run(captured, [x], batch=0, chunks=3, timeout=JOB_TIMEOUT)
     [replicas] = cluster.query("SELECT id FROM graph_jobs")[0]
     kept = stored_output_counts(cluster, replicas)
-    assert len(kept) == 3 and all(count > 1 for count in kept), kept  # output + witnesses
+    assert kept == [1, 1, 1], kept  # the output alone, though each task returned witnesses too
 
     job = client.submit_graph(captured, [x], batch=0, chunks=3, verification="freivalds")
     cluster.wait_until(lambda: cluster.query("SELECT state FROM graph_jobs WHERE id = ?",

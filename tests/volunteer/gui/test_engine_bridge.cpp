@@ -12,7 +12,7 @@ class TestEngineBridge : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     void initTestCase();
-    void pauseHoldsWithinASecond();
+    void pauseHoldsAtTheNextSlice();
     void longPauseHandsTasksBack();
     void pauseHoldsTinyTiles();
     void badUrlIsReported();
@@ -46,7 +46,7 @@ void TestEngineBridge::initTestCase() {
         QSKIP("no .venv with the Python client (scripts/python_env.sh makes it)");
 }
 
-void TestEngineBridge::pauseHoldsWithinASecond() {
+void TestEngineBridge::pauseHoldsAtTheNextSlice() {
     EngineBridge bridge;
     EngineStatus status;
     watch(bridge, status);
@@ -61,7 +61,9 @@ void TestEngineBridge::pauseHoldsWithinASecond() {
 
     QTRY_VERIFY_WITH_TIMEOUT(status.running && status.running->fraction > 0, 60000);
     bridge.setPlan(ComputePlan{false, false, 1, 10});
-    QTRY_VERIFY_WITH_TIMEOUT(status.parked, 1000); // the pause holds within a second
+    // The pause holds at the next slice (about 50 ms); the wait is generous so that a busy
+    // machine does not fail it (tests never assert how long something took).
+    QTRY_VERIFY_WITH_TIMEOUT(status.parked, 20000);
     const double atPause = status.running ? status.running->fraction : -1;
     QVERIFY(atPause > 0 && atPause < 1);
     QTest::qWait(1500);

@@ -29,7 +29,13 @@ Expected<TaskRecheck> recheckTask(const GraphChunk& chunk, const SuspectTask& su
     verify::Replica node;
     node.backend = "node-reference";
     node.outputs = std::move(*computed);
-    const verify::Judgement judgement = verify::judgeReplicas(chunk.tolerances, {delivered, node});
+    // Tasks keep the researcher's outputs only (older rows: the witnesses after them too).
+    std::vector<verify::OutputTolerance> tolerances = chunk.tolerances;
+    if (delivered.outputs.size() < node.outputs.size()) {
+        node.outputs.resize(delivered.outputs.size());
+        tolerances.resize(delivered.outputs.size());
+    }
+    const verify::Judgement judgement = verify::judgeReplicas(tolerances, {delivered, node});
     TaskRecheck recheck{
         suspect.taskId, judgement.verdicts[0].accepted, {}, judgement.verdicts[0].reason};
     if (recheck.stands)

@@ -34,12 +34,19 @@ void QuarantineRecheck::recheck(GraphTask& task) {
     ++job.redeciding;
     const GraphChunk& chunk = job.chunks[task.chunk];
     // Recomputing, comparing and storing are O(size): a worker does them, core only records.
+    const std::size_t researcherOutputs = chunk.graph.outputs.size() - chunk.witnesses;
     asio::post(m_context.workers, [this, taskId = task.id, graph = chunk.graph, plan = chunk.plan,
                                    inputs = valuesOf(chunk.inputs), tolerances = chunk.tolerances,
-                                   replicas = task.replicas]() mutable {
+                                   replicas = task.replicas, researcherOutputs]() mutable {
         const auto start = std::chrono::steady_clock::now();
         Outcome outcome{reference::runGraph(graph, plan, inputs), {}, std::nullopt, 0};
         if (outcome.reference) {
+            // The researcher's outputs are compared (a decided task keeps no witnesses).
+            outcome.reference->resize(researcherOutputs);
+            tolerances.resize(researcherOutputs);
+            for (verify::Replica& replica : replicas)
+                if (replica.outputs.size() > researcherOutputs)
+                    replica.outputs.resize(researcherOutputs);
             verify::Replica node;
             node.backend = "node-reference";
             node.outputs = *outcome.reference;

@@ -104,8 +104,12 @@ void TaskVerdicts::commitDecision(std::int64_t taskId, const verify::Judgement& 
         const std::vector<VerdictBatch::Entry>& verdicts = done.verdicts;
         GraphTask& decided = *m_book.task(taskId);
         m_book.markDecided(decided);
-        // What was not stored (a checked task's witnesses) is needed no more in memory either.
+        // What was not stored (the witnesses) is needed no more in memory either: a later
+        // recheck compares the researcher's outputs.
         decided.outputs = std::move(kept);
+        for (verify::Replica& replica : decided.replicas)
+            if (replica.outputs.size() > decided.outputs.size())
+                replica.outputs.resize(decided.outputs.size());
         decided.replicas[decisive].outputs = decided.outputs;
         decided.nodeOutputs = decided.replicas[decisive].fromNode();
         for (const VerdictBatch::Entry& entry : verdicts)
@@ -125,15 +129,16 @@ void TaskVerdicts::commitDecision(std::int64_t taskId, const verify::Judgement& 
     m_verdicts.commitNow(std::move(batch));
 }
 
-// A task of a job that wants one opinion was checked by the node itself (Freivalds and the bitwise
-// recomputation of the rest): nothing rests on an agreement a later quarantine could undo, so no
-// recheck ever reads its witnesses again and only the researcher's outputs are stored. A job of
-// replicas keeps them all, for the recheck to compare (docs/verification.md).
+// Only the researcher's outputs are stored, never the witnesses (the matmul and convolution values
+// a task returns for the node's checks): every check that reads them runs before the decision,
+// from the replicas in memory, and a later recheck (a running job's after a quarantine, a
+// delivered job's) compares the node's recomputation with what the researcher got. A lie that
+// moved a witness and what follows from it moved a researcher's output too; one that moved
+// nothing the researcher gets was used nowhere. Witnesses are most of a training task's bytes
+// (docs/verification.md).
 std::size_t TaskVerdicts::keptOutputCount(const GraphTask& task) const {
-    const GraphJob& job = m_book.jobOf(task);
-    const GraphChunk& chunk = job.chunks[task.chunk];
-    const std::size_t all = chunk.graph.outputs.size();
-    return opinionsWanted(job) == 1 ? all - chunk.witnesses : all;
+    const GraphChunk& chunk = m_book.jobOf(task).chunks[task.chunk];
+    return chunk.graph.outputs.size() - chunk.witnesses;
 }
 
 std::string TaskVerdicts::methodOf(const GraphTask& task, const verify::Judgement& judgement,

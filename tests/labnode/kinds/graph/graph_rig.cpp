@@ -1,5 +1,6 @@
 #include "labnode/kinds/graph/graph_rig.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <boost/asio/post.hpp>
@@ -58,6 +59,11 @@ TrustSettings alwaysAudited() {
     chosen.auditFloor = 1.0;
     chosen.fullAuditShare = 0.0;
     return chosen;
+}
+
+std::vector<core::Tensor> researcherOutputs(std::vector<core::Tensor> outputs) {
+    outputs.resize(std::min<std::size_t>(outputs.size(), 1));
+    return outputs;
 }
 
 bool sameBits(const std::vector<core::Tensor>& a, const std::vector<core::Tensor>& b) {

@@ -30,6 +30,8 @@ struct Recorded {
 
 // Same dtypes, shapes and bits.
 bool sameBits(const std::vector<core::Tensor>& a, const std::vector<core::Tensor>& b);
+// The researcher's outputs among a chunk's (the first; the witness after it is never kept).
+std::vector<core::Tensor> researcherOutputs(std::vector<core::Tensor> outputs);
 
 class GraphRig {
 public:

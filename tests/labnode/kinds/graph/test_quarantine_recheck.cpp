@@ -68,15 +68,15 @@ void TestQuarantineRecheck::agreeingLiarsAreOverturnedAndTheirOutputsReplaced() 
     // The pair's lie got through, for now.
     QCOMPARE(g.verdictOf(task.id, one), std::string("accepted replica-agreement"));
     QCOMPARE(g.verdictOf(task.id, two), std::string("accepted replica-agreement"));
-    QVERIFY(sameBits(g.storedOutputs(task.id), g.lying(0, "v-one").outputs));
+    QVERIFY(sameBits(g.storedOutputs(task.id), researcherOutputs(g.lying(0, "v-one").outputs)));
     g.trust.quarantine("v-one", "caught elsewhere");
     QVERIFY(g.rig.node.waitUntil([&] { return g.recorded.rechecksDone == 1; }));
     QCOMPARE(g.verdictOf(task.id, one), std::string("rejected node-recheck"));
     QCOMPARE(g.verdictOf(task.id, two), std::string("rejected node-recheck"));
     QCOMPARE(g.countResults("verdict = 'accepted'"), std::int64_t{0});
     QVERIFY(task.nodeOutputs);
-    QVERIFY(sameBits(task.outputs, g.reference(0)));
-    QVERIFY(sameBits(g.storedOutputs(task.id), g.reference(0)));
+    QVERIFY(sameBits(task.outputs, researcherOutputs(g.reference(0))));
+    QVERIFY(sameBits(g.storedOutputs(task.id), researcherOutputs(g.reference(0))));
     // The partner is quarantined in turn; the node's outputs need no second recheck.
     QVERIFY(g.trust.isQuarantined("v-two"));
     QVERIFY(g.rig.node.waitUntil([&] { return g.recorded.quarantinesHandled == 2; }));

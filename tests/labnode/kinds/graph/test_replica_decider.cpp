@@ -33,10 +33,11 @@ void TestReplicaDecider::equalReplicasDecideByAgreement() {
     QCOMPARE(g.countResults("task_id = " + std::to_string(task.id)), std::int64_t{2});
     QVERIFY(g.book.decided(task));
     QVERIFY(!task.nodeOutputs);
-    // A job of replicas keeps the witness too, for a later recheck to compare.
-    QVERIFY(sameBits(task.outputs, g.reference(0)));
-    QVERIFY(sameBits(g.storedOutputs(task.id), g.reference(0)));
-    QCOMPARE(task.outputs.size(), std::size_t{2});
+    // Only the researcher's output is kept (the relu), never the matmul's witness: a later
+    // recheck compares what the researcher got.
+    QVERIFY(sameBits(task.outputs, researcherOutputs(g.reference(0))));
+    QVERIFY(sameBits(g.storedOutputs(task.id), researcherOutputs(g.reference(0))));
+    QCOMPARE(task.outputs.size(), std::size_t{1});
     QVERIFY(g.recorded.opinionsWanted.empty());
     QVERIFY(g.recorded.jobFailures.empty());
     QCOMPARE(g.recorded.decided[g.task(1).id], 0);
@@ -53,8 +54,8 @@ void TestReplicaDecider::liarLosesTheNodesTiebreak() {
     QCOMPARE(g.verdictOf(task.id, liar), std::string("rejected node-tiebreak"));
     QCOMPARE(g.verdictOf(task.id, honest), std::string("accepted node-tiebreak"));
     QVERIFY(task.nodeOutputs);
-    QVERIFY(sameBits(task.outputs, g.reference(1)));
-    QVERIFY(sameBits(g.storedOutputs(task.id), g.reference(1)));
+    QVERIFY(sameBits(task.outputs, researcherOutputs(g.reference(1))));
+    QVERIFY(sameBits(g.storedOutputs(task.id), researcherOutputs(g.reference(1))));
     // The rejection quarantines the liar, not the honest volunteer.
     QVERIFY(g.rig.node.waitUntil([&] { return g.recorded.quarantinesHandled == 1; }));
     QVERIFY(g.trust.isQuarantined("v-liar"));
@@ -79,8 +80,8 @@ void TestReplicaDecider::agreeingLiarsAreCaughtByAnAudit() {
     QCOMPARE(g.countResults("verdict = 'accepted'"), std::int64_t{0});
     QVERIFY(task.audited);
     QVERIFY(task.nodeOutputs);
-    QVERIFY(sameBits(task.outputs, g.reference(0)));
-    QVERIFY(sameBits(g.storedOutputs(task.id), g.reference(0)));
+    QVERIFY(sameBits(task.outputs, researcherOutputs(g.reference(0))));
+    QVERIFY(sameBits(g.storedOutputs(task.id), researcherOutputs(g.reference(0))));
     QVERIFY(g.trust.isQuarantined("v-one"));
     QVERIFY(g.trust.isQuarantined("v-two"));
     QCOMPARE(queryInt(g.rig.node.store,
@@ -104,7 +105,7 @@ void TestReplicaDecider::replicaArrivingDuringJudgingIsJudgedWithThePair() {
         QCOMPARE(g.verdictOf(task.id, attempt), std::string("accepted replica-agreement"));
     QCOMPARE(g.countResults("task_id = " + std::to_string(task.id)), std::int64_t{3});
     QCOMPARE(task.replicas.size(), std::size_t{3});
-    QVERIFY(sameBits(g.storedOutputs(task.id), g.reference(0)));
+    QVERIFY(sameBits(g.storedOutputs(task.id), researcherOutputs(g.reference(0))));
     QVERIFY(g.recorded.jobFailures.empty());
 }
 
