@@ -66,7 +66,8 @@ inline double tanhOrdinary(double x) {
 inline bool erfIsOrdinary(double x) {
     return std::fabs(x) < 3.25;
 }
-// gm_erf_f64 for |x| < 3.25 in three passes over a chunk: x's interval and its offset from the
+
+// That erf in three passes over a chunk: x's interval and its offset from the
 // interval's centre (vectorised), the Taylor series at the centre of each element's interval
 // (sixteen elements side by side, whose chains overlap: the table reads keep this pass from
 // vectorising), then the choice between that and the series at 0 (vectorised).

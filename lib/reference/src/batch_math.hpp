@@ -1,8 +1,8 @@
-// The commonest transcendental ops of goblin_math.h over whole arrays, four lanes at a time: the
-// same double operations in the same order as the scalar functions, so every element has the bits
-// the scalar function gives (tests/reference/test_batch_math.cpp compares them), only faster. A
-// group of four whose values leave the ordinary range (NaN, ±inf, huge, tiny) is computed by the
-// scalar functions themselves.
+// The commonest transcendental ops of goblin_math.h over whole arrays, in loops the compiler
+// vectorises: the same double operations in the same order as the scalar functions, so every
+// element has the bits the scalar function gives (tests/reference/test_batch_math.cpp compares
+// them), only faster. An element outside the ordinary range (NaN, ±inf, huge, some tiny values)
+// is computed by the scalar function itself.
 #pragma once
 
 #include <cstddef>

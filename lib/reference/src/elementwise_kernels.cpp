@@ -70,7 +70,7 @@ template <class T> void binary(OpCode op, const Tensor& a, const Tensor& b, Tens
     }
 }
 
-// The transcendental ops that batch_math computes four elements at a time (same bits).
+// The transcendental ops that batch_math computes over whole arrays (same bits).
 std::optional<BatchOp> batchOpOf(OpCode op, bool tanhGelu) {
     switch (op) {
     case OpCode::Exp:

@@ -29,6 +29,8 @@ struct GraphChunk {
     std::int64_t peakBytes = 0;
     // Witness outputs appended after the researcher's (graph.outputs' last `witnesses` entries).
     std::size_t witnesses = 0;
+    // The researcher's outputs (graph.outputs' first ones): all a decided task keeps.
+    std::size_t researcherOutputs() const { return graph.outputs.size() - witnesses; }
     // With GraphVerification::Freivalds: the heavy matmuls and conv2ds whose values are outputs
     // (the node checks them by Freivalds), which volunteers may compute with any GEMM
     // (gemm_nodes).

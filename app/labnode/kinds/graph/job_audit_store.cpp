@@ -11,7 +11,7 @@ constexpr const char* kAuditColumns =
 // A volunteer's accepted result that rests on two volunteers' agreement: decided by the agreement
 // alone, or by the node's cheap audit of the agreed outputs, which passes a matmul value within its
 // rounding bound. A later quarantine of either volunteer rechecks it. A task checked alone (one
-// accepted result, verification="freivalds") rests on no one's agreement and keeps no witnesses.
+// accepted result, verification="freivalds") rests on no one's agreement.
 constexpr const char* kAgreedResult =
     "r.verdict = 'accepted' AND r.method IN ('replica-agreement', 'node-audit') AND "
     "(SELECT count(*) FROM graph_results o WHERE o.task_id = r.task_id AND "

@@ -34,7 +34,7 @@ void QuarantineRecheck::recheck(GraphTask& task) {
     ++job.redeciding;
     const GraphChunk& chunk = job.chunks[task.chunk];
     // Recomputing, comparing and storing are O(size): a worker does them, core only records.
-    const std::size_t researcherOutputs = chunk.graph.outputs.size() - chunk.witnesses;
+    const std::size_t researcherOutputs = chunk.researcherOutputs();
     asio::post(m_context.workers, [this, taskId = task.id, graph = chunk.graph, plan = chunk.plan,
                                    inputs = valuesOf(chunk.inputs), tolerances = chunk.tolerances,
                                    replicas = task.replicas, researcherOutputs]() mutable {
