@@ -1,0 +1,60 @@
+// Cuts a graph too big for one volunteer into stages: consecutive runs of its nodes (in the plan's
+// topological order) whose values each fit a byte budget, counted as the lab node counts a task's
+// memory (every value the stage holds: its inputs, constants and the values its nodes produce).
+// Among the cuts with the fewest stages, the one whose boundaries carry the fewest bytes wins
+// (dynamic programming over the cut positions). A stage takes the graph inputs it reads, its
+// constants, and the values earlier stages computed for it (boundary values, same value ids); it
+// outputs the researcher's outputs it computes (in the graph's output order) and then the values
+// later stages read. Stages compute exactly the nodes of the whole graph, so their values are the
+// same bits. Pure; any thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "goblin/core/error.hpp"
+#include "goblin/core/graph/graph.hpp"
+
+namespace goblin::plan {
+
+// Where one input of a stage comes from: input `index` of the whole graph, or output `output`
+// of the earlier stage `stage`.
+struct StageSource {
+    enum class Kind { GraphInput, Boundary };
+    Kind kind = Kind::GraphInput;
+    std::size_t index = 0; // GraphInput
+    std::size_t stage = 0; // Boundary
+    std::size_t output = 0;
+
+    bool operator==(const StageSource&) const = default;
+};
+
+struct GraphStage {
+    core::graph::Graph graph;          // inputs in the order of `sources`
+    std::vector<StageSource> sources;  // one per graph.inputs entry
+    std::size_t researcherOutputs = 0; // graph.outputs' first ones are the researcher's
+    std::int64_t bytes = 0;            // every value it holds (the budget's measure)
+};
+
+// Where researcher output o of the whole graph is: output `output` of stage `stage`.
+struct OutputPlace {
+    std::size_t stage = 0;
+    std::size_t output = 0;
+};
+
+struct StageCut {
+    std::vector<GraphStage> stages;
+    std::vector<OutputPlace> outputs; // per output of the whole graph
+    std::int64_t boundaryBytes = 0;   // what the stages hand on, in all
+};
+
+// Bytes of every value of a validated graph (its inputs, constants and node values).
+std::int64_t graphValueBytes(const core::graph::GraphPlan& plan);
+
+// Fails (LimitExceeded) when one node alone, with what it reads, exceeds the budget; and
+// (InvalidInput) when an output of the graph is an input or a constant (no stage computes it).
+Expected<StageCut> cutIntoStages(const core::graph::Graph& graph,
+                                 const core::graph::GraphPlan& plan, std::int64_t budgetBytes);
+
+} // namespace goblin::plan
