@@ -187,6 +187,26 @@ std::vector<std::int64_t> TaskGraph::reopen(std::int64_t id, std::string_view ca
     Task& reopened = m_tasks.at(id);
     assert(reopened.state == TaskState::Decided && "only a decided task is reopened");
     enqueue(reopened, QueuePlace::Front, cause);
+    return sendDependentsBack(id);
+}
+
+std::vector<std::int64_t> TaskGraph::redoDependents(std::int64_t id, std::string_view cause) {
+    assert(m_tasks.at(id).state == TaskState::Decided &&
+           "only a decided task's output is replaced");
+    std::vector<std::int64_t> affected = sendDependentsBack(id);
+    for (std::int64_t dependentId : m_tasks.at(id).dependents) {
+        auto found = m_tasks.find(dependentId);
+        if (found == m_tasks.end() || found->second.state != TaskState::Waiting)
+            continue;
+        Task& dependent = found->second;
+        dependent.waitingOn.erase(id);
+        if (dependent.waitingOn.empty())
+            enqueue(dependent, QueuePlace::Front, cause);
+    }
+    return affected;
+}
+
+std::vector<std::int64_t> TaskGraph::sendDependentsBack(std::int64_t id) {
     std::vector<std::int64_t> affected;
     std::vector<std::int64_t> frontier{id};
     while (!frontier.empty()) {

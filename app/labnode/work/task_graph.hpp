@@ -111,6 +111,11 @@ public:
     // again, and every task that depends on it, directly or not, waits again whatever its state
     // (a decided one is computed again once the new output is decided). Returns those dependents.
     std::vector<std::int64_t> reopen(std::int64_t id, std::string_view cause);
+    // A decided task's output was replaced (the node recomputed it after a volunteer of it was
+    // caught): it stays decided, and every task that depends on it, directly or not, is computed
+    // again from the new output: the direct dependents are queued (once nothing else holds them),
+    // the others wait. Returns those dependents.
+    std::vector<std::int64_t> redoDependents(std::int64_t id, std::string_view cause);
     // Every task of the job ends (Cancelled), none is queued any more.
     void cancelJob(const std::string& job, std::string_view cause);
 
@@ -119,6 +124,8 @@ private:
     // Queues it wanting `opinions` opinions (0: as many as it was planned with).
     void enqueue(Task& task, QueuePlace place, std::string_view cause, int opinions = 0);
     void unqueue(std::int64_t id);
+    // Every task that depends on `id`, directly or not, waits again (for `id` too).
+    std::vector<std::int64_t> sendDependentsBack(std::int64_t id);
 
     std::unordered_map<std::int64_t, Task> m_tasks;
     std::map<std::string, std::vector<std::int64_t>> m_jobs; // in the order they were added

@@ -61,6 +61,7 @@ private Q_SLOTS:
     void theNodeTakesQueuedOrLeasedTasksOnly();
     void aRejectedDependencyIsLeasedAgainBeforeItsDependent();
     void reopeningSendsEveryDependentBackToWaiting();
+    void aReplacedOutputRedoesEveryDependentButNotTheTaskItself();
     void reloadedDecidedTasksReleaseTheirDependents();
     void cancellingAJobEndsEveryTaskAndEmptiesTheQueue();
     void removingAJobForgetsItsTasks();
@@ -202,6 +203,38 @@ void TestTaskGraph::reopeningSendsEveryDependentBackToWaiting() {
     QVERIFY(graph.startDeciding(1, "result"));
     QCOMPARE(graph.decide(1, "accepted"), (Ids{2, 4}));
     QCOMPARE(graph.state(3), TaskState::Waiting); // 2 must be decided again first
+}
+
+// 1 → 2 → 3 and 1 → 4, with 5 waiting on 1 and on 6 (not decided): after 1's output is replaced,
+// 1 stays decided, 2 and 4 are queued first, 3 waits for 2 and 5 still waits for 6.
+void TestTaskGraph::aReplacedOutputRedoesEveryDependentButNotTheTaskItself() {
+    TaskGraph graph;
+    add(graph, 1);
+    add(graph, 6);
+    add(graph, 2, {1});
+    add(graph, 3, {2});
+    add(graph, 4, {1});
+    add(graph, 5, {1, 6});
+    add(graph, 7);
+    computeAndAccept(graph, 1);
+    auto leased6 = leaseAny(graph); // 6 stays leased: 5 keeps waiting on it
+    QCOMPARE(leased6->task, std::int64_t{6});
+    computeAndAccept(graph, 7);
+    computeAndAccept(graph, 2);
+    auto leased4 = leaseAny(graph);
+    QCOMPARE(leased4->task, std::int64_t{4});
+    QCOMPARE(graph.state(3), TaskState::Queued);
+    const Ids affected = graph.redoDependents(1, "the node replaced its output");
+    QCOMPARE(affected.size(), std::size_t{3}); // 2, 3 and 4 (5 was waiting already)
+    QCOMPARE(graph.state(1), TaskState::Decided);
+    QCOMPARE(graph.state(3), TaskState::Waiting);
+    QCOMPARE(graph.state(5), TaskState::Waiting);
+    QCOMPARE(graph.decidedCount("j-1"), std::int64_t{2}); // 1 and 7
+    QCOMPARE(drain(graph), (Ids{4, 2}));
+    QVERIFY(graph.startDeciding(2, "result"));
+    QCOMPARE(graph.decide(2, "accepted"), Ids{3});
+    QVERIFY(graph.startDeciding(6, "result"));
+    QCOMPARE(graph.decide(6, "accepted"), Ids{5});
 }
 
 void TestTaskGraph::reloadedDecidedTasksReleaseTheirDependents() {

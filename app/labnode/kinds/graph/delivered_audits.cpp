@@ -95,11 +95,12 @@ void DeliveredAudits::run(const JobAuditRow& audit) {
         return runNext();
     }
     const auto count = static_cast<std::int64_t>(suspects.size());
-    if (job->state == JobState::Released ||
-        !jobDataKept(*job, graphTasksOf(db, job->id), m_context.blobs))
+    std::vector<GraphTaskRow> tasks = graphTasksOf(db, job->id);
+    if (job->state == JobState::Released || !jobDataKept(*job, tasks, m_context.blobs))
         return finish(audit, "unverifiable", count, 0);
-    asio::post(m_context.workers, [this, audit, count, job = *job, suspects = std::move(suspects)] {
-        auto recheck = recheckDeliveredTasks(job, suspects, m_settings, m_context.blobs);
+    asio::post(m_context.workers, [this, audit, count, job = *job, tasks = std::move(tasks),
+                                   suspects = std::move(suspects)] {
+        auto recheck = recheckDeliveredTasks(job, tasks, suspects, m_settings, m_context.blobs);
         asio::post(m_context.core, [this, audit, recheck = std::move(recheck), count]() mutable {
             if (!recheck) {
                 m_context.log.warn("graph job " + audit.jobId + ": its recheck failed (" +
@@ -124,7 +125,9 @@ void DeliveredAudits::apply(const JobAuditRow& audit, const JobRecheck& recheck)
         for (const TaskRecheck& task : recheck.tasks) {
             if (task.stands)
                 continue;
-            for (const auto& [attempt, volunteer] : acceptedReplicas(db, task.taskId)) {
+            for (const auto& [attempt, volunteer] :
+                 task.inputsReplaced ? std::vector<std::pair<std::int64_t, std::string>>{}
+                                     : acceptedReplicas(db, task.taskId)) {
                 if (auto ok =
                         overturnGraphVerdict(db, task.taskId, attempt, volunteer,
                                              "delivered-recheck", reason + ": " + task.reason);

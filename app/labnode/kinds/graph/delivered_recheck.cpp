@@ -1,6 +1,10 @@
 #include "kinds/graph/delivered_recheck.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <map>
+#include <optional>
+#include <set>
 
 #include <boost/json.hpp>
 
@@ -14,9 +18,11 @@ namespace json = boost::json;
 
 namespace {
 
-Expected<TaskRecheck> recheckTask(const GraphChunk& chunk, const SuspectTask& suspect,
-                                  const BlobStore& blobs) {
-    auto stored = loadTensors(blobs, suspect.outputs);
+// The node's outputs for a chunk (its boundary inputs filled) against those stored.
+Expected<TaskRecheck> recheckTask(const GraphChunk& chunk, std::int64_t taskId,
+                                  const std::string& storedOutputs, const std::string& backend,
+                                  const BlobStore& blobs, std::vector<core::Tensor>& nodeOutputs) {
+    auto stored = loadTensors(blobs, storedOutputs);
     if (!stored)
         return tl::unexpected(stored.error());
     auto computed = reference::runGraph(chunk.graph, chunk.plan, valuesOf(chunk.inputs));
@@ -24,23 +30,23 @@ Expected<TaskRecheck> recheckTask(const GraphChunk& chunk, const SuspectTask& su
         return tl::unexpected(computed.error());
     verify::Replica delivered;
     delivered.volunteerId = "delivered";
-    delivered.backend = suspect.backend;
+    delivered.backend = backend;
     delivered.outputs = std::move(*stored);
     verify::Replica node;
     node.backend = "node-reference";
     node.outputs = std::move(*computed);
-    // Tasks keep the researcher's outputs only (older rows: the witnesses after them too).
+    // Tasks keep the outputs they hand on only (older rows: the witnesses after them too).
     std::vector<verify::OutputTolerance> tolerances = chunk.tolerances;
     if (delivered.outputs.size() < node.outputs.size()) {
         node.outputs.resize(delivered.outputs.size());
         tolerances.resize(delivered.outputs.size());
     }
     const verify::Judgement judgement = verify::judgeReplicas(tolerances, {delivered, node});
-    TaskRecheck recheck{
-        suspect.taskId, judgement.verdicts[0].accepted, {}, judgement.verdicts[0].reason};
+    TaskRecheck recheck{taskId, judgement.verdicts[0].accepted, {}, judgement.verdicts[0].reason};
+    nodeOutputs = std::move(node.outputs);
     if (recheck.stands)
         return recheck;
-    auto written = storeTensors(blobs, node.outputs);
+    auto written = storeTensors(blobs, nodeOutputs);
     if (!written)
         return tl::unexpected(written.error());
     recheck.storedOutputs = json::serialize(*written);
@@ -62,6 +68,7 @@ bool jobDataKept(const GraphJobRow& job, const std::vector<GraphTaskRow>& tasks,
 }
 
 Expected<JobRecheck> recheckDeliveredTasks(const GraphJobRow& job,
+                                           const std::vector<GraphTaskRow>& tasks,
                                            const std::vector<SuspectTask>& suspects,
                                            const GraphIntakeSettings& settings,
                                            const BlobStore& blobs) {
@@ -69,14 +76,45 @@ Expected<JobRecheck> recheckDeliveredTasks(const GraphJobRow& job,
     auto intake = reloadGraphIntake(job, settings, blobs);
     if (!intake)
         return tl::unexpected(intake.error());
-    JobRecheck recheck;
+    std::vector<GraphChunk>& chunks = intake->chunks;
+    if (tasks.size() != chunks.size())
+        return makeError(ErrorCode::Internal, "the job's tasks do not match its chunks");
+    std::map<std::size_t, const SuspectTask*> suspectOf;
     for (const SuspectTask& suspect : suspects) {
-        if (suspect.chunk < 0 || suspect.chunk >= static_cast<std::int64_t>(intake->chunks.size()))
+        if (suspect.chunk < 0 || suspect.chunk >= static_cast<std::int64_t>(chunks.size()))
             return makeError(ErrorCode::Internal, "a task's chunk is out of range");
+        suspectOf[static_cast<std::size_t>(suspect.chunk)] = &suspect;
+    }
+    // The outputs each chunk has now (stored, or corrected in this recheck), loaded when read.
+    std::vector<std::optional<std::vector<core::Tensor>>> now(chunks.size());
+    std::set<std::size_t> corrected;
+    const auto outputsOf = [&](std::size_t c) -> const std::vector<core::Tensor>* {
+        if (!now[c])
+            if (auto loaded = loadTensors(blobs, tasks[c].outputs))
+                now[c] = std::move(*loaded);
+        return now[c] ? &*now[c] : nullptr;
+    };
+    JobRecheck recheck;
+    for (std::size_t c = 0; c < chunks.size(); ++c) { // stages come after what they read
+        const bool suspect = suspectOf.contains(c);
+        const bool inputsReplaced =
+            std::any_of(chunks[c].dependsOn.begin(), chunks[c].dependsOn.end(),
+                        [&](std::size_t from) { return corrected.contains(from); });
+        if (!suspect && !inputsReplaced)
+            continue;
+        if (auto filled = fillBoundaryInputs(chunks[c], outputsOf); !filled)
+            return tl::unexpected(filled.error());
+        std::vector<core::Tensor> nodeOutputs;
         auto task =
-            recheckTask(intake->chunks[static_cast<std::size_t>(suspect.chunk)], suspect, blobs);
+            recheckTask(chunks[c], tasks[c].id, tasks[c].outputs,
+                        suspect ? suspectOf.at(c)->backend : std::string(), blobs, nodeOutputs);
         if (!task)
             return tl::unexpected(task.error());
+        task->inputsReplaced = inputsReplaced;
+        if (!task->stands) {
+            corrected.insert(c);
+            now[c] = std::move(nodeOutputs);
+        }
         recheck.tasks.push_back(std::move(*task));
     }
     recheck.seconds =

@@ -22,6 +22,9 @@ struct TaskRecheck {
     bool stands = true;        // the stored outputs agree with the node's
     std::string storedOutputs; // the node's outputs, stored as blobs, when they do not
     std::string reason;        // how they differ
+    // Computed again because a stage it reads was corrected: its volunteers computed what they
+    // were given, so their verdicts stand whatever its outputs become.
+    bool inputsReplaced = false;
 };
 
 struct JobRecheck {
@@ -34,7 +37,10 @@ struct JobRecheck {
 bool jobDataKept(const GraphJobRow& job, const std::vector<GraphTaskRow>& tasks,
                  const BlobStore& blobs);
 
+// The suspects, and every stage that reads a task this corrects, in chunk order. `tasks` are
+// the job's rows in chunk order.
 Expected<JobRecheck> recheckDeliveredTasks(const GraphJobRow& job,
+                                           const std::vector<GraphTaskRow>& tasks,
                                            const std::vector<SuspectTask>& suspects,
                                            const GraphIntakeSettings& settings,
                                            const BlobStore& blobs);

@@ -1,5 +1,7 @@
 #include "kinds/graph/graph_book.hpp"
 
+#include <algorithm>
+
 #include <boost/json.hpp>
 
 #include "goblin/core/precise_json.hpp"
@@ -19,6 +21,10 @@ GraphJob& GraphBook::add(GraphJob job, const std::vector<GraphTaskRow>& tasks,
         json::error_code ec; // the graph's doubles keep their exact bits
         job.chunkGraphs.push_back(core::parsePrecise(chunk.json, ec));
     }
+    std::vector<std::int64_t> idOfChunk(job.chunks.size(), 0);
+    for (const GraphTaskRow& row : tasks)
+        if (row.chunk >= 0 && static_cast<std::size_t>(row.chunk) < idOfChunk.size())
+            idOfChunk[static_cast<std::size_t>(row.chunk)] = row.id;
     for (const GraphTaskRow& row : tasks) {
         GraphTask task;
         task.id = row.id;
@@ -33,11 +39,15 @@ GraphJob& GraphBook::add(GraphJob job, const std::vector<GraphTaskRow>& tasks,
                 ++job.done;
             }
         }
+        std::vector<std::int64_t> dependencies;
+        if (task.chunk < job.chunks.size())
+            for (std::size_t chunk : job.chunks[task.chunk].dependsOn)
+                dependencies.push_back(idOfChunk.at(chunk));
         // Two volunteer opinions, or one the node checks itself; attempt numbers never repeat.
         m_engine.add(TaskSpec{.id = row.id,
                               .job = job.id,
                               .type = std::string(kTaskType),
-                              .dependencies = {},
+                              .dependencies = std::move(dependencies),
                               .attempt = row.lastAttempt,
                               .opinions = opinionsWanted(job)},
                      reloaded == Reloaded::Decided ? "reloaded, accepted before" : "planned",
@@ -99,6 +109,36 @@ void GraphBook::callOff(const GraphTask& task, std::string_view why) {
 void GraphBook::markDecided(const GraphTask& task) {
     if (state(task) == TaskState::Deciding)
         m_engine.decide(task.id, "its outputs and verdicts are recorded");
+}
+
+std::vector<std::int64_t> GraphBook::redoDependents(const GraphTask& task, std::string_view why) {
+    return m_engine.redoDependents(task.id, why);
+}
+
+std::vector<std::int64_t> GraphBook::dependentsOf(const GraphTask& task) const {
+    std::vector<std::int64_t> found;
+    std::vector<std::int64_t> frontier{task.id};
+    while (!frontier.empty()) {
+        const Task* from = m_engine.task(frontier.back());
+        frontier.pop_back();
+        if (!from)
+            continue;
+        for (std::int64_t dependent : from->dependents)
+            if (std::find(found.begin(), found.end(), dependent) == found.end()) {
+                found.push_back(dependent);
+                frontier.push_back(dependent);
+            }
+    }
+    return found;
+}
+
+Expected<void> GraphBook::fillInputs(const GraphTask& task) {
+    GraphJob& job = m_jobs.at(task.jobId);
+    return fillBoundaryInputs(job.chunks.at(task.chunk),
+                              [&](std::size_t chunk) -> const std::vector<core::Tensor>* {
+                                  const GraphTask* from = this->task(job.taskIds.at(chunk));
+                                  return from && decided(*from) ? &from->outputs : nullptr;
+                              });
 }
 
 void GraphBook::endJob(const std::string& jobId, std::string_view why) {

@@ -54,7 +54,10 @@ struct GraphJob {
     bool merging = false;
     std::vector<core::Tensor> result;
     std::int64_t redeciding = 0; // decided tasks being rechecked: the job waits for them
-    double verifySeconds = 0;    // since this node started
+    // Decided stages whose outputs a recheck replaced: their dependents are computed again once
+    // none of them is being decided (the job waits for it).
+    std::set<std::int64_t> redoPending;
+    double verifySeconds = 0; // since this node started
 };
 
 // Volunteer opinions a task of the job needs: 2 replicas, or 1 with GraphVerification::Freivalds
@@ -64,7 +67,8 @@ int opinionsWanted(const GraphJob& job);
 class GraphBook {
 public:
     // Adds a job with its tasks: accepted ones keep their stored outputs, the others are queued
-    // for opinionsWanted(job) opinions.
+    // for opinionsWanted(job) opinions once the stages they read are decided. Its tasks' rows
+    // come in chunk order.
     GraphJob& add(GraphJob job, const std::vector<GraphTaskRow>& tasks, const BlobStore& blobs);
     void remove(const std::string& jobId);
 
@@ -90,6 +94,13 @@ public:
     void callOff(const GraphTask& task, std::string_view why);
     // Its decision is recorded.
     void markDecided(const GraphTask& task);
+    // The tasks that read a decided task's outputs, directly or not, are computed again from
+    // its new outputs (TaskGraph::redoDependents); returns them.
+    std::vector<std::int64_t> redoDependents(const GraphTask& task, std::string_view why);
+    // The tasks that read its outputs, directly or not.
+    std::vector<std::int64_t> dependentsOf(const GraphTask& task) const;
+    // Its boundary inputs from the outputs of the stages it reads (all decided).
+    Expected<void> fillInputs(const GraphTask& task);
     // The job ended: none of its tasks is leased or decided any more.
     void endJob(const std::string& jobId, std::string_view why);
     // Whether the volunteer lends enough memory for the task's chunk.

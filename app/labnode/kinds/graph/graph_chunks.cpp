@@ -9,6 +9,7 @@
 #include "goblin/net/content_digest.hpp"
 #include "goblin/net/limits.hpp"
 #include "goblin/plan/chunk_shapes.hpp"
+#include "goblin/plan/stage_cut.hpp"
 #include "goblin/plan/tensor_slices.hpp"
 #include "goblin/plan/tensor_sums.hpp"
 #include "goblin/verify/graph_witnesses.hpp"
@@ -18,22 +19,85 @@ namespace {
 
 using core::ops::OpCode;
 
-std::int64_t peakBytesOf(const core::graph::GraphPlan& plan) {
-    std::int64_t total = 0;
-    for (const auto& [id, spec] : plan.specs)
-        total += static_cast<std::int64_t>(core::byteSize(spec.dtype, spec.shape).value_or(0));
-    return total;
-}
-
 // What every chunk's graph gets once its plan is known: witnesses, then what depends on outputs.
 void finishChunk(GraphChunk& chunk, GraphVerification verification) {
+    if (chunk.mergedAs.empty())
+        for (std::size_t o = 0; o < chunk.graph.outputs.size(); ++o)
+            chunk.mergedAs.push_back(o);
+    if (chunk.boundary.empty())
+        chunk.boundary.resize(chunk.inputs.size());
     chunk.witnesses =
         verify::addWitnessOutputs(chunk.graph, chunk.plan, net::Limits{}.maxTensorsPerMessage);
     if (verification == GraphVerification::Freivalds)
         chunk.gemmNodes = verify::checkedGemmNodes(chunk.graph, chunk.plan);
     chunk.json = core::graph::encodeGraph(chunk.graph);
     chunk.tolerances = verify::outputTolerances(chunk.graph, chunk.plan);
-    chunk.peakBytes = peakBytesOf(chunk.plan);
+    chunk.peakBytes = plan::graphValueBytes(chunk.plan);
+}
+
+// The stages of a batch range (its graph, plan and inputs in `range`) as chunks appended to
+// `chunks`; false, leaving `chunks` as it was, when the range cannot be cut.
+Expected<bool> addStages(std::vector<GraphChunk>& chunks, const GraphChunk& range,
+                         std::int64_t budget, GraphVerification verification,
+                         const core::graph::GraphLimits& limits) {
+    auto cut = plan::cutIntoStages(range.graph, range.plan, budget);
+    if (!cut || cut->stages.size() < 2)
+        return false;
+    const std::size_t first = chunks.size();
+    std::vector<std::vector<std::size_t>> mergedAs(cut->stages.size());
+    for (std::size_t s = 0; s < cut->stages.size(); ++s)
+        mergedAs[s].assign(cut->stages[s].graph.outputs.size(), kNotMerged);
+    for (std::size_t o = 0; o < cut->outputs.size(); ++o)
+        mergedAs[cut->outputs[o].stage][cut->outputs[o].output] = o;
+    for (std::size_t s = 0; s < cut->stages.size(); ++s) {
+        plan::GraphStage& stage = cut->stages[s];
+        GraphChunk chunk;
+        chunk.graph = std::move(stage.graph);
+        auto stagePlan = core::graph::validateGraph(chunk.graph, limits);
+        if (!stagePlan)
+            return makeError(ErrorCode::Internal,
+                             "stage " + std::to_string(s) + ": " + stagePlan.error().message);
+        chunk.plan = std::move(*stagePlan);
+        chunk.offset = range.offset;
+        chunk.range = range.range;
+        chunk.stage = s;
+        chunk.mergedAs = std::move(mergedAs[s]);
+        for (const plan::StageSource& source : stage.sources) {
+            if (source.kind == plan::StageSource::Kind::GraphInput) {
+                chunk.inputs.push_back(range.inputs.at(source.index));
+                chunk.inputDigests.push_back(range.inputDigests.at(source.index));
+                chunk.boundary.emplace_back(std::nullopt);
+                continue;
+            }
+            const std::size_t from = first + source.stage;
+            chunk.inputs.push_back(nullptr);
+            chunk.inputDigests.emplace_back();
+            chunk.boundary.emplace_back(BoundarySource{from, source.output});
+            if (std::find(chunk.dependsOn.begin(), chunk.dependsOn.end(), from) ==
+                chunk.dependsOn.end())
+                chunk.dependsOn.push_back(from);
+        }
+        finishChunk(chunk, verification);
+        chunks.push_back(std::move(chunk));
+    }
+    return true;
+}
+
+// A batch range's chunk: whole, or cut into stages when it holds more than the budget.
+Expected<void> addRange(std::vector<GraphChunk>& chunks, GraphChunk range, std::int64_t budget,
+                        GraphVerification verification, const core::graph::GraphLimits& limits) {
+    if (range.inputDigests.empty())
+        range.inputDigests.resize(range.inputs.size());
+    if (budget > 0 && plan::graphValueBytes(range.plan) > budget) {
+        auto staged = addStages(chunks, range, budget, verification, limits);
+        if (!staged)
+            return tl::unexpected(staged.error());
+        if (*staged)
+            return {};
+    }
+    finishChunk(range, verification);
+    chunks.push_back(std::move(range));
+    return {};
 }
 
 // The digests of the inputs every chunk gets whole (`splitDims[i]` nullopt).
@@ -78,15 +142,18 @@ Expected<void> offsetDropoutStreams(core::graph::Graph& graph, std::int64_t c) {
 
 Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submission,
                                                   std::int64_t chunks,
-                                                  const core::graph::GraphLimits& limits) {
+                                                  const core::graph::GraphLimits& limits,
+                                                  std::int64_t stageBudgetBytes) {
     std::vector<GraphChunk> result;
+    const GraphVerification verification = submission.verification;
     if (!submission.batch) {
         GraphChunk whole;
         whole.graph = submission.graph;
         whole.plan = submission.plan;
         whole.inputs = submission.inputs;
-        finishChunk(whole, submission.verification);
-        result.push_back(std::move(whole));
+        if (auto ok = addRange(result, std::move(whole), stageBudgetBytes, verification, limits);
+            !ok)
+            return tl::unexpected(ok.error());
         return result;
     }
     const BatchSplit& batch = *submission.batch;
@@ -104,6 +171,7 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
         GraphChunk chunk;
         chunk.graph = submission.graph;
         chunk.offset = begin;
+        chunk.range = static_cast<std::size_t>(c);
         chunk.inputDigests = digests;
         for (std::size_t i = 0; i < submission.inputs.size(); ++i) {
             const auto& dim = batch.inputDims[i];
@@ -121,8 +189,10 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
             if (auto ok = offsetDropoutStreams(chunk.graph, c); !ok)
                 return tl::unexpected(ok.error());
             chunk.plan = submission.plan;
-            finishChunk(chunk, submission.verification);
-            result.push_back(std::move(chunk));
+            if (auto ok =
+                    addRange(result, std::move(chunk), stageBudgetBytes, verification, limits);
+                !ok)
+                return tl::unexpected(ok.error());
             continue;
         }
         auto adapted = plan::adaptShapeTargets(chunk.graph, submission.plan, batch.size, rows);
@@ -150,23 +220,74 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
                                            "averaged output keeps its shape");
         }
         chunk.plan = std::move(*plan);
-        finishChunk(chunk, submission.verification);
-        result.push_back(std::move(chunk));
+        if (auto ok = addRange(result, std::move(chunk), stageBudgetBytes, verification, limits);
+            !ok)
+            return tl::unexpected(ok.error());
     }
     return result;
 }
 
+std::size_t rangeCount(const std::vector<GraphChunk>& chunks) {
+    return chunks.empty() ? 0 : chunks.back().range + 1;
+}
+
+std::string describeTasks(const std::vector<GraphChunk>& chunks) {
+    const std::size_t ranges = rangeCount(chunks);
+    std::string text = std::to_string(chunks.size()) + " task(s)";
+    if (chunks.size() > ranges)
+        text += " (" + std::to_string(ranges) +
+                " batch range(s) cut into stages that fit the volunteers' memory)";
+    return text;
+}
+
+Expected<void>
+fillBoundaryInputs(GraphChunk& chunk,
+                   const std::function<const std::vector<core::Tensor>*(std::size_t)>& outputsOf) {
+    for (std::size_t i = 0; i < chunk.inputs.size(); ++i) {
+        const std::optional<BoundarySource>& source = chunk.boundary.at(i);
+        if (!source)
+            continue;
+        const std::vector<core::Tensor>* outputs = outputsOf(source->chunk);
+        if (!outputs || source->output >= outputs->size())
+            return makeError(ErrorCode::Internal, "stage " + std::to_string(chunk.stage) +
+                                                      " lacks an output of the stage before it");
+        const core::Tensor& value = (*outputs)[source->output];
+        const auto& spec = chunk.graph.inputs.at(i).spec;
+        if (value.dtype() != spec.dtype || value.shape() != spec.shape)
+            return makeError(ErrorCode::Internal, "a stage's boundary value has the wrong shape");
+        chunk.inputs[i] = std::make_shared<const core::Tensor>(value);
+    }
+    return {};
+}
+
 Expected<std::vector<core::Tensor>>
 mergeChunkOutputs(const GraphSubmission& submission, const std::vector<GraphChunk>& chunks,
-                  const std::vector<std::vector<core::Tensor>>& outputs) {
+                  const std::vector<std::vector<core::Tensor>>& chunkOutputs) {
+    // The researcher's outputs of each range, gathered from its stages.
     const std::size_t researcherOutputs = submission.graph.outputs.size();
-    if (!submission.batch) {
-        const std::vector<core::Tensor>& only = outputs.at(0);
-        if (only.size() < researcherOutputs)
-            return makeError(ErrorCode::Internal, "a chunk has fewer outputs than the graph");
-        return std::vector<core::Tensor>(
-            only.begin(), only.begin() + static_cast<std::ptrdiff_t>(researcherOutputs));
+    std::vector<std::vector<std::optional<core::Tensor>>> gathered(
+        rangeCount(chunks), std::vector<std::optional<core::Tensor>>(researcherOutputs));
+    std::vector<std::int64_t> offsets(gathered.size(), 0);
+    if (chunkOutputs.size() != chunks.size())
+        return makeError(ErrorCode::Internal, "the outputs do not match the chunks");
+    for (std::size_t c = 0; c < chunks.size(); ++c) {
+        const GraphChunk& chunk = chunks[c];
+        offsets.at(chunk.range) = chunk.offset;
+        if (chunkOutputs[c].size() < chunk.mergedAs.size())
+            return makeError(ErrorCode::Internal, "a chunk has fewer outputs than it keeps");
+        for (std::size_t k = 0; k < chunk.mergedAs.size(); ++k)
+            if (chunk.mergedAs[k] != kNotMerged)
+                gathered.at(chunk.range).at(chunk.mergedAs[k]) = chunkOutputs[c][k];
     }
+    std::vector<std::vector<core::Tensor>> outputs(gathered.size());
+    for (std::size_t r = 0; r < gathered.size(); ++r)
+        for (std::optional<core::Tensor>& output : gathered[r]) {
+            if (!output)
+                return makeError(ErrorCode::Internal, "no chunk computes an output of the graph");
+            outputs[r].push_back(std::move(*output));
+        }
+    if (!submission.batch)
+        return std::move(outputs.at(0));
     const BatchSplit& batch = *submission.batch;
     std::vector<core::Tensor> merged;
     for (std::size_t o = 0; o < submission.graph.outputs.size(); ++o) {
@@ -175,12 +296,12 @@ mergeChunkOutputs(const GraphSubmission& submission, const std::vector<GraphChun
         if (merge.kind != OutputMerge::Kind::Concat) {
             std::vector<core::Tensor> parts;
             std::vector<double> weights;
-            for (std::size_t c = 0; c < chunks.size(); ++c) {
-                parts.push_back(outputs.at(c).at(o));
-                const std::int64_t end = c + 1 < chunks.size() ? chunks[c + 1].offset : batch.size;
+            for (std::size_t r = 0; r < outputs.size(); ++r) {
+                parts.push_back(outputs[r].at(o));
+                const std::int64_t end = r + 1 < offsets.size() ? offsets[r + 1] : batch.size;
                 weights.push_back(merge.kind == OutputMerge::Kind::Sum
                                       ? 1.0
-                                      : static_cast<double>(end - chunks[c].offset) /
+                                      : static_cast<double>(end - offsets[r]) /
                                             static_cast<double>(batch.size));
             }
             auto combined = plan::weightedSum(parts, weights);
@@ -194,8 +315,8 @@ mergeChunkOutputs(const GraphSubmission& submission, const std::vector<GraphChun
         auto whole = core::Tensor::allocate(spec.dtype, shape);
         if (!whole)
             return tl::unexpected(whole.error());
-        for (std::size_t c = 0; c < chunks.size(); ++c) {
-            auto ok = plan::placeAlong(*whole, outputs.at(c).at(o), merge.dim, chunks[c].offset);
+        for (std::size_t r = 0; r < outputs.size(); ++r) {
+            auto ok = plan::placeAlong(*whole, outputs[r].at(o), merge.dim, offsets[r]);
             if (!ok)
                 return tl::unexpected(ok.error());
         }

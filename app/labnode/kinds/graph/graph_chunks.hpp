@@ -1,11 +1,17 @@
 // Turns a checked graph submission into tasks: one chunk for an unsplit graph, or one per batch
-// range when the researcher marked a batch split. Each chunk carries its own graph (input shapes of
-// its range), validated again, its tolerances for replica comparison and its input tensors; the
-// outputs of the chunks are merged back along the output batch dims. A chunk's graph also outputs
-// its heavy nodes' values (witnesses, graph_witnesses.hpp) after the researcher's outputs; they
-// are never merged into the researcher's result. Pure; any thread.
+// range when the researcher marked a batch split; a range whose values exceed the stage budget
+// (what the volunteers lend) is cut into stages (plan/stage_cut.hpp), one chunk each, later stages
+// reading the values earlier ones output (boundary inputs, filled in once those are decided). Each
+// chunk carries its own graph (input shapes of its range), validated again, its tolerances for
+// replica comparison and its input tensors; the researcher's outputs of each range are merged
+// back along the output batch dims. A chunk's graph also outputs its heavy nodes' values
+// (witnesses, graph_witnesses.hpp) after the outputs it keeps; they are never merged into the
+// researcher's result. Pure; any thread.
 #pragma once
 
+#include <cstddef>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,10 +20,20 @@
 
 namespace goblin::labnode {
 
+// A boundary input of a stage: output `output` of the chunk `chunk` (an earlier stage of the same
+// batch range).
+struct BoundarySource {
+    std::size_t chunk = 0;
+    std::size_t output = 0;
+};
+
+inline constexpr std::size_t kNotMerged = static_cast<std::size_t>(-1);
+
 struct GraphChunk {
     core::graph::Graph graph;
     core::graph::GraphPlan plan;
     std::string json; // what volunteers receive
+    // A boundary input is null until the stage it comes from is decided (fillBoundaryInputs).
     std::vector<net::TensorPtr> inputs;
     // Per input: its tensor digest when every chunk gets it whole and it is worth naming (at
     // least kMinNamedInputBytes), else empty. Volunteers that keep inputs get it once.
@@ -29,8 +45,16 @@ struct GraphChunk {
     std::int64_t peakBytes = 0;
     // Witness outputs appended after the researcher's (graph.outputs' last `witnesses` entries).
     std::size_t witnesses = 0;
-    // The researcher's outputs (graph.outputs' first ones): all a decided task keeps.
+    // The outputs a decided task keeps (graph.outputs' first ones): the researcher's and, for a
+    // stage, the values later stages read.
     std::size_t researcherOutputs() const { return graph.outputs.size() - witnesses; }
+    // Per kept output: the researcher's output it is, or kNotMerged (a value only handed on).
+    std::vector<std::size_t> mergedAs;
+    std::size_t range = 0; // the batch range it computes (0 when unsplit)
+    std::size_t stage = 0; // 0 when the range is not cut
+    // Per input: where a boundary input comes from (nullopt: given at submission).
+    std::vector<std::optional<BoundarySource>> boundary;
+    std::vector<std::size_t> dependsOn; // the chunks whose outputs it reads
     // With GraphVerification::Freivalds: the heavy matmuls and conv2ds whose values are outputs
     // (the node checks them by Freivalds), which volunteers may compute with any GEMM
     // (gemm_nodes).
@@ -39,13 +63,27 @@ struct GraphChunk {
 
 inline constexpr std::size_t kMinNamedInputBytes = 1024;
 
-// `chunks` is used when the submission does not ask for a number; clamped to [1, batch size].
+// `chunks` is used when the submission does not ask for a number; clamped to [1, batch size]. A
+// range holding more than `stageBudgetBytes` of values (0: no budget) is cut into stages when it
+// can be; one that cannot stays whole.
 Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submission,
                                                   std::int64_t chunks,
-                                                  const core::graph::GraphLimits& limits);
+                                                  const core::graph::GraphLimits& limits,
+                                                  std::int64_t stageBudgetBytes = 0);
+
+// The number of batch ranges among the chunks.
+std::size_t rangeCount(const std::vector<GraphChunk>& chunks);
+// "N task(s)", and how they were cut when some range was cut into stages, for the log.
+std::string describeTasks(const std::vector<GraphChunk>& chunks);
+
+// Fills a chunk's boundary inputs from the kept outputs of the chunks it depends on
+// (`outputsOf(chunk)`, null when not at hand).
+Expected<void>
+fillBoundaryInputs(GraphChunk& chunk,
+                   const std::function<const std::vector<core::Tensor>*(std::size_t)>& outputsOf);
 
 // The full outputs from every chunk's accepted outputs (chunks in order): the researcher's outputs
-// only, never a chunk's witnesses.
+// only, never a value only handed on or a chunk's witnesses.
 Expected<std::vector<core::Tensor>>
 mergeChunkOutputs(const GraphSubmission& submission, const std::vector<GraphChunk>& chunks,
                   const std::vector<std::vector<core::Tensor>>& outputs);

@@ -12,13 +12,31 @@ namespace goblin::labnode {
 
 namespace json = boost::json;
 
-Expected<GraphIntake> takeInGraph(const net::Message& message, std::int64_t volunteers,
+namespace {
+
+// The node's own fields in a stored request: how it planned the job.
+constexpr const char* kPlannedRanges = "planned_ranges";
+constexpr const char* kStageBudget = "stage_budget";
+
+} // namespace
+
+std::int64_t stageBudget(const VolunteerPool& pool, int opinions,
+                         const GraphIntakeSettings& settings) {
+    const std::int64_t lent =
+        pool.count == 0 ? settings.planVolunteerBytes
+                        : (opinions > 1 && pool.count > 1 ? pool.secondBytes : pool.largestBytes);
+    return lent > 0 ? std::min(lent, settings.maxTaskBytes) : settings.maxTaskBytes;
+}
+
+Expected<GraphIntake> takeInGraph(const net::Message& message, const VolunteerPool& pool,
                                   const GraphIntakeSettings& settings, const BlobStore& blobs) {
     auto submission = parseGraphSubmission(message, settings.limits);
     if (!submission)
         return tl::unexpected(submission.error());
-    auto chunks =
-        splitIntoChunks(*submission, std::max<std::int64_t>(1, volunteers), settings.limits);
+    const int opinions = submission->verification == GraphVerification::Freivalds ? 1 : 2;
+    const std::int64_t budget = stageBudget(pool, opinions, settings);
+    auto chunks = splitIntoChunks(*submission, std::max<std::int64_t>(1, pool.count),
+                                  settings.limits, budget);
     if (!chunks)
         return tl::unexpected(chunks.error());
     for (const GraphChunk& chunk : *chunks)
@@ -27,7 +45,8 @@ Expected<GraphIntake> takeInGraph(const net::Message& message, std::int64_t volu
                              "a task of this graph holds " + std::to_string(chunk.peakBytes >> 20) +
                                  " MiB of values at once; this node allows " +
                                  std::to_string(settings.maxTaskBytes >> 20) +
-                                 " MiB (split it along a batch dim into more chunks)");
+                                 " MiB, and it cannot be cut into stages that fit (split it along "
+                                 "a batch dim into more chunks)");
     auto stored = storeTensors(blobs, valuesOf(submission->inputs));
     if (!stored)
         return makeError(ErrorCode::Internal, "storing the inputs: " + stored.error().message);
@@ -35,6 +54,8 @@ Expected<GraphIntake> takeInGraph(const net::Message& message, std::int64_t volu
     for (const char* field : {"batch", "verification"})
         if (const auto* value = message.control.if_contains(field))
             request[field] = *value;
+    request[kPlannedRanges] = static_cast<std::int64_t>(rangeCount(*chunks));
+    request[kStageBudget] = budget;
     double flops = 0;
     for (const GraphChunk& chunk : *chunks)
         flops += graphFlops(chunk.graph, chunk.plan);
@@ -70,13 +91,23 @@ Expected<GraphIntake> reloadGraphIntake(const GraphJobRow& row, const GraphIntak
     auto inputs = loadTensors(blobs, stored.get_array());
     if (!inputs)
         return tl::unexpected(inputs.error());
-    net::Message message{request.get_object(), {}};
+    json::object& fields = request.get_object();
+    // Jobs stored before stages were planned have one range per task and no budget.
+    std::int64_t ranges = row.tasks;
+    std::int64_t budget = 0;
+    if (const auto* planned = fields.if_contains(kPlannedRanges); planned && planned->is_int64())
+        ranges = planned->as_int64();
+    if (const auto* saved = fields.if_contains(kStageBudget); saved && saved->is_int64())
+        budget = saved->as_int64();
+    fields.erase(kPlannedRanges);
+    fields.erase(kStageBudget);
+    net::Message message{fields, {}};
     for (core::Tensor& input : *inputs)
         message.tensors.push_back(std::make_shared<const core::Tensor>(std::move(input)));
     auto submission = parseGraphSubmission(message, settings.limits);
     if (!submission)
         return tl::unexpected(submission.error());
-    auto chunks = splitIntoChunks(*submission, row.tasks, settings.limits);
+    auto chunks = splitIntoChunks(*submission, ranges, settings.limits, budget);
     if (!chunks)
         return tl::unexpected(chunks.error());
     return GraphIntake{std::move(*submission), std::move(*chunks), row.request, row.inputs, 0};

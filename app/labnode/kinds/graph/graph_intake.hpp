@@ -1,7 +1,9 @@
-// Intake of graph jobs: a submit_graph taken in on a worker (decoded, validated, split into chunks,
-// inputs stored as blobs), the job and its tasks written in one transaction, and a job reloaded
-// after a restart with the same checks and the same split (chunks are a pure function of the
-// request, its inputs and the number of tasks). Functions; the thread is named on each.
+// Intake of graph jobs: a submit_graph taken in on a worker (decoded, validated, split into chunks
+// and, where a chunk would not fit the volunteers, stages; inputs stored as blobs), the job and its
+// tasks written in one transaction, and a job reloaded after a restart with the same checks and
+// the same split (chunks are a pure function of the request, its inputs, the number of batch
+// ranges and the stage budget, the last two stored with the request). Functions; the thread is
+// named on each.
 #pragma once
 
 #include <cstdint>
@@ -20,18 +22,35 @@ struct GraphIntakeSettings {
     core::graph::GraphLimits limits;
     // Largest task, counted as every value of its chunk at once: the node may recompute any task.
     std::int64_t maxTaskBytes = std::int64_t{4} << 30;
+    // With no volunteer connected, tasks are planned to fit one that lends this much (0: they
+    // are not cut into stages until volunteers are there to say what they lend).
+    std::int64_t planVolunteerBytes = 0;
 };
+
+// The connected volunteers a job is planned for: how many, and the memory the largest and the
+// second largest of them lend (0: not limited).
+struct VolunteerPool {
+    std::int64_t count = 0;
+    std::int64_t largestBytes = 0;
+    std::int64_t secondBytes = 0;
+};
+
+// The most a task may hold so that the volunteers it needs can take it (the second largest when
+// it wants two opinions and two are there), never above the node's own limit.
+std::int64_t stageBudget(const VolunteerPool& pool, int opinions,
+                         const GraphIntakeSettings& settings);
 
 struct GraphIntake {
     GraphSubmission submission;
     std::vector<GraphChunk> chunks;
-    std::string request; // {"graph", "batch"} as submitted
+    std::string request; // {"graph", "batch", "verification"} as submitted, and the node's plan
     std::string inputs;  // the stored input tensors
     double flops = 0;    // what its chunks compute (graph_cost.hpp), for the quota
 };
 
-// Worker: everything O(size) about a submission. `volunteers` sets the number of chunks.
-Expected<GraphIntake> takeInGraph(const net::Message& message, std::int64_t volunteers,
+// Worker: everything O(size) about a submission. The pool sets the number of chunks (one per
+// volunteer unless the request says) and the stage budget.
+Expected<GraphIntake> takeInGraph(const net::Message& message, const VolunteerPool& pool,
                                   const GraphIntakeSettings& settings, const BlobStore& blobs);
 
 // Core: inserts the job and one task per chunk; returns the tasks' rows.

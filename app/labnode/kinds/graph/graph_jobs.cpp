@@ -1,7 +1,5 @@
 #include "kinds/graph/graph_jobs.hpp"
 
-#include <algorithm>
-
 #include <boost/asio/post.hpp>
 
 #include "goblin/net/messages/researcher_messages.hpp"
@@ -27,9 +25,12 @@ GraphJobs::GraphJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk& 
                                 [this](GraphTask& task) { onDecided(task); },
                                 [this](GraphJob& job, const Error& error) { failJob(job, error); },
                                 [this](GraphJob& job) { onRecheckDone(job); },
-                                {}}), // rejudge: the decisions' own
+                                {}, // rejudge: the decisions' own
+                                [this](GraphTask& task) { m_stages.onOutputsReplaced(task); }}),
       m_tasks(context, peers, scheduler, verdicts, m_book, m_decisions,
               m_settings.secondOpinionWaitSeconds),
+      m_stages(context, m_book, scheduler,
+               [this](GraphJob& job, const Error& error) { failJob(job, error); }),
       m_audits(context, peers, trust, m_settings.intake,
                [this](const std::string& jobId, const std::vector<core::Tensor>& merged) {
                    if (GraphJob* job = m_book.job(jobId); job && job->state == JobState::Done)
@@ -62,7 +63,10 @@ Expected<void> GraphJobs::resumeJob(const GraphJobRow& row) {
     const auto tasks = graphTasksOf(m_context.store.database(), row.id);
     if (tasks.size() != intake->chunks.size())
         return makeError(ErrorCode::Internal, "its tasks do not match its chunks");
-    GraphJob& added = addJob(row, std::move(*intake), tasks);
+    auto resumed = addJob(row, std::move(*intake), tasks);
+    if (!resumed)
+        return tl::unexpected(resumed.error());
+    GraphJob& added = **resumed;
     m_context.log("graph job " + added.id + " resumed: " + std::to_string(added.done) + " of " +
                   std::to_string(added.taskIds.size()) + " task(s) already decided");
     if (added.done == static_cast<std::int64_t>(added.taskIds.size()))
@@ -70,22 +74,27 @@ Expected<void> GraphJobs::resumeJob(const GraphJobRow& row) {
     return {};
 }
 
-GraphJob& GraphJobs::addJob(const GraphJobRow& row, GraphIntake intake,
-                            const std::vector<GraphTaskRow>& tasks) {
+Expected<GraphJob*> GraphJobs::addJob(const GraphJobRow& row, GraphIntake intake,
+                                      const std::vector<GraphTaskRow>& tasks) {
     GraphJob job;
     job.id = row.id;
     job.researcher = row.researcherId;
     job.createdAt = row.createdAt;
     job.submission = std::move(intake.submission);
     job.chunks = std::move(intake.chunks);
-    return m_book.add(std::move(job), tasks, m_context.blobs);
+    GraphJob& added = m_book.add(std::move(job), tasks, m_context.blobs);
+    if (auto filled = m_stages.fillQueued(added, added.taskIds); !filled) { // stages ready now
+        m_book.remove(added.id);
+        return tl::unexpected(filled.error());
+    }
+    return &added;
 }
 
 void GraphJobs::submit(const ResearcherRequest& request, Message message) {
     // Decoding, validating, slicing and storing the inputs are O(size): a worker does them.
-    const auto volunteers = static_cast<std::int64_t>(m_tasks.graphVolunteers().size());
-    asio::post(m_context.workers, [this, request, volunteers, message = std::move(message)] {
-        auto intake = takeInGraph(message, volunteers, m_settings.intake, m_context.blobs);
+    asio::post(m_context.workers, [this, request, pool = m_tasks.volunteerPool(),
+                                   message = std::move(message)] {
+        auto intake = takeInGraph(message, pool, m_settings.intake, m_context.blobs);
         asio::post(m_context.core, [this, request, intake = std::move(intake)]() mutable {
             if (!intake)
                 return m_desk.replyError(request.peer, request.requestId, intake.error());
@@ -105,10 +114,13 @@ Expected<GraphJob*> GraphJobs::insertJob(std::int64_t researcherId, GraphIntake 
     auto tasks = insertGraphJobAndTasks(m_context.store.database(), row);
     if (!tasks)
         return makeError(ErrorCode::Internal, tasks.error().message);
-    GraphJob& added = addJob(row, std::move(intake), *tasks);
+    auto inserted = addJob(row, std::move(intake), *tasks);
+    if (!inserted)
+        return tl::unexpected(inserted.error());
+    GraphJob& added = **inserted;
     m_context.log("graph job " + added.id +
                   " accepted: " + std::to_string(added.submission.graph.nodes.size()) +
-                  " node(s), " + std::to_string(added.taskIds.size()) + " task(s), " +
+                  " node(s), " + describeTasks(added.chunks) + ", " +
                   (opinionsWanted(added) > 1 ? std::string("each computed twice")
                                              : std::string("each checked by the node")));
     return &added;
@@ -134,21 +146,21 @@ void GraphJobs::createJob(const ResearcherRequest& request, GraphIntake intake) 
 
 void GraphJobs::submitFor(std::int64_t researcherId, Message message,
                           std::function<void(Expected<std::string>)> accepted) {
-    const auto volunteers = static_cast<std::int64_t>(m_tasks.graphVolunteers().size());
-    asio::post(m_context.workers, [this, researcherId, volunteers, message = std::move(message),
-                                   accepted = std::move(accepted)]() mutable {
-        auto intake = takeInGraph(message, volunteers, m_settings.intake, m_context.blobs);
-        asio::post(m_context.core, [this, researcherId, intake = std::move(intake),
-                                    accepted = std::move(accepted)]() mutable {
-            if (!intake)
-                return accepted(tl::unexpected(intake.error()));
-            auto added = insertJob(researcherId, std::move(*intake));
-            if (!added)
-                return accepted(tl::unexpected(added.error()));
-            accepted((*added)->id);
-            m_scheduler.wake();
-        });
-    });
+    asio::post(m_context.workers,
+               [this, researcherId, pool = m_tasks.volunteerPool(), message = std::move(message),
+                accepted = std::move(accepted)]() mutable {
+                   auto intake = takeInGraph(message, pool, m_settings.intake, m_context.blobs);
+                   asio::post(m_context.core, [this, researcherId, intake = std::move(intake),
+                                               accepted = std::move(accepted)]() mutable {
+                       if (!intake)
+                           return accepted(tl::unexpected(intake.error()));
+                       auto added = insertJob(researcherId, std::move(*intake));
+                       if (!added)
+                           return accepted(tl::unexpected(added.error()));
+                       accepted((*added)->id);
+                       m_scheduler.wake();
+                   });
+               });
 }
 
 bool GraphJobs::follow(const std::string& jobId, GraphJobFollower follower) {
@@ -267,23 +279,8 @@ Expected<void> GraphJobs::cancel(const std::string& jobId, const std::string& wh
 }
 
 std::string GraphJobs::whyNothingComputes(const std::string& jobId) {
-    GraphJob* job = m_book.job(jobId);
-    if (!job || job->state != JobState::Running)
-        return {};
-    const auto volunteers = m_tasks.graphVolunteers();
-    if (volunteers.empty())
-        return {}; // the desk says so itself
-    for (std::int64_t taskId : job->taskIds) {
-        const GraphTask* task = m_book.task(taskId);
-        if (!task || m_book.settled(*task) ||
-            std::any_of(volunteers.begin(), volunteers.end(), [&](const Peer* volunteer) {
-                return m_book.fits(*task, volunteer->volunteer);
-            }))
-            continue;
-        return "no connected volunteer lends the memory its tasks need (split it into more "
-               "chunks)";
-    }
-    return m_tasks.whyStarving(*job);
+    const GraphJob* job = m_book.job(jobId);
+    return job && job->state == JobState::Running ? m_tasks.whyWaiting(*job) : std::string();
 }
 
 Expected<void> GraphJobs::purge(const std::string& jobId) {
@@ -310,7 +307,11 @@ void GraphJobs::audit(const ResearcherRequest& request, const std::string& jobId
 
 void GraphJobs::onDecided(GraphTask& task) {
     GraphJob& job = m_book.jobOf(task);
+    // The stages that read it and waited for nothing else are queued now: they get its values.
+    if (auto filled = m_stages.fillQueued(job, m_book.dependentsOf(task)); !filled)
+        return failJob(job, filled.error());
     ++job.done;
+    m_stages.redoIfPending(job); // it may have waited for this decision
     const auto total = static_cast<std::int64_t>(job.taskIds.size());
     m_desk.reportProgress(job.id, job.done, total, ProgressPace::EveryStep);
     if (job.done == total)
@@ -338,7 +339,8 @@ void GraphJobs::onRecheckDone(GraphJob& job) {
 }
 
 void GraphJobs::finishJob(GraphJob& job) {
-    if (job.merging || job.redeciding > 0)
+    m_stages.redoIfPending(job);
+    if (job.merging || job.redeciding > 0 || !job.redoPending.empty())
         return; // a recheck's end finishes it
     job.merging = true;
     std::vector<std::vector<core::Tensor>> outputs;
@@ -364,8 +366,8 @@ void GraphJobs::onMerged(const std::string& jobId, Expected<std::vector<core::Te
         return failJob(job, merged.error());
     if (job.state != JobState::Running)
         return;
-    if (job.redeciding > 0)
-        return; // a task is being rechecked: its end merges again
+    if (job.redeciding > 0 || !job.redoPending.empty())
+        return; // a task is being rechecked or computed again: its end merges again
     job.result = std::move(*merged);
     job.state = JobState::Done;
     Database& db = m_context.store.database();

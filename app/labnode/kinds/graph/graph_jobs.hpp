@@ -24,6 +24,7 @@
 #include "kinds/graph/graph_retention.hpp"
 #include "kinds/graph/graph_store.hpp"
 #include "kinds/graph/graph_task_source.hpp"
+#include "kinds/graph/stage_inputs.hpp"
 #include "node/node_context.hpp"
 #include "node/researcher_desk.hpp"
 #include "node/trust_book.hpp"
@@ -76,7 +77,12 @@ public:
     std::string whyNothingComputes(const std::string& jobId) override;
     // Tasks that starved for a second opinion longer than the settings allow: the node computes
     // them.
-    void checkLiveness() override { m_tasks.checkStarving(); }
+    // And stages waiting to be computed again from replaced outputs are, once nothing of them is
+    // being decided.
+    void checkLiveness() override {
+        m_tasks.checkStarving();
+        m_stages.redoWherePending();
+    }
 
     // Graph jobs another kind runs for a researcher (training rounds), on core. `accepted` gets
     // the durable job's id, or why the submission was refused.
@@ -117,8 +123,8 @@ private:
     void createJob(const ResearcherRequest& request, GraphIntake intake);
     Expected<GraphJob*> insertJob(std::int64_t researcherId, GraphIntake intake);
     Expected<void> resumeJob(const GraphJobRow& row);
-    GraphJob& addJob(const GraphJobRow& row, GraphIntake intake,
-                     const std::vector<GraphTaskRow>& tasks);
+    Expected<GraphJob*> addJob(const GraphJobRow& row, GraphIntake intake,
+                               const std::vector<GraphTaskRow>& tasks);
     void onDecided(GraphTask& task);
     void finishJob(GraphJob& job);
     void onRecheckDone(GraphJob& job);
@@ -139,6 +145,7 @@ private:
     GraphBook m_book;
     GraphDecisions m_decisions;
     GraphTaskSource m_tasks;
+    StageInputs m_stages;
     DeliveredAudits m_audits;
     GraphRetention m_retention;
     std::map<std::string, GraphJobFollower> m_followers;

@@ -31,6 +31,12 @@ Expected<void> setGraphTaskAccepted(Database& db, std::int64_t taskId, const std
     return {};
 }
 
+Expected<void> setGraphTaskQueued(Database& db, std::int64_t taskId) {
+    auto update =
+        db.prepare("UPDATE graph_tasks SET state = 'queued', outputs = NULL WHERE id = ?");
+    return update.bind(1, taskId).run();
+}
+
 Expected<void> replaceGraphTaskOutputs(Database& db, std::int64_t taskId,
                                        const std::string& outputs) {
     auto update =

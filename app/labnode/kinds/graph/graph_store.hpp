@@ -43,6 +43,9 @@ struct GraphSummaryCounts {
 Expected<void> insertGraphJob(Database& db, const GraphJobRow& job);
 Expected<std::int64_t> insertGraphTask(Database& db, const std::string& jobId, std::int64_t chunk);
 Expected<void> setGraphTaskAccepted(Database& db, std::int64_t taskId, const std::string& outputs);
+// A task to compute again (a stage whose input was replaced): queued, with no outputs; its
+// verdicts stay.
+Expected<void> setGraphTaskQueued(Database& db, std::int64_t taskId);
 // A decided task rechecked by the node: its outputs become the node's.
 Expected<void> replaceGraphTaskOutputs(Database& db, std::int64_t taskId,
                                        const std::string& outputs);

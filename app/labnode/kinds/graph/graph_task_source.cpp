@@ -44,6 +44,19 @@ std::vector<const Peer*> GraphTaskSource::graphVolunteers() const {
     return volunteers;
 }
 
+VolunteerPool GraphTaskSource::volunteerPool() const {
+    std::vector<std::int64_t> lent; // 0: not limited, the most of all
+    for (const Peer* volunteer : graphVolunteers())
+        lent.push_back(volunteer->volunteer.memoryBytes);
+    const auto more = [](std::int64_t a, std::int64_t b) {
+        return (a <= 0 ? INT64_MAX : a) > (b <= 0 ? INT64_MAX : b);
+    };
+    std::sort(lent.begin(), lent.end(), more);
+    return VolunteerPool{static_cast<std::int64_t>(lent.size()),
+                         lent.empty() ? 0 : std::max<std::int64_t>(0, lent[0]),
+                         lent.size() < 2 ? 0 : std::max<std::int64_t>(0, lent[1])};
+}
+
 std::optional<std::string> GraphTaskSource::whyNoOtherOpinion(const GraphTask& task) const {
     if (m_book.state(task) != TaskState::Queued || task.involved.empty())
         return std::nullopt;
@@ -84,7 +97,21 @@ void GraphTaskSource::checkStarving() {
     }
 }
 
-std::string GraphTaskSource::whyStarving(const GraphJob& job) const {
+std::string GraphTaskSource::whyWaiting(const GraphJob& job) const {
+    const auto volunteers = graphVolunteers();
+    if (volunteers.empty())
+        return {}; // the desk says so itself
+    for (std::int64_t taskId : job.taskIds) {
+        const GraphTask* task = m_book.task(taskId);
+        if (!task || m_book.settled(*task) ||
+            std::any_of(volunteers.begin(), volunteers.end(), [&](const Peer* volunteer) {
+                return m_book.fits(*task, volunteer->volunteer);
+            }))
+            continue;
+        return "no connected volunteer lends the memory its tasks need (they were planned for "
+               "the volunteers connected when it was submitted: submit it again to plan it for "
+               "these, or split it into more chunks)";
+    }
     for (std::int64_t taskId : job.taskIds) {
         const auto starving = m_secondOpinions.starving(taskId);
         if (!starving)

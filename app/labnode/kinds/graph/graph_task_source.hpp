@@ -14,6 +14,7 @@
 #include "goblin/net/message.hpp"
 #include "kinds/graph/graph_book.hpp"
 #include "kinds/graph/graph_decisions.hpp"
+#include "kinds/graph/graph_intake.hpp"
 #include "kinds/graph/second_opinion_watch.hpp"
 #include "kinds/graph/sent_inputs.hpp"
 #include "node/node_context.hpp"
@@ -43,15 +44,18 @@ public:
     void forgetInputsOf(const std::string& jobId);
     // The connected volunteers that compute graph tasks.
     std::vector<const Peer*> graphVolunteers() const;
+    // How many they are and what the largest two lend: what a new job is planned for.
+    VolunteerPool volunteerPool() const;
     // Why the task starves: it holds a volunteer's opinion and wants another that no connected
     // volunteer may give; nullopt when it does not (second_opinion_watch.hpp).
     std::optional<std::string> whyNoOtherOpinion(const GraphTask& task) const;
     // At the staff check: tasks of running jobs that starved the whole wait are computed by the
     // node (logged once each).
     void checkStarving();
-    // Why the job waits for a second opinion and what unblocks it, for its progress; empty when
-    // no task of it starves.
-    std::string whyStarving(const GraphJob& job) const;
+    // Why nothing of the job computes and what unblocks it, for its progress: a task no
+    // connected volunteer lends the memory for, or one that waits for a second opinion; empty
+    // when neither (or when no volunteer is connected: the desk says so).
+    std::string whyWaiting(const GraphJob& job) const;
 
 private:
     NodeContext& m_context;

@@ -107,6 +107,8 @@ void QuarantineRecheck::onRechecked(std::int64_t taskId, Outcome outcome) {
     if (stored) {
         task.outputs = std::move(*outcome.reference);
         task.nodeOutputs = true;
+        if (m_hooks.outputsReplaced)
+            m_hooks.outputsReplaced(task);
     }
     m_context.log("graph task " + std::to_string(taskId) + " rechecked by the node: " +
                   (overturned.empty() ? std::string("its outputs stand")

@@ -26,6 +26,8 @@ struct DecisionHooks {
     std::function<void(GraphJob&, const Error&)> failJob;
     std::function<void(GraphJob&)> recheckDone; // a decided task's recheck finished
     std::function<void(GraphTask&)> rejudge;    // what a decision rested on changed: judge again
+    // A decided task's outputs were replaced by the node's (what read them is computed again).
+    std::function<void(GraphTask&)> outputsReplaced;
 };
 
 // How the decisive replica was vouched for, besides its agreement with the others.

@@ -98,7 +98,8 @@ DecisionHooks GraphRig::hooks() {
         [this](GraphTask& task) { ++recorded.decided[task.id]; },
         [this](GraphJob&, const Error& error) { recorded.jobFailures.push_back(error.message); },
         [this](GraphJob&) { ++recorded.rechecksDone; },
-        {}}; // rejudge: the decisions' own
+        {}, // rejudge: the decisions' own
+        [this](GraphTask& task) { ++recorded.outputsReplaced[task.id]; }};
 }
 
 void GraphRig::setUpJob(GraphVerification verification) {
@@ -108,8 +109,8 @@ void GraphRig::setUpJob(GraphVerification verification) {
         m_setupError = researcher.error().message;
         return;
     }
-    auto intake =
-        takeInGraph(submitMatmulRelu(verification), 2, GraphIntakeSettings{}, rig.node.blobs);
+    auto intake = takeInGraph(submitMatmulRelu(verification), VolunteerPool{2, 0, 0},
+                              GraphIntakeSettings{}, rig.node.blobs);
     if (!intake) {
         m_setupError = intake.error().message;
         return;

@@ -25,6 +25,7 @@ struct Recorded {
     std::map<std::int64_t, int> decided;
     std::vector<std::string> jobFailures;
     int rechecksDone = 0;
+    std::map<std::int64_t, int> outputsReplaced; // decided tasks whose outputs the node replaced
     int quarantinesHandled = 0; // quarantine listeners that ran (the decisions' first)
 };
 

@@ -1,0 +1,157 @@
+"""Graphs bigger than any volunteer, end to end: a real lab node plans a job whose values do not
+fit the connected volunteers' lent memory into stages (runs of its nodes, cut where the fewest
+bytes cross), every stage task is verified (two replicas and the node's audits) before a later
+stage reads its outputs, and the researcher gets the same bits as the same job run whole by
+volunteers big enough for it. A dishonest volunteer's stage outputs never reach the next stage.
+"""
+
+import re
+
+import numpy as np
+import pytest
+
+from goblin import graph as gg
+from goblin import reference
+
+from test_graph_network import graph_verdicts
+from test_observability import fetch
+
+pytestmark = pytest.mark.integration
+
+JOB_TIMEOUT = 180.0
+LAYERS = 4
+WIDTH = 512  # a 512x512 f32 weight is 1 MiB
+SMALL_VOLUNTEER = ["--memory-mb", "3"]
+
+
+def deep_mlp(batch=128, seed=11):
+    """LAYERS of tanh(h·W + b) then a softmax: about 7 MiB of values in all, each layer's about
+    2 MiB, so a volunteer lending 3 MiB holds one layer at a time and no more."""
+    rng = np.random.default_rng(seed)
+    g = gg.Graph()
+    h = g.input("f32", [batch, WIDTH])
+    for _ in range(LAYERS):
+        w = g.constant((rng.standard_normal((WIDTH, WIDTH)) / np.sqrt(WIDTH)).astype(np.float32))
+        b = g.constant(rng.standard_normal((WIDTH,)).astype(np.float32) * 0.1)
+        h = g.tanh(g.add(g.matmul(h, w), b))
+    g.output(g.softmax(h, dim=-1), g.argmax(h, dim=-1))
+    return g
+
+
+def inputs_for(batch=128, seed=5):
+    return [np.random.default_rng(seed).standard_normal((batch, WIDTH)).astype(np.float32)]
+
+
+def assert_close_to_reference(g, inputs, outputs):
+    expected = reference.run(g, inputs)
+    np.testing.assert_allclose(outputs[0], expected[0], rtol=1e-4, atol=1e-6)
+    np.testing.assert_array_equal(outputs[1], expected[1])
+
+
+def connected(cluster):
+    """goblin_volunteers_connected from the node's /metrics."""
+    _, _, body = fetch(cluster, "/metrics")
+    for line in body.decode().splitlines():
+        if line.startswith("goblin_volunteers_connected "):
+            return int(float(line.split()[1]))
+    raise AssertionError("no goblin_volunteers_connected in /metrics")
+
+
+class Pool:
+    """The test's volunteers: replaced as a whole, so a job is planned for exactly them."""
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+        self.processes = []
+
+    def replace(self, count, extra_args=(), dishonest=False):
+        """Stops the volunteers, starts `count` (and the dishonest one); its id or None."""
+        for process in self.processes:
+            process.stop()
+        self.processes = []
+        self.cluster.wait_until(lambda: connected(self.cluster) == 0, 60, "no volunteer")
+        liar = None
+        if dishonest:
+            process, liar = self.cluster.start_dishonest(corruption=1000.0)
+            self.processes.append(process)
+        for _ in range(count):
+            self.processes.append(self.cluster.start_volunteer(threads=1, slots=2,
+                                                               extra_args=extra_args))
+        total = count + (1 if dishonest else 0)
+        self.cluster.wait_until(lambda: connected(self.cluster) == total, 60,
+                                "%d volunteers" % total)
+        return liar
+
+
+def run(cluster, token, job):
+    client = cluster.connect(token)
+    return job(client), client.last_summary
+
+
+def test_a_graph_bigger_than_every_volunteer_runs_in_stages_to_the_whole_graphs_bits(cluster):
+    token = cluster.add_researcher()
+    cluster.start_node()
+    g, inputs = deep_mlp(), inputs_for()
+    pool = Pool(cluster)
+
+    def whole_job(client):
+        return client.run(g, inputs, timeout=JOB_TIMEOUT)
+
+    pool.replace(2, SMALL_VOLUNTEER)
+    staged, staged_summary = run(cluster, token, whole_job)
+    cluster.node.wait_for_line(re.compile(r"graph job g-\S+ accepted: .* (\d+) task\(s\) "
+                                          r"\(1 batch range\(s\) cut into stages"), 5)
+    assert staged_summary["tasks"] >= LAYERS  # one layer per stage at most
+    assert_close_to_reference(g, inputs, staged)
+
+    pool.replace(2)
+    whole, whole_summary = run(cluster, token, whole_job)
+    assert whole_summary["tasks"] == 1
+    for a, b in zip(staged, whole):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        assert a.tobytes() == b.tobytes()
+
+
+def test_batch_ranges_cut_into_stages_merge_to_the_whole_graphs_bits(cluster):
+    token = cluster.add_researcher()
+    cluster.start_node()
+    g, inputs = deep_mlp(), inputs_for()
+
+    def split(client):
+        return client.run(g, inputs, batch=0, chunks=2, timeout=JOB_TIMEOUT)
+
+    pool = Pool(cluster)
+    pool.replace(2, SMALL_VOLUNTEER)
+    staged, staged_summary = run(cluster, token, split)
+    cluster.node.wait_for_line(re.compile(r"\(2 batch range\(s\) cut into stages"), 5)
+    assert staged_summary["tasks"] >= 2 * 2  # each range in stages (two layers fit at 64 rows)
+    pool.replace(2)
+    whole, whole_summary = run(cluster, token, split)
+    assert whole_summary["tasks"] == 2
+    for a, b in zip(staged, whole):
+        assert a.tobytes() == b.tobytes()
+    assert_close_to_reference(g, inputs, staged)
+
+
+def test_a_lying_volunteers_stage_outputs_never_reach_the_next_stage(cluster):
+    """The dishonest volunteer (1 GiB lent) takes stage tasks beside two honest small ones and
+    adds 1000 to an output element of each: every lie is rejected before a later stage reads it,
+    and the job still has the whole graph's bits."""
+    token = cluster.add_researcher()
+    cluster.start_node()
+    g, inputs = deep_mlp(), inputs_for()
+    pool = Pool(cluster)
+
+    def whole_job(client):
+        return client.run(g, inputs, timeout=JOB_TIMEOUT)
+
+    pool.replace(2)
+    whole, _ = run(cluster, token, whole_job)
+    liar = pool.replace(2, SMALL_VOLUNTEER, dishonest=True)
+    staged, summary = run(cluster, token, whole_job)
+    assert summary["tasks"] >= LAYERS
+    for a, b in zip(staged, whole):
+        assert a.tobytes() == b.tobytes()
+    lies = [row for row in graph_verdicts(cluster, liar)]
+    assert lies, "the liar computed no stage task"
+    assert all(verdict == "rejected" for _, verdict, _ in lies)
