@@ -160,6 +160,7 @@ int serve(const po::variables_map& options) {
     // Every value was range-checked by readServeCommand (checkServeOptions).
     settings.maxTaskExpiries = options["max-task-expiries"].as<int>();
     settings.maxGraphTaskBytes = options["max-graph-task-mb"].as<std::int64_t>() << 20;
+    settings.planVolunteerBytes = options["plan-volunteer-mb"].as<std::int64_t>() << 20;
     settings.trust.auditFloor = options["audit-floor"].as<double>();
     settings.trust.probationAudits = options["probation-audits"].as<std::int64_t>();
     settings.trust.sharedAddressRate = options["shared-address-audit-rate"].as<double>();

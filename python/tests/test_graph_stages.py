@@ -9,6 +9,8 @@ import re
 
 import numpy as np
 import pytest
+import torch
+from torch.nn import functional as F
 
 from goblin import graph as gg
 from goblin import reference
@@ -155,3 +157,70 @@ def test_a_lying_volunteers_stage_outputs_never_reach_the_next_stage(cluster):
     lies = [row for row in graph_verdicts(cluster, liar)]
     assert lies, "the liar computed no stage task"
     assert all(verdict == "rejected" for _, verdict, _ in lies)
+
+
+def test_with_no_volunteer_connected_the_job_is_planned_for_the_configured_size(cluster):
+    """--plan-volunteer-mb: a job submitted before any volunteer connects is cut for volunteers
+    lending that much, so small volunteers that connect later compute it."""
+    token = cluster.add_researcher()
+    cluster.start_node(extra_args=["--plan-volunteer-mb", "3"])
+    g, inputs = deep_mlp(), inputs_for()
+    client = cluster.connect(token)
+    job = client.submit_graph(g, inputs)
+    cluster.node.wait_for_line(re.compile(r"graph job %s accepted: .*cut into stages" % job), 30)
+    Pool(cluster).replace(2, SMALL_VOLUNTEER)
+    outputs = client.fetch_outputs(job, timeout=JOB_TIMEOUT)
+    assert client.last_summary["tasks"] >= LAYERS
+    assert_close_to_reference(g, inputs, outputs)
+
+
+def wide_mlp():
+    """Activations outweigh parameters: a training step's parameters travel as one flat vector
+    (and its gradient as another) that every stage reads, so those two must fit a volunteer."""
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.GELU(),
+                               torch.nn.Linear(256, 256), torch.nn.GELU(),
+                               torch.nn.Linear(256, 8))
+
+
+def test_training_a_model_bigger_than_every_volunteer_gives_the_unsplit_bits(cluster):
+    """Each micro-batch's training step (forward and backward of 256 rows, more than 10 MiB of
+    values) is cut into stages for volunteers lending 3 MiB; the trained parameters equal, bit for
+    bit, those of the same training on volunteers that hold the whole step."""
+    token = cluster.add_researcher()
+    cluster.start_node()
+    g = torch.Generator().manual_seed(7)
+    x, y = torch.randn(1024, 64, generator=g), torch.randint(0, 8, (1024,), generator=g)
+    pool = Pool(cluster)
+
+    def train(client):
+        return client.train(wide_mlp(), F.cross_entropy, (x, y), rounds=2, batch_size=512,
+                            micro_batch=256, progress=False, timeout=JOB_TIMEOUT)
+
+    pool.replace(2, SMALL_VOLUNTEER)
+    staged, _ = run(cluster, token, train)
+    cluster.node.wait_for_line(re.compile(r"cut into stages"), 5)
+    pool.replace(2)
+    whole, _ = run(cluster, token, train)
+    assert len(staged.history) == len(whole.history) == 2
+    for name, tensor in whole.state_dict.items():
+        assert torch.equal(staged.state_dict[name], tensor), name
+    assert [r.loss for r in staged.history] == [r.loss for r in whole.history]
+
+
+def test_a_graph_that_cannot_be_cut_small_enough_waits_saying_why(cluster):
+    """One matmul of a 1 MiB weight cannot fit a volunteer lending 1 MiB whatever the cut: the job
+    waits, and its waiting notice names the node and what a task of it holds."""
+    token = cluster.add_researcher()
+    cluster.start_node()
+    Pool(cluster).replace(2, ["--memory-mb", "1"])
+    g = gg.Graph()
+    x = g.input("f32", [16, WIDTH])
+    w = g.constant(np.ones((WIDTH, WIDTH), dtype=np.float32))
+    g.output(g.tanh(g.matmul(x, w)))
+    client = cluster.connect(token)
+    job = client.submit_graph(g, [np.ones((16, WIDTH), dtype=np.float32)])
+    line = cluster.node.wait_for_line(re.compile(r"job %s waits: (.*)" % job), 30).group(1)
+    assert "no connected volunteer lends the 2 MiB a task of it holds" in line
+    assert "cannot be cut into stages of 1 MiB" in line and "(matmul) alone holds" in line
+    assert client.cancel(job) == "cancelled"

@@ -14,8 +14,9 @@ Coordinator::Coordinator(NodeContext context, CoordinatorSettings settings)
       m_matmul(m_context, m_peers, m_desk, m_scheduler, m_verdicts,
                MatmulSettings{settings.limits, settings.verificationVectors}),
       m_graphs(m_context, m_peers, m_desk, m_scheduler, m_verdicts, m_trust,
-               GraphJobSettings{GraphIntakeSettings{{}, settings.maxGraphTaskBytes},
-                                settings.auditRetentionSeconds, settings.secondOpinionWaitSeconds}),
+               GraphJobSettings{
+                   GraphIntakeSettings{{}, settings.maxGraphTaskBytes, settings.planVolunteerBytes},
+                   settings.auditRetentionSeconds, settings.secondOpinionWaitSeconds}),
       m_training(m_context, m_peers, m_desk, m_graphs, core::graph::GraphLimits{}),
       m_bans(m_context, m_trust), m_approvalTimer(m_context.core),
       m_approvalsPending(settings.volunteers == VolunteerPolicy::Approved) {

@@ -29,6 +29,7 @@ struct CoordinatorSettings {
     int maxTaskExpiries = 3; // then the node computes the task itself
     int verificationVectors = 2;
     std::int64_t maxGraphTaskBytes = std::int64_t{4} << 30;
+    std::int64_t planVolunteerBytes = 0;            // see GraphIntakeSettings
     double auditRetentionSeconds = 7 * 24 * 3600.0; // a released graph job's data, for audits
     double secondOpinionWaitSeconds = 60.0;         // see GraphJobSettings
     double retainSeconds = 72 * 3600.0; // a finished job nobody fetched and released is purged

@@ -51,7 +51,11 @@ po::options_description serveOptions() {
         "volunteers", po::value<std::string>()->default_value("open"),
         "'open': any volunteer works; 'approved': only those lab staff approved")(
         "max-graph-task-mb", po::value<std::int64_t>()->default_value(4096),
-        "largest graph task (all its values at once), MiB (1 to 1048576)")(
+        "largest graph task (all its values at once), MiB (1 to 1048576); a bigger graph is "
+        "cut into stages that fit")(
+        "plan-volunteer-mb", po::value<std::int64_t>()->default_value(0),
+        "with no volunteer connected, plan graph tasks (stages) to fit a volunteer lending this "
+        "much, MiB (0: plan for the volunteers once they connect; 0 to 1048576)")(
         "audit-retention-hours", po::value<double>()->default_value(168.0, "168"),
         "keep a released graph job's data this long after it finished, so the node can recheck "
         "it if a volunteer it used is quarantined later (0: delete at release; at most 87600)")(
@@ -84,6 +88,7 @@ void checkServeOptions(const po::variables_map& options) {
     requireRange(options, "full-audit-share", 0.0, 1.0);
     requireRange(options, "registrations-per-hour", 1, 1'000'000);
     requireRange<std::int64_t>(options, "max-graph-task-mb", 1, 1 << 20);
+    requireRange<std::int64_t>(options, "plan-volunteer-mb", 0, 1 << 20);
     requireRange(options, "audit-retention-hours", 0.0, 87600.0);
     requireRange(options, "second-opinion-seconds", 0.0, 86400.0);
     requireRange(options, "retain-hours", 0.01, 87600.0);

@@ -102,10 +102,9 @@ std::vector<std::int64_t> crossingBytes(const ValueTable& table, std::size_t n) 
 }
 
 // The cut positions (each stage's start, then n) with the fewest stages, then the fewest bytes
-// crossing its cuts.
-Expected<std::vector<std::size_t>> bestCuts(const std::vector<std::size_t>& ends,
-                                            const std::vector<std::int64_t>& crossing,
-                                            std::size_t n) {
+// crossing its cuts. Needs `ends[a] > a` for every a (each node fits alone).
+std::vector<std::size_t> bestCuts(const std::vector<std::size_t>& ends,
+                                  const std::vector<std::int64_t>& crossing, std::size_t n) {
     struct Best {
         std::int64_t stages = std::numeric_limits<std::int64_t>::max();
         std::int64_t crossed = 0;
@@ -116,10 +115,6 @@ Expected<std::vector<std::size_t>> bestCuts(const std::vector<std::size_t>& ends
     for (std::size_t a = 0; a < n; ++a) {
         if (best[a].stages == std::numeric_limits<std::int64_t>::max())
             continue;
-        if (ends[a] == a)
-            return makeError(ErrorCode::LimitExceeded,
-                             "node " + std::to_string(a) +
-                                 " of the graph alone holds more than a task's budget");
         const std::int64_t crossed = best[a].crossed + (a > 0 ? crossing[a] : 0);
         for (std::size_t b = a + 1; b <= ends[a]; ++b) {
             Best& there = best[b];
@@ -152,10 +147,24 @@ Expected<StageCut> cutIntoStages(const Graph& graph, const GraphPlan& plan,
         if (table.producedAt[table.index.at(output)] < 0)
             return makeError(ErrorCode::InvalidInput,
                              "an output of the graph is an input or a constant: no stage makes it");
-    auto cuts =
-        bestCuts(longestStages(graph, plan, table, budgetBytes), crossingBytes(table, n), n);
-    if (!cuts)
-        return tl::unexpected(cuts.error());
+    const std::vector<std::size_t> ends = longestStages(graph, plan, table, budgetBytes);
+    for (std::size_t a = 0; a < n; ++a) {
+        if (ends[a] > a)
+            continue;
+        // A stage holding this node holds at least what it holds alone.
+        const auto& node = graph.nodes[plan.order[a]];
+        std::int64_t alone = table.bytes[table.index.at(node.id)];
+        std::vector<ValueId> args = node.args;
+        std::sort(args.begin(), args.end());
+        args.erase(std::unique(args.begin(), args.end()), args.end());
+        for (ValueId arg : args)
+            alone += table.bytes[table.index.at(arg)];
+        return makeError(ErrorCode::LimitExceeded,
+                         "its node " + std::to_string(node.id) + " (" +
+                             std::string(core::ops::opInfo(node.op).name) + ") alone holds " +
+                             std::to_string(alone) + " bytes with what it reads");
+    }
+    const std::vector<std::size_t> cuts = bestCuts(ends, crossingBytes(table, n), n);
     std::map<ValueId, std::size_t> graphInputIndex;
     for (std::size_t i = 0; i < graph.inputs.size(); ++i)
         graphInputIndex.emplace(graph.inputs[i].id, i);
@@ -166,9 +175,9 @@ Expected<StageCut> cutIntoStages(const Graph& graph, const GraphPlan& plan,
     StageCut cut;
     cut.outputs.resize(graph.outputs.size());
     std::map<ValueId, OutputPlace> handedOn; // boundary values, where their stage outputs them
-    for (std::size_t s = 0; s + 1 < cuts->size(); ++s) {
-        const auto a = static_cast<std::int64_t>((*cuts)[s]);
-        const auto b = static_cast<std::int64_t>((*cuts)[s + 1]);
+    for (std::size_t s = 0; s + 1 < cuts.size(); ++s) {
+        const auto a = static_cast<std::int64_t>(cuts[s]);
+        const auto b = static_cast<std::int64_t>(cuts[s + 1]);
         GraphStage stage;
         stage.graph.catalogVersion = graph.catalogVersion;
         std::map<ValueId, bool> taken; // values given to the stage (inputs and constants)

@@ -36,13 +36,15 @@ void finishChunk(GraphChunk& chunk, GraphVerification verification) {
 }
 
 // The stages of a batch range (its graph, plan and inputs in `range`) as chunks appended to
-// `chunks`; false, leaving `chunks` as it was, when the range cannot be cut.
-Expected<bool> addStages(std::vector<GraphChunk>& chunks, const GraphChunk& range,
-                         std::int64_t budget, GraphVerification verification,
-                         const core::graph::GraphLimits& limits) {
+// `chunks`; why not, leaving `chunks` as it was, when the range cannot be cut.
+Expected<std::string> addStages(std::vector<GraphChunk>& chunks, const GraphChunk& range,
+                                std::int64_t budget, GraphVerification verification,
+                                const core::graph::GraphLimits& limits) {
     auto cut = plan::cutIntoStages(range.graph, range.plan, budget);
-    if (!cut || cut->stages.size() < 2)
-        return false;
+    if (!cut)
+        return cut.error().message;
+    if (cut->stages.size() < 2)
+        return std::string("only one of its stages computes anything");
     const std::size_t first = chunks.size();
     std::vector<std::vector<std::size_t>> mergedAs(cut->stages.size());
     for (std::size_t s = 0; s < cut->stages.size(); ++s)
@@ -80,7 +82,7 @@ Expected<bool> addStages(std::vector<GraphChunk>& chunks, const GraphChunk& rang
         finishChunk(chunk, verification);
         chunks.push_back(std::move(chunk));
     }
-    return true;
+    return std::string();
 }
 
 // A batch range's chunk: whole, or cut into stages when it holds more than the budget.
@@ -89,11 +91,13 @@ Expected<void> addRange(std::vector<GraphChunk>& chunks, GraphChunk range, std::
     if (range.inputDigests.empty())
         range.inputDigests.resize(range.inputs.size());
     if (budget > 0 && plan::graphValueBytes(range.plan) > budget) {
-        auto staged = addStages(chunks, range, budget, verification, limits);
-        if (!staged)
-            return tl::unexpected(staged.error());
-        if (*staged)
+        auto whyNot = addStages(chunks, range, budget, verification, limits);
+        if (!whyNot)
+            return tl::unexpected(whyNot.error());
+        if (whyNot->empty())
             return {};
+        range.whyWhole = "it cannot be cut into stages of " + std::to_string(budget >> 20) +
+                         " MiB (" + *whyNot + ")";
     }
     finishChunk(range, verification);
     chunks.push_back(std::move(range));

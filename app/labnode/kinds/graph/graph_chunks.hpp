@@ -55,6 +55,8 @@ struct GraphChunk {
     // Per input: where a boundary input comes from (nullopt: given at submission).
     std::vector<std::optional<BoundarySource>> boundary;
     std::vector<std::size_t> dependsOn; // the chunks whose outputs it reads
+    // Why a range over the stage budget stayed whole (it could not be cut to fit); else empty.
+    std::string whyWhole;
     // With GraphVerification::Freivalds: the heavy matmuls and conv2ds whose values are outputs
     // (the node checks them by Freivalds), which volunteers may compute with any GEMM
     // (gemm_nodes).

@@ -108,9 +108,16 @@ std::string GraphTaskSource::whyWaiting(const GraphJob& job) const {
                 return m_book.fits(*task, volunteer->volunteer);
             }))
             continue;
-        return "no connected volunteer lends the memory its tasks need (they were planned for "
-               "the volunteers connected when it was submitted: submit it again to plan it for "
-               "these, or split it into more chunks)";
+        const GraphChunk& chunk = job.chunks.at(task->chunk);
+        return "no connected volunteer lends the " +
+               std::to_string((chunk.peakBytes + (1 << 20) - 1) >> 20) +
+               " MiB a task of it holds (" +
+               (chunk.whyWhole.empty()
+                    ? std::string("it was planned for the volunteers connected when it was "
+                                  "submitted: submit it again to plan it for these")
+                    : chunk.whyWhole + ": connect a bigger volunteer, or split it into more "
+                                       "chunks") +
+               ")";
     }
     for (std::int64_t taskId : job.taskIds) {
         const auto starving = m_secondOpinions.starving(taskId);
