@@ -36,14 +36,15 @@ HONEST_TASKS = 12
 PAIR_WAIT = "3"
 
 
-def start_pair(cluster, lies=0, node_args=(), pair_args=()):
+def start_pair(cluster, lies=0, node_args=(), pair_args=(), honest_args=()):
     """The node, one honest volunteer and the pair; returns (adversary, pair ids, honest ids)."""
     if not RUNNER.exists():
         pytest.fail("%s is missing: build the ci preset" % RUNNER)
     cluster.start_node(extra_args=LIVENESS + list(node_args))
     # The pair asks for more slots than the honest volunteer, so it often holds both opinions of
     # a task (the node leases a queued task's opinions to whoever asks first).
-    honest_ids = [honest_id(cluster.start_volunteer(threads=1, slots=1))]
+    honest_ids = [honest_id(cluster.start_volunteer(threads=1, slots=1,
+                                                    extra_args=list(honest_args)))]
     adversary, ids = cluster.start_adversary(
         "patient-pair", identities=2,
         extra_args=["--addresses", "127.0.0.2,127.0.0.3", "--slots", "4", "--honest-tasks", str(HONEST_TASKS), "--runner", str(RUNNER),
@@ -152,3 +153,70 @@ def test_a_nudge_within_the_bound_is_corrected_once_the_pair_is_caught(cluster):
         assert sum(a["corrected"] for a in reports[-1].audits) >= 1
         control = client.run(g, inputs, batch=ROWS_OF_X, chunks=8, timeout=JOB_TIMEOUT)
         assert [o.tobytes() for o in reports[-1].outputs] == [o.tobytes() for o in control]
+
+
+def matmul_chain(batch, seed, layers=6, width=256):
+    """x·W1·W2·…·W6 (256 KiB weights): too big for volunteers lending 1 MiB, so the node cuts it
+    into stages whose boundary values are matmul outputs, which its cheap check takes by
+    Freivalds (a one-ulp nudge passes it)."""
+    rng = np.random.default_rng(seed)
+    g = gg.Graph()
+    h = g.input("f32", [batch, width])
+    weights = []
+    for index in range(layers):
+        shape = (width, 6 if index == layers - 1 else width)
+        weights.append((rng.standard_normal(shape) / np.sqrt(width)).astype(np.float32))
+        h = g.matmul(h, g.input("f32", shape))
+    g.output(h)
+    return g, [rng.standard_normal((batch, width)).astype(np.float32)] + weights
+
+
+CHAIN_ROWS = {"inputs": [0] + [None] * 6, "outputs": [0]}
+SMALL = ["--memory-mb", "1"]
+
+
+def test_a_nudged_stage_is_corrected_with_every_stage_that_read_it(cluster):
+    """The same late catch as above on jobs cut into stages: the pair nudges a stage's boundary
+    value within its bound, a later stage computes from it (honestly) and the job is delivered a
+    hair off. Once the pair is caught, the delivered job's audit corrects the nudged stage and
+    computes again every stage that read it, so the job's outputs are the canonical bits again (the
+    same job run anew), and the volunteers of those later stages are not blamed."""
+    token = cluster.add_researcher()
+    adversary, ids, honest_ids = start_pair(
+        cluster, node_args=["--full-audit-share", "0"], honest_args=SMALL,
+        pair_args=["--nudge", "--careless-after", "2", "--careless-gap", "24", "--memory-mb", "1"])
+    client = cluster.connect(token)
+    jobs = []
+    while len(jobs) < 16 and not all(banned(adversary, i) for i in ids):
+        g, inputs = matmul_chain(16, seed=60 + len(jobs))
+        client.run(g, inputs, batch=CHAIN_ROWS, chunks=4, timeout=JOB_TIMEOUT)
+        jobs.append((client.last_job, g, inputs))
+        assert client.last_summary["tasks"] > 4, "the chain was not cut into stages"
+    nudged = nudged_tasks(adversary)
+    assert nudged, "the pair never nudged a task\n" + adversary.tail()
+    cluster.wait_until(lambda: all(banned(adversary, i) for i in ids), EVENT_TIMEOUT,
+                       "both identities of the pair quarantined")
+    marks = ",".join("?" * len(nudged))
+    nudged_jobs = {row[0] for row in cluster.query(
+        "SELECT DISTINCT job_id FROM graph_tasks WHERE id IN (%s)" % marks, tuple(sorted(nudged)))}
+    assert nudged_jobs & {job for job, _, _ in jobs}
+    for job, g, inputs in jobs:
+        if job not in nudged_jobs:
+            continue
+        reports = []
+        cluster.wait_until(lambda: reports.append(client.audit(job)) or
+                           reports[-1].state == "corrected", EVENT_TIMEOUT,
+                           "the nudged job %s corrected" % job)
+        control = client.run(g, inputs, batch=CHAIN_ROWS, chunks=4, timeout=JOB_TIMEOUT)
+        assert [o.tobytes() for o in reports[-1].outputs] == [o.tobytes() for o in control]
+        # A nudged stage that a later stage read: that later stage was corrected as well.
+        tasks = cluster.query("SELECT id, chunk FROM graph_tasks WHERE job_id = ?", (job,))
+        stages = len(tasks) // 4
+        read_later = [t for t, chunk in tasks if t in nudged and chunk % stages < stages - 1]
+        corrected = sum(a["corrected"] for a in reports[-1].audits)
+        assert corrected >= (len(read_later) + 1 if read_later else 1), (read_later, corrected)
+    # Only the pair's results were overturned: the honest volunteer computed what it was given.
+    overturned = {row[0] for row in cluster.query(
+        "SELECT DISTINCT volunteer_id FROM graph_results WHERE method = 'delivered-recheck'")}
+    assert overturned <= set(ids), overturned
+    assert not set(honest_ids) & overturned

@@ -1,12 +1,15 @@
 // What fake volunteers answer in the job-kind tests: a matmul tile as the float64 product rounded
 // once to f32 (optionally with element 0 off), and a relu graph job of two chunks with its honest,
-// lying (element 0 off by 0.5, from a canonical backend) and misshapen outputs; and whether the
-// node quarantined a volunteer. Plain functions; the test's thread.
+// lying (element 0 off by 0.5, from a canonical backend) and misshapen outputs; any graph task
+// run by the CPU reference; and whether the node quarantined a volunteer. Plain functions; the
+// test's thread.
 #pragma once
 
 #include <algorithm>
 
 #include "fake_cluster.hpp"
+#include "goblin/core/graph/graph_json.hpp"
+#include "goblin/reference/graph_executor.hpp"
 
 namespace goblin::labnode::testing {
 
@@ -79,6 +82,24 @@ inline net::Message misshapenResult(const net::Message& task) {
 inline bool quarantined(NodeHarness& node, const std::string& volunteer) {
     return queryInt(node.store, "SELECT count(*) FROM volunteer_trust WHERE volunteer_id = '" +
                                     volunteer + "' AND quarantined_at IS NOT NULL") == 1;
+}
+
+// What an honest canonical volunteer returns: the task's own graph run by the CPU reference.
+inline std::vector<core::Tensor> runTaskGraph(const net::Message& task) {
+    const auto g = core::graph::decodeGraph(boost::json::serialize(task.control.at("graph")));
+    const auto plan = core::graph::validateGraph(g.value()).value();
+    std::vector<core::Tensor> inputs;
+    for (const auto& tensor : task.tensors)
+        inputs.push_back(*tensor);
+    return reference::runGraph(*g, plan, inputs).value();
+}
+
+inline net::Message answerWith(const net::Message& task, std::vector<core::Tensor> outputs,
+                               const std::string& backend = "cpu-reference") {
+    std::vector<net::TensorPtr> tensors;
+    for (core::Tensor& output : outputs)
+        tensors.push_back(std::make_shared<const core::Tensor>(std::move(output)));
+    return resultFor(task, std::move(tensors), backend);
 }
 
 } // namespace goblin::labnode::testing

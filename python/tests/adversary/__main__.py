@@ -32,6 +32,8 @@ def parse(argv):
     parser.add_argument("--strategy", required=True, choices=sorted(STRATEGIES))
     parser.add_argument("--identities", type=int, help="identities to register (default per strategy)")
     parser.add_argument("--slots", type=int, default=2, help="slots each identity asks for")
+    parser.add_argument("--memory-mb", type=int, default=1024,
+                        help="the memory each identity says it lends, MiB")
     parser.add_argument("--factor", type=float, default=2.5,
                         help="past-bound, gemm-past-bound: error as a multiple of the element's "
                              "own bound")
@@ -95,7 +97,8 @@ def main(argv=None) -> int:
         count = options.identities or strategy.identities
         addresses = [a for a in options.addresses.split(",") if a] or [""]
         pairs = [volunteer.register(options.node, options.slots, ops, strategy.input_cache_bytes,
-                                    strategy.hello_backend, addresses[i % len(addresses)])
+                                    strategy.hello_backend, addresses[i % len(addresses)],
+                                    options.memory_mb << 20)
                  for i in range(count)]
     identities = []
     for index, (ws, welcome) in enumerate(pairs):

@@ -43,9 +43,10 @@ def open_socket(node: str, source: str = ""):
     return connect(node.rstrip("/") + "/v1/volunteer", **options)
 
 
-def hello_message(slots: int, ops, cache_bytes: int = 0, backend: str = "cpu-numpy") -> dict:
+def hello_message(slots: int, ops, cache_bytes: int = 0, backend: str = "cpu-numpy",
+                  memory_bytes: int = 1 << 30) -> dict:
     hello = {"type": "hello", "id": 1, "protocol": PROTOCOL, "catalog": CATALOG, "identity": None,
-             "capabilities": {"backend": backend, "threads": 1, "memory_bytes": 1 << 30,
+             "capabilities": {"backend": backend, "threads": 1, "memory_bytes": memory_bytes,
                               "dtypes": ["f32", "f64"], "ops": list(ops), "slots": slots}}
     if cache_bytes:
         hello["protocol"] = CACHE_PROTOCOL
@@ -64,11 +65,11 @@ class Refused(Exception):
 
 
 def register(node: str, slots: int, ops, cache_bytes: int = 0, backend: str = "cpu-numpy",
-             source: str = ""):
+             source: str = "", memory_bytes: int = 1 << 30):
     """Connects and says hello without an identity; returns (socket, welcome)."""
     ws = open_socket(node, source)
     try:
-        ws.send(json.dumps(hello_message(slots, ops, cache_bytes, backend)))
+        ws.send(json.dumps(hello_message(slots, ops, cache_bytes, backend, memory_bytes)))
         welcome = json.loads(ws.recv(timeout=20))
     except ConnectionClosed as exc:
         ws.close()

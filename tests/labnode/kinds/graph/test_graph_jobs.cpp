@@ -338,24 +338,6 @@ net::Message submitMatmulRelu(const core::Tensor& x, const core::Tensor& w) {
         {std::make_shared<const core::Tensor>(x), std::make_shared<const core::Tensor>(w)}};
 }
 
-// What an honest canonical volunteer returns: the task's own graph run by the CPU reference.
-std::vector<core::Tensor> runTaskGraph(const net::Message& task) {
-    const auto g = core::graph::decodeGraph(boost::json::serialize(task.control.at("graph")));
-    const auto plan = core::graph::validateGraph(g.value()).value();
-    std::vector<core::Tensor> inputs;
-    for (const auto& tensor : task.tensors)
-        inputs.push_back(*tensor);
-    return reference::runGraph(*g, plan, inputs).value();
-}
-
-net::Message answerWith(const net::Message& task, std::vector<core::Tensor> outputs,
-                        const std::string& backend = "cpu-reference") {
-    std::vector<net::TensorPtr> tensors;
-    for (core::Tensor& output : outputs)
-        tensors.push_back(std::make_shared<const core::Tensor>(std::move(output)));
-    return resultFor(task, std::move(tensors), backend);
-}
-
 CoordinatorSettings cheapAuditsOnly() {
     CoordinatorSettings chosen; // default trust: new identities are audited on every task
     chosen.trust.fullAuditShare = 0.0;
