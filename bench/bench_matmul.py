@@ -87,7 +87,7 @@ class Network:
     """A lab node and 2 headless volunteers on loopback, in a temporary folder."""
 
     def __init__(self, volunteers=2, threads=int(os.environ.get("GOBLIN_BENCH_THREADS", "1")), slots=2,
-                 node_args=()):
+                 node_args=(), volunteer_args=()):
         self.dir = Path(tempfile.mkdtemp(prefix="goblin-bench-"))
         db = self.dir / "node.db"
         subprocess.run([LABNODE, "init", "--db", db], check=True, capture_output=True)
@@ -108,7 +108,8 @@ class Network:
             log = open(self.dir / f"volunteer-{i}.log", "w")
             self.volunteers.append(subprocess.Popen(
                 [VOLUNTEER, "--headless", "--node", self.url, "--threads", str(threads),
-                 "--slots", str(slots), "--config-dir", self.dir / f"volunteer-{i}"],
+                 "--slots", str(slots), "--config-dir", self.dir / f"volunteer-{i}",
+                 *volunteer_args],
                 stdout=log, stderr=subprocess.STDOUT))
         deadline = time.time() + 20
         while time.time() < deadline:

@@ -221,6 +221,6 @@ def test_a_graph_that_cannot_be_cut_small_enough_waits_saying_why(cluster):
     client = cluster.connect(token)
     job = client.submit_graph(g, [np.ones((16, WIDTH), dtype=np.float32)])
     line = cluster.node.wait_for_line(re.compile(r"job %s waits: (.*)" % job), 30).group(1)
-    assert "no connected volunteer lends the 2 MiB a task of it holds" in line
-    assert "cannot be cut into stages of 1 MiB" in line and "(matmul) alone holds" in line
+    assert "no connected volunteer lends the memory its tasks need (one holds 2 MiB" in line
+    assert "cannot be cut into stages of 1048576 bytes" in line and "(matmul) alone holds" in line
     assert client.cancel(job) == "cancelled"

@@ -220,3 +220,22 @@ def test_a_nudged_stage_is_corrected_with_every_stage_that_read_it(cluster):
         "SELECT DISTINCT volunteer_id FROM graph_results WHERE method = 'delivered-recheck'")}
     assert overturned <= set(ids), overturned
     assert not set(honest_ids) & overturned
+
+
+def test_patient_pair_gets_no_wrong_stage_output_used(cluster):
+    """The pair against jobs cut into stages (volunteers lending 1 MiB): once past probation it
+    lies on every stage task both identities hold. Each lie is caught before a later stage reads
+    it or a chunk is merged, so every job's outputs are honest."""
+    token = cluster.add_researcher()
+    adversary, ids, honest_ids = start_pair(cluster, honest_args=SMALL,
+                                            pair_args=["--memory-mb", "1"])
+    client = cluster.connect(token)
+    jobs = 0
+    while jobs < 10 and not (lied_tasks(adversary) and all(banned(adversary, i) for i in ids)):
+        g, inputs = matmul_chain(16, seed=80 + jobs)
+        outputs = client.run(g, inputs, batch=CHAIN_ROWS, chunks=4, timeout=JOB_TIMEOUT)
+        assert client.last_summary["tasks"] > 4, "the chain was not cut into stages"
+        assert_honest_outputs(g, inputs, outputs)
+        jobs += 1
+    assert lied_tasks(adversary), "the pair never lied in %d jobs\n%s" % (jobs, adversary.tail())
+    assert_graph_lies_caught(cluster, adversary, ids, honest_ids)

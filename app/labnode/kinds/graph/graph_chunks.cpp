@@ -96,8 +96,8 @@ Expected<void> addRange(std::vector<GraphChunk>& chunks, GraphChunk range, std::
             return tl::unexpected(whyNot.error());
         if (whyNot->empty())
             return {};
-        range.whyWhole = "it cannot be cut into stages of " + std::to_string(budget >> 20) +
-                         " MiB (" + *whyNot + ")";
+        range.whyWhole =
+            "it cannot be cut into stages of " + std::to_string(budget) + " bytes: " + *whyNot;
     }
     finishChunk(range, verification);
     chunks.push_back(std::move(range));

@@ -12,6 +12,13 @@ using net::Message;
 
 namespace {
 
+// "12 KiB", "3 MiB": rounded up, so a task never looks smaller than it is.
+std::string bytesRoundedUp(std::int64_t bytes) {
+    constexpr std::int64_t kKiB = 1024, kMiB = kKiB * kKiB;
+    return bytes >= kMiB ? std::to_string((bytes + kMiB - 1) / kMiB) + " MiB"
+                         : std::to_string((bytes + kKiB - 1) / kKiB) + " KiB";
+}
+
 // Cheap gates before any comparison: a replica with the wrong count, dtype or shape is wrong.
 std::optional<std::string> malformed(const GraphChunk& chunk,
                                      const std::vector<net::TensorPtr>& outputs) {
@@ -109,9 +116,8 @@ std::string GraphTaskSource::whyWaiting(const GraphJob& job) const {
             }))
             continue;
         const GraphChunk& chunk = job.chunks.at(task->chunk);
-        return "no connected volunteer lends the " +
-               std::to_string((chunk.peakBytes + (1 << 20) - 1) >> 20) +
-               " MiB a task of it holds (" +
+        return "no connected volunteer lends the memory its tasks need (one holds " +
+               bytesRoundedUp(chunk.peakBytes) + "; " +
                (chunk.whyWhole.empty()
                     ? std::string("it was planned for the volunteers connected when it was "
                                   "submitted: submit it again to plan it for these")

@@ -71,8 +71,11 @@ void TaskVerdicts::decide(GraphTask& task, verify::Judgement judgement, Vouched 
             if (!stored)
                 return m_hooks.failJob(
                     job, Error{ErrorCode::Internal, "storing outputs: " + stored.error().message});
-            if (dropQuarantined(*found)) { // caught while its outputs were stored
+            if (restsOnQuarantined(*found)) { // caught while its outputs were stored
+                // Called off first: the opinions it wants again are then queued, or computed by
+                // the node when no volunteer may give them (never a task left leased to nobody).
                 m_book.callOff(*found, "a volunteer of a replica it rests on was quarantined");
+                dropQuarantined(*found);
                 return m_hooks.rejudge(*found);
             }
             commitDecision(taskId, judgement, method, json::serialize(*stored), std::move(outputs));
@@ -147,6 +150,13 @@ std::string TaskVerdicts::methodOf(const GraphTask& task, const verify::Judgemen
     if (task.audited)
         return "node-audit";
     return task.tiebreak ? "node-tiebreak" : "node-compute";
+}
+
+bool TaskVerdicts::restsOnQuarantined(const GraphTask& task) {
+    return std::any_of(task.replicas.begin(), task.replicas.end(),
+                       [this](const verify::Replica& replica) {
+                           return !replica.fromNode() && m_trust.isQuarantined(replica.volunteerId);
+                       });
 }
 
 bool TaskVerdicts::dropQuarantined(GraphTask& task) {

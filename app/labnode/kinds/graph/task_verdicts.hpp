@@ -50,6 +50,8 @@ public:
     // Drops the replicas of quarantined volunteers from an undecided task, records their
     // verdicts and asks for as many opinions again. Whether any was dropped.
     bool dropQuarantined(GraphTask& task);
+    // Whether a volunteer replica of the task comes from a quarantined volunteer.
+    bool restsOnQuarantined(const GraphTask& task);
 
 private:
     void commitDecision(std::int64_t taskId, const verify::Judgement& judgement,
