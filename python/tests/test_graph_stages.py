@@ -90,48 +90,40 @@ def run(cluster, token, job):
     return job(client), client.last_summary
 
 
-def test_a_graph_bigger_than_every_volunteer_runs_in_stages_to_the_whole_graphs_bits(cluster):
+def staged_then_whole(cluster, job):
+    """`job(client)` on two small volunteers, then on two that hold it whole: (staged outputs,
+    staged summary, whole summary), the two outputs asserted equal bit for bit."""
     token = cluster.add_researcher()
     cluster.start_node()
-    g, inputs = deep_mlp(), inputs_for()
     pool = Pool(cluster)
-
-    def whole_job(client):
-        return client.run(g, inputs, timeout=JOB_TIMEOUT)
-
     pool.replace(2, SMALL_VOLUNTEER)
-    staged, staged_summary = run(cluster, token, whole_job)
-    cluster.node.wait_for_line(re.compile(r"graph job g-\S+ accepted: .* (\d+) task\(s\) "
-                                          r"\(1 batch range\(s\) cut into stages"), 5)
-    assert staged_summary["tasks"] >= LAYERS  # one layer per stage at most
-    assert_close_to_reference(g, inputs, staged)
-
+    staged, staged_summary = run(cluster, token, job)
     pool.replace(2)
-    whole, whole_summary = run(cluster, token, whole_job)
-    assert whole_summary["tasks"] == 1
+    whole, whole_summary = run(cluster, token, job)
     for a, b in zip(staged, whole):
         assert a.dtype == b.dtype and a.shape == b.shape
         assert a.tobytes() == b.tobytes()
+    return staged, staged_summary, whole_summary
+
+
+def test_a_graph_bigger_than_every_volunteer_runs_in_stages_to_the_whole_graphs_bits(cluster):
+    g, inputs = deep_mlp(), inputs_for()
+    staged, staged_summary, whole_summary = staged_then_whole(
+        cluster, lambda client: client.run(g, inputs, timeout=JOB_TIMEOUT))
+    cluster.node.wait_for_line(re.compile(r"graph job g-\S+ accepted: .* (\d+) task\(s\) "
+                                          r"\(1 batch range\(s\) cut into stages"), 5)
+    assert staged_summary["tasks"] >= LAYERS  # one layer per stage at most
+    assert whole_summary["tasks"] == 1
+    assert_close_to_reference(g, inputs, staged)
 
 
 def test_batch_ranges_cut_into_stages_merge_to_the_whole_graphs_bits(cluster):
-    token = cluster.add_researcher()
-    cluster.start_node()
     g, inputs = deep_mlp(), inputs_for()
-
-    def split(client):
-        return client.run(g, inputs, batch=0, chunks=2, timeout=JOB_TIMEOUT)
-
-    pool = Pool(cluster)
-    pool.replace(2, SMALL_VOLUNTEER)
-    staged, staged_summary = run(cluster, token, split)
+    staged, staged_summary, whole_summary = staged_then_whole(
+        cluster, lambda client: client.run(g, inputs, batch=0, chunks=2, timeout=JOB_TIMEOUT))
     cluster.node.wait_for_line(re.compile(r"\(2 batch range\(s\) cut into stages"), 5)
     assert staged_summary["tasks"] >= 2 * 2  # each range in stages (two layers fit at 64 rows)
-    pool.replace(2)
-    whole, whole_summary = run(cluster, token, split)
     assert whole_summary["tasks"] == 2
-    for a, b in zip(staged, whole):
-        assert a.tobytes() == b.tobytes()
     assert_close_to_reference(g, inputs, staged)
 
 

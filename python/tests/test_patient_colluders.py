@@ -130,15 +130,35 @@ def test_a_nudge_within_the_bound_is_corrected_once_the_pair_is_caught(cluster):
     adversary, ids, _ = start_pair(cluster, node_args=["--full-audit-share", "0"],
                                    pair_args=["--nudge", "--careless-after", "2", "--careless-gap", "24"])
     client = cluster.connect(token)
+
+    def run(g, inputs):
+        return client.run(g, inputs, batch=ROWS_OF_X, chunks=8, timeout=JOB_TIMEOUT)
+
+    jobs = run_until_caught(cluster, client, adversary, ids,
+                            lambda n: matmul_graph(16, seed=40 + n), run)
+    for job, report, control in nudged_jobs_corrected(cluster, client, adversary, jobs, run):
+        assert sum(a["corrected"] for a in report.audits) >= 1
+        assert [o.tobytes() for o in report.outputs] == [o.tobytes() for o in control]
+
+
+def run_until_caught(cluster, client, adversary, ids, make_job, run):
+    """Jobs `make_job(n)` run one after another until both identities of the pair are banned (at
+    most 16); [(job id, graph, inputs)]. Fails when the pair nudged nothing."""
     jobs = []
     while len(jobs) < 16 and not all(banned(adversary, i) for i in ids):
-        g, inputs = matmul_graph(16, seed=40 + len(jobs))
-        client.run(g, inputs, batch=ROWS_OF_X, chunks=8, timeout=JOB_TIMEOUT)
+        g, inputs = make_job(len(jobs))
+        run(g, inputs)
         jobs.append((client.last_job, g, inputs))
-    nudged = nudged_tasks(adversary)
-    assert nudged, "the pair never nudged a task\n" + adversary.tail()
+    assert nudged_tasks(adversary), "the pair never nudged a task\n" + adversary.tail()
     cluster.wait_until(lambda: all(banned(adversary, i) for i in ids), EVENT_TIMEOUT,
                        "both identities of the pair quarantined")
+    return jobs
+
+
+def nudged_jobs_corrected(cluster, client, adversary, jobs, run):
+    """For each job the pair nudged: (job id, its audit report once "corrected", the same job
+    run again)."""
+    nudged = nudged_tasks(adversary)
     marks = ",".join("?" * len(nudged))
     nudged_jobs = {row[0] for row in cluster.query(
         "SELECT DISTINCT job_id FROM graph_tasks WHERE id IN (%s)" % marks, tuple(sorted(nudged)))}
@@ -150,9 +170,7 @@ def test_a_nudge_within_the_bound_is_corrected_once_the_pair_is_caught(cluster):
         cluster.wait_until(lambda: reports.append(client.audit(job)) or
                            reports[-1].state == "corrected", EVENT_TIMEOUT,
                            "the nudged job %s corrected" % job)
-        assert sum(a["corrected"] for a in reports[-1].audits) >= 1
-        control = client.run(g, inputs, batch=ROWS_OF_X, chunks=8, timeout=JOB_TIMEOUT)
-        assert [o.tobytes() for o in reports[-1].outputs] == [o.tobytes() for o in control]
+        yield job, reports[-1], run(g, inputs)
 
 
 def matmul_chain(batch, seed, layers=6, width=256):
@@ -186,34 +204,22 @@ def test_a_nudged_stage_is_corrected_with_every_stage_that_read_it(cluster):
         cluster, node_args=["--full-audit-share", "0"], honest_args=SMALL,
         pair_args=["--nudge", "--careless-after", "2", "--careless-gap", "24", "--memory-mb", "1"])
     client = cluster.connect(token)
-    jobs = []
-    while len(jobs) < 16 and not all(banned(adversary, i) for i in ids):
-        g, inputs = matmul_chain(16, seed=60 + len(jobs))
-        client.run(g, inputs, batch=CHAIN_ROWS, chunks=4, timeout=JOB_TIMEOUT)
-        jobs.append((client.last_job, g, inputs))
+
+    def run(g, inputs):
+        outputs = client.run(g, inputs, batch=CHAIN_ROWS, chunks=4, timeout=JOB_TIMEOUT)
         assert client.last_summary["tasks"] > 4, "the chain was not cut into stages"
+        return outputs
+
+    jobs = run_until_caught(cluster, client, adversary, ids,
+                            lambda n: matmul_chain(16, seed=60 + n), run)
     nudged = nudged_tasks(adversary)
-    assert nudged, "the pair never nudged a task\n" + adversary.tail()
-    cluster.wait_until(lambda: all(banned(adversary, i) for i in ids), EVENT_TIMEOUT,
-                       "both identities of the pair quarantined")
-    marks = ",".join("?" * len(nudged))
-    nudged_jobs = {row[0] for row in cluster.query(
-        "SELECT DISTINCT job_id FROM graph_tasks WHERE id IN (%s)" % marks, tuple(sorted(nudged)))}
-    assert nudged_jobs & {job for job, _, _ in jobs}
-    for job, g, inputs in jobs:
-        if job not in nudged_jobs:
-            continue
-        reports = []
-        cluster.wait_until(lambda: reports.append(client.audit(job)) or
-                           reports[-1].state == "corrected", EVENT_TIMEOUT,
-                           "the nudged job %s corrected" % job)
-        control = client.run(g, inputs, batch=CHAIN_ROWS, chunks=4, timeout=JOB_TIMEOUT)
-        assert [o.tobytes() for o in reports[-1].outputs] == [o.tobytes() for o in control]
+    for job, report, control in nudged_jobs_corrected(cluster, client, adversary, jobs, run):
+        assert [o.tobytes() for o in report.outputs] == [o.tobytes() for o in control]
         # A nudged stage that a later stage read: that later stage was corrected as well.
         tasks = cluster.query("SELECT id, chunk FROM graph_tasks WHERE job_id = ?", (job,))
         stages = len(tasks) // 4
         read_later = [t for t, chunk in tasks if t in nudged and chunk % stages < stages - 1]
-        corrected = sum(a["corrected"] for a in reports[-1].audits)
+        corrected = sum(a["corrected"] for a in report.audits)
         assert corrected >= (len(read_later) + 1 if read_later else 1), (read_later, corrected)
     # Only the pair's results were overturned: the honest volunteer computed what it was given.
     overturned = {row[0] for row in cluster.query(

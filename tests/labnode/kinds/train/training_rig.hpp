@@ -83,19 +83,11 @@ inline net::Message submitTrain(const TrainData& data, bool streamed = false) {
 
 // The task's own graph on its tensors, by the reference executor (a canonical backend).
 inline std::vector<core::Tensor> runTask(const net::Message& task) {
-    const auto g = core::graph::decodeGraph(boost::json::serialize(task.control.at("graph")));
-    const auto plan = core::graph::validateGraph(g.value()).value();
-    std::vector<core::Tensor> inputs;
-    for (const auto& tensor : task.tensors)
-        inputs.push_back(*tensor);
-    return reference::runGraph(*g, plan, inputs).value();
+    return runTaskGraph(task);
 }
 
 inline net::Message answered(const net::Message& task, std::vector<core::Tensor> outputs) {
-    std::vector<net::TensorPtr> tensors;
-    for (core::Tensor& output : outputs)
-        tensors.push_back(std::make_shared<const core::Tensor>(std::move(output)));
-    return resultFor(task, std::move(tensors), "cpu-reference");
+    return answerWith(task, std::move(outputs));
 }
 
 inline net::Message honestStep(const net::Message& task) {
