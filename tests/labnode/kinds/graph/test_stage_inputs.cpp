@@ -2,9 +2,11 @@
 // over the node's task budget becomes two stages per batch range; a stage is leased only once the
 // stage it reads is decided, and gets that stage's decided outputs as its input; when a
 // quarantine's recheck replaces a decided stage's outputs, the stage that read them (decided
-// already) is computed again from the new ones, so the job ends with the honest bits.
+// already) is computed again from the new ones, so the job ends with the honest bits; a node
+// killed between the stages of a chain resumes from the decided ones (on a real SQLite file).
 #include <QtTest/QtTest>
 
+#include <algorithm>
 #include <cstring>
 
 #include "labnode/fake_answers.hpp"
@@ -83,6 +85,7 @@ class TestStageInputs : public QObject {
 
 private Q_SLOTS:
     void aStageIsComputedAgainWhenTheStageItReadIsReplaced();
+    void aRestartMidChainResumesFromTheDecidedStages();
 };
 
 void TestStageInputs::aStageIsComputedAgainWhenTheStageItReadIsReplaced() {
@@ -152,6 +155,63 @@ void TestStageInputs::aStageIsComputedAgainWhenTheStageItReadIsReplaced() {
                                       " AND attempt <= 2 AND verdict = 'accepted'"),
              std::int64_t{2});
     QVERIFY(node.logged("1 task(s) read outputs the node replaced; they are computed again"));
+}
+
+// The first stages are decided, the node dies, and a new node on the same database and blobs
+// hands the second stages their stored inputs: no decided stage is computed again, and the job
+// has the whole graph's bits.
+void TestStageInputs::aRestartMidChainResumesFromTheDecidedStages() {
+    QTemporaryDir dir;
+    const std::string db = dir.filePath("node.db").toStdString();
+    const std::string blobs = dir.filePath("blobs").toStdString();
+    const core::Tensor x = goblin::testing::randomTensor(core::DType::F32, {kRows, kWidth}, 13);
+    const core::Tensor w1 = goblin::testing::randomTensor(core::DType::F32, {kWidth, kWidth}, 14);
+    const core::Tensor w2 = goblin::testing::randomTensor(core::DType::F32, {kWidth, kWidth}, 15);
+    std::string job;
+    std::vector<std::int64_t> firstStages;
+    {
+        NodeHarness node(db, blobs);
+        FakeCluster cluster(node, stagedWithoutAudits());
+        auto researcher = cluster.connectResearcher();
+        auto& one = cluster.connectVolunteer(2, true, "cpu-eigen", "10.0.0.1");
+        auto& two = cluster.connectVolunteer(2, true, "opencl-graph", "10.0.0.2");
+        cluster.fromResearcher(submitChain(x, w1, w2));
+        QVERIFY(node.waitUntil([&] { return researcher->count("job_accepted") == 1; }));
+        job =
+            std::string(researcher->sentOfType("job_accepted").at(0).control.at("job").as_string());
+        QVERIFY(node.waitUntil([&] { return one.link->count("task") == 2; }));
+        for (const net::Message& frame : one.link->sentOfType("task"))
+            firstStages.push_back(taskOf(frame));
+        cluster.answer(one, truthOn);
+        cluster.answer(two, truthOn);
+        // Both first stages decided: the second stages are leased when the node dies.
+        QVERIFY(node.waitUntil([&] { return one.link->count("task") == 4; }));
+    }
+    NodeHarness node(db, blobs);
+    FakeCluster cluster(node, stagedWithoutAudits());
+    QVERIFY(node.logged("graph job " + job + " resumed: 2 of 4 task(s) already decided"));
+    auto researcher = cluster.connectResearcher();
+    auto& one = cluster.connectVolunteer(2, true, "cpu-eigen", "10.0.0.1");
+    auto& two = cluster.connectVolunteer(2, true, "opencl-graph", "10.0.0.2");
+    cluster.fromResearcher(control({{"type", "fetch"}, {"id", 3}, {"job", job}}));
+    QVERIFY(node.waitUntil([&] {
+        cluster.answer(one, truthOn);
+        cluster.answer(two, truthOn);
+        return researcher->count("job_done") == 1;
+    }));
+    for (auto* volunteer : {&one, &two})
+        for (const net::Message& frame : volunteer->link->sentOfType("task"))
+            QVERIFY2(std::find(firstStages.begin(), firstStages.end(), taskOf(frame)) ==
+                         firstStages.end(),
+                     "a decided stage was computed again");
+    const auto g = core::graph::decodeGraph(
+        boost::json::serialize(submitChain(x, w1, w2).control.at("graph")));
+    const auto plan = core::graph::validateGraph(g.value()).value();
+    const std::vector<core::Tensor> inputs{x, w1, w2};
+    const auto whole = reference::runGraph(*g, plan, inputs).value();
+    const auto done = researcher->sentOfType("job_done").at(0);
+    QVERIFY(std::memcmp(done.tensors.at(0)->bytes().data(), whole[0].bytes().data(),
+                        whole[0].byteSize()) == 0);
 }
 
 QTEST_APPLESS_MAIN(TestStageInputs)
