@@ -13,6 +13,7 @@ import torch
 from torch.nn import functional as F
 
 from goblin import graph as gg
+from goblin import optim
 from goblin import reference
 
 from test_graph_network import graph_verdicts
@@ -216,3 +217,42 @@ def test_a_graph_that_cannot_be_cut_small_enough_waits_saying_why(cluster):
     assert "no connected volunteer lends the memory its tasks need (one holds 2 MiB" in line
     assert "cannot be cut into stages of 1048576 bytes" in line and "(matmul) alone holds" in line
     assert client.cancel(job) == "cancelled"
+
+
+def test_staged_training_survives_a_killed_volunteer_and_a_killed_node(cluster):
+    """Stages of a training step on three small volunteers: one volunteer is killed once stage
+    results come in, the node is killed once a round has committed and restarted on the same
+    database; the resumed job (re-attached with fetch_train) ends with the bits of the same
+    training run whole and uninterrupted."""
+    token = cluster.add_researcher()
+    node = cluster.start_node()
+    g = torch.Generator().manual_seed(8)
+    x, y = torch.randn(1024, 64, generator=g), torch.randint(0, 8, (1024,), generator=g)
+    rounds, optimizer = 6, lambda: optim.AdamW(lr=1e-2)
+    pool = Pool(cluster)
+    pool.replace(2)
+    whole, _ = run(cluster, token, lambda client: client.train(
+        wide_mlp(), F.cross_entropy, (x, y), optimizer=optimizer(), rounds=rounds,
+        batch_size=512, micro_batch=256, progress=False, timeout=JOB_TIMEOUT))
+
+    pool.replace(3, SMALL_VOLUNTEER)
+    job = cluster.connect(token).submit_train(wide_mlp(), F.cross_entropy, (x, y),
+                                              optimizer=optimizer(), rounds=rounds,
+                                              batch_size=512, micro_batch=256)
+
+    def accepted_stage_results():
+        return cluster.query("SELECT count(*) FROM graph_results r JOIN graph_tasks t "
+                             "ON t.id = r.task_id JOIN graph_jobs j ON j.id = t.job_id "
+                             "WHERE r.verdict = 'accepted' AND j.tasks > 2")[0][0]
+
+    cluster.wait_until(lambda: accepted_stage_results() >= 2, JOB_TIMEOUT, "stage results")
+    pool.processes.pop(0).kill9()
+    cluster.wait_until(lambda: cluster.query("SELECT rounds_done FROM train_jobs WHERE id = ?",
+                                             (job,))[0][0] >= 1, JOB_TIMEOUT, "a committed round")
+    node.kill9()
+    cluster.start_node(port=cluster.port)  # the two volunteers left reconnect by themselves
+    resumed = cluster.connect(token).fetch_train(job, wide_mlp(), optimizer=optimizer(),
+                                                 batch_size=512, timeout=JOB_TIMEOUT)
+    assert resumed.history[-1].round == rounds - 1
+    for name, tensor in whole.state_dict.items():
+        assert torch.equal(resumed.state_dict[name], tensor), name
