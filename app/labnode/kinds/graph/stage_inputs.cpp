@@ -64,8 +64,8 @@ void StageInputs::redoIfPending(GraphJob& job) {
         m_book.redoDependents(*m_book.task(taskId),
                               "the node replaced the outputs of task " + std::to_string(taskId));
     for (std::int64_t taskId : affected) {
-        m_scheduler.withdraw(TaskVerdicts::kOp,
-                             taskId); // a result still computing is answered stale
+        // A result still computing for it is answered stale.
+        m_scheduler.withdraw(TaskVerdicts::kOp, taskId);
         GraphTask& task = *m_book.task(taskId);
         task.replicas.clear();
         task.replicaPeers.clear();
@@ -85,11 +85,11 @@ void StageInputs::redoIfPending(GraphJob& job) {
 }
 
 void StageInputs::redoWherePending() {
-    std::vector<std::string> pending;
+    std::set<std::string> pending;
     for (std::int64_t taskId : m_book.taskIds())
         if (const GraphTask* task = m_book.task(taskId))
             if (const GraphJob& job = m_book.jobOf(*task); !job.redoPending.empty())
-                pending.push_back(job.id);
+                pending.insert(job.id);
     for (const std::string& jobId : pending)
         if (GraphJob* job = m_book.job(jobId))
             redoIfPending(*job);
