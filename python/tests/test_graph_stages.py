@@ -256,3 +256,17 @@ def test_staged_training_survives_a_killed_volunteer_and_a_killed_node(cluster):
     assert resumed.history[-1].round == rounds - 1
     for name, tensor in whole.state_dict.items():
         assert torch.equal(resumed.state_dict[name], tensor), name
+
+
+def test_stages_checked_alone_by_the_node_stay_within_the_reference_tolerance(cluster):
+    """verification="freivalds": one small volunteer per stage task, its matmuls through BLAS,
+    every stage checked by the node before the next reads it."""
+    token = cluster.add_researcher()
+    cluster.start_node()
+    Pool(cluster).replace(2, SMALL_VOLUNTEER)
+    g, inputs = deep_mlp(), inputs_for()
+    client = cluster.connect(token)
+    outputs = client.run(g, inputs, verification="freivalds", timeout=JOB_TIMEOUT)
+    assert client.last_summary["tasks"] >= LAYERS
+    assert client.last_summary["verdicts"]["rejected"] == 0
+    assert_close_to_reference(g, inputs, outputs)
