@@ -81,6 +81,26 @@ Expected<std::vector<GraphTaskRow>> insertGraphJobAndTasks(Database& db, const G
     return tasks;
 }
 
+std::int64_t plannedStageBudget(const std::string& request) {
+    json::error_code ec;
+    const json::value parsed = core::parsePrecise(request, ec);
+    if (ec || !parsed.is_object())
+        return 0;
+    const auto* budget = parsed.get_object().if_contains(kStageBudget);
+    return budget && budget->is_int64() ? budget->as_int64() : 0;
+}
+
+std::string replannedRequest(const std::string& request, const std::vector<GraphChunk>& chunks,
+                             std::int64_t budget) {
+    json::error_code ec;
+    json::value parsed = core::parsePrecise(request, ec);
+    if (ec || !parsed.is_object())
+        return request;
+    parsed.get_object()[kPlannedRanges] = static_cast<std::int64_t>(rangeCount(chunks));
+    parsed.get_object()[kStageBudget] = budget;
+    return json::serialize(parsed);
+}
+
 Expected<GraphIntake> reloadGraphIntake(const GraphJobRow& row, const GraphIntakeSettings& settings,
                                         const BlobStore& blobs) {
     json::error_code requestError, inputsError;

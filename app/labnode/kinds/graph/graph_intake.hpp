@@ -56,6 +56,12 @@ Expected<GraphIntake> takeInGraph(const net::Message& message, const VolunteerPo
 // Core: inserts the job and one task per chunk; returns the tasks' rows.
 Expected<std::vector<GraphTaskRow>> insertGraphJobAndTasks(Database& db, const GraphJobRow& job);
 
+// The stage budget a stored request was planned with (0: not cut, or stored before stages).
+std::int64_t plannedStageBudget(const std::string& request);
+// The stored request planned again into these chunks with this budget.
+std::string replannedRequest(const std::string& request, const std::vector<GraphChunk>& chunks,
+                             std::int64_t budget);
+
 // Core, at start-up: the submission and chunks of a stored job.
 Expected<GraphIntake> reloadGraphIntake(const GraphJobRow& row, const GraphIntakeSettings& settings,
                                         const BlobStore& blobs);

@@ -1,5 +1,7 @@
 #include "kinds/graph/graph_jobs.hpp"
 
+#include <functional>
+
 #include <boost/asio/post.hpp>
 
 #include "goblin/net/messages/researcher_messages.hpp"
@@ -31,6 +33,8 @@ GraphJobs::GraphJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk& 
               m_settings.secondOpinionWaitSeconds),
       m_stages(context, m_book, scheduler,
                [this](GraphJob& job, const Error& error) { failJob(job, error); }),
+      m_replan(context, m_book, m_tasks, m_settings.intake,
+               std::bind_front(&GraphJobs::addJob, this)),
       m_audits(context, peers, trust, m_settings.intake,
                [this](const std::string& jobId, const std::vector<core::Tensor>& merged) {
                    if (GraphJob* job = m_book.job(jobId); job && job->state == JobState::Done)
@@ -276,11 +280,6 @@ Expected<void> GraphJobs::cancel(const std::string& jobId, const std::string& wh
     m_context.log("graph job " + jobId + " cancelled by " + who +
                   ": its tasks are dropped and its data deleted");
     return {};
-}
-
-std::string GraphJobs::whyNothingComputes(const std::string& jobId) {
-    const GraphJob* job = m_book.job(jobId);
-    return job && job->state == JobState::Running ? m_tasks.whyWaiting(*job) : std::string();
 }
 
 Expected<void> GraphJobs::purge(const std::string& jobId) {

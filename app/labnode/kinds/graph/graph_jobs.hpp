@@ -21,6 +21,7 @@
 #include "kinds/graph/graph_chunks.hpp"
 #include "kinds/graph/graph_decisions.hpp"
 #include "kinds/graph/graph_intake.hpp"
+#include "kinds/graph/graph_replan.hpp"
 #include "kinds/graph/graph_retention.hpp"
 #include "kinds/graph/graph_store.hpp"
 #include "kinds/graph/graph_task_source.hpp"
@@ -74,14 +75,18 @@ public:
     Expected<void> purge(const std::string& jobId) override;
     // A task no connected graph volunteer has the memory for waits, or one waits for a second
     // volunteer's opinion.
-    std::string whyNothingComputes(const std::string& jobId) override;
+    std::string whyNothingComputes(const std::string& jobId) override {
+        const GraphJob* job = m_book.job(jobId);
+        return job && job->state == JobState::Running ? m_tasks.whyWaiting(*job) : std::string();
+    }
     // Tasks that starved for a second opinion longer than the settings allow: the node computes
     // them.
     // And stages waiting to be computed again from replaced outputs are, once nothing of them is
-    // being decided.
+    // being decided; a job nothing of which computes for lack of memory is planned again.
     void checkLiveness() override {
         m_tasks.checkStarving();
         m_stages.redoWherePending();
+        m_replan.check();
     }
 
     // Graph jobs another kind runs for a researcher (training rounds), on core. `accepted` gets
@@ -146,6 +151,7 @@ private:
     GraphDecisions m_decisions;
     GraphTaskSource m_tasks;
     StageInputs m_stages;
+    GraphReplan m_replan;
     DeliveredAudits m_audits;
     GraphRetention m_retention;
     std::map<std::string, GraphJobFollower> m_followers;

@@ -37,6 +37,40 @@ Expected<void> setGraphTaskQueued(Database& db, std::int64_t taskId) {
     return update.bind(1, taskId).run();
 }
 
+Expected<std::vector<GraphTaskRow>> replanGraphTasks(Database& db, const std::string& jobId,
+                                                     const std::string& request,
+                                                     std::int64_t tasks) {
+    auto transaction = Transaction::begin(db);
+    if (!transaction)
+        return tl::unexpected(transaction.error());
+    auto results = db.prepare("SELECT count(*) FROM graph_results WHERE task_id IN "
+                              "(SELECT id FROM graph_tasks WHERE job_id = ?)");
+    results.bind(1, jobId);
+    if (auto row = results.step(); !row || !*row || results.columnInt(0) != 0)
+        return makeError(ErrorCode::Internal, "a task of job " + jobId + " has results already");
+    for (const char* sql :
+         {"DELETE FROM task_leases WHERE kind = 'graph' AND task_id IN (SELECT id FROM "
+          "graph_tasks WHERE job_id = ?)",
+          "DELETE FROM lease_losses WHERE kind = 'graph' AND task_id IN (SELECT id FROM "
+          "graph_tasks WHERE job_id = ?)",
+          "DELETE FROM graph_tasks WHERE job_id = ?"})
+        if (auto ok = db.prepare(sql).bind(1, jobId).run(); !ok)
+            return tl::unexpected(ok.error());
+    auto update = db.prepare("UPDATE graph_jobs SET tasks = ?, request = ? WHERE id = ?");
+    if (auto ok = update.bind(1, tasks).bind(2, request).bind(3, jobId).run(); !ok)
+        return tl::unexpected(ok.error());
+    std::vector<GraphTaskRow> rows;
+    for (std::int64_t chunk = 0; chunk < tasks; ++chunk) {
+        auto taskId = insertGraphTask(db, jobId, chunk);
+        if (!taskId)
+            return tl::unexpected(taskId.error());
+        rows.push_back(GraphTaskRow{*taskId, chunk, false, {}, 0});
+    }
+    if (auto ok = transaction->commit(); !ok)
+        return tl::unexpected(ok.error());
+    return rows;
+}
+
 Expected<void> replaceGraphTaskOutputs(Database& db, std::int64_t taskId,
                                        const std::string& outputs) {
     auto update =

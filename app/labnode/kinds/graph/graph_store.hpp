@@ -53,6 +53,11 @@ Expected<void> replaceGraphTaskOutputs(Database& db, std::int64_t taskId,
 Expected<void> overturnGraphVerdict(Database& db, std::int64_t taskId, std::int64_t attempt,
                                     const std::string& volunteerId, const std::string& method,
                                     const std::string& reason);
+// A job none of whose tasks has a result yet, planned again: its task rows (and their lease
+// records) replaced by `tasks` new ones, its stored request by `request`; the new rows.
+Expected<std::vector<GraphTaskRow>> replanGraphTasks(Database& db, const std::string& jobId,
+                                                     const std::string& request,
+                                                     std::int64_t tasks);
 Expected<void> setGraphJobState(Database& db, const std::string& id, JobState state, double now);
 std::optional<GraphJobRow> graphJob(Database& db, const std::string& id);
 // Jobs to load at start-up: running ones resume, done ones wait for their researcher.

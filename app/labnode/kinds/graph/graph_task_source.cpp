@@ -120,7 +120,8 @@ std::string GraphTaskSource::whyWaiting(const GraphJob& job) const {
                bytesRoundedUp(chunk.peakBytes) + "; " +
                (chunk.whyWhole.empty()
                     ? std::string("it was planned for the volunteers connected when it was "
-                                  "submitted: submit it again to plan it for these")
+                                  "submitted; the node plans it again for these when nothing "
+                                  "of it has started")
                     : chunk.whyWhole + ": connect a bigger volunteer, or split it into more "
                                        "chunks") +
                ")";

@@ -3,11 +3,13 @@
 // stage it reads is decided, and gets that stage's decided outputs as its input; when a
 // quarantine's recheck replaces a decided stage's outputs, the stage that read them (decided
 // already) is computed again from the new ones, so the job ends with the honest bits; a node
-// killed between the stages of a chain resumes from the decided ones (on a real SQLite file).
+// killed between the stages of a chain resumes from the decided ones (on a real SQLite file); a
+// job planned for bigger volunteers than those that come is planned again for them.
 #include <QtTest/QtTest>
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 
 #include "labnode/fake_answers.hpp"
 #include "support/random_tensors.hpp"
@@ -86,6 +88,7 @@ class TestStageInputs : public QObject {
 private Q_SLOTS:
     void aStageIsComputedAgainWhenTheStageItReadIsReplaced();
     void aRestartMidChainResumesFromTheDecidedStages();
+    void aJobNoVolunteerHasTheMemoryForIsPlannedAgain();
 };
 
 void TestStageInputs::aStageIsComputedAgainWhenTheStageItReadIsReplaced() {
@@ -204,6 +207,57 @@ void TestStageInputs::aRestartMidChainResumesFromTheDecidedStages() {
             QVERIFY2(std::find(firstStages.begin(), firstStages.end(), taskOf(frame)) ==
                          firstStages.end(),
                      "a decided stage was computed again");
+    const auto g = core::graph::decodeGraph(
+        boost::json::serialize(submitChain(x, w1, w2).control.at("graph")));
+    const auto plan = core::graph::validateGraph(g.value()).value();
+    const std::vector<core::Tensor> inputs{x, w1, w2};
+    const auto whole = reference::runGraph(*g, plan, inputs).value();
+    const auto done = researcher->sentOfType("job_done").at(0);
+    QVERIFY(std::memcmp(done.tensors.at(0)->bytes().data(), whole[0].bytes().data(),
+                        whole[0].byteSize()) == 0);
+}
+
+// Planned (with no volunteer connected) for volunteers lending 1 GiB, the chain is two whole
+// tasks; the volunteers that come lend 24 KiB. At the staff check the node cuts it again for them,
+// they compute the stages, and the job has the whole graph's bits.
+void TestStageInputs::aJobNoVolunteerHasTheMemoryForIsPlannedAgain() {
+    NodeHarness node;
+    CoordinatorSettings chosen = stagedWithoutAudits();
+    chosen.maxGraphTaskBytes = std::int64_t{1} << 30;
+    chosen.planVolunteerBytes = std::int64_t{1} << 30;
+    FakeCluster cluster(node, chosen);
+    auto researcher = cluster.connectResearcher();
+    const core::Tensor x = goblin::testing::randomTensor(core::DType::F32, {kRows, kWidth}, 23);
+    const core::Tensor w1 = goblin::testing::randomTensor(core::DType::F32, {kWidth, kWidth}, 24);
+    const core::Tensor w2 = goblin::testing::randomTensor(core::DType::F32, {kWidth, kWidth}, 25);
+    cluster.fromResearcher(submitChain(x, w1, w2));
+    QVERIFY(node.waitUntil([&] { return researcher->count("job_accepted") == 1; }));
+    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM graph_tasks"), std::int64_t{2});
+    std::vector<std::shared_ptr<FakePeerLink>> links;
+    for (std::uint64_t peer : {60, 61}) {
+        net::Message hello = volunteerHello(2, true);
+        hello.control["capabilities"].as_object()["memory_bytes"] = 24 * 1024;
+        links.push_back(std::make_shared<FakePeerLink>());
+        cluster.coordinator.onConnected(peer, links.back(), PeerRole::Volunteer);
+        cluster.coordinator.onMessage(peer, hello);
+    }
+    std::set<std::string> answered;
+    const auto answerAll = [&] {
+        for (std::size_t v = 0; v < links.size(); ++v)
+            for (const net::Message& frame : links[v]->sentOfType("task")) {
+                const std::string key =
+                    std::to_string(v) + "/" + std::to_string(taskOf(frame)) + "/" +
+                    std::to_string(frame.control.at("attempt").to_number<std::int64_t>());
+                if (answered.insert(key).second)
+                    cluster.coordinator.onMessage(60 + v, truthOn(frame));
+            }
+    };
+    QVERIFY(node.waitUntil([&] {
+        answerAll();
+        return researcher->count("job_done") == 1;
+    }));
+    QVERIFY(node.logged("planned again for the connected volunteers: 4 task(s)"));
+    QCOMPARE(queryInt(node.store, "SELECT count(*) FROM graph_tasks"), std::int64_t{4});
     const auto g = core::graph::decodeGraph(
         boost::json::serialize(submitChain(x, w1, w2).control.at("graph")));
     const auto plan = core::graph::validateGraph(g.value()).value();
