@@ -22,8 +22,7 @@ bool GraphReplan::untouched(const GraphJob& job) const {
         const TaskState state = task ? m_book.state(*task) : TaskState::Cancelled;
         // Queued with nobody involved: no opinion of it is leased or in.
         return task && task->replicas.empty() && task->involved.empty() && !task->judging &&
-               !task->nodeComputing &&
-               (state == TaskState::Waiting || state == TaskState::Queued);
+               !task->nodeComputing && (state == TaskState::Waiting || state == TaskState::Queued);
     });
 }
 
@@ -55,6 +54,11 @@ void GraphReplan::check() {
             continue;
         const std::int64_t budget = stageBudget(pool, opinionsWanted(*job), m_settings);
         if (auto tried = m_tried.find(jobId); tried != m_tried.end() && tried->second == budget)
+            continue;
+        // A budget no smaller than the one it was cut for cuts it no smaller.
+        const auto row = graphJob(m_context.store.database(), jobId);
+        if (!row ||
+            (plannedStageBudget(row->request) > 0 && budget >= plannedStageBudget(row->request)))
             continue;
         m_tried[jobId] = budget;
         const auto ranges = static_cast<std::int64_t>(rangeCount(job->chunks));
