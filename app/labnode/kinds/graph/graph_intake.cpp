@@ -69,13 +69,9 @@ Expected<std::vector<GraphTaskRow>> insertGraphJobAndTasks(Database& db, const G
         return tl::unexpected(transaction.error());
     if (auto ok = insertGraphJob(db, job); !ok)
         return tl::unexpected(ok.error());
-    std::vector<GraphTaskRow> tasks;
-    for (std::int64_t chunk = 0; chunk < job.tasks; ++chunk) {
-        auto taskId = insertGraphTask(db, job.id, chunk);
-        if (!taskId)
-            return tl::unexpected(taskId.error());
-        tasks.push_back(GraphTaskRow{*taskId, chunk, false, {}, 0});
-    }
+    auto tasks = insertGraphTasks(db, job.id, job.tasks);
+    if (!tasks)
+        return tl::unexpected(tasks.error());
     if (auto ok = transaction->commit(); !ok)
         return tl::unexpected(ok.error());
     return tasks;

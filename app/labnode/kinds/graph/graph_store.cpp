@@ -37,6 +37,18 @@ Expected<void> setGraphTaskQueued(Database& db, std::int64_t taskId) {
     return update.bind(1, taskId).run();
 }
 
+Expected<std::vector<GraphTaskRow>> insertGraphTasks(Database& db, const std::string& jobId,
+                                                     std::int64_t count) {
+    std::vector<GraphTaskRow> rows;
+    for (std::int64_t chunk = 0; chunk < count; ++chunk) {
+        auto taskId = insertGraphTask(db, jobId, chunk);
+        if (!taskId)
+            return tl::unexpected(taskId.error());
+        rows.push_back(GraphTaskRow{*taskId, chunk, false, {}, 0});
+    }
+    return rows;
+}
+
 Expected<std::vector<GraphTaskRow>> replanGraphTasks(Database& db, const std::string& jobId,
                                                      const std::string& request,
                                                      std::int64_t tasks) {
@@ -59,13 +71,9 @@ Expected<std::vector<GraphTaskRow>> replanGraphTasks(Database& db, const std::st
     auto update = db.prepare("UPDATE graph_jobs SET tasks = ?, request = ? WHERE id = ?");
     if (auto ok = update.bind(1, tasks).bind(2, request).bind(3, jobId).run(); !ok)
         return tl::unexpected(ok.error());
-    std::vector<GraphTaskRow> rows;
-    for (std::int64_t chunk = 0; chunk < tasks; ++chunk) {
-        auto taskId = insertGraphTask(db, jobId, chunk);
-        if (!taskId)
-            return tl::unexpected(taskId.error());
-        rows.push_back(GraphTaskRow{*taskId, chunk, false, {}, 0});
-    }
+    auto rows = insertGraphTasks(db, jobId, tasks);
+    if (!rows)
+        return tl::unexpected(rows.error());
     if (auto ok = transaction->commit(); !ok)
         return tl::unexpected(ok.error());
     return rows;

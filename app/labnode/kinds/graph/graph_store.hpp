@@ -42,6 +42,9 @@ struct GraphSummaryCounts {
 
 Expected<void> insertGraphJob(Database& db, const GraphJobRow& job);
 Expected<std::int64_t> insertGraphTask(Database& db, const std::string& jobId, std::int64_t chunk);
+// Tasks for chunks 0 … count − 1 of a job, queued; their rows.
+Expected<std::vector<GraphTaskRow>> insertGraphTasks(Database& db, const std::string& jobId,
+                                                     std::int64_t count);
 Expected<void> setGraphTaskAccepted(Database& db, std::int64_t taskId, const std::string& outputs);
 // A task to compute again (a stage whose input was replaced): queued, with no outputs; its
 // verdicts stay.
