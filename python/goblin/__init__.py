@@ -20,6 +20,7 @@ from .errors import (AuthenticationError, CaptureError, CaptureMismatchError, Ce
 from .estimate import Estimate
 from .jobs import Job, JobInfo
 from . import optim
+from .plan_preview import Plan, PlannedStage
 from .training_result import RoundRecord, TrainingError, TrainResult
 from .validation import validate_matmul_inputs
 from .wire import decode_tensor_frame, encode_tensor_frame
@@ -31,7 +32,7 @@ __all__ = [
     "CaptureMismatchError", "CapturedGraph", "CertificateError", "Client",
     "ConnectionLostError", "DATA_WARNING", "DTypeError", "Estimate", "FrameError", "GoblinError",
     "GoblinTimeoutError", "InputError", "Job", "JobCancelledError", "JobInfo", "JobReleasedError",
-    "LimitExceededError", "PROTOCOL_VERSION", "ProtocolError",
+    "LimitExceededError", "PROTOCOL_VERSION", "Plan", "PlannedStage", "ProtocolError",
     "RemoteError", "RoundRecord", "ShapeError", "TrainResult", "TrainingError", "TorchRequiredError", "UnsupportedOperator",
     "VersionMismatchError", "capture", "connect", "decode_tensor_frame", "encode_tensor_frame",
     "optim", "validate_matmul_inputs",

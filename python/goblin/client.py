@@ -26,6 +26,7 @@ from .estimate import Estimate
 from .graph_job import submit_graph
 from .jobs import Job, JobInfo
 from .notices import DATA_WARNING, NOTICE
+from .plan_preview import Plan, plan_graph
 from .protocol.session import ResearcherSession
 from .protocol.messages import (CATALOG_VERSION, DEFAULT_LIMITS, FRAME_OVERHEAD_BYTES,
                                 MAX_TENSORS_PER_MESSAGE, PROTOCOL_VERSION, RESEARCHER_PATH)
@@ -223,6 +224,16 @@ class Client:
                            micro_batch=micro_batch, verification=verification,
                            allow_nonfinite=allow_nonfinite)
         return Job(job, self, "graph")
+
+    def plan(self, graph: GraphLike, inputs: Sequence[NDArray[Any]],
+             batch: Optional[BatchSpec] = None, chunks: Optional[int] = None,
+             micro_batch: Optional[int] = None, verification: str = "replicas") -> Plan:
+        """How the node would cut this graph job (the arguments of run()) for the volunteers
+        connected now, before anything of it travels: tasks, batch ranges and stages, the memory
+        a task holds, boundary values, traffic and FLOPs, and why it would wait, if it would
+        (goblin.Plan; print it for a table). Only the inputs' shapes are sent."""
+        return plan_graph(self.connection, graph, inputs, batch=batch, chunks=chunks,
+                          micro_batch=micro_batch, verification=verification)
 
     def train(self, model: torch.nn.Module, loss_fn: Callable[..., Any], data: Any,
               optimizer: Optional[Optimizer] = None, rounds: Optional[int] = None,

@@ -48,13 +48,13 @@ class FakeNode:
             return
         hello = json.loads(ws.recv(timeout=10))
         self.received.append(hello)
-        if hello.get("protocol") != 7:
-            ws.close(4002, "version_mismatch: protocol 7 only")
+        if hello.get("protocol") != 8:
+            ws.close(4002, "version_mismatch: protocol 8 only")
             return
         if hello.get("token") != TOKEN:
             ws.close(4001, "unauthenticated: wrong token")
             return
-        ws.send(json.dumps({"type": "welcome", "id": hello["id"], "protocol": 7, "catalog": 3,
+        ws.send(json.dumps({"type": "welcome", "id": hello["id"], "protocol": 8, "catalog": 3,
                             "limits": {"max_control_bytes": 65536,
                                        "max_tensor_bytes": 1 << 30, "max_tiles": 1000000}}))
         while True:
@@ -163,7 +163,7 @@ def test_matmul_round_trip_with_progress(node, capsys):
     submit = [m for m in node.received if m["type"] == "submit_matmul"][0]
     assert submit["tensors"] == 2 and submit["tile"] == [2, 2]
     hello = node.received[0]
-    assert hello == {"type": "hello", "id": 1, "protocol": 7, "catalog": 3, "token": TOKEN}
+    assert hello == {"type": "hello", "id": 1, "protocol": 8, "catalog": 3, "token": TOKEN}
 
 
 def test_submit_then_fetch_uses_the_pushed_result(node):
@@ -197,7 +197,7 @@ def test_bad_tokens_raise_authentication_error(node, token):
 
 
 def test_version_mismatch(node, monkeypatch):
-    monkeypatch.setattr(protocol_messages, "PROTOCOL_VERSION", 8)  # what hello() sends
+    monkeypatch.setattr(protocol_messages, "PROTOCOL_VERSION", 9)  # what hello() sends
     with pytest.raises(VersionMismatchError):
         goblin.connect(node.url, token=TOKEN, timeout=10)
 

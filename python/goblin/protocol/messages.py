@@ -14,9 +14,10 @@ from ..errors import (AuthenticationError, ConnectionLostError, GoblinError, Pro
 from ..graph import CATALOG_VERSION
 from ..wire import DEFAULT_MAX_TENSOR_BYTES
 
-PROTOCOL_VERSION = 7  # 2 added audit and audit_report, 3 submit_train and train_round, 4 cancel
+PROTOCOL_VERSION = 8  # 2 added audit and audit_report, 3 submit_train and train_round, 4 cancel
 # and list_jobs, 5 train_batch and batch_accepted (streamed training data), 6 result_tile (a
-# product's accepted tiles pushed while its job runs), 7 check_quota and quota
+# product's accepted tiles pushed while its job runs), 7 check_quota and quota, 8 plan_graph and
+# graph_plan (how a graph job would be cut)
 RESEARCHER_PATH = "/v1/researcher"
 # Room for the frame header and padding on top of the largest tensor.
 FRAME_OVERHEAD_BYTES = 64 * 1024

@@ -109,7 +109,7 @@ std::vector<std::string> wholeInputDigests(const std::vector<net::TensorPtr>& in
                                            const std::vector<std::optional<int>>& splitDims) {
     std::vector<std::string> digests(inputs.size());
     for (std::size_t i = 0; i < inputs.size(); ++i)
-        if (!splitDims.at(i) && inputs[i]->byteSize() >= kMinNamedInputBytes)
+        if (!splitDims.at(i) && inputs[i] && inputs[i]->byteSize() >= kMinNamedInputBytes)
             digests[i] = net::tensorDigest(*inputs[i]);
     return digests;
 }
@@ -179,7 +179,9 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
         chunk.inputDigests = digests;
         for (std::size_t i = 0; i < submission.inputs.size(); ++i) {
             const auto& dim = batch.inputDims[i];
-            if (!dim) {
+            if (!dim || !submission.inputs[i]) { // whole, or a plan request's (no tensor)
+                if (dim)
+                    chunk.graph.inputs[i].spec.shape[*dim] = rows;
                 chunk.inputs.push_back(submission.inputs[i]);
                 continue;
             }

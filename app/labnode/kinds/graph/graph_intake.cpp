@@ -28,6 +28,19 @@ std::int64_t stageBudget(const VolunteerPool& pool, int opinions,
     return lent > 0 ? std::min(lent, settings.maxTaskBytes) : settings.maxTaskBytes;
 }
 
+Expected<void> checkTaskSizes(const std::vector<GraphChunk>& chunks,
+                              const GraphIntakeSettings& settings) {
+    for (const GraphChunk& chunk : chunks)
+        if (chunk.peakBytes > settings.maxTaskBytes)
+            return makeError(ErrorCode::LimitExceeded,
+                             "a task of this graph holds " + std::to_string(chunk.peakBytes >> 20) +
+                                 " MiB of values at once; this node allows " +
+                                 std::to_string(settings.maxTaskBytes >> 20) +
+                                 " MiB, and it cannot be cut into stages that fit (split it along "
+                                 "a batch dim into more chunks)");
+    return {};
+}
+
 Expected<GraphIntake> takeInGraph(const net::Message& message, const VolunteerPool& pool,
                                   const GraphIntakeSettings& settings, const BlobStore& blobs) {
     auto submission = parseGraphSubmission(message, settings.limits);
@@ -39,14 +52,8 @@ Expected<GraphIntake> takeInGraph(const net::Message& message, const VolunteerPo
                                   settings.limits, budget);
     if (!chunks)
         return tl::unexpected(chunks.error());
-    for (const GraphChunk& chunk : *chunks)
-        if (chunk.peakBytes > settings.maxTaskBytes)
-            return makeError(ErrorCode::LimitExceeded,
-                             "a task of this graph holds " + std::to_string(chunk.peakBytes >> 20) +
-                                 " MiB of values at once; this node allows " +
-                                 std::to_string(settings.maxTaskBytes >> 20) +
-                                 " MiB, and it cannot be cut into stages that fit (split it along "
-                                 "a batch dim into more chunks)");
+    if (auto fits = checkTaskSizes(*chunks, settings); !fits)
+        return tl::unexpected(fits.error());
     auto stored = storeTensors(blobs, valuesOf(submission->inputs));
     if (!stored)
         return makeError(ErrorCode::Internal, "storing the inputs: " + stored.error().message);

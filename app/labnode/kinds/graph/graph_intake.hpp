@@ -40,6 +40,10 @@ struct VolunteerPool {
 std::int64_t stageBudget(const VolunteerPool& pool, int opinions,
                          const GraphIntakeSettings& settings);
 
+// LimitExceeded when a chunk holds more than the node allows any task (it could not be cut).
+Expected<void> checkTaskSizes(const std::vector<GraphChunk>& chunks,
+                              const GraphIntakeSettings& settings);
+
 struct GraphIntake {
     GraphSubmission submission;
     std::vector<GraphChunk> chunks;

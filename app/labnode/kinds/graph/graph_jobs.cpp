@@ -40,7 +40,8 @@ GraphJobs::GraphJobs(NodeContext& context, PeerRegistry& peers, ResearcherDesk& 
                    if (GraphJob* job = m_book.job(jobId); job && job->state == JobState::Done)
                        job->result = merged;
                }),
-      m_retention(context, m_settings.auditRetentionSeconds) {
+      m_retention(context, m_settings.auditRetentionSeconds),
+      m_plans(context, peers, desk, m_settings.intake, [this] { return m_tasks.volunteerPool(); }) {
     trust.addQuarantineListener([this](const std::string& volunteerId, const std::string& reason) {
         m_decisions.onQuarantined(volunteerId);
         m_audits.onQuarantined(volunteerId, reason);

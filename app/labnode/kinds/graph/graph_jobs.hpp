@@ -25,6 +25,7 @@
 #include "kinds/graph/graph_retention.hpp"
 #include "kinds/graph/graph_store.hpp"
 #include "kinds/graph/graph_task_source.hpp"
+#include "kinds/graph/plan_desk.hpp"
 #include "kinds/graph/stage_inputs.hpp"
 #include "node/node_context.hpp"
 #include "node/researcher_desk.hpp"
@@ -73,6 +74,11 @@ public:
     // A followed job's follower is told it failed (code cancelled), as for any failure.
     Expected<void> cancel(const std::string& jobId, const std::string& who) override;
     Expected<void> purge(const std::string& jobId) override;
+    // plan_graph: how a graph job would be cut now (plan_desk.hpp).
+    std::vector<std::string_view> routedTypes() const override { return {"plan_graph"}; }
+    Expected<void> onRouted(const ResearcherRequest& request, net::Message message) override {
+        return m_plans.onPlanGraph(request, message);
+    }
     // A task no connected graph volunteer has the memory for waits, or one waits for a second
     // volunteer's opinion.
     std::string whyNothingComputes(const std::string& jobId) override {
@@ -154,6 +160,7 @@ private:
     GraphReplan m_replan;
     DeliveredAudits m_audits;
     GraphRetention m_retention;
+    PlanDesk m_plans;
     std::map<std::string, GraphJobFollower> m_followers;
 };
 

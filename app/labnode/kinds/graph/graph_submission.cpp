@@ -1,5 +1,6 @@
 #include "kinds/graph/graph_submission.hpp"
 
+#include <optional>
 #include <string>
 
 #include <boost/json.hpp>
@@ -37,7 +38,7 @@ Expected<std::int64_t> parseMicroBatch(const json::object& batch) {
 // multiple of the micro-batch the graph declares). Every other dim is checked in
 // parseGraphSubmission.
 Expected<std::int64_t> markedRows(const GraphSubmission& submission, std::size_t i, int dim,
-                                  std::int64_t microBatch) {
+                                  std::int64_t microBatch, std::optional<std::int64_t> planned) {
     const std::int64_t declared = submission.graph.inputs[i].spec.shape[dim];
     if (microBatch == 0)
         return declared;
@@ -46,11 +47,14 @@ Expected<std::int64_t> markedRows(const GraphSubmission& submission, std::size_t
                          inputName(i) + " declares " + std::to_string(declared) +
                              " rows along its batch dim, the micro-batch is " +
                              std::to_string(microBatch));
-    const core::Shape& shape = submission.inputs[i]->shape();
-    if (shape.size() != submission.graph.inputs[i].spec.shape.size())
-        return makeError(ErrorCode::ShapeMismatch,
-                         inputName(i) + " does not have the declared rank");
-    const std::int64_t rows = shape[static_cast<std::size_t>(dim)];
+    std::int64_t rows = planned.value_or(declared);
+    if (const net::TensorPtr& tensor = submission.inputs[i]) {
+        const core::Shape& shape = tensor->shape();
+        if (shape.size() != submission.graph.inputs[i].spec.shape.size())
+            return makeError(ErrorCode::ShapeMismatch,
+                             inputName(i) + " does not have the declared rank");
+        rows = shape[static_cast<std::size_t>(dim)];
+    }
     if (rows == 0 || rows % microBatch != 0)
         return makeError(ErrorCode::ShapeMismatch,
                          inputName(i) + " carries " + std::to_string(rows) +
@@ -87,7 +91,9 @@ Expected<OutputMerge> parseOutputMerge(const json::value& entry, std::size_t o,
     return OutputMerge{OutputMerge::Kind::Concat, *dim};
 }
 
-Expected<BatchSplit> parseBatch(const json::object& batch, const GraphSubmission& submission) {
+// `planned`: the rows of a plan request's micro-batched inputs (they carry no tensor).
+Expected<BatchSplit> parseBatch(const json::object& batch, const GraphSubmission& submission,
+                                std::optional<std::int64_t> planned) {
     const auto* inputs = batch.if_contains("inputs");
     const auto* outputs = batch.if_contains("outputs");
     if (!inputs || !inputs->is_array() || !outputs || !outputs->is_array())
@@ -114,7 +120,7 @@ Expected<BatchSplit> parseBatch(const json::object& batch, const GraphSubmission
         auto dim = normaliseDim(entry.get_int64(), graph.inputs[i].spec.shape.size(), inputName(i));
         if (!dim)
             return tl::unexpected(dim.error());
-        auto rows = markedRows(submission, i, *dim, split.microBatch);
+        auto rows = markedRows(submission, i, *dim, split.microBatch, planned);
         if (!rows)
             return tl::unexpected(rows.error());
         if (split.size >= 0 && *rows != split.size)
@@ -164,6 +170,8 @@ Expected<BatchSplit> parseBatch(const json::object& batch, const GraphSubmission
 Expected<void> checkInputs(const GraphSubmission& submission) {
     const auto& inputs = submission.graph.inputs;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
+        if (!submission.inputs[i])
+            continue; // a plan request: the graph's declaration is the shape
         const core::Tensor& tensor = *submission.inputs[i];
         if (tensor.dtype() != inputs[i].spec.dtype)
             return makeError(ErrorCode::UnsupportedDtype,
@@ -181,22 +189,27 @@ Expected<void> checkInputs(const GraphSubmission& submission) {
     return {};
 }
 
-} // namespace
-
-Expected<GraphSubmission> parseGraphSubmission(const net::Message& message,
-                                               const core::graph::GraphLimits& limits) {
-    const json::value* graphJson = message.control.if_contains("graph");
+// A submit_graph's fields, with its input tensors or (a plan request) null ones.
+Expected<GraphSubmission> parseRequest(const json::object& control,
+                                       std::vector<net::TensorPtr> tensors, bool planOnly,
+                                       std::optional<std::int64_t> planned,
+                                       const core::graph::GraphLimits& limits) {
+    const json::value* graphJson = control.if_contains("graph");
     if (!graphJson || !graphJson->is_object())
-        return makeError(ErrorCode::InvalidInput, "submit_graph needs a 'graph' object");
+        return makeError(ErrorCode::InvalidInput,
+                         std::string(planOnly ? "plan_graph" : "submit_graph") +
+                             " needs a 'graph' object");
     auto graph = core::graph::decodeGraph(json::serialize(*graphJson), limits);
     if (!graph)
         return tl::unexpected(graph.error());
     auto plan = core::graph::validateGraph(*graph, limits);
     if (!plan)
         return tl::unexpected(plan.error());
-    GraphSubmission submission{std::move(*graph), std::move(*plan), message.tensors, std::nullopt,
-                               GraphVerification::Replicas};
-    if (const auto* verification = message.control.if_contains("verification");
+    if (planOnly)
+        tensors.assign(graph->inputs.size(), nullptr);
+    GraphSubmission submission{std::move(*graph), std::move(*plan), std::move(tensors),
+                               std::nullopt, GraphVerification::Replicas};
+    if (const auto* verification = control.if_contains("verification");
         verification && !verification->is_null()) {
         if (*verification == "freivalds")
             submission.verification = GraphVerification::Freivalds;
@@ -209,17 +222,38 @@ Expected<GraphSubmission> parseGraphSubmission(const net::Message& message,
         return makeError(ErrorCode::InvalidInput,
                          "the graph has " + std::to_string(inputs.size()) + " input(s), " +
                              std::to_string(submission.inputs.size()) + " tensor(s) came");
-    if (const auto* batch = message.control.if_contains("batch"); batch && !batch->is_null()) {
+    if (const auto* batch = control.if_contains("batch"); batch && !batch->is_null()) {
         if (!batch->is_object())
             return makeError(ErrorCode::InvalidInput, "'batch' must be an object");
-        auto split = parseBatch(batch->get_object(), submission);
+        auto split = parseBatch(batch->get_object(), submission, planned);
         if (!split)
             return tl::unexpected(split.error());
         submission.batch = std::move(*split);
     }
+    if (planned && (!submission.batch || submission.batch->microBatch == 0))
+        return makeError(ErrorCode::InvalidInput,
+                         "'rows' is for micro-batched jobs (batch 'micro_batch'); other inputs "
+                         "carry the rows they declare");
     if (auto ok = checkInputs(submission); !ok)
         return tl::unexpected(ok.error());
     return submission;
+}
+
+} // namespace
+
+Expected<GraphSubmission> parseGraphSubmission(const net::Message& message,
+                                               const core::graph::GraphLimits& limits) {
+    return parseRequest(message.control, message.tensors, false, std::nullopt, limits);
+}
+
+Expected<GraphSubmission> parseGraphPlanRequest(const net::PlanGraph& request,
+                                                const core::graph::GraphLimits& limits) {
+    json::object control{{"graph", request.graph}};
+    if (request.batch)
+        control["batch"] = *request.batch;
+    if (request.verification)
+        control["verification"] = *request.verification;
+    return parseRequest(control, {}, true, request.rows, limits);
 }
 
 std::vector<core::Tensor> valuesOf(const std::vector<net::TensorPtr>& tensors) {

@@ -8,6 +8,7 @@
 
 #include "goblin/core/graph/graph.hpp"
 #include "goblin/net/message.hpp"
+#include "goblin/net/messages/plan_messages.hpp"
 
 namespace goblin::labnode {
 
@@ -45,7 +46,7 @@ enum class GraphVerification { Replicas, Freivalds };
 struct GraphSubmission {
     core::graph::Graph graph;
     core::graph::GraphPlan plan;
-    std::vector<net::TensorPtr> inputs; // graph.inputs order
+    std::vector<net::TensorPtr> inputs; // graph.inputs order (null in a plan request)
     std::optional<BatchSplit> batch;
     GraphVerification verification = GraphVerification::Replicas;
 };
@@ -57,5 +58,10 @@ std::vector<core::Tensor> valuesOf(const std::vector<net::TensorPtr>& tensors);
 
 Expected<GraphSubmission> parseGraphSubmission(const net::Message& message,
                                                const core::graph::GraphLimits& limits);
+
+// A plan_graph request, checked as its submit_graph would be but for the tensors: its inputs stay
+// null (the graph declares their shapes; a micro-batched job's marked ones carry `rows`).
+Expected<GraphSubmission> parseGraphPlanRequest(const net::PlanGraph& request,
+                                                const core::graph::GraphLimits& limits);
 
 } // namespace goblin::labnode

@@ -5,19 +5,13 @@
 
 #include "goblin/net/json_fields.hpp"
 #include "goblin/net/messages/volunteer_messages.hpp"
+#include "kinds/graph/bytes_text.hpp"
 
 namespace goblin::labnode {
 
 using net::Message;
 
 namespace {
-
-// "12 KiB", "3 MiB": rounded up, so a task never looks smaller than it is.
-std::string bytesRoundedUp(std::int64_t bytes) {
-    constexpr std::int64_t kKiB = 1024, kMiB = kKiB * kKiB;
-    return bytes >= kMiB ? std::to_string((bytes + kMiB - 1) / kMiB) + " MiB"
-                         : std::to_string((bytes + kKiB - 1) / kKiB) + " KiB";
-}
 
 // Cheap gates before any comparison: a replica with the wrong count, dtype or shape is wrong.
 std::optional<std::string> malformed(const GraphChunk& chunk,

@@ -13,7 +13,8 @@ constexpr std::array<std::string_view, kMessageTypeCount> kNames{
     "train_round",    "cancel",       "cancelled",      "list_jobs",     "job_list",
     "forget_inputs",  "train_batch",  "batch_accepted", "fetch_rows",    "result_rows",
     "upload",         "upload_ready", "upload_rows",    "rows_stored",   "drop_upload",
-    "upload_dropped", "result_tile",  "check_quota",    "quota"};
+    "upload_dropped", "result_tile",  "check_quota",    "quota",         "plan_graph",
+    "graph_plan"};
 
 constexpr bool allNamed() {
     for (std::string_view name : kNames)

@@ -53,6 +53,8 @@ enum class MessageType {
     ResultTile,    // node → researcher: an accepted tile of a streamed product
     CheckQuota,    // researcher → node: does a job of this size fit my quota?
     Quota,         // node → researcher: reply to check_quota
+    PlanGraph,     // researcher → node: how would this graph job be cut?
+    GraphPlan,     // node → researcher: reply to plan_graph
     Count          // not a message
 };
 
@@ -60,7 +62,7 @@ inline constexpr std::size_t kMessageTypeCount = static_cast<std::size_t>(Messag
 
 // Tripwire: adding, removing or reordering a message without bumping kProtocolVersion (and this
 // pair) fails the build.
-static_assert(kMessageTypeCount == 39 && kProtocolVersion == 7,
+static_assert(kMessageTypeCount == 41 && kProtocolVersion == 8,
               "the message set changed: bump kProtocolVersion, docs/protocol.md and this assert");
 
 // "hello", "submit_matmul", …; empty for Count.

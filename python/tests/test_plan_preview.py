@@ -1,0 +1,95 @@
+"""client.plan(...): the node says how it would cut a graph job for the volunteers connected now,
+before anything of it travels, and the job then submitted is cut exactly so. End to end on a real
+lab node with headless volunteers.
+"""
+
+import re
+
+import numpy as np
+import pytest
+
+import goblin
+
+from test_graph_stages import (JOB_TIMEOUT, LAYERS, SMALL_VOLUNTEER, Pool,
+                               assert_close_to_reference, deep_mlp, inputs_for)
+from test_observability import metrics, total
+
+pytestmark = pytest.mark.integration
+
+MIB = 1 << 20
+
+
+def received_bytes(cluster):
+    return total(metrics(cluster), "goblin_received_bytes_total")
+
+
+def test_the_plan_is_the_cut_the_job_then_gets(cluster):
+    token = cluster.add_researcher()
+    cluster.start_node()
+    g, inputs = deep_mlp(), inputs_for()
+    client = cluster.connect(token)
+
+    alone = client.plan(g, inputs)
+    assert isinstance(alone, goblin.Plan)
+    assert alone.volunteers == 0 and alone.waits == "no graph volunteer is connected now"
+    assert (alone.tasks, alone.ranges, len(alone.stages)) == (1, 1, 1)
+
+    Pool(cluster).replace(2, SMALL_VOLUNTEER)
+    before = received_bytes(cluster)
+    plan = client.plan(g, inputs, batch=0, chunks=2)
+    # Only shapes travelled: the 4 MiB of weights and 256 KiB of inputs stayed here.
+    assert received_bytes(cluster) - before < 256 * 1024
+    assert plan.volunteers == 2 and plan.largest_volunteer_bytes == 3 * MIB
+    assert plan.opinions == 2 and plan.ranges == 2 and plan.cut_into_stages
+    assert 0 < plan.largest_task_bytes <= plan.budget_bytes <= 3 * MIB
+    assert plan.tasks == sum(stage.tasks for stage in plan.stages) >= 2 * 2
+    assert plan.stages[0].boundary_in_bytes == 0 < plan.stages[-1].boundary_in_bytes
+    assert plan.boundary_bytes > 0 and plan.traffic_bytes > 2 * 4 * MIB  # weights, per opinion
+    assert plan.flops > 2 * 128 * 512 * 512 * LAYERS
+    assert plan.waits is None and plan.why_whole is None
+    text = str(plan)
+    assert "%d task(s) = 2 batch range(s) x %d stage(s)" % (plan.tasks, len(plan.stages)) in text
+    assert "computed by 2 volunteers each" in text and "3.0 MiB" in text
+
+    outputs = client.run(g, inputs, batch=0, chunks=2, timeout=JOB_TIMEOUT)
+    assert client.last_summary["tasks"] == plan.tasks
+    cluster.node.wait_for_line(re.compile(r"graph job g-\S+ accepted: .* %d task\(s\) \(2 batch "
+                                          r"range\(s\) cut into stages" % plan.tasks), 5)
+    assert_close_to_reference(g, inputs, outputs)
+
+    single = client.plan(g, inputs, batch=0, chunks=2, verification="freivalds")
+    assert single.opinions == 1 and "checked by the node" in str(single)
+
+
+def test_a_micro_batched_plan_counts_the_rows_the_inputs_carry(cluster):
+    token = cluster.add_researcher()
+    cluster.start_node()
+    client = cluster.connect(token)
+    g = goblin.graph.Graph()
+    x = g.input("f32", [4, 8])
+    g.output(g.relu(x))
+    rows = np.ones((12, 8), dtype=np.float32)
+    plan = client.plan(g, [rows], batch=0, micro_batch=4)
+    assert (plan.tasks, plan.ranges) == (3, 3)
+    with pytest.raises(goblin.ShapeError):  # checked here, as run() checks it
+        client.plan(g, [np.ones((10, 8), dtype=np.float32)], batch=0, micro_batch=4)
+
+
+def test_a_plan_the_submission_would_refuse_is_refused_alike(cluster):
+    token = cluster.add_researcher()
+    cluster.start_node(extra_args=["--max-graph-task-mb", "1"])
+    client = cluster.connect(token)
+    g = goblin.graph.Graph()
+    w = g.input("f32", [1024, 1024])  # 4 MiB: no task can hold it
+    g.output(g.matmul(w, w))
+    square = np.eye(1024, dtype=np.float32)
+    with pytest.raises(goblin.LimitExceededError) as planned:
+        client.plan(g, [square])
+    with pytest.raises(goblin.LimitExceededError) as submitted:
+        client.run(g, [square], timeout=JOB_TIMEOUT)
+    assert str(planned.value) == str(submitted.value)
+    assert "cannot be cut into stages that fit" in str(planned.value)
+    # The connection stays usable after a refused plan.
+    small = goblin.graph.Graph()
+    small.output(small.relu(small.input("f32", [4, 8])))
+    assert client.plan(small, [np.ones((4, 8), dtype=np.float32)]).tasks == 1
