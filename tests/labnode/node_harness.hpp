@@ -109,11 +109,6 @@ public:
         core.poll();
     }
 
-    std::vector<std::string> logLines() const {
-        std::lock_guard lock(m_logMutex);
-        return m_logs;
-    }
-
     bool logged(std::string_view fragment) const {
         std::lock_guard lock(m_logMutex);
         for (const std::string& line : m_logs)

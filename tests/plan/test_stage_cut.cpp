@@ -152,6 +152,54 @@ private Q_SLOTS:
         }
     }
 
+    // Four equal layers (matmul then tanh) and room for three: every cut crosses 2 KiB, so
+    // bytes cannot choose. Without costs the first cut found wins (under a layer, then the rest);
+    // with each node's FLOPs the pipeline is balanced, two layers per stage, and the bits stay the
+    // same.
+    void equallyGoodCutsAreToldApartByTheirHeaviestStage() {
+        const Parsed whole = parse(R"({"catalog": 3,
+            "inputs": [{"id": 0, "dtype": "f32", "shape": [8, 64]},
+                       {"id": 1, "dtype": "f32", "shape": [64, 64]},
+                       {"id": 2, "dtype": "f32", "shape": [64, 64]},
+                       {"id": 3, "dtype": "f32", "shape": [64, 64]},
+                       {"id": 4, "dtype": "f32", "shape": [64, 64]}],
+            "nodes": [{"id": 10, "op": "matmul", "args": [0, 1], "attrs": {}},
+                      {"id": 11, "op": "tanh", "args": [10], "attrs": {}},
+                      {"id": 12, "op": "matmul", "args": [11, 2], "attrs": {}},
+                      {"id": 13, "op": "tanh", "args": [12], "attrs": {}},
+                      {"id": 14, "op": "matmul", "args": [13, 3], "attrs": {}},
+                      {"id": 15, "op": "tanh", "args": [14], "attrs": {}},
+                      {"id": 16, "op": "matmul", "args": [15, 4], "attrs": {}},
+                      {"id": 17, "op": "tanh", "args": [16], "attrs": {}}],
+            "outputs": [17]})");
+        const std::int64_t budget = 64 * 1024; // a stage of k layers holds (2 + 20k) KiB
+        std::vector<double> costs;
+        for (std::size_t position : whole.plan.order)
+            costs.push_back(whole.graph.nodes[position].op == goblin::core::ops::OpCode::Matmul
+                                ? 2.0 * 8 * 64 * 64
+                                : 8.0 * 64);
+        auto first = plan::cutIntoStages(whole.graph, whole.plan, budget);
+        auto balanced = plan::cutIntoStages(whole.graph, whole.plan, budget, costs);
+        QVERIFY2(first && balanced, first ? "" : first.error().message.c_str());
+        QCOMPARE(first->stages.size(), std::size_t{2});
+        QCOMPARE(balanced->stages.size(), std::size_t{2});
+        QVERIFY(first->stages[0].graph.nodes.size() < 4); // a light first stage, a heavy second
+        QCOMPARE(balanced->stages[0].graph.nodes.size(), std::size_t{4});
+        QCOMPARE(balanced->stages[1].graph.nodes.front().id, graph::ValueId{14});
+        QCOMPARE(balanced->boundaryBytes, first->boundaryBytes);
+        for (const plan::GraphStage& stage : balanced->stages)
+            QVERIFY(stage.bytes <= budget);
+        const std::vector<Tensor> inputs = inputsFor(whole.graph);
+        auto expected = goblin::reference::runGraph(whole.graph, whole.plan, inputs);
+        QVERIFY(expected.has_value());
+        QVERIFY(sameBits(runStages(*balanced, inputs).at(0), expected->at(0)));
+
+        costs.pop_back();
+        auto refused = plan::cutIntoStages(whole.graph, whole.plan, budget, costs);
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code, ErrorCode::InvalidInput);
+    }
+
     void aNodeBiggerThanTheBudgetIsRefused() {
         const Parsed whole = parse(kNarrowWaist);
         auto cut = plan::cutIntoStages(whole.graph, whole.plan, 4096); // w1 alone is 16 KiB

@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 
 namespace goblin::plan {
@@ -102,25 +103,34 @@ std::vector<std::int64_t> crossingBytes(const ValueTable& table, std::size_t n) 
 }
 
 // The cut positions (each stage's start, then n) with the fewest stages, then the fewest bytes
-// crossing its cuts. Needs `ends[a] > a` for every a (each node fits alone).
+// crossing its cuts, then the lightest heaviest stage (`costBefore[k]`: the cost of the nodes
+// before position k). Needs `ends[a] > a` for every a (each node fits alone). Each criterion of
+// a prefix only grows with the prefix's own, so the best prefix to each position is enough.
 std::vector<std::size_t> bestCuts(const std::vector<std::size_t>& ends,
-                                  const std::vector<std::int64_t>& crossing, std::size_t n) {
+                                  const std::vector<std::int64_t>& crossing,
+                                  const std::vector<double>& costBefore, std::size_t n) {
     struct Best {
         std::int64_t stages = std::numeric_limits<std::int64_t>::max();
         std::int64_t crossed = 0;
+        double heaviest = 0;
         std::size_t from = 0;
+
+        bool operator<(const Best& other) const {
+            return std::tie(stages, crossed, heaviest) <
+                   std::tie(other.stages, other.crossed, other.heaviest);
+        }
     };
     std::vector<Best> best(n + 1);
-    best[0] = Best{0, 0, 0};
+    best[0] = Best{0, 0, 0, 0};
     for (std::size_t a = 0; a < n; ++a) {
         if (best[a].stages == std::numeric_limits<std::int64_t>::max())
             continue;
         const std::int64_t crossed = best[a].crossed + (a > 0 ? crossing[a] : 0);
         for (std::size_t b = a + 1; b <= ends[a]; ++b) {
-            Best& there = best[b];
-            const std::int64_t stages = best[a].stages + 1;
-            if (stages < there.stages || (stages == there.stages && crossed < there.crossed))
-                there = Best{stages, crossed, a};
+            const Best candidate{best[a].stages + 1, crossed,
+                                 std::max(best[a].heaviest, costBefore[b] - costBefore[a]), a};
+            if (candidate < best[b])
+                best[b] = candidate;
         }
     }
     std::vector<std::size_t> cuts{n};
@@ -140,9 +150,14 @@ std::int64_t graphValueBytes(const GraphPlan& plan) {
 }
 
 Expected<StageCut> cutIntoStages(const Graph& graph, const GraphPlan& plan,
-                                 std::int64_t budgetBytes) {
+                                 std::int64_t budgetBytes, const std::vector<double>& nodeCosts) {
     const ValueTable table = tableOf(graph, plan);
     const std::size_t n = plan.order.size();
+    if (!nodeCosts.empty() && nodeCosts.size() != n)
+        return makeError(ErrorCode::InvalidInput, "the node costs are not one per node");
+    std::vector<double> costBefore(n + 1, 0.0);
+    for (std::size_t p = 0; p < n && !nodeCosts.empty(); ++p)
+        costBefore[p + 1] = costBefore[p] + nodeCosts[p];
     for (ValueId output : graph.outputs)
         if (table.producedAt[table.index.at(output)] < 0)
             return makeError(ErrorCode::InvalidInput,
@@ -164,7 +179,7 @@ Expected<StageCut> cutIntoStages(const Graph& graph, const GraphPlan& plan,
                              std::string(core::ops::opInfo(node.op).name) + ") alone holds " +
                              std::to_string(alone) + " bytes with what it reads");
     }
-    const std::vector<std::size_t> cuts = bestCuts(ends, crossingBytes(table, n), n);
+    const std::vector<std::size_t> cuts = bestCuts(ends, crossingBytes(table, n), costBefore, n);
     std::map<ValueId, std::size_t> graphInputIndex;
     for (std::size_t i = 0; i < graph.inputs.size(); ++i)
         graphInputIndex.emplace(graph.inputs[i].id, i);

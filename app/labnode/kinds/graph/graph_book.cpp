@@ -85,6 +85,14 @@ std::vector<std::int64_t> GraphBook::taskIds() const {
     return ids;
 }
 
+std::vector<std::string> GraphBook::jobIds() const {
+    std::vector<std::string> ids;
+    ids.reserve(m_jobs.size());
+    for (const auto& [id, job] : m_jobs)
+        ids.push_back(id);
+    return ids;
+}
+
 bool GraphBook::settled(const GraphTask& task) const {
     const TaskState now = state(task);
     return now == TaskState::Deciding || now == TaskState::Decided || now == TaskState::Cancelled;
@@ -113,6 +121,11 @@ void GraphBook::markDecided(const GraphTask& task) {
 
 std::vector<std::int64_t> GraphBook::redoDependents(const GraphTask& task, std::string_view why) {
     return m_engine.redoDependents(task.id, why);
+}
+
+std::vector<std::int64_t> GraphBook::readersOf(const GraphTask& task) const {
+    const Task* decided = m_engine.task(task.id);
+    return decided ? decided->dependents : std::vector<std::int64_t>{};
 }
 
 std::vector<std::int64_t> GraphBook::dependentsOf(const GraphTask& task) const {

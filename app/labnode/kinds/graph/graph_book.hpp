@@ -77,6 +77,8 @@ public:
     GraphJob& jobOf(const GraphTask& task) { return m_jobs.at(task.jobId); }
     // Every task of every job, in id order.
     std::vector<std::int64_t> taskIds() const;
+    // Every loaded job, in id order.
+    std::vector<std::string> jobIds() const;
 
     // Its state on the task engine; settled: being decided or decided, or its job ended.
     TaskState state(const GraphTask& task) const { return m_engine.state(task.id); }
@@ -99,6 +101,8 @@ public:
     std::vector<std::int64_t> redoDependents(const GraphTask& task, std::string_view why);
     // The tasks that read its outputs, directly or not.
     std::vector<std::int64_t> dependentsOf(const GraphTask& task) const;
+    // The tasks that read its outputs directly (the only ones its decision may make ready).
+    std::vector<std::int64_t> readersOf(const GraphTask& task) const;
     // Its boundary inputs from the outputs of the stages it reads (all decided).
     Expected<void> fillInputs(const GraphTask& task);
     // The job ended: none of its tasks is leased or decided any more.

@@ -13,6 +13,7 @@
 #include "goblin/plan/tensor_slices.hpp"
 #include "goblin/plan/tensor_sums.hpp"
 #include "goblin/verify/graph_witnesses.hpp"
+#include "kinds/graph/graph_cost.hpp"
 
 namespace goblin::labnode {
 namespace {
@@ -38,9 +39,13 @@ void finishChunk(GraphChunk& chunk, GraphVerification verification) {
 // The stages of a batch range (its graph, plan and inputs in `range`) as chunks appended to
 // `chunks`; why not, leaving `chunks` as it was, when the range cannot be cut.
 Expected<std::string> addStages(std::vector<GraphChunk>& chunks, const GraphChunk& range,
-                                std::int64_t budget, GraphVerification verification,
+                                const StageBudget& budget, GraphVerification verification,
                                 const core::graph::GraphLimits& limits) {
-    auto cut = plan::cutIntoStages(range.graph, range.plan, budget);
+    std::vector<double> costs;
+    if (budget.balanced)
+        for (std::size_t position : range.plan.order)
+            costs.push_back(nodeFlops(range.graph.nodes[position], range.plan));
+    auto cut = plan::cutIntoStages(range.graph, range.plan, budget.bytes, costs);
     if (!cut)
         return cut.error().message;
     if (cut->stages.size() < 2)
@@ -86,18 +91,19 @@ Expected<std::string> addStages(std::vector<GraphChunk>& chunks, const GraphChun
 }
 
 // A batch range's chunk: whole, or cut into stages when it holds more than the budget.
-Expected<void> addRange(std::vector<GraphChunk>& chunks, GraphChunk range, std::int64_t budget,
-                        GraphVerification verification, const core::graph::GraphLimits& limits) {
+Expected<void> addRange(std::vector<GraphChunk>& chunks, GraphChunk range,
+                        const StageBudget& budget, GraphVerification verification,
+                        const core::graph::GraphLimits& limits) {
     if (range.inputDigests.empty())
         range.inputDigests.resize(range.inputs.size());
-    if (budget > 0 && plan::graphValueBytes(range.plan) > budget) {
+    if (budget.bytes > 0 && plan::graphValueBytes(range.plan) > budget.bytes) {
         auto whyNot = addStages(chunks, range, budget, verification, limits);
         if (!whyNot)
             return tl::unexpected(whyNot.error());
         if (whyNot->empty())
             return {};
-        range.whyWhole =
-            "it cannot be cut into stages of " + std::to_string(budget) + " bytes: " + *whyNot;
+        range.whyWhole = "it cannot be cut into stages of " + std::to_string(budget.bytes) +
+                         " bytes: " + *whyNot;
     }
     finishChunk(range, verification);
     chunks.push_back(std::move(range));
@@ -147,7 +153,7 @@ Expected<void> offsetDropoutStreams(core::graph::Graph& graph, std::int64_t c) {
 Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submission,
                                                   std::int64_t chunks,
                                                   const core::graph::GraphLimits& limits,
-                                                  std::int64_t stageBudgetBytes) {
+                                                  const StageBudget& stageBudget) {
     std::vector<GraphChunk> result;
     const GraphVerification verification = submission.verification;
     if (!submission.batch) {
@@ -155,8 +161,7 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
         whole.graph = submission.graph;
         whole.plan = submission.plan;
         whole.inputs = submission.inputs;
-        if (auto ok = addRange(result, std::move(whole), stageBudgetBytes, verification, limits);
-            !ok)
+        if (auto ok = addRange(result, std::move(whole), stageBudget, verification, limits); !ok)
             return tl::unexpected(ok.error());
         return result;
     }
@@ -195,8 +200,7 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
             if (auto ok = offsetDropoutStreams(chunk.graph, c); !ok)
                 return tl::unexpected(ok.error());
             chunk.plan = submission.plan;
-            if (auto ok =
-                    addRange(result, std::move(chunk), stageBudgetBytes, verification, limits);
+            if (auto ok = addRange(result, std::move(chunk), stageBudget, verification, limits);
                 !ok)
                 return tl::unexpected(ok.error());
             continue;
@@ -226,8 +230,7 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
                                            "averaged output keeps its shape");
         }
         chunk.plan = std::move(*plan);
-        if (auto ok = addRange(result, std::move(chunk), stageBudgetBytes, verification, limits);
-            !ok)
+        if (auto ok = addRange(result, std::move(chunk), stageBudget, verification, limits); !ok)
             return tl::unexpected(ok.error());
     }
     return result;

@@ -65,13 +65,21 @@ struct GraphChunk {
 
 inline constexpr std::size_t kMinNamedInputBytes = 1024;
 
+// How a batch range over the budget is cut into stages: the most a stage may hold (0: no budget,
+// never cut), and whether equally good cuts are told apart by the FLOPs of their heaviest stage
+// (balanced pipelines; jobs planned before that existed reload with the cut they were given).
+struct StageBudget {
+    std::int64_t bytes = 0;
+    bool balanced = true;
+};
+
 // `chunks` is used when the submission does not ask for a number; clamped to [1, batch size]. A
-// range holding more than `stageBudgetBytes` of values (0: no budget) is cut into stages when it
-// can be; one that cannot stays whole.
+// range holding more than the budget's bytes of values is cut into stages when it can be; one
+// that cannot stays whole. A plan request's null inputs stay null (nothing is sliced).
 Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submission,
                                                   std::int64_t chunks,
                                                   const core::graph::GraphLimits& limits,
-                                                  std::int64_t stageBudgetBytes = 0);
+                                                  const StageBudget& stageBudget = {});
 
 // The number of batch ranges among the chunks.
 std::size_t rangeCount(const std::vector<GraphChunk>& chunks);

@@ -17,18 +17,19 @@ double elementsOf(const core::Shape& shape) {
 
 } // namespace
 
+double nodeFlops(const core::graph::GraphNode& node, const core::graph::GraphPlan& plan) {
+    if (const double multiplyAdds = verify::multiplyAddsOf(node, plan); multiplyAdds > 0)
+        return 2 * multiplyAdds;
+    double largest = elementsOf(plan.specs.at(node.id).shape);
+    for (core::graph::ValueId arg : node.args)
+        largest = std::max(largest, elementsOf(plan.specs.at(arg).shape));
+    return largest;
+}
+
 double graphFlops(const core::graph::Graph& graph, const core::graph::GraphPlan& plan) {
     double flops = 0;
-    for (const core::graph::GraphNode& node : graph.nodes) {
-        if (const double multiplyAdds = verify::multiplyAddsOf(node, plan); multiplyAdds > 0) {
-            flops += 2 * multiplyAdds;
-            continue;
-        }
-        double largest = elementsOf(plan.specs.at(node.id).shape);
-        for (core::graph::ValueId arg : node.args)
-            largest = std::max(largest, elementsOf(plan.specs.at(arg).shape));
-        flops += largest;
-    }
+    for (const core::graph::GraphNode& node : graph.nodes)
+        flops += nodeFlops(node, plan);
     return flops;
 }
 

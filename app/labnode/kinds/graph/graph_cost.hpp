@@ -9,5 +9,7 @@
 namespace goblin::labnode {
 
 double graphFlops(const core::graph::Graph& graph, const core::graph::GraphPlan& plan);
+// One node's share of it.
+double nodeFlops(const core::graph::GraphNode& node, const core::graph::GraphPlan& plan);
 
 } // namespace goblin::labnode

@@ -17,6 +17,9 @@ namespace {
 // The node's own fields in a stored request: how it planned the job.
 constexpr const char* kPlannedRanges = "planned_ranges";
 constexpr const char* kStageBudget = "stage_budget";
+// Present (true) when its stages were cut balancing their FLOPs; jobs stored before that reload
+// with the cut they were given.
+constexpr const char* kStageBalanced = "stage_balanced";
 
 } // namespace
 
@@ -49,7 +52,7 @@ Expected<GraphIntake> takeInGraph(const net::Message& message, const VolunteerPo
     const int opinions = submission->verification == GraphVerification::Freivalds ? 1 : 2;
     const std::int64_t budget = stageBudget(pool, opinions, settings);
     auto chunks = splitIntoChunks(*submission, std::max<std::int64_t>(1, pool.count),
-                                  settings.limits, budget);
+                                  settings.limits, StageBudget{budget, true});
     if (!chunks)
         return tl::unexpected(chunks.error());
     if (auto fits = checkTaskSizes(*chunks, settings); !fits)
@@ -63,6 +66,7 @@ Expected<GraphIntake> takeInGraph(const net::Message& message, const VolunteerPo
             request[field] = *value;
     request[kPlannedRanges] = static_cast<std::int64_t>(rangeCount(*chunks));
     request[kStageBudget] = budget;
+    request[kStageBalanced] = true;
     double flops = 0;
     for (const GraphChunk& chunk : *chunks)
         flops += graphFlops(chunk.graph, chunk.plan);
@@ -101,6 +105,7 @@ std::string replannedRequest(const std::string& request, const std::vector<Graph
         return request;
     parsed.get_object()[kPlannedRanges] = static_cast<std::int64_t>(rangeCount(chunks));
     parsed.get_object()[kStageBudget] = budget;
+    parsed.get_object()[kStageBalanced] = true;
     return json::serialize(parsed);
 }
 
@@ -122,15 +127,18 @@ Expected<GraphIntake> reloadGraphIntake(const GraphJobRow& row, const GraphIntak
         ranges = planned->as_int64();
     if (const auto* saved = fields.if_contains(kStageBudget); saved && saved->is_int64())
         budget = saved->as_int64();
+    const auto* balanced = fields.if_contains(kStageBalanced);
+    const StageBudget stages{budget, balanced && balanced->is_bool() && balanced->get_bool()};
     fields.erase(kPlannedRanges);
     fields.erase(kStageBudget);
+    fields.erase(kStageBalanced);
     net::Message message{fields, {}};
     for (core::Tensor& input : *inputs)
         message.tensors.push_back(std::make_shared<const core::Tensor>(std::move(input)));
     auto submission = parseGraphSubmission(message, settings.limits);
     if (!submission)
         return tl::unexpected(submission.error());
-    auto chunks = splitIntoChunks(*submission, ranges, settings.limits, budget);
+    auto chunks = splitIntoChunks(*submission, ranges, settings.limits, stages);
     if (!chunks)
         return tl::unexpected(chunks.error());
     return GraphIntake{std::move(*submission), std::move(*chunks), row.request, row.inputs, 0};

@@ -308,7 +308,7 @@ void GraphJobs::audit(const ResearcherRequest& request, const std::string& jobId
 void GraphJobs::onDecided(GraphTask& task) {
     GraphJob& job = m_book.jobOf(task);
     // The stages that read it and waited for nothing else are queued now: they get its values.
-    if (auto filled = m_stages.fillQueued(job, m_book.dependentsOf(task)); !filled)
+    if (auto filled = m_stages.fillQueued(job, m_book.readersOf(task)); !filled)
         return failJob(job, filled.error());
     ++job.done;
     m_stages.redoIfPending(job); // it may have waited for this decision

@@ -70,7 +70,7 @@ Expected<net::GraphPlan> previewGraphPlan(const net::PlanGraph& request, const V
     const int opinions = submission->verification == GraphVerification::Freivalds ? 1 : 2;
     const std::int64_t budget = stageBudget(pool, opinions, settings);
     auto chunks = splitIntoChunks(*submission, std::max<std::int64_t>(1, pool.count),
-                                  settings.limits, budget);
+                                  settings.limits, StageBudget{budget, true});
     if (!chunks)
         return tl::unexpected(chunks.error());
     if (auto fits = checkTaskSizes(*chunks, settings); !fits)

@@ -31,13 +31,7 @@ void GraphReplan::check() {
     if (volunteers.empty())
         return;
     const VolunteerPool pool = m_tasks.volunteerPool();
-    std::vector<std::string> jobIds;
-    for (std::int64_t taskId : m_book.taskIds())
-        if (const GraphTask* task = m_book.task(taskId);
-            task && (jobIds.empty() || jobIds.back() != task->jobId))
-            jobIds.push_back(task->jobId);
-    std::sort(jobIds.begin(), jobIds.end());
-    jobIds.erase(std::unique(jobIds.begin(), jobIds.end()), jobIds.end());
+    const std::vector<std::string> jobIds = m_book.jobIds(); // sorted
     std::erase_if(m_tried, [&](const auto& entry) {
         return !std::binary_search(jobIds.begin(), jobIds.end(), entry.first);
     });
@@ -55,17 +49,17 @@ void GraphReplan::check() {
         const std::int64_t budget = stageBudget(pool, opinionsWanted(*job), m_settings);
         if (auto tried = m_tried.find(jobId); tried != m_tried.end() && tried->second == budget)
             continue;
+        m_tried[jobId] = budget; // the stored plan is read once per budget, not every check
         // A budget no smaller than the one it was cut for cuts it no smaller.
         const auto row = graphJob(m_context.store.database(), jobId);
         if (!row ||
             (plannedStageBudget(row->request) > 0 && budget >= plannedStageBudget(row->request)))
             continue;
-        m_tried[jobId] = budget;
         const auto ranges = static_cast<std::int64_t>(rangeCount(job->chunks));
         // Cutting is O(size): a worker does it, from the inputs the job holds.
         asio::post(m_context.workers, [this, jobId, submission = job->submission, ranges, budget,
                                        limits = m_settings.limits] {
-            auto chunks = splitIntoChunks(submission, ranges, limits, budget);
+            auto chunks = splitIntoChunks(submission, ranges, limits, StageBudget{budget, true});
             asio::post(m_context.core, [this, jobId, chunks = std::move(chunks), budget]() mutable {
                 if (chunks)
                     replan(jobId, std::move(*chunks), budget);

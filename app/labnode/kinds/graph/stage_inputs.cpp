@@ -85,13 +85,8 @@ void StageInputs::redoIfPending(GraphJob& job) {
 }
 
 void StageInputs::redoWherePending() {
-    std::set<std::string> pending;
-    for (std::int64_t taskId : m_book.taskIds())
-        if (const GraphTask* task = m_book.task(taskId))
-            if (const GraphJob& job = m_book.jobOf(*task); !job.redoPending.empty())
-                pending.insert(job.id);
-    for (const std::string& jobId : pending)
-        if (GraphJob* job = m_book.job(jobId))
+    for (const std::string& jobId : m_book.jobIds())
+        if (GraphJob* job = m_book.job(jobId); job && !job->redoPending.empty())
             redoIfPending(*job);
 }
 

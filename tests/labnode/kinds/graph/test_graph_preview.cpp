@@ -57,7 +57,7 @@ std::vector<GraphChunk> submittedChunks(const net::PlanGraph& plan, std::int64_t
     auto submission = parseGraphSubmission(net::Message{control, tensors}, {});
     if (!submission)
         qFatal("%s", submission.error().message.c_str());
-    auto chunks = splitIntoChunks(*submission, 1, {}, budget);
+    auto chunks = splitIntoChunks(*submission, 1, {}, StageBudget{budget, true});
     if (!chunks)
         qFatal("%s", chunks.error().message.c_str());
     return *chunks;
@@ -88,9 +88,10 @@ void TestGraphPreview::thePlanIsTheSplitTheSubmissionGets() {
     QCOMPARE(plan->opinions, std::int64_t{2});
     QCOMPARE(plan->budgetBytes, std::int64_t{24 * 1024});
     QCOMPARE(plan->volunteers, std::int64_t{2});
-    const std::size_t stages = std::max_element(chunks.begin(), chunks.end(), [](auto& a, auto& b) {
-                                   return a.stage < b.stage;
-                               })->stage + 1;
+    const std::size_t stages = std::max_element(chunks.begin(), chunks.end(),
+                                                [](auto& a, auto& b) { return a.stage < b.stage; })
+                                   ->stage +
+                               1;
     QCOMPARE(plan->stages.size(), stages);
     double flops = 0;
     std::int64_t largest = 0;

@@ -1,12 +1,12 @@
 // Cuts a graph too big for one volunteer into stages: consecutive runs of its nodes (in the plan's
 // topological order) whose values each fit a byte budget, counted as the lab node counts a task's
 // memory (every value the stage holds: its inputs, constants and the values its nodes produce).
-// Among the cuts with the fewest stages, the one whose boundaries carry the fewest bytes wins
-// (dynamic programming over the cut positions). A stage takes the graph inputs it reads, its
-// constants, and the values earlier stages computed for it (boundary values, same value ids); it
-// outputs the researcher's outputs it computes (in the graph's output order) and then the values
-// later stages read. Stages compute exactly the nodes of the whole graph, so their values are the
-// same bits. Pure; any thread.
+// Among the cuts with the fewest stages, the one whose boundaries carry the fewest bytes wins,
+// then the one whose heaviest stage costs least (dynamic programming over the cut positions). A
+// stage takes the graph inputs it reads, its constants, and the values earlier stages computed for
+// it (boundary values, same value ids); it outputs the researcher's outputs it computes (in the
+// graph's output order) and then the values later stages read. Stages compute exactly the nodes of
+// the whole graph, so their values are the same bits. Pure; any thread.
 #pragma once
 
 #include <cstddef>
@@ -52,9 +52,13 @@ struct StageCut {
 // Bytes of every value of a validated graph (its inputs, constants and node values).
 std::int64_t graphValueBytes(const core::graph::GraphPlan& plan);
 
-// Fails (LimitExceeded) when one node alone, with what it reads, exceeds the budget; and
-// (InvalidInput) when an output of the graph is an input or a constant (no stage computes it).
+// `nodeCosts` (optional): the work of each node, in the plan's order (its FLOPs, say); among the
+// cuts with the fewest stages and the fewest crossing bytes, the one whose heaviest stage costs
+// least wins, so that a pipeline's stages are balanced. Fails (LimitExceeded) when one node
+// alone, with what it reads, exceeds the budget; and (InvalidInput) when an output of the graph
+// is an input or a constant (no stage computes it), or the costs are not one per node.
 Expected<StageCut> cutIntoStages(const core::graph::Graph& graph,
-                                 const core::graph::GraphPlan& plan, std::int64_t budgetBytes);
+                                 const core::graph::GraphPlan& plan, std::int64_t budgetBytes,
+                                 const std::vector<double>& nodeCosts = {});
 
 } // namespace goblin::plan

@@ -44,13 +44,13 @@ struct GraphPlan {
     std::int64_t id = 0;
     std::int64_t tasks = 0;
     std::int64_t ranges = 0;
-    std::int64_t opinions = 2;          // volunteers that compute each task
-    std::int64_t budgetBytes = 0;       // the most a task may hold (0: not limited)
-    std::int64_t volunteers = 0;        // graph volunteers connected now
+    std::int64_t opinions = 2;    // volunteers that compute each task
+    std::int64_t budgetBytes = 0; // the most a task may hold (0: not limited)
+    std::int64_t volunteers = 0;  // graph volunteers connected now
     std::int64_t largestVolunteerBytes = 0;
     std::int64_t largestTaskBytes = 0;
-    std::int64_t boundaryBytes = 0;     // values handed from stage to stage, all ranges
-    std::int64_t trafficBytes = 0;      // at most, to and from volunteers
+    std::int64_t boundaryBytes = 0; // values handed from stage to stage, all ranges
+    std::int64_t trafficBytes = 0;  // at most, to and from volunteers
     double flops = 0;
     std::vector<PlannedStage> stages;
     std::string waits;    // why it would wait now (no connected volunteer holds a task); or empty
