@@ -15,6 +15,7 @@ from torch.nn import functional as F
 from goblin import graph as gg
 from goblin import optim
 from goblin import reference
+from goblin.training import TrainingError
 
 from test_graph_network import graph_verdicts
 from test_observability import fetch
@@ -270,3 +271,33 @@ def test_stages_checked_alone_by_the_node_stay_within_the_reference_tolerance(cl
     assert client.last_summary["tasks"] >= LAYERS
     assert client.last_summary["verdicts"]["rejected"] == 0
     assert_close_to_reference(g, inputs, outputs)
+
+
+def test_a_nan_in_a_staged_round_fails_it_and_keeps_the_committed_rounds(cluster):
+    """A NaN in round 1's batch flows through the stages of its training step (each stage is
+    verified as computed: NaN is a value like any other) into the loss: the round fails cleanly,
+    nothing of it is applied, and the partial result holds round 0 with the bits of the same
+    round trained whole."""
+    token = cluster.add_researcher()
+    cluster.start_node()
+    g = torch.Generator().manual_seed(9)
+    x, y = torch.randn(1024, 64, generator=g), torch.randint(0, 8, (1024,), generator=g)
+    x[512 + 3, 5] = float("nan")  # in round 1's batch
+    pool = Pool(cluster)
+
+    def train(client, rounds, data):
+        return client.train(wide_mlp(), F.cross_entropy, data, optimizer=optim.SGD(lr=0.1),
+                            rounds=rounds, batch_size=512, micro_batch=256, progress=False,
+                            timeout=JOB_TIMEOUT, allow_nonfinite=True)
+
+    pool.replace(2, SMALL_VOLUNTEER)
+    with pytest.raises(TrainingError, match="round 1: the loss is nan") as caught:
+        run(cluster, token, lambda client: train(client, 3, (x, y)))
+    cluster.node.wait_for_line(re.compile(r"cut into stages"), 5)
+    partial = caught.value.result
+    assert partial.rounds == 1 and len(partial.history) == 1
+    pool.replace(2)
+    whole, _ = run(cluster, token, lambda client: train(client, 1, (x[:512], y[:512])))
+    for name, tensor in whole.state_dict.items():
+        assert torch.isfinite(partial.state_dict[name]).all(), name
+        assert torch.equal(partial.state_dict[name], tensor), name
