@@ -26,7 +26,7 @@ from .estimate import Estimate
 from .graph_job import submit_graph
 from .jobs import Job, JobInfo
 from .notices import DATA_WARNING, NOTICE
-from .plan_preview import Plan, plan_graph
+from .plan_preview import Plan, plan_graph, plan_training
 from .protocol.session import ResearcherSession
 from .protocol.messages import (CATALOG_VERSION, DEFAULT_LIMITS, FRAME_OVERHEAD_BYTES,
                                 MAX_TENSORS_PER_MESSAGE, PROTOCOL_VERSION, RESEARCHER_PATH)
@@ -234,6 +234,15 @@ class Client:
         (goblin.Plan; print it for a table). Only the inputs' shapes are sent."""
         return plan_graph(self.connection, graph, inputs, batch=batch, chunks=chunks,
                           micro_batch=micro_batch, verification=verification)
+
+    def plan_train(self, model: torch.nn.Module, loss_fn: Callable[..., Any], data: Any,
+                   batch_size: int = 32, micro_batch: Optional[int] = None,
+                   verification: str = "replicas") -> Plan:
+        """How the node would cut each round of this training job (the arguments of train()) for
+        the volunteers connected now: a round is one task per micro-batch, each cut into stages
+        when its step does not fit (see plan()). Nothing is uploaded."""
+        return plan_training(self.connection, model, loss_fn, data, batch_size=batch_size,
+                             micro_batch=micro_batch, verification=verification)
 
     def train(self, model: torch.nn.Module, loss_fn: Callable[..., Any], data: Any,
               optimizer: Optional[Optimizer] = None, rounds: Optional[int] = None,

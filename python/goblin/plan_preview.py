@@ -6,12 +6,14 @@ tensors) and returns the node's answer as a `Plan`, which prints as a table.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence
 
 from .estimate import human_bytes
 from .graph_job import graph_request
+from .training import round_plan_request
 
 if TYPE_CHECKING:
+    import torch
     from numpy.typing import NDArray
 
     from .connection import Connection
@@ -102,6 +104,20 @@ def plan_graph(connection: Connection, graph: GraphLike, inputs: Sequence[NDArra
         dims = request["batch"]["inputs"]
         marked = next(i for i, dim in enumerate(dims) if dim is not None)
         message["rows"] = int(arrays[marked].shape[int(dims[marked])])
+    return request_plan(connection, message)
+
+
+def plan_training(connection: Connection, model: torch.nn.Module, loss_fn: Callable[..., Any],
+                  data: Any, batch_size: int = 32, micro_batch: Optional[int] = None,
+                  verification: str = "replicas") -> Plan:
+    """The node's plan for one round of the training job these arguments of Client.train would
+    submit now (each round is cut alike); nothing uploaded."""
+    return request_plan(connection, round_plan_request(connection, model, loss_fn, data,
+                                                       batch_size, micro_batch, verification))
+
+
+def request_plan(connection: Connection, message: Dict[str, Any]) -> Plan:
+    """Sends a plan_graph and reads its graph_plan."""
     reply = connection.request(message, [])
     if reply.get("type") != "graph_plan" or not isinstance(reply.get("stages"), list):
         raise connection.violation("plan_graph was answered with %r" % (reply,))
@@ -111,4 +127,4 @@ def plan_graph(connection: Connection, graph: GraphLike, inputs: Sequence[NDArra
         raise connection.violation("a malformed graph_plan: %s" % error) from error
 
 
-__all__ = ["Plan", "PlannedStage", "plan_graph"]
+__all__ = ["Plan", "PlannedStage", "plan_graph", "plan_training", "request_plan"]

@@ -167,6 +167,34 @@ def train_request(connection: Connection, layout: Layout, loss_fn: Callable[...,
     return {"type": "submit_train", "graph": graph["graph"], "train": train}, arrays
 
 
+def round_plan_request(connection: Connection, model: torch.nn.Module,
+                       loss_fn: Callable[..., Any], data: Any, batch_size: int = 32,
+                       micro_batch: Optional[int] = None,
+                       verification: str = "replicas") -> Dict[str, Any]:
+    """The plan_graph message of one round of the training job these arguments of train() would
+    submit: the captured step, one micro-batch per task, `batch_size` rows (the graph job the node
+    makes of each round). Reads an iterable's first batch."""
+    if verification not in VERIFICATIONS:
+        raise InputError("verification is one of %s, not %r"
+                         % (", ".join(repr(v) for v in VERIFICATIONS), verification))
+    micro = batch_size if micro_batch is None else micro_batch
+    _check_sizes(batch_size, micro, None)
+    x, y, _, _ = _dataset(data, batch_size, 1)
+    if x.shape[0] < batch_size:
+        raise InputError("data has %d samples, fewer than one batch of %d" % (x.shape[0],
+                                                                            batch_size))
+    layout = Layout(require_torch(), model)
+    request, arrays = train_request(connection, layout, loss_fn, x, y, layout.flat(),
+                                    goblin_optim.SGD(lr=0.0), 0, 1, batch_size, micro, None)
+    message: Dict[str, Any] = {
+        "type": "plan_graph", "graph": request["graph"], "rows": int(batch_size),
+        "batch": {"inputs": [None, 0, 0] + [None] * (len(arrays) - 3),
+                  "outputs": ["mean", "mean"], "micro_batch": int(micro)}}
+    if verification != "replicas":
+        message["verification"] = verification
+    return message
+
+
 def submit_train(connection: Connection, model: torch.nn.Module, loss_fn: Callable[..., Any], data: Any,
                  optimizer: Optional[goblin_optim.Optimizer] = None, rounds: Optional[int] = None,
                  batch_size: int = 32, micro_batch: Optional[int] = None,
@@ -352,4 +380,4 @@ def train(connection: Connection, model: torch.nn.Module, loss_fn: Callable[...,
 
 
 __all__ = ["Layout", "RoundRecord", "TrainResult", "TrainingContext", "TrainingError", "fetch_train",
-           "submit_train", "train", "train_request"]
+           "round_plan_request", "submit_train", "train", "train_request"]

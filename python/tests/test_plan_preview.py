@@ -93,3 +93,24 @@ def test_a_plan_the_submission_would_refuse_is_refused_alike(cluster):
     small = goblin.graph.Graph()
     small.output(small.relu(small.input("f32", [4, 8])))
     assert client.plan(small, [np.ones((4, 8), dtype=np.float32)]).tasks == 1
+
+
+def test_a_training_rounds_plan_is_the_cut_its_rounds_get(cluster):
+    torch = pytest.importorskip("torch")
+    from torch.nn import functional as F
+    from test_graph_stages import wide_mlp
+
+    token = cluster.add_researcher()
+    cluster.start_node()
+    Pool(cluster).replace(2, SMALL_VOLUNTEER)
+    client = cluster.connect(token)
+    g = torch.Generator().manual_seed(3)
+    data = (torch.randn(1024, 64, generator=g), torch.randint(0, 8, (1024,), generator=g))
+    plan = client.plan_train(wide_mlp(), F.cross_entropy, data, batch_size=512, micro_batch=256)
+    assert plan.ranges == 2 and plan.cut_into_stages  # two micro-batches, each in stages
+    assert plan.largest_task_bytes <= plan.budget_bytes <= 3 * MIB
+    client.train(wide_mlp(), F.cross_entropy, data, rounds=1, batch_size=512, micro_batch=256,
+                 progress=False, timeout=JOB_TIMEOUT)
+    assert cluster.query("SELECT tasks FROM graph_jobs")[0][0] == plan.tasks
+    with pytest.raises(goblin.InputError, match="does not divide"):
+        client.plan_train(wide_mlp(), F.cross_entropy, data, batch_size=512, micro_batch=100)
