@@ -301,3 +301,42 @@ def test_a_nan_in_a_staged_round_fails_it_and_keeps_the_committed_rounds(cluster
     for name, tensor in whole.state_dict.items():
         assert torch.isfinite(partial.state_dict[name]).all(), name
         assert torch.equal(partial.state_dict[name], tensor), name
+
+
+def big_mlp():
+    """Parameters bigger than a volunteer: four 512×512 layers, 4 MiB of weights (and as much of
+    gradient), trained on volunteers lending 3 MiB. The node hands each stage only the slices of
+    the flat parameter vector it reads and concatenates the gradient's parts itself."""
+    torch.manual_seed(1)
+    layers = []
+    for _ in range(4):
+        layers += [torch.nn.Linear(512, 512), torch.nn.Tanh()]
+    return torch.nn.Sequential(*layers, torch.nn.Linear(512, 8))
+
+
+def test_training_a_model_whose_parameters_exceed_every_volunteer_gives_the_unsplit_bits(cluster):
+    token = cluster.add_researcher()
+    cluster.start_node()
+    g = torch.Generator().manual_seed(5)
+    x, y = torch.randn(128, 512, generator=g), torch.randint(0, 8, (128,), generator=g)
+    params = sum(p.numel() * 4 for p in big_mlp().parameters())
+    assert params > 4 << 20
+    pool = Pool(cluster)
+
+    def train(client):
+        return client.train(big_mlp(), F.cross_entropy, (x, y), optimizer=optim.AdamW(lr=1e-3),
+                            rounds=2, batch_size=64, micro_batch=32, progress=False,
+                            timeout=JOB_TIMEOUT)
+
+    pool.replace(2, SMALL_VOLUNTEER)
+    plan = cluster.connect(token).plan_train(big_mlp(), F.cross_entropy, (x, y), batch_size=64,
+                                             micro_batch=32)
+    assert plan.cut_into_stages and plan.waits is None, str(plan)
+    assert plan.largest_task_bytes <= 3 << 20 < params
+    staged, _ = run(cluster, token, train)
+    pool.replace(2)
+    whole, _ = run(cluster, token, train)
+    assert len(staged.history) == len(whole.history) == 2
+    for name, tensor in whole.state_dict.items():
+        assert torch.equal(staged.state_dict[name], tensor), name
+    assert [r.loss for r in staged.history] == [r.loss for r in whole.history]

@@ -2,102 +2,27 @@
 
 #include <algorithm>
 #include <limits>
-#include <map>
 #include <variant>
 
-#include "goblin/core/graph/graph_json.hpp"
 #include "goblin/net/content_digest.hpp"
-#include "goblin/net/limits.hpp"
 #include "goblin/plan/chunk_shapes.hpp"
 #include "goblin/plan/stage_cut.hpp"
 #include "goblin/plan/tensor_slices.hpp"
-#include "goblin/plan/tensor_sums.hpp"
-#include "goblin/verify/graph_witnesses.hpp"
-#include "kinds/graph/graph_cost.hpp"
+#include "kinds/graph/stage_chunks.hpp"
 
 namespace goblin::labnode {
 namespace {
 
 using core::ops::OpCode;
 
-// What every chunk's graph gets once its plan is known: witnesses, then what depends on outputs.
-void finishChunk(GraphChunk& chunk, GraphVerification verification) {
-    if (chunk.mergedAs.empty())
-        for (std::size_t o = 0; o < chunk.graph.outputs.size(); ++o)
-            chunk.mergedAs.push_back(o);
-    if (chunk.boundary.empty())
-        chunk.boundary.resize(chunk.inputs.size());
-    chunk.witnesses =
-        verify::addWitnessOutputs(chunk.graph, chunk.plan, net::Limits{}.maxTensorsPerMessage);
-    if (verification == GraphVerification::Freivalds)
-        chunk.gemmNodes = verify::checkedGemmNodes(chunk.graph, chunk.plan);
-    chunk.json = core::graph::encodeGraph(chunk.graph);
-    chunk.tolerances = verify::outputTolerances(chunk.graph, chunk.plan);
-    chunk.peakBytes = plan::graphValueBytes(chunk.plan);
-}
-
-// The stages of a batch range (its graph, plan and inputs in `range`) as chunks appended to
-// `chunks`; why not, leaving `chunks` as it was, when the range cannot be cut.
-Expected<std::string> addStages(std::vector<GraphChunk>& chunks, const GraphChunk& range,
-                                const StageBudget& budget, GraphVerification verification,
-                                const core::graph::GraphLimits& limits) {
-    std::vector<double> costs;
-    if (budget.balanced)
-        for (std::size_t position : range.plan.order)
-            costs.push_back(nodeFlops(range.graph.nodes[position], range.plan));
-    auto cut = plan::cutIntoStages(range.graph, range.plan, budget.bytes, costs);
-    if (!cut)
-        return cut.error().message;
-    if (cut->stages.size() < 2)
-        return std::string("only one of its stages computes anything");
-    const std::size_t first = chunks.size();
-    std::vector<std::vector<std::size_t>> mergedAs(cut->stages.size());
-    for (std::size_t s = 0; s < cut->stages.size(); ++s)
-        mergedAs[s].assign(cut->stages[s].graph.outputs.size(), kNotMerged);
-    for (std::size_t o = 0; o < cut->outputs.size(); ++o)
-        mergedAs[cut->outputs[o].stage][cut->outputs[o].output] = o;
-    for (std::size_t s = 0; s < cut->stages.size(); ++s) {
-        plan::GraphStage& stage = cut->stages[s];
-        GraphChunk chunk;
-        chunk.graph = std::move(stage.graph);
-        auto stagePlan = core::graph::validateGraph(chunk.graph, limits);
-        if (!stagePlan)
-            return makeError(ErrorCode::Internal,
-                             "stage " + std::to_string(s) + ": " + stagePlan.error().message);
-        chunk.plan = std::move(*stagePlan);
-        chunk.offset = range.offset;
-        chunk.range = range.range;
-        chunk.stage = s;
-        chunk.mergedAs = std::move(mergedAs[s]);
-        for (const plan::StageSource& source : stage.sources) {
-            if (source.kind == plan::StageSource::Kind::GraphInput) {
-                chunk.inputs.push_back(range.inputs.at(source.index));
-                chunk.inputDigests.push_back(range.inputDigests.at(source.index));
-                chunk.boundary.emplace_back(std::nullopt);
-                continue;
-            }
-            const std::size_t from = first + source.stage;
-            chunk.inputs.push_back(nullptr);
-            chunk.inputDigests.emplace_back();
-            chunk.boundary.emplace_back(BoundarySource{from, source.output});
-            if (std::find(chunk.dependsOn.begin(), chunk.dependsOn.end(), from) ==
-                chunk.dependsOn.end())
-                chunk.dependsOn.push_back(from);
-        }
-        finishChunk(chunk, verification);
-        chunks.push_back(std::move(chunk));
-    }
-    return std::string();
-}
-
 // A batch range's chunk: whole, or cut into stages when it holds more than the budget.
 Expected<void> addRange(std::vector<GraphChunk>& chunks, GraphChunk range,
                         const StageBudget& budget, GraphVerification verification,
-                        const core::graph::GraphLimits& limits) {
+                        const core::graph::GraphLimits& limits, SliceCache& cache) {
     if (range.inputDigests.empty())
         range.inputDigests.resize(range.inputs.size());
     if (budget.bytes > 0 && plan::graphValueBytes(range.plan) > budget.bytes) {
-        auto whyNot = addStages(chunks, range, budget, verification, limits);
+        auto whyNot = addStageChunks(chunks, range, budget, verification, limits, cache);
         if (!whyNot)
             return tl::unexpected(whyNot.error());
         if (whyNot->empty())
@@ -155,13 +80,15 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
                                                   const core::graph::GraphLimits& limits,
                                                   const StageBudget& stageBudget) {
     std::vector<GraphChunk> result;
+    SliceCache cache;
     const GraphVerification verification = submission.verification;
     if (!submission.batch) {
         GraphChunk whole;
         whole.graph = submission.graph;
         whole.plan = submission.plan;
         whole.inputs = submission.inputs;
-        if (auto ok = addRange(result, std::move(whole), stageBudget, verification, limits); !ok)
+        if (auto ok = addRange(result, std::move(whole), stageBudget, verification, limits, cache);
+            !ok)
             return tl::unexpected(ok.error());
         return result;
     }
@@ -200,7 +127,8 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
             if (auto ok = offsetDropoutStreams(chunk.graph, c); !ok)
                 return tl::unexpected(ok.error());
             chunk.plan = submission.plan;
-            if (auto ok = addRange(result, std::move(chunk), stageBudget, verification, limits);
+            if (auto ok =
+                    addRange(result, std::move(chunk), stageBudget, verification, limits, cache);
                 !ok)
                 return tl::unexpected(ok.error());
             continue;
@@ -230,7 +158,8 @@ Expected<std::vector<GraphChunk>> splitIntoChunks(const GraphSubmission& submiss
                                            "averaged output keeps its shape");
         }
         chunk.plan = std::move(*plan);
-        if (auto ok = addRange(result, std::move(chunk), stageBudget, verification, limits); !ok)
+        if (auto ok = addRange(result, std::move(chunk), stageBudget, verification, limits, cache);
+            !ok)
             return tl::unexpected(ok.error());
     }
     return result;
@@ -267,71 +196,6 @@ fillBoundaryInputs(GraphChunk& chunk,
         chunk.inputs[i] = std::make_shared<const core::Tensor>(value);
     }
     return {};
-}
-
-Expected<std::vector<core::Tensor>>
-mergeChunkOutputs(const GraphSubmission& submission, const std::vector<GraphChunk>& chunks,
-                  const std::vector<std::vector<core::Tensor>>& chunkOutputs) {
-    // The researcher's outputs of each range, gathered from its stages.
-    const std::size_t researcherOutputs = submission.graph.outputs.size();
-    std::vector<std::vector<std::optional<core::Tensor>>> gathered(
-        rangeCount(chunks), std::vector<std::optional<core::Tensor>>(researcherOutputs));
-    std::vector<std::int64_t> offsets(gathered.size(), 0);
-    if (chunkOutputs.size() != chunks.size())
-        return makeError(ErrorCode::Internal, "the outputs do not match the chunks");
-    for (std::size_t c = 0; c < chunks.size(); ++c) {
-        const GraphChunk& chunk = chunks[c];
-        offsets.at(chunk.range) = chunk.offset;
-        if (chunkOutputs[c].size() < chunk.mergedAs.size())
-            return makeError(ErrorCode::Internal, "a chunk has fewer outputs than it keeps");
-        for (std::size_t k = 0; k < chunk.mergedAs.size(); ++k)
-            if (chunk.mergedAs[k] != kNotMerged)
-                gathered.at(chunk.range).at(chunk.mergedAs[k]) = chunkOutputs[c][k];
-    }
-    std::vector<std::vector<core::Tensor>> outputs(gathered.size());
-    for (std::size_t r = 0; r < gathered.size(); ++r)
-        for (std::optional<core::Tensor>& output : gathered[r]) {
-            if (!output)
-                return makeError(ErrorCode::Internal, "no chunk computes an output of the graph");
-            outputs[r].push_back(std::move(*output));
-        }
-    if (!submission.batch)
-        return std::move(outputs.at(0));
-    const BatchSplit& batch = *submission.batch;
-    std::vector<core::Tensor> merged;
-    for (std::size_t o = 0; o < submission.graph.outputs.size(); ++o) {
-        const auto& spec = submission.plan.specs.at(submission.graph.outputs[o]);
-        const OutputMerge& merge = batch.outputs[o];
-        if (merge.kind != OutputMerge::Kind::Concat) {
-            std::vector<core::Tensor> parts;
-            std::vector<double> weights;
-            for (std::size_t r = 0; r < outputs.size(); ++r) {
-                parts.push_back(outputs[r].at(o));
-                const std::int64_t end = r + 1 < offsets.size() ? offsets[r + 1] : batch.size;
-                weights.push_back(merge.kind == OutputMerge::Kind::Sum
-                                      ? 1.0
-                                      : static_cast<double>(end - offsets[r]) /
-                                            static_cast<double>(batch.size));
-            }
-            auto combined = plan::weightedSum(parts, weights);
-            if (!combined)
-                return tl::unexpected(combined.error());
-            merged.push_back(std::move(*combined));
-            continue;
-        }
-        core::Shape shape = spec.shape; // with a micro-batch, the shape of one chunk's output
-        shape[static_cast<std::size_t>(merge.dim)] = batch.size;
-        auto whole = core::Tensor::allocate(spec.dtype, shape);
-        if (!whole)
-            return tl::unexpected(whole.error());
-        for (std::size_t r = 0; r < outputs.size(); ++r) {
-            auto ok = plan::placeAlong(*whole, outputs[r].at(o), merge.dim, offsets[r]);
-            if (!ok)
-                return tl::unexpected(ok.error());
-        }
-        merged.push_back(std::move(*whole));
-    }
-    return merged;
 }
 
 } // namespace goblin::labnode

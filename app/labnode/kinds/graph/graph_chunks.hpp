@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "goblin/plan/lifted_ends.hpp"
 #include "goblin/verify/output_agreement.hpp"
 #include "kinds/graph/graph_submission.hpp"
 
@@ -50,6 +51,11 @@ struct GraphChunk {
     std::size_t researcherOutputs() const { return graph.outputs.size() - witnesses; }
     // Per kept output: the researcher's output it is, or kNotMerged (a value only handed on).
     std::vector<std::size_t> mergedAs;
+    // Per kept output: which part of its researcher output it is (0 when it is the whole), and
+    // per researcher output, the parts its stages compute and the dim they are concatenated
+    // along (empty: one part each; plan/lifted_ends.hpp).
+    std::vector<std::size_t> mergedPart;
+    std::vector<plan::OutputParts> outputParts;
     std::size_t range = 0; // the batch range it computes (0 when unsplit)
     std::size_t stage = 0; // 0 when the range is not cut
     // Per input: where a boundary input comes from (nullopt: given at submission).
@@ -66,11 +72,13 @@ struct GraphChunk {
 inline constexpr std::size_t kMinNamedInputBytes = 1024;
 
 // How a batch range over the budget is cut into stages: the most a stage may hold (0: no budget,
-// never cut), and whether equally good cuts are told apart by the FLOPs of their heaviest stage
-// (balanced pipelines; jobs planned before that existed reload with the cut they were given).
+// never cut), and whether by this planner — equally good cuts told apart by the FLOPs of their
+// heaviest stage, and the graph's trivial ends lifted first (plan/lifted_ends.hpp: the node
+// slices whole inputs that only slices read, and concatenates an output's parts) — or as jobs
+// stored before it were cut (they reload with the cut they were given).
 struct StageBudget {
     std::int64_t bytes = 0;
-    bool balanced = true;
+    bool current = true;
 };
 
 // `chunks` is used when the submission does not ask for a number; clamped to [1, batch size]. A

@@ -17,9 +17,10 @@ namespace {
 // The node's own fields in a stored request: how it planned the job.
 constexpr const char* kPlannedRanges = "planned_ranges";
 constexpr const char* kStageBudget = "stage_budget";
-// Present (true) when its stages were cut balancing their FLOPs; jobs stored before that reload
-// with the cut they were given.
-constexpr const char* kStageBalanced = "stage_balanced";
+// Present (2) when its stages were cut by this planner (StageBudget::current); jobs stored before
+// reload with the cut they were given.
+constexpr const char* kStagePlanner = "stage_planner";
+constexpr std::int64_t kCurrentPlanner = 2;
 
 } // namespace
 
@@ -66,7 +67,7 @@ Expected<GraphIntake> takeInGraph(const net::Message& message, const VolunteerPo
             request[field] = *value;
     request[kPlannedRanges] = static_cast<std::int64_t>(rangeCount(*chunks));
     request[kStageBudget] = budget;
-    request[kStageBalanced] = true;
+    request[kStagePlanner] = kCurrentPlanner;
     double flops = 0;
     for (const GraphChunk& chunk : *chunks)
         flops += graphFlops(chunk.graph, chunk.plan);
@@ -105,7 +106,7 @@ std::string replannedRequest(const std::string& request, const std::vector<Graph
         return request;
     parsed.get_object()[kPlannedRanges] = static_cast<std::int64_t>(rangeCount(chunks));
     parsed.get_object()[kStageBudget] = budget;
-    parsed.get_object()[kStageBalanced] = true;
+    parsed.get_object()[kStagePlanner] = kCurrentPlanner;
     return json::serialize(parsed);
 }
 
@@ -127,11 +128,12 @@ Expected<GraphIntake> reloadGraphIntake(const GraphJobRow& row, const GraphIntak
         ranges = planned->as_int64();
     if (const auto* saved = fields.if_contains(kStageBudget); saved && saved->is_int64())
         budget = saved->as_int64();
-    const auto* balanced = fields.if_contains(kStageBalanced);
-    const StageBudget stages{budget, balanced && balanced->is_bool() && balanced->get_bool()};
+    const auto* planner = fields.if_contains(kStagePlanner);
+    const StageBudget stages{budget, planner && planner->is_int64() &&
+                                         planner->as_int64() == kCurrentPlanner};
     fields.erase(kPlannedRanges);
     fields.erase(kStageBudget);
-    fields.erase(kStageBalanced);
+    fields.erase(kStagePlanner);
     net::Message message{fields, {}};
     for (core::Tensor& input : *inputs)
         message.tensors.push_back(std::make_shared<const core::Tensor>(std::move(input)));

@@ -1,0 +1,152 @@
+#include "kinds/graph/stage_chunks.hpp"
+
+#include <algorithm>
+#include <optional>
+
+#include "goblin/core/graph/graph_json.hpp"
+#include "goblin/net/content_digest.hpp"
+#include "goblin/net/limits.hpp"
+#include "goblin/plan/lifted_ends.hpp"
+#include "goblin/plan/stage_cut.hpp"
+#include "goblin/plan/tensor_slices.hpp"
+#include "goblin/verify/graph_witnesses.hpp"
+#include "kinds/graph/graph_cost.hpp"
+
+namespace goblin::labnode {
+namespace {
+
+
+// Input `source` of a lifted graph, from the range's inputs: whole, or sliced at the node.
+std::pair<net::TensorPtr, std::string> liftedInput(const GraphChunk& range,
+                                                   const plan::LiftedSource& source,
+                                                   SliceCache& cache) {
+    const net::TensorPtr& whole = range.inputs.at(source.input);
+    if (!source.sliced || !whole) // whole, or a plan request's (no tensor)
+        return {whole, source.sliced ? std::string() : range.inputDigests.at(source.input)};
+    auto& slot = cache[{whole.get(), source.dim, source.start, source.end}];
+    if (!slot.first) {
+        // Bounds were checked against the graph's shapes, which the tensor has.
+        slot.first = std::make_shared<const core::Tensor>(
+            plan::sliceAlong(*whole, source.dim, source.start, source.end - source.start).value());
+        if (!range.inputDigests.at(source.input).empty() &&
+            slot.first->byteSize() >= kMinNamedInputBytes)
+            slot.second = net::tensorDigest(*slot.first);
+    }
+    return slot;
+}
+
+// The graph a range is cut from: with its trivial ends lifted (plan/lifted_ends.hpp) when the
+// planner does so and the lifted graph validates; else the range's own.
+struct CutSource {
+    std::optional<plan::LiftedEnds> lifted;
+    core::graph::GraphPlan liftedPlan;
+};
+
+// addStageChunks, with `lift`: the graph's ends are lifted first unless a stage would then take
+// more inputs than a task carries.
+Expected<std::string> addStages(std::vector<GraphChunk>& chunks, const GraphChunk& range,
+                                const StageBudget& budget, GraphVerification verification,
+                                const core::graph::GraphLimits& limits, SliceCache& cache,
+                                bool lift) {
+    CutSource source;
+    if (lift && budget.current) {
+        plan::LiftedEnds ends = plan::liftEnds(range.graph, range.plan);
+        if (auto liftedPlan = core::graph::validateGraph(ends.graph, limits);
+            ends.changed && liftedPlan) {
+            source.lifted = std::move(ends);
+            source.liftedPlan = std::move(*liftedPlan);
+        }
+    }
+    const core::graph::Graph& graph = source.lifted ? source.lifted->graph : range.graph;
+    const core::graph::GraphPlan& graphPlan = source.lifted ? source.liftedPlan : range.plan;
+    std::vector<double> costs;
+    if (budget.current)
+        for (std::size_t position : graphPlan.order)
+            costs.push_back(nodeFlops(graph.nodes[position], graphPlan));
+    auto cut = plan::cutIntoStages(graph, graphPlan, budget.bytes, costs);
+    if (!cut)
+        return cut.error().message;
+    if (cut->stages.size() < 2)
+        return std::string("only one of its stages computes anything");
+    if (source.lifted &&
+        std::any_of(cut->stages.begin(), cut->stages.end(), [](const plan::GraphStage& stage) {
+            return stage.graph.inputs.size() > net::Limits{}.maxTensorsPerMessage;
+        }))
+        return addStages(chunks, range, budget, verification, limits, cache, false);
+    const std::size_t first = chunks.size();
+    std::vector<std::vector<std::size_t>> mergedAs(cut->stages.size());
+    std::vector<std::vector<std::size_t>> mergedPart(cut->stages.size());
+    for (std::size_t s = 0; s < cut->stages.size(); ++s) {
+        mergedAs[s].assign(cut->stages[s].graph.outputs.size(), kNotMerged);
+        mergedPart[s].assign(cut->stages[s].graph.outputs.size(), 0);
+    }
+    for (std::size_t o = 0; o < cut->outputs.size(); ++o) {
+        const plan::OutputPlace& place = cut->outputs[o];
+        mergedAs[place.stage][place.output] = source.lifted ? source.lifted->outputs[o].output : o;
+        mergedPart[place.stage][place.output] = source.lifted ? source.lifted->outputs[o].part : 0;
+    }
+    for (std::size_t s = 0; s < cut->stages.size(); ++s) {
+        plan::GraphStage& stage = cut->stages[s];
+        GraphChunk chunk;
+        chunk.graph = std::move(stage.graph);
+        auto stagePlan = core::graph::validateGraph(chunk.graph, limits);
+        if (!stagePlan)
+            return makeError(ErrorCode::Internal,
+                             "stage " + std::to_string(s) + ": " + stagePlan.error().message);
+        chunk.plan = std::move(*stagePlan);
+        chunk.offset = range.offset;
+        chunk.range = range.range;
+        chunk.stage = s;
+        chunk.mergedAs = std::move(mergedAs[s]);
+        chunk.mergedPart = std::move(mergedPart[s]);
+        if (source.lifted)
+            chunk.outputParts = source.lifted->parts;
+        for (const plan::StageSource& from : stage.sources) {
+            if (from.kind == plan::StageSource::Kind::GraphInput) {
+                auto [tensor, digest] =
+                    source.lifted ? liftedInput(range, source.lifted->inputs.at(from.index), cache)
+                                  : std::pair{range.inputs.at(from.index),
+                                              range.inputDigests.at(from.index)};
+                chunk.inputs.push_back(std::move(tensor));
+                chunk.inputDigests.push_back(std::move(digest));
+                chunk.boundary.emplace_back(std::nullopt);
+                continue;
+            }
+            const std::size_t stageChunk = first + from.stage;
+            chunk.inputs.push_back(nullptr);
+            chunk.inputDigests.emplace_back();
+            chunk.boundary.emplace_back(BoundarySource{stageChunk, from.output});
+            if (std::find(chunk.dependsOn.begin(), chunk.dependsOn.end(), stageChunk) ==
+                chunk.dependsOn.end())
+                chunk.dependsOn.push_back(stageChunk);
+        }
+        finishChunk(chunk, verification);
+        chunks.push_back(std::move(chunk));
+    }
+    return std::string();
+}
+
+} // namespace
+
+void finishChunk(GraphChunk& chunk, GraphVerification verification) {
+    if (chunk.mergedAs.empty())
+        for (std::size_t o = 0; o < chunk.graph.outputs.size(); ++o)
+            chunk.mergedAs.push_back(o);
+    if (chunk.boundary.empty())
+        chunk.boundary.resize(chunk.inputs.size());
+    chunk.witnesses =
+        verify::addWitnessOutputs(chunk.graph, chunk.plan, net::Limits{}.maxTensorsPerMessage);
+    if (verification == GraphVerification::Freivalds)
+        chunk.gemmNodes = verify::checkedGemmNodes(chunk.graph, chunk.plan);
+    chunk.json = core::graph::encodeGraph(chunk.graph);
+    chunk.tolerances = verify::outputTolerances(chunk.graph, chunk.plan);
+    chunk.peakBytes = plan::graphValueBytes(chunk.plan);
+}
+
+Expected<std::string> addStageChunks(std::vector<GraphChunk>& chunks, const GraphChunk& range,
+                                     const StageBudget& budget, GraphVerification verification,
+                                     const core::graph::GraphLimits& limits, SliceCache& cache) {
+    return addStages(chunks, range, budget, verification, limits, cache, true);
+}
+
+} // namespace goblin::labnode

@@ -1,0 +1,32 @@
+// The stages of a batch range as chunks (graph_chunks.hpp): the range's graph, its trivial ends
+// lifted first where that helps (plan/lifted_ends.hpp), cut by plan/stage_cut into stages that
+// fit the budget; each stage a chunk with its own graph, reading the researcher's inputs (or the
+// node's slices of them) and the boundary values of earlier stages. Pure; any thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "kinds/graph/graph_chunks.hpp"
+
+namespace goblin::labnode {
+
+// The slices of whole inputs that lifted graph ends hand to stages, made once for every range:
+// (the input's tensor, dim, start, end) → the slice and its digest (empty: not named).
+using SliceCache = std::map<std::tuple<const core::Tensor*, int, std::int64_t, std::int64_t>,
+                            std::pair<net::TensorPtr, std::string>>;
+
+// What every chunk's graph gets once its plan is known: witnesses, then what depends on outputs.
+void finishChunk(GraphChunk& chunk, GraphVerification verification);
+
+// The stages of a batch range (its graph, plan and inputs in `range`) as chunks appended to
+// `chunks`; why not (empty: cut), leaving `chunks` as it was, when the range cannot be cut.
+Expected<std::string> addStageChunks(std::vector<GraphChunk>& chunks, const GraphChunk& range,
+                                     const StageBudget& budget, GraphVerification verification,
+                                     const core::graph::GraphLimits& limits, SliceCache& cache);
+
+} // namespace goblin::labnode
