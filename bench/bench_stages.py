@@ -12,6 +12,12 @@ node's verification seconds, and staged ÷ whole. Both cases give the same bits 
 in python/tests/test_graph_stages.py).
 
     .venv/bin/python bench/bench_stages.py [--repeats 2] [--layers 8] [--width 1024] [--small-mb 12]
+        [--train-layers 4] [--train-width 512] [--train-batch 64] [--train-small-mb 3] [--rounds 3]
+
+Then training (torch needed): a model of --train-layers tanh layers whose parameters exceed what
+the small volunteers lend, trained --rounds rounds whole on big volunteers and in stages on small
+ones (the node slices the parameters per stage and joins the gradient): seconds per round, tasks
+per round and the largest, node socket bytes per round ÷ the parameters' bytes, torch for scale.
 """
 
 import argparse
@@ -68,6 +74,11 @@ def main():
     parser.add_argument("--width", type=int, default=1024)
     parser.add_argument("--batch", type=int, default=512)
     parser.add_argument("--small-mb", type=int, default=12)
+    parser.add_argument("--train-layers", type=int, default=4)
+    parser.add_argument("--train-width", type=int, default=512)
+    parser.add_argument("--train-batch", type=int, default=64)
+    parser.add_argument("--train-small-mb", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3)
     options = parser.parse_args()
     g = deep_mlp(options.layers, options.width, options.batch)
     x = np.random.default_rng(2).standard_normal((options.batch, options.width)).astype(np.float32)
@@ -102,6 +113,88 @@ def main():
     print("staged / whole: %.2f× the time, %.2f× the bytes; same bits: %s" % (
         staged["seconds"] / whole["seconds"], staged["bytes"] / max(1, whole["bytes"]),
         "yes" if same else "NO"))
+    train_table(options)
+
+
+def big_mlp(torch, layers, width):
+    torch.manual_seed(1)
+    parts = []
+    for _ in range(layers):
+        parts += [torch.nn.Linear(width, width), torch.nn.Tanh()]
+    return torch.nn.Sequential(*parts, torch.nn.Linear(width, 8))
+
+
+def train_case(name, options, data, volunteer_args, torch, F):
+    network = Network(volunteers=2, volunteer_args=volunteer_args)
+    try:
+        client = goblin.connect(network.url, token=network.token, timeout=120)
+        model = big_mlp(torch, options.train_layers, options.train_width)
+        plan = client.plan_train(model, F.cross_entropy, data, batch_size=options.train_batch,
+                                 micro_batch=options.train_batch // 2)
+        before = network.socket_bytes()
+        result = {}
+
+        def once():
+            result["trained"] = client.train(
+                big_mlp(torch, options.train_layers, options.train_width), F.cross_entropy, data,
+                optimizer=goblin.optim.AdamW(lr=1e-3), rounds=options.rounds,
+                batch_size=options.train_batch, micro_batch=options.train_batch // 2,
+                progress=False, timeout=600)
+
+        seconds = best_of(1, once)
+        traffic = network.socket_bytes() - before
+        client.close()
+        return {"name": name, "seconds": seconds / options.rounds, "tasks": plan.tasks,
+                "bytes": traffic / options.rounds, "largest": plan.largest_task_bytes,
+                "trained": result["trained"]}
+    finally:
+        network.close()
+
+
+def train_table(options):
+    """Training a model whose parameters exceed the small volunteers: whole on big volunteers
+    (data-parallel micro-batches) vs staged on small ones, per round, with torch for scale."""
+    try:
+        import torch
+        from torch.nn import functional as F
+    except ImportError:
+        print("training: torch is not installed; skipped")
+        return
+    rng = torch.Generator().manual_seed(5)
+    samples = options.train_batch * options.rounds
+    data = (torch.randn(samples, options.train_width, generator=rng),
+            torch.randint(0, 8, (samples,), generator=rng))
+    model = big_mlp(torch, options.train_layers, options.train_width)
+    param_bytes = sum(p.numel() * 4 for p in model.parameters())
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+
+    def torch_rounds():
+        for r in range(options.rounds):
+            rows = slice(r * options.train_batch, (r + 1) * options.train_batch)
+            optimizer.zero_grad()
+            F.cross_entropy(model(data[0][rows]), data[1][rows]).backward()
+            optimizer.step()
+
+    torch_seconds = best_of(1, torch_rounds) / options.rounds
+    print("\ntraining: %d layers of %d (%.1f MiB of parameters), batch %d in 2 micro-batches, %d "
+          "rounds; volunteers lending %d MiB for the staged case" % (
+              options.train_layers, options.train_width, param_bytes / 2 ** 20,
+              options.train_batch, options.rounds, options.train_small_mb))
+    whole = train_case("whole", options, data, [], torch, F)
+    staged = train_case("staged", options, data, ["--memory-mb", str(options.train_small_mb)],
+                        torch, F)
+    same = all(torch.equal(staged["trained"].state_dict[k], v)
+               for k, v in whole["trained"].state_dict.items())
+    print("%-8s %11s %6s %13s %16s" % ("case", "s / round", "tasks", "largest task",
+                                       "bytes ÷ params"))
+    for case in (whole, staged):
+        print("%-8s %11.2f %6d %10.1f MiB %16.1f" % (
+            case["name"], case["seconds"], case["tasks"], case["largest"] / 2 ** 20,
+            case["bytes"] / param_bytes))
+    print("torch    %11.3f   (this machine, all cores)" % torch_seconds)
+    print("staged / whole: %.2f× the round time (target ≤ 1.5); torch ÷ staged %.3f; same bits: "
+          "%s" % (staged["seconds"] / whole["seconds"], torch_seconds / staged["seconds"],
+                  "yes" if same else "NO"))
 
 
 if __name__ == "__main__":
