@@ -177,6 +177,19 @@ def wide_mlp():
                                torch.nn.Linear(256, 8))
 
 
+def staged_then_whole_training(cluster, token, pool, train):
+    """`train(client)` (2 rounds) on the small volunteers of `pool`, then on two big ones: the
+    staged run's parameters and losses are those of the whole one, bit for bit."""
+    staged, _ = run(cluster, token, train)
+    cluster.node.wait_for_line(re.compile(r"cut into stages"), 5)
+    pool.replace(2)
+    whole, _ = run(cluster, token, train)
+    assert len(staged.history) == len(whole.history) == 2
+    for name, tensor in whole.state_dict.items():
+        assert torch.equal(staged.state_dict[name], tensor), name
+    assert [r.loss for r in staged.history] == [r.loss for r in whole.history]
+
+
 def test_training_a_model_bigger_than_every_volunteer_gives_the_unsplit_bits(cluster):
     """Each micro-batch's training step (forward and backward of 256 rows, more than 10 MiB of
     values) is cut into stages for volunteers lending 3 MiB; the trained parameters equal, bit for
@@ -192,14 +205,7 @@ def test_training_a_model_bigger_than_every_volunteer_gives_the_unsplit_bits(clu
                             micro_batch=256, progress=False, timeout=JOB_TIMEOUT)
 
     pool.replace(2, SMALL_VOLUNTEER)
-    staged, _ = run(cluster, token, train)
-    cluster.node.wait_for_line(re.compile(r"cut into stages"), 5)
-    pool.replace(2)
-    whole, _ = run(cluster, token, train)
-    assert len(staged.history) == len(whole.history) == 2
-    for name, tensor in whole.state_dict.items():
-        assert torch.equal(staged.state_dict[name], tensor), name
-    assert [r.loss for r in staged.history] == [r.loss for r in whole.history]
+    staged_then_whole_training(cluster, token, pool, train)
 
 
 def test_a_graph_that_cannot_be_cut_small_enough_waits_saying_why(cluster):
@@ -333,10 +339,4 @@ def test_training_a_model_whose_parameters_exceed_every_volunteer_gives_the_unsp
                                              micro_batch=32)
     assert plan.cut_into_stages and plan.waits is None, str(plan)
     assert plan.largest_task_bytes <= 3 << 20 < params
-    staged, _ = run(cluster, token, train)
-    pool.replace(2)
-    whole, _ = run(cluster, token, train)
-    assert len(staged.history) == len(whole.history) == 2
-    for name, tensor in whole.state_dict.items():
-        assert torch.equal(staged.state_dict[name], tensor), name
-    assert [r.loss for r in staged.history] == [r.loss for r in whole.history]
+    staged_then_whole_training(cluster, token, pool, train)

@@ -79,7 +79,8 @@ private Q_SLOTS:
         QCOMPARE(lifted.graph.inputs[0].id, graph::ValueId{10});
         QCOMPARE(lifted.graph.inputs[1].id, graph::ValueId{12});
         QCOMPARE(lifted.graph.inputs[2].id, graph::ValueId{1});
-        QVERIFY(lifted.inputs[0].sliced && lifted.inputs[0].start == 0 && lifted.inputs[0].end == 6);
+        QVERIFY(lifted.inputs[0].sliced && lifted.inputs[0].start == 0 &&
+                lifted.inputs[0].end == 6);
         QVERIFY(lifted.inputs[1].sliced && lifted.inputs[1].dim == 0 &&
                 lifted.inputs[1].start == 6 && lifted.inputs[1].end == 9);
         QVERIFY(!lifted.inputs[2].sliced && lifted.inputs[2].input == 1);
@@ -100,15 +101,16 @@ private Q_SLOTS:
         QVERIFY(expected.has_value());
         std::vector<Tensor> given;
         for (const plan::LiftedSource& source : lifted.inputs)
-            given.push_back(source.sliced ? plan::sliceAlong(inputs.at(source.input), source.dim,
-                                                             source.start,
-                                                             source.end - source.start)
-                                                .value()
-                                          : inputs.at(source.input));
+            given.push_back(source.sliced
+                                ? plan::sliceAlong(inputs.at(source.input), source.dim,
+                                                   source.start, source.end - source.start)
+                                      .value()
+                                : inputs.at(source.input));
         auto ran = goblin::reference::runGraph(lifted.graph, *liftedPlan, given);
         QVERIFY2(ran, ran ? "" : ran.error().message.c_str());
         QVERIFY(sameBits(ran->at(0), expected->at(0)));
-        Tensor gradient = Tensor::allocate(expected->at(1).dtype(), expected->at(1).shape()).value();
+        Tensor gradient =
+            Tensor::allocate(expected->at(1).dtype(), expected->at(1).shape()).value();
         std::int64_t offset = 0;
         for (std::size_t k = 1; k < 4; ++k) {
             QVERIFY(plan::placeAlong(gradient, ran->at(k), 0, offset).has_value());

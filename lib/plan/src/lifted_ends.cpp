@@ -40,9 +40,10 @@ std::optional<LiftedSource> contiguousSlice(const GraphNode& node, std::size_t i
 // A concat's dim, made non-negative with the rank of its value.
 std::int64_t concatDim(const GraphNode& node, const core::graph::GraphPlan& plan) {
     const auto found = node.attrs.find("dim");
-    std::int64_t dim = found != node.attrs.end() && std::holds_alternative<std::int64_t>(found->second)
-                           ? std::get<std::int64_t>(found->second)
-                           : 0;
+    std::int64_t dim =
+        found != node.attrs.end() && std::holds_alternative<std::int64_t>(found->second)
+            ? std::get<std::int64_t>(found->second)
+            : 0;
     if (dim < 0)
         dim += static_cast<std::int64_t>(plan.specs.at(node.id).shape.size());
     return dim;
@@ -59,8 +60,8 @@ std::vector<ValueId> concatParts(const GraphNode& node, const core::graph::Graph
     for (ValueId arg : node.args) {
         const auto made = producer.find(arg);
         if (made != producer.end() && made->second->op == OpCode::Concat &&
-            concatDim(*made->second, plan) == concatDim(node, plan) &&
-            readers[arg].size() == 1 && !outputs.contains(arg)) {
+            concatDim(*made->second, plan) == concatDim(node, plan) && readers[arg].size() == 1 &&
+            !outputs.contains(arg)) {
             inner.push_back(arg);
             for (ValueId part : concatParts(*made->second, plan, producer, readers, outputs, inner))
                 parts.push_back(part);
@@ -119,13 +120,13 @@ LiftedEnds liftEnds(const core::graph::Graph& graph, const core::graph::GraphPla
             node && node->op == OpCode::Concat
                 ? concatParts(*node, plan, producer, readers, outputs, inner)
                 : std::vector<ValueId>{};
-        const bool liftable =
-            parts.size() > 1 && readers[id].empty() &&
-            std::count(graph.outputs.begin(), graph.outputs.end(), id) == 1 &&
-            std::all_of(parts.begin(), parts.end(), [&](ValueId arg) {
-                return producer.contains(arg) && !outputs.contains(arg) && !parted.contains(arg) &&
-                       std::count(parts.begin(), parts.end(), arg) == 1;
-            });
+        const bool liftable = parts.size() > 1 && readers[id].empty() &&
+                              std::count(graph.outputs.begin(), graph.outputs.end(), id) == 1 &&
+                              std::all_of(parts.begin(), parts.end(), [&](ValueId arg) {
+                                  return producer.contains(arg) && !outputs.contains(arg) &&
+                                         !parted.contains(arg) &&
+                                         std::count(parts.begin(), parts.end(), arg) == 1;
+                              });
         if (!liftable) {
             lifted.graph.outputs.push_back(id);
             lifted.outputs.push_back(LiftedOutput{o, 0});

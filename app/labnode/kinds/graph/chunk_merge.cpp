@@ -118,5 +118,4 @@ mergeChunkOutputs(const GraphSubmission& submission, const std::vector<GraphChun
     return merged;
 }
 
-
 } // namespace goblin::labnode

@@ -32,6 +32,9 @@ std::int64_t stageBudget(const VolunteerPool& pool, int opinions,
     return lent > 0 ? std::min(lent, settings.maxTaskBytes) : settings.maxTaskBytes;
 }
 
+namespace {
+
+// LimitExceeded when a chunk holds more than the node allows any task (it could not be cut).
 Expected<void> checkTaskSizes(const std::vector<GraphChunk>& chunks,
                               const GraphIntakeSettings& settings) {
     for (const GraphChunk& chunk : chunks)
@@ -45,19 +48,31 @@ Expected<void> checkTaskSizes(const std::vector<GraphChunk>& chunks,
     return {};
 }
 
-Expected<GraphIntake> takeInGraph(const net::Message& message, const VolunteerPool& pool,
-                                  const GraphIntakeSettings& settings, const BlobStore& blobs) {
-    auto submission = parseGraphSubmission(message, settings.limits);
-    if (!submission)
-        return tl::unexpected(submission.error());
-    const int opinions = submission->verification == GraphVerification::Freivalds ? 1 : 2;
+} // namespace
+
+Expected<PlannedChunks> planChunks(const GraphSubmission& submission, const VolunteerPool& pool,
+                                   const GraphIntakeSettings& settings) {
+    const int opinions = submission.verification == GraphVerification::Freivalds ? 1 : 2;
     const std::int64_t budget = stageBudget(pool, opinions, settings);
-    auto chunks = splitIntoChunks(*submission, std::max<std::int64_t>(1, pool.count),
+    auto chunks = splitIntoChunks(submission, std::max<std::int64_t>(1, pool.count),
                                   settings.limits, StageBudget{budget, true});
     if (!chunks)
         return tl::unexpected(chunks.error());
     if (auto fits = checkTaskSizes(*chunks, settings); !fits)
         return tl::unexpected(fits.error());
+    return PlannedChunks{std::move(*chunks), budget, opinions};
+}
+
+Expected<GraphIntake> takeInGraph(const net::Message& message, const VolunteerPool& pool,
+                                  const GraphIntakeSettings& settings, const BlobStore& blobs) {
+    auto submission = parseGraphSubmission(message, settings.limits);
+    if (!submission)
+        return tl::unexpected(submission.error());
+    auto planned = planChunks(*submission, pool, settings);
+    if (!planned)
+        return tl::unexpected(planned.error());
+    auto& chunks = planned->chunks;
+    const std::int64_t budget = planned->budget;
     auto stored = storeTensors(blobs, valuesOf(submission->inputs));
     if (!stored)
         return makeError(ErrorCode::Internal, "storing the inputs: " + stored.error().message);
@@ -65,13 +80,13 @@ Expected<GraphIntake> takeInGraph(const net::Message& message, const VolunteerPo
     for (const char* field : {"batch", "verification"})
         if (const auto* value = message.control.if_contains(field))
             request[field] = *value;
-    request[kPlannedRanges] = static_cast<std::int64_t>(rangeCount(*chunks));
+    request[kPlannedRanges] = static_cast<std::int64_t>(rangeCount(chunks));
     request[kStageBudget] = budget;
     request[kStagePlanner] = kCurrentPlanner;
     double flops = 0;
-    for (const GraphChunk& chunk : *chunks)
+    for (const GraphChunk& chunk : chunks)
         flops += graphFlops(chunk.graph, chunk.plan);
-    return GraphIntake{std::move(*submission), std::move(*chunks), json::serialize(request),
+    return GraphIntake{std::move(*submission), std::move(chunks), json::serialize(request),
                        json::serialize(*stored), flops};
 }
 

@@ -40,9 +40,16 @@ struct VolunteerPool {
 std::int64_t stageBudget(const VolunteerPool& pool, int opinions,
                          const GraphIntakeSettings& settings);
 
+// A checked submission cut for the pool: its chunks (one per volunteer unless the request says,
+// stages where a range does not fit), the stage budget and the opinions each task wants;
 // LimitExceeded when a chunk holds more than the node allows any task (it could not be cut).
-Expected<void> checkTaskSizes(const std::vector<GraphChunk>& chunks,
-                              const GraphIntakeSettings& settings);
+struct PlannedChunks {
+    std::vector<GraphChunk> chunks;
+    std::int64_t budget = 0;
+    int opinions = 2;
+};
+Expected<PlannedChunks> planChunks(const GraphSubmission& submission, const VolunteerPool& pool,
+                                   const GraphIntakeSettings& settings);
 
 struct GraphIntake {
     GraphSubmission submission;

@@ -67,23 +67,20 @@ Expected<net::GraphPlan> previewGraphPlan(const net::PlanGraph& request, const V
     auto submission = parseGraphPlanRequest(request, settings.limits);
     if (!submission)
         return tl::unexpected(submission.error());
-    const int opinions = submission->verification == GraphVerification::Freivalds ? 1 : 2;
-    const std::int64_t budget = stageBudget(pool, opinions, settings);
-    auto chunks = splitIntoChunks(*submission, std::max<std::int64_t>(1, pool.count),
-                                  settings.limits, StageBudget{budget, true});
-    if (!chunks)
-        return tl::unexpected(chunks.error());
-    if (auto fits = checkTaskSizes(*chunks, settings); !fits)
-        return tl::unexpected(fits.error());
+    auto planned = planChunks(*submission, pool, settings);
+    if (!planned)
+        return tl::unexpected(planned.error());
+    const std::vector<GraphChunk>& chunks = planned->chunks;
+    const std::int64_t opinions = planned->opinions;
     net::GraphPlan plan;
     plan.id = request.id;
-    plan.tasks = static_cast<std::int64_t>(chunks->size());
-    plan.ranges = static_cast<std::int64_t>(rangeCount(*chunks));
+    plan.tasks = static_cast<std::int64_t>(chunks.size());
+    plan.ranges = static_cast<std::int64_t>(rangeCount(chunks));
     plan.opinions = opinions;
-    plan.budgetBytes = budget;
+    plan.budgetBytes = planned->budget;
     plan.volunteers = pool.count;
     plan.largestVolunteerBytes = pool.largestBytes;
-    for (const GraphChunk& chunk : *chunks) {
+    for (const GraphChunk& chunk : chunks) {
         if (plan.stages.size() <= chunk.stage)
             plan.stages.resize(chunk.stage + 1);
         net::PlannedStage& stage = plan.stages[chunk.stage];

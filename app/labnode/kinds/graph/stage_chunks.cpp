@@ -15,11 +15,9 @@
 namespace goblin::labnode {
 namespace {
 
-
 // Input `source` of a lifted graph, from the range's inputs: whole, or sliced at the node.
-std::pair<net::TensorPtr, std::string> liftedInput(const GraphChunk& range,
-                                                   const plan::LiftedSource& source,
-                                                   SliceCache& cache) {
+std::pair<net::TensorPtr, std::string>
+liftedInput(const GraphChunk& range, const plan::LiftedSource& source, SliceCache& cache) {
     const net::TensorPtr& whole = range.inputs.at(source.input);
     if (!source.sliced || !whole) // whole, or a plan request's (no tensor)
         return {whole, source.sliced ? std::string() : range.inputDigests.at(source.input)};
@@ -104,9 +102,9 @@ Expected<std::string> addStages(std::vector<GraphChunk>& chunks, const GraphChun
         for (const plan::StageSource& from : stage.sources) {
             if (from.kind == plan::StageSource::Kind::GraphInput) {
                 auto [tensor, digest] =
-                    source.lifted ? liftedInput(range, source.lifted->inputs.at(from.index), cache)
-                                  : std::pair{range.inputs.at(from.index),
-                                              range.inputDigests.at(from.index)};
+                    source.lifted
+                        ? liftedInput(range, source.lifted->inputs.at(from.index), cache)
+                        : std::pair{range.inputs.at(from.index), range.inputDigests.at(from.index)};
                 chunk.inputs.push_back(std::move(tensor));
                 chunk.inputDigests.push_back(std::move(digest));
                 chunk.boundary.emplace_back(std::nullopt);
