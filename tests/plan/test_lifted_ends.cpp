@@ -7,14 +7,17 @@
 #include <cstring>
 #include <vector>
 
-#include "goblin/core/graph/graph_json.hpp"
 #include "goblin/plan/lifted_ends.hpp"
 #include "goblin/plan/tensor_slices.hpp"
 #include "goblin/reference/graph_executor.hpp"
+#include "support/parsed_graph.hpp"
 
 using goblin::core::Tensor;
 namespace graph = goblin::core::graph;
 namespace plan = goblin::plan;
+using goblin::testing::ParsedGraph;
+using goblin::testing::parseGraph;
+using goblin::testing::sameBits;
 
 namespace {
 
@@ -36,32 +39,12 @@ constexpr const char* kStep = R"({"catalog": 3,
               {"id": 20, "op": "concat", "args": [18, 19], "attrs": {"dim": -1}}],
     "outputs": [14, 20]})";
 
-struct Parsed {
-    graph::Graph graph;
-    graph::GraphPlan plan;
-};
-
-Parsed parse(const std::string& json) {
-    auto decoded = graph::decodeGraph(json);
-    if (!decoded)
-        qFatal("%s", decoded.error().message.c_str());
-    auto validated = graph::validateGraph(*decoded);
-    if (!validated)
-        qFatal("%s", validated.error().message.c_str());
-    return Parsed{*decoded, *validated};
-}
-
 Tensor filled(const graph::GraphInput& input, float scale) {
     Tensor t = Tensor::allocate(input.spec.dtype, input.spec.shape).value();
     float value = scale;
     for (float& v : t.values<float>())
         v = (value += 0.37f * scale);
     return t;
-}
-
-bool sameBits(const Tensor& a, const Tensor& b) {
-    return a.dtype() == b.dtype() && a.shape() == b.shape() &&
-           std::memcmp(a.bytes().data(), b.bytes().data(), a.byteSize()) == 0;
 }
 
 } // namespace
@@ -71,7 +54,7 @@ class TestLiftedEnds : public QObject {
 
 private Q_SLOTS:
     void slicesBecomeInputsAndConcatsBecomeParts() {
-        const Parsed whole = parse(kStep);
+        const ParsedGraph whole = parseGraph(kStep);
         const plan::LiftedEnds lifted = plan::liftEnds(whole.graph, whole.plan);
         QVERIFY(lifted.changed);
         // p's two slices in its place (under the slice nodes' ids), then x.
@@ -131,7 +114,7 @@ private Q_SLOTS:
         // concat(18 [9], 1 [4,2]) does not validate: flatten x first.
         json.replace(json.find(R"("args": [18, 1])"), std::strlen(R"("args": [18, 1])"),
                      R"("args": [18, 0])");
-        const Parsed whole = parse(json);
+        const ParsedGraph whole = parseGraph(json);
         const plan::LiftedEnds lifted = plan::liftEnds(whole.graph, whole.plan);
         QVERIFY(!lifted.changed);
         QCOMPARE(lifted.graph.inputs.size(), whole.graph.inputs.size());

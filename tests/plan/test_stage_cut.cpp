@@ -8,15 +8,18 @@
 #include <string>
 #include <vector>
 
-#include "goblin/core/graph/graph_json.hpp"
 #include "goblin/plan/stage_cut.hpp"
 #include "goblin/reference/graph_executor.hpp"
+#include "support/parsed_graph.hpp"
 
 using goblin::ErrorCode;
 using goblin::core::DType;
 using goblin::core::Tensor;
 namespace graph = goblin::core::graph;
 namespace plan = goblin::plan;
+using goblin::testing::ParsedGraph;
+using goblin::testing::parseGraph;
+using goblin::testing::sameBits;
 
 namespace {
 
@@ -37,21 +40,6 @@ constexpr const char* kNarrowWaist = R"({"catalog": 3,
               {"id": 16, "op": "matmul", "args": [15, 4], "attrs": {}}],
     "outputs": [16, 12]})";
 
-struct Parsed {
-    graph::Graph graph;
-    graph::GraphPlan plan;
-};
-
-Parsed parse(const char* json) {
-    auto decoded = graph::decodeGraph(json);
-    if (!decoded)
-        qFatal("%s", decoded.error().message.c_str());
-    auto validated = graph::validateGraph(*decoded);
-    if (!validated)
-        qFatal("%s", validated.error().message.c_str());
-    return Parsed{*decoded, *validated};
-}
-
 std::vector<Tensor> inputsFor(const graph::Graph& g) {
     std::vector<Tensor> inputs;
     std::uint32_t state = 12345;
@@ -64,11 +52,6 @@ std::vector<Tensor> inputsFor(const graph::Graph& g) {
         inputs.push_back(std::move(t));
     }
     return inputs;
-}
-
-bool sameBits(const Tensor& a, const Tensor& b) {
-    return a.dtype() == b.dtype() && a.shape() == b.shape() &&
-           std::memcmp(a.bytes().data(), b.bytes().data(), a.byteSize()) == 0;
 }
 
 // Runs the stages one after another as the lab node does, feeding each its sources; returns the
@@ -102,7 +85,7 @@ class TestStageCut : public QObject {
 
 private Q_SLOTS:
     void aGraphWithinTheBudgetIsOneStage() {
-        const Parsed whole = parse(kNarrowWaist);
+        const ParsedGraph whole = parseGraph(kNarrowWaist);
         const std::int64_t bytes = plan::graphValueBytes(whole.plan);
         auto cut = plan::cutIntoStages(whole.graph, whole.plan, bytes);
         QVERIFY2(cut.has_value(), cut ? "" : cut.error().message.c_str());
@@ -115,7 +98,7 @@ private Q_SLOTS:
     // 33,536 bytes in all; with 24,000 two stages are the fewest, and of the cuts that make two
     // the one at the 128-byte waist (node 12's value) wins over those at the 2 KiB values.
     void theFewestStagesAreCutWhereTheFewestBytesCross() {
-        const Parsed whole = parse(kNarrowWaist);
+        const ParsedGraph whole = parseGraph(kNarrowWaist);
         const std::int64_t budget = 24'000;
         auto cut = plan::cutIntoStages(whole.graph, whole.plan, budget);
         QVERIFY2(cut.has_value(), cut ? "" : cut.error().message.c_str());
@@ -133,7 +116,7 @@ private Q_SLOTS:
     }
 
     void stagesRunOneAfterAnotherGiveTheWholeGraphsBits() {
-        const Parsed whole = parse(kNarrowWaist);
+        const ParsedGraph whole = parseGraph(kNarrowWaist);
         const std::vector<Tensor> inputs = inputsFor(whole.graph);
         auto expected = goblin::reference::runGraph(whole.graph, whole.plan, inputs);
         QVERIFY(expected.has_value());
@@ -157,7 +140,7 @@ private Q_SLOTS:
     // with each node's FLOPs the pipeline is balanced, two layers per stage, and the bits stay the
     // same.
     void equallyGoodCutsAreToldApartByTheirHeaviestStage() {
-        const Parsed whole = parse(R"({"catalog": 3,
+        const ParsedGraph whole = parseGraph(R"({"catalog": 3,
             "inputs": [{"id": 0, "dtype": "f32", "shape": [8, 64]},
                        {"id": 1, "dtype": "f32", "shape": [64, 64]},
                        {"id": 2, "dtype": "f32", "shape": [64, 64]},
@@ -201,14 +184,14 @@ private Q_SLOTS:
     }
 
     void aNodeBiggerThanTheBudgetIsRefused() {
-        const Parsed whole = parse(kNarrowWaist);
+        const ParsedGraph whole = parseGraph(kNarrowWaist);
         auto cut = plan::cutIntoStages(whole.graph, whole.plan, 4096); // w1 alone is 16 KiB
         QVERIFY(!cut.has_value());
         QCOMPARE(cut.error().code, ErrorCode::LimitExceeded);
     }
 
     void anOutputNoStageComputesIsRefused() {
-        const Parsed whole = parse(R"({"catalog": 3,
+        const ParsedGraph whole = parseGraph(R"({"catalog": 3,
             "inputs": [{"id": 0, "dtype": "f32", "shape": [2, 3]}],
             "nodes": [{"id": 1, "op": "neg", "args": [0], "attrs": {}}],
             "outputs": [1, 0]})");
