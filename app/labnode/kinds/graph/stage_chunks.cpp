@@ -64,7 +64,9 @@ Expected<std::string> addStages(std::vector<GraphChunk>& chunks, const GraphChun
     auto cut = plan::cutIntoStages(graph, graphPlan, budget.bytes, costs);
     if (!cut)
         return cut.error().message;
-    if (cut->stages.size() < 2)
+    // One stage of the lifted graph is a task that fits where the range did not: the node slices
+    // its inputs and joins its outputs. One stage of the range's own graph would be the range.
+    if (cut->stages.size() < 2 && !source.lifted)
         return std::string("only one of its stages computes anything");
     if (source.lifted &&
         std::any_of(cut->stages.begin(), cut->stages.end(), [](const plan::GraphStage& stage) {

@@ -8,7 +8,9 @@
 #include <boost/json.hpp>
 
 #include "goblin/core/precise_json.hpp"
+#include "goblin/reference/graph_executor.hpp"
 #include "kinds/graph/graph_intake.hpp"
+#include "support/parsed_graph.hpp"
 #include "support/random_tensors.hpp"
 
 using namespace goblin;
@@ -26,17 +28,20 @@ net::Message flatWeightChain() {
     for (std::int64_t l = 0; l < kLayers; ++l) {
         const std::int64_t slice = next++, weight = next++, product = next++, activated = next++;
         const std::int64_t start = l * kWidth * kWidth;
-        nodes.push_back({{"id", slice},
-                         {"op", "slice"},
-                         {"args", {0}},
-                         {"attrs",
-                          {{"dim", 0}, {"start", start}, {"end", start + kWidth * kWidth}, {"step", 1}}}});
+        nodes.push_back(
+            {{"id", slice},
+             {"op", "slice"},
+             {"args", {0}},
+             {"attrs",
+              {{"dim", 0}, {"start", start}, {"end", start + kWidth * kWidth}, {"step", 1}}}});
         nodes.push_back({{"id", weight},
                          {"op", "reshape"},
                          {"args", {slice}},
                          {"attrs", {{"shape", {kWidth, kWidth}}}}});
-        nodes.push_back({{"id", product}, {"op", "matmul"}, {"args", {h, weight}}, {"attrs", json::object{}}});
-        nodes.push_back({{"id", activated}, {"op", "tanh"}, {"args", {product}}, {"attrs", json::object{}}});
+        nodes.push_back(
+            {{"id", product}, {"op", "matmul"}, {"args", {h, weight}}, {"attrs", json::object{}}});
+        nodes.push_back(
+            {{"id", activated}, {"op", "tanh"}, {"args", {product}}, {"attrs", json::object{}}});
         h = activated;
     }
     json::object graph{{"catalog", 3},
@@ -47,9 +52,10 @@ net::Message flatWeightChain() {
                        {"nodes", std::move(nodes)},
                        {"outputs", {h}}};
     return net::Message{
-        json::object{{"type", "submit_graph"}, {"id", 1}, {"graph", std::move(graph)}, {"tensors", 2}},
-        {std::make_shared<const core::Tensor>(goblin::testing::randomTensor(
-             core::DType::F32, {kLayers * kWidth * kWidth}, 3)),
+        json::object{
+            {"type", "submit_graph"}, {"id", 1}, {"graph", std::move(graph)}, {"tensors", 2}},
+        {std::make_shared<const core::Tensor>(
+             goblin::testing::randomTensor(core::DType::F32, {kLayers * kWidth * kWidth}, 3)),
          std::make_shared<const core::Tensor>(
              goblin::testing::randomTensor(core::DType::F32, {8, kWidth}, 4))}};
 }
@@ -68,6 +74,7 @@ class TestGraphIntake : public QObject {
 
 private Q_SLOTS:
     void aJobReloadsWithTheCutItWasPlannedWith();
+    void liftingAloneCanMakeARangeFitOneTask();
 };
 
 void TestGraphIntake::aJobReloadsWithTheCutItWasPlannedWith() {
@@ -75,11 +82,16 @@ void TestGraphIntake::aJobReloadsWithTheCutItWasPlannedWith() {
     QVERIFY(dir.isValid());
     const BlobStore blobs(dir.filePath(QStringLiteral("blobs")).toStdString());
     const GraphIntakeSettings settings;
-    auto intake = takeInGraph(flatWeightChain(), VolunteerPool{2, kBudget, kBudget}, settings, blobs);
+    auto intake =
+        takeInGraph(flatWeightChain(), VolunteerPool{2, kBudget, kBudget}, settings, blobs);
     QVERIFY2(intake, intake ? "" : intake.error().message.c_str());
     QVERIFY(intake->chunks.size() > 1); // the lifted slices let the chain be cut
-    GraphJobRow row{"g-now", 1, JobState::Running,
-                    static_cast<std::int64_t>(intake->chunks.size()), intake->request, intake->inputs,
+    GraphJobRow row{"g-now",
+                    1,
+                    JobState::Running,
+                    static_cast<std::int64_t>(intake->chunks.size()),
+                    intake->request,
+                    intake->inputs,
                     0};
     auto reloaded = reloadGraphIntake(row, settings, blobs);
     QVERIFY2(reloaded, reloaded ? "" : reloaded.error().message.c_str());
@@ -96,6 +108,36 @@ void TestGraphIntake::aJobReloadsWithTheCutItWasPlannedWith() {
     QVERIFY2(old, old ? "" : old.error().message.c_str());
     QCOMPARE(old->chunks.size(), std::size_t{1}); // the whole vector never fit: it stayed whole
     QVERIFY(!old->chunks[0].whyWhole.empty());
+}
+
+// 210 KiB of values whole (the flat vector, its slices and their reshapes, 64 KiB each), 146 KiB
+// once the node slices the vector: for a 160 KiB budget the range is one task of the lifted graph,
+// which computes the whole graph's bits.
+void TestGraphIntake::liftingAloneCanMakeARangeFitOneTask() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const BlobStore blobs(dir.filePath(QStringLiteral("blobs")).toStdString());
+    const net::Message message = flatWeightChain();
+    const std::int64_t budget = 160 * 1024;
+    auto intake = takeInGraph(message, VolunteerPool{2, budget, budget}, {}, blobs);
+    QVERIFY2(intake, intake ? "" : intake.error().message.c_str());
+    QCOMPARE(intake->chunks.size(), std::size_t{1});
+    const GraphChunk& task = intake->chunks[0];
+    QVERIFY(task.peakBytes <= budget);
+    QCOMPARE(task.graph.inputs.size(), static_cast<std::size_t>(kLayers + 1)); // 4 slices and x
+    QVERIFY(task.whyWhole.empty());
+
+    std::vector<core::Tensor> given;
+    for (const net::TensorPtr& input : task.inputs)
+        given.push_back(*input);
+    auto computed = reference::runGraph(task.graph, task.plan, given);
+    QVERIFY2(computed, computed ? "" : computed.error().message.c_str());
+    auto merged = mergeChunkOutputs(intake->submission, intake->chunks, {*computed});
+    QVERIFY2(merged, merged ? "" : merged.error().message.c_str());
+    auto whole = reference::runGraph(intake->submission.graph, intake->submission.plan,
+                                     valuesOf(message.tensors));
+    QVERIFY(whole.has_value());
+    QVERIFY(goblin::testing::sameBits(merged->at(0), whole->at(0)));
 }
 
 QTEST_APPLESS_MAIN(TestGraphIntake)
