@@ -76,8 +76,10 @@ void TestEngineBridge::pauseHoldsAtTheNextSlice() {
     QVERIFY(researcher.waitForFinished(60000));
     QVERIFY2(researcher.exitCode() == 0, researcher.readAllStandardError().constData());
     QVERIFY(researcher.readAllStandardOutput().startsWith("ok"));
-    QCOMPARE(status.counters.computed, 1);
-    QVERIFY(status.counters.computeSeconds > 0);
+    // The result leaves the compute thread before the engine counts it: the verdict can come
+    // first on a busy machine, so the count is waited for.
+    QTRY_COMPARE_WITH_TIMEOUT(status.counters.computed, 1, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(status.counters.computeSeconds > 0, 20000);
     bridge.stop();
 }
 
@@ -131,9 +133,9 @@ void TestEngineBridge::pauseHoldsTinyTiles() {
     QVERIFY(researcher.waitForFinished(60000));
     QVERIFY2(researcher.exitCode() == 0, researcher.readAllStandardError().constData());
     QVERIFY(researcher.readAllStandardOutput().startsWith("ok"));
-    QTRY_COMPARE_WITH_TIMEOUT(status.counters.accepted, 16, 10000);
-    QCOMPARE(status.counters.computed, 16);
-    QCOMPARE(status.tasksOpen, 0);
+    QTRY_COMPARE_WITH_TIMEOUT(status.counters.accepted, 16, 20000);
+    QTRY_COMPARE_WITH_TIMEOUT(status.counters.computed, 16, 20000); // counted after it is sent
+    QTRY_COMPARE_WITH_TIMEOUT(status.tasksOpen, 0, 20000);
     bridge.stop();
 }
 
