@@ -26,6 +26,8 @@ JOB_TIMEOUT = 180.0
 LAYERS = 4
 WIDTH = 512  # a 512x512 f32 weight is 1 MiB
 SMALL_VOLUNTEER = ["--memory-mb", "3"]
+# The wide MLP's training step (wide_mlp, 256 rows per micro-batch) holds more than 2 MiB at once.
+TRAINING_VOLUNTEER = ["--memory-mb", "2"]
 
 
 def deep_mlp(batch=128, seed=11):
@@ -192,8 +194,9 @@ def staged_then_whole_training(cluster, token, pool, train):
 
 def test_training_a_model_bigger_than_every_volunteer_gives_the_unsplit_bits(cluster):
     """Each micro-batch's training step (forward and backward of 256 rows, more than 10 MiB of
-    values) is cut into stages for volunteers lending 3 MiB; the trained parameters equal, bit for
-    bit, those of the same training on volunteers that hold the whole step."""
+    values, more than 2 MiB held at once) is cut into stages for volunteers lending 2 MiB; the
+    trained parameters equal, bit for bit, those of the same training on volunteers that hold the
+    whole step."""
     token = cluster.add_researcher()
     cluster.start_node()
     g = torch.Generator().manual_seed(7)
@@ -204,7 +207,7 @@ def test_training_a_model_bigger_than_every_volunteer_gives_the_unsplit_bits(clu
         return client.train(wide_mlp(), F.cross_entropy, (x, y), rounds=2, batch_size=512,
                             micro_batch=256, progress=False, timeout=JOB_TIMEOUT)
 
-    pool.replace(2, SMALL_VOLUNTEER)
+    pool.replace(2, TRAINING_VOLUNTEER)
     staged_then_whole_training(cluster, token, pool, train)
 
 
@@ -242,7 +245,7 @@ def test_staged_training_survives_a_killed_volunteer_and_a_killed_node(cluster):
         wide_mlp(), F.cross_entropy, (x, y), optimizer=optimizer(), rounds=rounds,
         batch_size=512, micro_batch=256, progress=False, timeout=JOB_TIMEOUT))
 
-    pool.replace(3, SMALL_VOLUNTEER)
+    pool.replace(3, TRAINING_VOLUNTEER)
     job = cluster.connect(token).submit_train(wide_mlp(), F.cross_entropy, (x, y),
                                               optimizer=optimizer(), rounds=rounds,
                                               batch_size=512, micro_batch=256)
@@ -296,7 +299,7 @@ def test_a_nan_in_a_staged_round_fails_it_and_keeps_the_committed_rounds(cluster
                             rounds=rounds, batch_size=512, micro_batch=256, progress=False,
                             timeout=JOB_TIMEOUT, allow_nonfinite=True)
 
-    pool.replace(2, SMALL_VOLUNTEER)
+    pool.replace(2, TRAINING_VOLUNTEER)
     with pytest.raises(TrainingError, match="round 1: the loss is nan") as caught:
         run(cluster, token, lambda client: train(client, 3, (x, y)))
     cluster.node.wait_for_line(re.compile(r"cut into stages"), 5)

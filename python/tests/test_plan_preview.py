@@ -10,7 +10,7 @@ import pytest
 
 import goblin
 
-from test_graph_stages import (JOB_TIMEOUT, LAYERS, SMALL_VOLUNTEER, Pool,
+from test_graph_stages import (JOB_TIMEOUT, LAYERS, SMALL_VOLUNTEER, TRAINING_VOLUNTEER, Pool,
                                assert_close_to_reference, deep_mlp, inputs_for)
 from test_observability import metrics, total
 
@@ -102,13 +102,13 @@ def test_a_training_rounds_plan_is_the_cut_its_rounds_get(cluster):
 
     token = cluster.add_researcher()
     cluster.start_node()
-    Pool(cluster).replace(2, SMALL_VOLUNTEER)
+    Pool(cluster).replace(2, TRAINING_VOLUNTEER)
     client = cluster.connect(token)
     g = torch.Generator().manual_seed(3)
     data = (torch.randn(1024, 64, generator=g), torch.randint(0, 8, (1024,), generator=g))
     plan = client.plan_train(wide_mlp(), F.cross_entropy, data, batch_size=512, micro_batch=256)
     assert plan.ranges == 2 and plan.cut_into_stages  # two micro-batches, each in stages
-    assert plan.largest_task_bytes <= plan.budget_bytes <= 3 * MIB
+    assert plan.largest_task_bytes <= plan.budget_bytes <= 2 * MIB
     client.train(wide_mlp(), F.cross_entropy, data, rounds=1, batch_size=512, micro_batch=256,
                  progress=False, timeout=JOB_TIMEOUT)
     assert cluster.query("SELECT tasks FROM graph_jobs")[0][0] == plan.tasks

@@ -3,6 +3,7 @@
 // (checked with the reference executor); graphs that cannot be cut get a clear error.
 #include <QtTest/QtTest>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -78,6 +79,36 @@ std::vector<Tensor> runStages(const plan::StageCut& cut, const std::vector<Tenso
     return gathered;
 }
 
+// How jobs were cut before planner 3: every value counted, breadth-first.
+const plan::CutRules kEveryValue{plan::StageMeasure::EveryValue, {}, {}};
+
+// x[8,64] through four layers tanh(h·w), w[64,64]: 2 KiB per activation, 16 KiB per weight.
+constexpr const char* kFourLayers = R"({"catalog": 3,
+    "inputs": [{"id": 0, "dtype": "f32", "shape": [8, 64]},
+               {"id": 1, "dtype": "f32", "shape": [64, 64]},
+               {"id": 2, "dtype": "f32", "shape": [64, 64]},
+               {"id": 3, "dtype": "f32", "shape": [64, 64]},
+               {"id": 4, "dtype": "f32", "shape": [64, 64]}],
+    "nodes": [{"id": 10, "op": "matmul", "args": [0, 1], "attrs": {}},
+              {"id": 11, "op": "tanh", "args": [10], "attrs": {}},
+              {"id": 12, "op": "matmul", "args": [11, 2], "attrs": {}},
+              {"id": 13, "op": "tanh", "args": [12], "attrs": {}},
+              {"id": 14, "op": "matmul", "args": [13, 3], "attrs": {}},
+              {"id": 15, "op": "tanh", "args": [14], "attrs": {}},
+              {"id": 16, "op": "matmul", "args": [15, 4], "attrs": {}},
+              {"id": 17, "op": "tanh", "args": [16], "attrs": {}}],
+    "outputs": [17]})";
+
+void checkStagesRunToTheWholeBits(const ParsedGraph& whole, const plan::StageCut& cut) {
+    const std::vector<Tensor> inputs = inputsFor(whole.graph);
+    auto expected = goblin::reference::runGraph(whole.graph, whole.plan, inputs);
+    QVERIFY(expected.has_value());
+    const std::vector<Tensor> got = runStages(cut, inputs);
+    QCOMPARE(got.size(), expected->size());
+    for (std::size_t o = 0; o < got.size(); ++o)
+        QVERIFY2(sameBits(got[o], (*expected)[o]), qPrintable(QString::number(o)));
+}
+
 } // namespace
 
 class TestStageCut : public QObject {
@@ -87,7 +118,7 @@ private Q_SLOTS:
     void aGraphWithinTheBudgetIsOneStage() {
         const ParsedGraph whole = parseGraph(kNarrowWaist);
         const std::int64_t bytes = plan::graphValueBytes(whole.plan);
-        auto cut = plan::cutIntoStages(whole.graph, whole.plan, bytes);
+        auto cut = plan::cutIntoStages(whole.graph, whole.plan, bytes, kEveryValue);
         QVERIFY2(cut.has_value(), cut ? "" : cut.error().message.c_str());
         QCOMPARE(cut->stages.size(), std::size_t{1});
         QCOMPARE(cut->stages[0].graph.nodes.size(), whole.graph.nodes.size());
@@ -100,7 +131,7 @@ private Q_SLOTS:
     void theFewestStagesAreCutWhereTheFewestBytesCross() {
         const ParsedGraph whole = parseGraph(kNarrowWaist);
         const std::int64_t budget = 24'000;
-        auto cut = plan::cutIntoStages(whole.graph, whole.plan, budget);
+        auto cut = plan::cutIntoStages(whole.graph, whole.plan, budget, kEveryValue);
         QVERIFY2(cut.has_value(), cut ? "" : cut.error().message.c_str());
         QCOMPARE(cut->stages.size(), std::size_t{2});
         for (const plan::GraphStage& stage : cut->stages)
@@ -123,7 +154,7 @@ private Q_SLOTS:
         const std::int64_t total = plan::graphValueBytes(whole.plan);
         // 20,480: x, w1 and their product alone make the first stage.
         for (std::int64_t budget : {total, std::int64_t{24'000}, std::int64_t{20'480}}) {
-            auto cut = plan::cutIntoStages(whole.graph, whole.plan, budget);
+            auto cut = plan::cutIntoStages(whole.graph, whole.plan, budget, kEveryValue);
             QVERIFY2(cut.has_value(), cut ? "" : cut.error().message.c_str());
             for (const plan::GraphStage& stage : cut->stages)
                 QVERIFY2(stage.bytes <= budget, qPrintable(QString::number(budget)));
@@ -140,29 +171,14 @@ private Q_SLOTS:
     // with each node's FLOPs the pipeline is balanced, two layers per stage, and the bits stay the
     // same.
     void equallyGoodCutsAreToldApartByTheirHeaviestStage() {
-        const ParsedGraph whole = parseGraph(R"({"catalog": 3,
-            "inputs": [{"id": 0, "dtype": "f32", "shape": [8, 64]},
-                       {"id": 1, "dtype": "f32", "shape": [64, 64]},
-                       {"id": 2, "dtype": "f32", "shape": [64, 64]},
-                       {"id": 3, "dtype": "f32", "shape": [64, 64]},
-                       {"id": 4, "dtype": "f32", "shape": [64, 64]}],
-            "nodes": [{"id": 10, "op": "matmul", "args": [0, 1], "attrs": {}},
-                      {"id": 11, "op": "tanh", "args": [10], "attrs": {}},
-                      {"id": 12, "op": "matmul", "args": [11, 2], "attrs": {}},
-                      {"id": 13, "op": "tanh", "args": [12], "attrs": {}},
-                      {"id": 14, "op": "matmul", "args": [13, 3], "attrs": {}},
-                      {"id": 15, "op": "tanh", "args": [14], "attrs": {}},
-                      {"id": 16, "op": "matmul", "args": [15, 4], "attrs": {}},
-                      {"id": 17, "op": "tanh", "args": [16], "attrs": {}}],
-            "outputs": [17]})");
+        const ParsedGraph whole = parseGraph(kFourLayers);
         const std::int64_t budget = 64 * 1024; // a stage of k layers holds (2 + 20k) KiB
-        std::vector<double> costs;
-        for (std::size_t position : whole.plan.order)
-            costs.push_back(whole.graph.nodes[position].op == goblin::core::ops::OpCode::Matmul
-                                ? 2.0 * 8 * 64 * 64
-                                : 8.0 * 64);
-        auto first = plan::cutIntoStages(whole.graph, whole.plan, budget);
-        auto balanced = plan::cutIntoStages(whole.graph, whole.plan, budget, costs);
+        plan::CutRules costed = kEveryValue;
+        for (const graph::GraphNode& node : whole.graph.nodes)
+            costed.nodeCosts.push_back(
+                node.op == goblin::core::ops::OpCode::Matmul ? 2.0 * 8 * 64 * 64 : 8.0 * 64);
+        auto first = plan::cutIntoStages(whole.graph, whole.plan, budget, kEveryValue);
+        auto balanced = plan::cutIntoStages(whole.graph, whole.plan, budget, costed);
         QVERIFY2(first && balanced, first ? "" : first.error().message.c_str());
         QCOMPARE(first->stages.size(), std::size_t{2});
         QCOMPARE(balanced->stages.size(), std::size_t{2});
@@ -177,15 +193,85 @@ private Q_SLOTS:
         QVERIFY(expected.has_value());
         QVERIFY(sameBits(runStages(*balanced, inputs).at(0), expected->at(0)));
 
-        costs.pop_back();
-        auto refused = plan::cutIntoStages(whole.graph, whole.plan, budget, costs);
+        costed.nodeCosts.pop_back();
+        auto refused = plan::cutIntoStages(whole.graph, whole.plan, budget, costed);
         QVERIFY(!refused);
         QCOMPARE(refused.error().code, ErrorCode::InvalidInput);
     }
 
+    // What a task holds at once: x and the four weights throughout (67,584 bytes), and at each
+    // node its argument and its value (4,096); with the matmuls' values kept to the end (as
+    // witnesses) they pile up to 10,240. Every value counted is 83,968.
+    void heldAtOnceCountsTheValuesStillToBeRead() {
+        const ParsedGraph whole = parseGraph(kFourLayers);
+        QCOMPARE(plan::graphValueBytes(whole.plan), std::int64_t{83'968});
+        QCOMPARE(plan::heldAtOnce(whole.graph, whole.plan), std::int64_t{67'584 + 4'096});
+        std::vector<bool> matmuls;
+        for (const graph::GraphNode& node : whole.graph.nodes)
+            matmuls.push_back(node.op == goblin::core::ops::OpCode::Matmul);
+        QCOMPARE(plan::heldAtOnce(whole.graph, whole.plan, matmuls), std::int64_t{67'584 + 10'240});
+    }
+
+    // With 40,000 bytes a stage counted value by value holds one layer (2 + 20 KiB for two would
+    // be 42 KiB); held at once, two (2 KiB in, 32 KiB of weights, 4 KiB at its fullest). Each
+    // stage holds what its own graph, validated and run, holds at once; the bits are the same.
+    void countingWhatIsHeldAtOnceMakesFewerStages() {
+        const ParsedGraph whole = parseGraph(kFourLayers);
+        const std::int64_t budget = 40'000;
+        auto everyValue = plan::cutIntoStages(whole.graph, whole.plan, budget, kEveryValue);
+        auto atOnce = plan::cutIntoStages(whole.graph, whole.plan, budget);
+        QVERIFY2(everyValue && atOnce, atOnce ? "" : atOnce.error().message.c_str());
+        QCOMPARE(everyValue->stages.size(), std::size_t{4});
+        QCOMPARE(atOnce->stages.size(), std::size_t{2});
+        for (const plan::GraphStage& stage : atOnce->stages) {
+            auto stagePlan = graph::validateGraph(stage.graph);
+            QVERIFY(stagePlan.has_value());
+            QCOMPARE(stage.bytes, plan::heldAtOnce(stage.graph, *stagePlan));
+            QCOMPARE(stage.bytes, std::int64_t{2'048 + 32'768 + 4'096});
+        }
+        checkStagesRunToTheWholeBits(whole, *atOnce);
+    }
+
+    // A captured step lists its weights' transposes up front. Counted at once, each runs just
+    // before the matmul that reads it, so the cut hands on a 2 KiB activation, and the second
+    // stage transposes w2 itself (an input the node has) rather than take the transpose from the
+    // first stage. Each stage's listed order is the order it runs in.
+    void nodesReadingOnlyInputsRunJustBeforeTheirReader() {
+        const ParsedGraph whole = parseGraph(R"({"catalog": 3,
+            "inputs": [{"id": 0, "dtype": "f32", "shape": [8, 64]},
+                       {"id": 1, "dtype": "f32", "shape": [64, 64]},
+                       {"id": 2, "dtype": "f32", "shape": [64, 64]}],
+            "nodes": [{"id": 10, "op": "permute", "args": [1], "attrs": {"dims": [1, 0]}},
+                      {"id": 11, "op": "permute", "args": [2], "attrs": {"dims": [1, 0]}},
+                      {"id": 12, "op": "matmul", "args": [0, 10], "attrs": {}},
+                      {"id": 13, "op": "tanh", "args": [12], "attrs": {}},
+                      {"id": 14, "op": "matmul", "args": [13, 11], "attrs": {}}],
+            "outputs": [14]})");
+        auto cut = plan::cutIntoStages(whole.graph, whole.plan, 40'000);
+        QVERIFY2(cut.has_value(), cut ? "" : cut.error().message.c_str());
+        QCOMPARE(cut->stages.size(), std::size_t{2});
+        QCOMPARE(cut->boundaryBytes, std::int64_t{2'048});
+        const plan::GraphStage& second = cut->stages[1];
+        QVERIFY(std::any_of(second.graph.nodes.begin(), second.graph.nodes.end(),
+                            [](const graph::GraphNode& node) { return node.id == 11; }));
+        QCOMPARE(second.sources.size(), std::size_t{2});
+        QVERIFY(std::find(second.sources.begin(), second.sources.end(),
+                          plan::StageSource{plan::StageSource::Kind::GraphInput, 2, 0, 0}) !=
+                second.sources.end());
+        for (const plan::GraphStage& stage : cut->stages) {
+            auto stagePlan = graph::validateGraph(stage.graph);
+            QVERIFY(stagePlan.has_value());
+            for (std::size_t p = 0; p < stagePlan->order.size(); ++p)
+                QCOMPARE(stagePlan->order[p], p);
+            QVERIFY(stage.bytes <= 40'000);
+        }
+        checkStagesRunToTheWholeBits(whole, *cut);
+    }
+
     void aNodeBiggerThanTheBudgetIsRefused() {
         const ParsedGraph whole = parseGraph(kNarrowWaist);
-        auto cut = plan::cutIntoStages(whole.graph, whole.plan, 4096); // w1 alone is 16 KiB
+        auto cut =
+            plan::cutIntoStages(whole.graph, whole.plan, 4096, kEveryValue); // w1 alone is 16 KiB
         QVERIFY(!cut.has_value());
         QCOMPARE(cut.error().code, ErrorCode::LimitExceeded);
     }
@@ -195,7 +281,7 @@ private Q_SLOTS:
             "inputs": [{"id": 0, "dtype": "f32", "shape": [2, 3]}],
             "nodes": [{"id": 1, "op": "neg", "args": [0], "attrs": {}}],
             "outputs": [1, 0]})");
-        auto cut = plan::cutIntoStages(whole.graph, whole.plan, 1 << 20);
+        auto cut = plan::cutIntoStages(whole.graph, whole.plan, 1 << 20, kEveryValue);
         QVERIFY(!cut.has_value());
         QCOMPARE(cut.error().code, ErrorCode::InvalidInput);
     }

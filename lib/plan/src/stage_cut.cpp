@@ -6,6 +6,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 
 namespace goblin::plan {
 namespace {
@@ -18,65 +19,205 @@ std::int64_t specBytes(const core::ops::TensorSpec& spec) {
     return static_cast<std::int64_t>(core::byteSize(spec.dtype, spec.shape).value_or(0));
 }
 
+// Kahn's algorithm taking ready nodes first in, first out: how validateGraph ordered nodes when
+// EveryValue cuts were made, so that they reload with the same stages.
+std::vector<std::size_t> breadthFirstOrder(const Graph& graph) {
+    std::unordered_map<ValueId, std::size_t> producer;
+    for (std::size_t i = 0; i < graph.nodes.size(); ++i)
+        producer.emplace(graph.nodes[i].id, i);
+    std::vector<std::size_t> pending(graph.nodes.size(), 0);
+    std::vector<std::vector<std::size_t>> users(graph.nodes.size());
+    for (std::size_t i = 0; i < graph.nodes.size(); ++i)
+        for (ValueId arg : graph.nodes[i].args)
+            if (auto it = producer.find(arg); it != producer.end()) {
+                ++pending[i];
+                users[it->second].push_back(i);
+            }
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < graph.nodes.size(); ++i)
+        if (pending[i] == 0)
+            order.push_back(i);
+    for (std::size_t next = 0; next < order.size(); ++next)
+        for (std::size_t user : users[order[next]])
+            if (--pending[user] == 0)
+                order.push_back(user);
+    return order; // a validated graph has no cycle: every node is in it
+}
+
+// Layout and dtype ops: they rearrange their argument's elements without arithmetic.
+bool rearranges(core::ops::OpCode op) {
+    using core::ops::OpCode;
+    return op == OpCode::Cast || op == OpCode::Reshape || op == OpCode::Permute ||
+           op == OpCode::Expand || op == OpCode::Slice || op == OpCode::Concat;
+}
+
+// The plan's order, with each node that only rearranges inputs, constants and such nodes' values
+// (a parameter's reshape or transpose) moved to just before its first reader instead of up
+// front, and each reshape of a computed value (free: it shares the storage) moved to just after
+// the value is made, so that the stage making a value also outputs its reshape (a gradient's
+// flat part) rather than hand the value on. A node sorts by (its place, its position): a moved
+// node's place is its first reader's place, or its argument's; any other node's is its
+// position. Producers stay before their readers.
+std::vector<std::size_t> lateOrder(const Graph& graph, const GraphPlan& plan) {
+    const std::size_t n = plan.order.size();
+    std::unordered_map<ValueId, std::size_t> producer;
+    std::vector<std::size_t> position(graph.nodes.size());
+    for (std::size_t p = 0; p < n; ++p) {
+        producer.emplace(graph.nodes[plan.order[p]].id, plan.order[p]);
+        position[plan.order[p]] = p;
+    }
+    std::vector<bool> fromInputs(graph.nodes.size(), false);
+    for (std::size_t i : plan.order)
+        fromInputs[i] =
+            rearranges(graph.nodes[i].op) &&
+            std::all_of(graph.nodes[i].args.begin(), graph.nodes[i].args.end(), [&](ValueId arg) {
+                const auto it = producer.find(arg);
+                return it == producer.end() || fromInputs[it->second];
+            });
+    constexpr std::size_t kUnread = std::numeric_limits<std::size_t>::max();
+    std::vector<std::size_t> late(graph.nodes.size(), kUnread);
+    for (std::size_t p = n; p-- > 0;) {
+        const std::size_t i = plan.order[p];
+        if (!fromInputs[i] || late[i] == kUnread)
+            late[i] = p;
+        for (ValueId arg : graph.nodes[i].args)
+            if (const auto it = producer.find(arg); it != producer.end() && fromInputs[it->second])
+                late[it->second] = std::min(late[it->second], late[i]);
+    }
+    std::vector<std::size_t> place = std::move(late);
+    for (std::size_t i : plan.order)
+        if (graph.nodes[i].op == core::ops::OpCode::Reshape && !fromInputs[i])
+            place[i] = place[producer.at(graph.nodes[i].args.front())];
+    std::vector<std::size_t> order = plan.order;
+    std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+        return std::pair{place[x], position[x]} < std::pair{place[y], position[y]};
+    });
+    return order;
+}
+
 // The graph's values densely numbered: what a cut needs to know of each.
 struct ValueTable {
     std::unordered_map<ValueId, std::size_t> index;
     std::vector<std::int64_t> bytes;
     std::vector<std::int64_t> producedAt; // position in the order; -1 for inputs and constants
     std::vector<std::int64_t> lastUse;    // last position that reads it; -1 when none does
+    std::vector<std::int64_t> newBytes;   // what making it allocates (0: a reshape shares storage)
+    std::vector<std::vector<std::size_t>> freedAfter; // per position: storage dropped then
 
     std::size_t add(ValueId id, std::int64_t size, std::int64_t position) {
         index.emplace(id, bytes.size());
         bytes.push_back(size);
         producedAt.push_back(position);
         lastUse.push_back(-1);
+        newBytes.push_back(size);
         return bytes.size() - 1;
     }
 };
 
-ValueTable tableOf(const Graph& graph, const GraphPlan& plan) {
+// `order`: node indices; `keptToEnd` one per node of graph.nodes, or empty.
+ValueTable tableOf(const Graph& graph, const GraphPlan& plan, const std::vector<std::size_t>& order,
+                   StageMeasure measure, const std::vector<bool>& keptToEnd) {
     ValueTable table;
     for (const auto& input : graph.inputs)
         table.add(input.id, specBytes(input.spec), -1);
     for (const auto& constant : graph.constants)
         table.add(constant.id, static_cast<std::int64_t>(constant.value.byteSize()), -1);
-    for (std::size_t p = 0; p < plan.order.size(); ++p) {
-        const auto& node = graph.nodes[plan.order[p]];
+    for (std::size_t p = 0; p < order.size(); ++p) {
+        const auto& node = graph.nodes[order[p]];
         table.add(node.id, specBytes(plan.specs.at(node.id)), static_cast<std::int64_t>(p));
     }
-    for (std::size_t p = 0; p < plan.order.size(); ++p)
-        for (ValueId arg : graph.nodes[plan.order[p]].args)
+    for (std::size_t p = 0; p < order.size(); ++p)
+        for (ValueId arg : graph.nodes[order[p]].args)
             table.lastUse[table.index.at(arg)] = static_cast<std::int64_t>(p);
+    table.freedAfter.resize(order.size());
+    if (measure != StageMeasure::HeldAtOnce)
+        return table;
+    // Executors drop a value after its last reader, and a reshape shares its argument's storage:
+    // storage is dropped after the last reader of its value and of every reshape of it. Outputs,
+    // kept values and values nothing reads stay to the end.
+    const auto end = static_cast<std::int64_t>(order.size());
+    std::vector<std::size_t> owner(table.bytes.size());
+    std::vector<std::int64_t> heldTo(table.bytes.size(), -1);
+    for (std::size_t v = 0; v < owner.size(); ++v)
+        owner[v] = v;
+    for (std::size_t p = 0; p < order.size(); ++p) {
+        const auto& node = graph.nodes[order[p]];
+        const std::size_t v = table.index.at(node.id);
+        if (node.op == core::ops::OpCode::Reshape) {
+            owner[v] = owner[table.index.at(node.args.front())];
+            table.newBytes[v] = 0;
+        }
+        const bool kept = !keptToEnd.empty() && keptToEnd[order[p]];
+        const std::int64_t last = kept || table.lastUse[v] < 0 ? end : table.lastUse[v];
+        heldTo[owner[v]] = std::max(heldTo[owner[v]], last);
+    }
+    for (ValueId output : graph.outputs)
+        heldTo[owner[table.index.at(output)]] = end;
+    for (std::size_t v = 0; v < owner.size(); ++v)
+        if (owner[v] == v && table.producedAt[v] >= 0 && heldTo[v] < end)
+            table.freedAfter[static_cast<std::size_t>(heldTo[v])].push_back(v);
     return table;
 }
 
-// For each start position, the end (exclusive) of the longest stage from it within the budget.
-std::vector<std::size_t> longestStages(const Graph& graph, const GraphPlan& plan,
-                                       const ValueTable& table, std::int64_t budget) {
-    const std::size_t n = plan.order.size();
-    std::vector<std::size_t> ends(n, 0);
-    std::vector<std::size_t> seen(table.bytes.size(), std::numeric_limits<std::size_t>::max());
-    for (std::size_t a = 0; a < n; ++a) {
-        std::int64_t held = 0;
-        std::size_t b = a;
-        for (; b < n; ++b) {
-            const auto& node = graph.nodes[plan.order[b]];
-            std::int64_t more = table.bytes[table.index.at(node.id)];
-            std::vector<std::size_t> outside;
-            for (ValueId arg : node.args) {
-                const std::size_t v = table.index.at(arg);
-                if (table.producedAt[v] < static_cast<std::int64_t>(a) && seen[v] != a &&
-                    std::find(outside.begin(), outside.end(), v) == outside.end()) {
-                    outside.push_back(v);
-                    more += table.bytes[v];
-                }
-            }
-            if (held + more > budget)
-                break;
-            held += more;
-            for (std::size_t v : outside)
-                seen[v] = a;
+// What a stage starting at position `a` holds as it takes one node after another.
+class StageMeter {
+public:
+    StageMeter(const Graph& graph, const std::vector<std::size_t>& order, const ValueTable& table,
+               StageMeasure measure, std::size_t a)
+        : m_graph(graph), m_order(order), m_table(table), m_measure(measure), m_a(a),
+          m_given(table.bytes.size(), false) {}
+
+    // A value given to the stage (an input, a constant or an earlier stage's), held throughout.
+    void give(std::size_t v) {
+        if (m_given[v])
+            return;
+        m_given[v] = true;
+        m_fixed += m_table.bytes[v];
+    }
+
+    // What the stage holds with position `p` (the next one) taken too.
+    std::int64_t take(std::size_t p) {
+        const auto& node = m_graph.nodes[m_order[p]];
+        for (ValueId arg : node.args) {
+            const std::size_t v = m_table.index.at(arg);
+            if (m_table.producedAt[v] < static_cast<std::int64_t>(m_a))
+                give(v);
         }
+        m_running += m_table.newBytes[m_table.index.at(node.id)];
+        m_peak = std::max(m_peak, m_running);
+        if (m_measure == StageMeasure::HeldAtOnce)
+            for (std::size_t v : m_table.freedAfter[p])
+                if (m_table.producedAt[v] >= static_cast<std::int64_t>(m_a))
+                    m_running -= m_table.newBytes[v];
+        return held();
+    }
+
+    std::int64_t held() const { return m_fixed + m_peak; }
+
+private:
+    const Graph& m_graph;
+    const std::vector<std::size_t>& m_order;
+    const ValueTable& m_table;
+    StageMeasure m_measure;
+    std::size_t m_a;
+    std::vector<bool> m_given;
+    std::int64_t m_fixed = 0;
+    std::int64_t m_running = 0;
+    std::int64_t m_peak = 0;
+};
+
+// For each start position, the end (exclusive) of the longest stage from it within the budget.
+std::vector<std::size_t> longestStages(const Graph& graph, const std::vector<std::size_t>& order,
+                                       const ValueTable& table, StageMeasure measure,
+                                       std::int64_t budget) {
+    const std::size_t n = order.size();
+    std::vector<std::size_t> ends(n, 0);
+    for (std::size_t a = 0; a < n; ++a) {
+        // What a stage holds only grows as it takes more nodes.
+        StageMeter meter(graph, order, table, measure, a);
+        std::size_t b = a;
+        while (b < n && meter.take(b) <= budget)
+            ++b;
         ends[a] = b;
     }
     return ends;
@@ -149,31 +290,43 @@ std::int64_t graphValueBytes(const GraphPlan& plan) {
     return total;
 }
 
+std::int64_t heldAtOnce(const Graph& graph, const GraphPlan& plan,
+                        const std::vector<bool>& keptToEnd) {
+    const ValueTable table = tableOf(graph, plan, plan.order, StageMeasure::HeldAtOnce, keptToEnd);
+    StageMeter meter(graph, plan.order, table, StageMeasure::HeldAtOnce, 0);
+    for (std::size_t v = 0; v < graph.inputs.size() + graph.constants.size(); ++v)
+        meter.give(v); // the executor holds every input it is given, read or not
+    for (std::size_t p = 0; p < plan.order.size(); ++p)
+        meter.take(p);
+    return meter.held();
+}
+
 Expected<StageCut> cutIntoStages(const Graph& graph, const GraphPlan& plan,
-                                 std::int64_t budgetBytes, const std::vector<double>& nodeCosts) {
-    const ValueTable table = tableOf(graph, plan);
+                                 std::int64_t budgetBytes, const CutRules& rules) {
     const std::size_t n = plan.order.size();
-    if (!nodeCosts.empty() && nodeCosts.size() != n)
-        return makeError(ErrorCode::InvalidInput, "the node costs are not one per node");
+    if ((!rules.nodeCosts.empty() && rules.nodeCosts.size() != graph.nodes.size()) ||
+        (!rules.keptToEnd.empty() && rules.keptToEnd.size() != graph.nodes.size()))
+        return makeError(ErrorCode::InvalidInput,
+                         "the node costs or kept values are not one per node");
+    const std::vector<std::size_t> order = rules.measure == StageMeasure::HeldAtOnce
+                                               ? lateOrder(graph, plan)
+                                               : breadthFirstOrder(graph);
+    const ValueTable table = tableOf(graph, plan, order, rules.measure, rules.keptToEnd);
     std::vector<double> costBefore(n + 1, 0.0);
-    for (std::size_t p = 0; p < n && !nodeCosts.empty(); ++p)
-        costBefore[p + 1] = costBefore[p] + nodeCosts[p];
+    for (std::size_t p = 0; p < n && !rules.nodeCosts.empty(); ++p)
+        costBefore[p + 1] = costBefore[p] + rules.nodeCosts[order[p]];
     for (ValueId output : graph.outputs)
         if (table.producedAt[table.index.at(output)] < 0)
             return makeError(ErrorCode::InvalidInput,
                              "an output of the graph is an input or a constant: no stage makes it");
-    const std::vector<std::size_t> ends = longestStages(graph, plan, table, budgetBytes);
+    const std::vector<std::size_t> ends =
+        longestStages(graph, order, table, rules.measure, budgetBytes);
     for (std::size_t a = 0; a < n; ++a) {
         if (ends[a] > a)
             continue;
         // A stage holding this node holds at least what it holds alone.
-        const auto& node = graph.nodes[plan.order[a]];
-        std::int64_t alone = table.bytes[table.index.at(node.id)];
-        std::vector<ValueId> args = node.args;
-        std::sort(args.begin(), args.end());
-        args.erase(std::unique(args.begin(), args.end()), args.end());
-        for (ValueId arg : args)
-            alone += table.bytes[table.index.at(arg)];
+        const auto& node = graph.nodes[order[a]];
+        const std::int64_t alone = StageMeter(graph, order, table, rules.measure, a).take(a);
         return makeError(ErrorCode::LimitExceeded,
                          "its node " + std::to_string(node.id) + " (" +
                              std::string(core::ops::opInfo(node.op).name) + ") alone holds " +
@@ -196,14 +349,14 @@ Expected<StageCut> cutIntoStages(const Graph& graph, const GraphPlan& plan,
         GraphStage stage;
         stage.graph.catalogVersion = graph.catalogVersion;
         std::map<ValueId, bool> taken; // values given to the stage (inputs and constants)
+        StageMeter meter(graph, order, table, rules.measure, static_cast<std::size_t>(a));
         for (std::int64_t p = a; p < b; ++p) {
-            const auto& node = graph.nodes[plan.order[static_cast<std::size_t>(p)]];
+            const auto& node = graph.nodes[order[static_cast<std::size_t>(p)]];
             for (ValueId arg : node.args) {
                 const std::size_t v = table.index.at(arg);
                 if (table.producedAt[v] >= a || taken.contains(arg))
                     continue;
                 taken.emplace(arg, true);
-                stage.bytes += table.bytes[v];
                 if (auto constant = constants.find(arg); constant != constants.end()) {
                     stage.graph.constants.push_back(*constant->second);
                     continue;
@@ -216,7 +369,7 @@ Expected<StageCut> cutIntoStages(const Graph& graph, const GraphPlan& plan,
                                              handedOn.at(arg).output});
             }
             stage.graph.nodes.push_back(node);
-            stage.bytes += table.bytes[table.index.at(node.id)];
+            stage.bytes = meter.take(static_cast<std::size_t>(p));
         }
         const auto madeHere = [&](ValueId id) {
             const std::int64_t made = table.producedAt[table.index.at(id)];
@@ -229,7 +382,7 @@ Expected<StageCut> cutIntoStages(const Graph& graph, const GraphPlan& plan,
             }
         stage.researcherOutputs = stage.graph.outputs.size();
         for (std::int64_t p = a; p < b; ++p) {
-            const ValueId id = graph.nodes[plan.order[static_cast<std::size_t>(p)]].id;
+            const ValueId id = graph.nodes[order[static_cast<std::size_t>(p)]].id;
             if (table.lastUse[table.index.at(id)] >= b) {
                 handedOn[id] = OutputPlace{cut.stages.size(), stage.graph.outputs.size()};
                 stage.graph.outputs.push_back(id);

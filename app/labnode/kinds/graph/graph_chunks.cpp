@@ -21,7 +21,7 @@ Expected<void> addRange(std::vector<GraphChunk>& chunks, GraphChunk range,
                         const core::graph::GraphLimits& limits, SliceCache& cache) {
     if (range.inputDigests.empty())
         range.inputDigests.resize(range.inputs.size());
-    if (budget.bytes > 0 && plan::graphValueBytes(range.plan) > budget.bytes) {
+    if (budget.bytes > 0 && heldByTask(range.graph, range.plan, budget.planner) > budget.bytes) {
         auto whyNot = addStageChunks(chunks, range, budget, verification, limits, cache);
         if (!whyNot)
             return tl::unexpected(whyNot.error());
@@ -30,7 +30,7 @@ Expected<void> addRange(std::vector<GraphChunk>& chunks, GraphChunk range,
         range.whyWhole = "it cannot be cut into stages of " + std::to_string(budget.bytes) +
                          " bytes: " + *whyNot;
     }
-    finishChunk(range, verification);
+    finishChunk(range, verification, budget.planner);
     chunks.push_back(std::move(range));
     return {};
 }

@@ -71,14 +71,20 @@ struct GraphChunk {
 
 inline constexpr std::size_t kMinNamedInputBytes = 1024;
 
-// How a batch range over the budget is cut into stages: the most a stage may hold (0: no budget,
-// never cut), and whether by this planner — equally good cuts told apart by the FLOPs of their
-// heaviest stage, and the graph's trivial ends lifted first (plan/lifted_ends.hpp: the node
-// slices whole inputs that only slices read, and concatenates an output's parts) — or as jobs
-// stored before it were cut (they reload with the cut they were given).
+// The planners a job may have been cut by; a job keeps its own, so that it reloads with the tasks
+// it was given. 1: every value a task holds counted, in breadth-first order. 2: equally good cuts
+// told apart by the FLOPs of their heaviest stage, and the graph's trivial ends lifted first
+// (plan/lifted_ends.hpp: the node slices whole inputs that only slices read, and concatenates an
+// output's parts). 3 (current): what a task holds at once counted, witnesses included, with
+// nodes reading only inputs run just before their first reader (plan::StageMeasure).
+inline constexpr int kFirstPlanner = 1;
+inline constexpr int kCurrentPlanner = 3;
+
+// How a batch range over the budget is cut into stages: the most a task may hold (0: no budget,
+// never cut), and by which planner.
 struct StageBudget {
     std::int64_t bytes = 0;
-    bool current = true;
+    int planner = kCurrentPlanner;
 };
 
 // `chunks` is used when the submission does not ask for a number; clamped to [1, batch size]. A

@@ -17,10 +17,8 @@ namespace {
 // The node's own fields in a stored request: how it planned the job.
 constexpr const char* kPlannedRanges = "planned_ranges";
 constexpr const char* kStageBudget = "stage_budget";
-// Present (2) when its stages were cut by this planner (StageBudget::current); jobs stored before
-// reload with the cut they were given.
+// The planner its stages were cut by (StageBudget::planner); absent: the first.
 constexpr const char* kStagePlanner = "stage_planner";
-constexpr std::int64_t kCurrentPlanner = 2;
 
 } // namespace
 
@@ -55,7 +53,7 @@ Expected<PlannedChunks> planChunks(const GraphSubmission& submission, const Volu
     const int opinions = submission.verification == GraphVerification::Freivalds ? 1 : 2;
     const std::int64_t budget = stageBudget(pool, opinions, settings);
     auto chunks = splitIntoChunks(submission, std::max<std::int64_t>(1, pool.count),
-                                  settings.limits, StageBudget{budget, true});
+                                  settings.limits, StageBudget{budget});
     if (!chunks)
         return tl::unexpected(chunks.error());
     if (auto fits = checkTaskSizes(*chunks, settings); !fits)
@@ -144,8 +142,10 @@ Expected<GraphIntake> reloadGraphIntake(const GraphJobRow& row, const GraphIntak
     if (const auto* saved = fields.if_contains(kStageBudget); saved && saved->is_int64())
         budget = saved->as_int64();
     const auto* planner = fields.if_contains(kStagePlanner);
-    const StageBudget stages{budget, planner && planner->is_int64() &&
-                                         planner->as_int64() == kCurrentPlanner};
+    const StageBudget stages{budget, planner && planner->is_int64()
+                                         ? static_cast<int>(std::clamp<std::int64_t>(
+                                               planner->as_int64(), kFirstPlanner, kCurrentPlanner))
+                                         : kFirstPlanner};
     fields.erase(kPlannedRanges);
     fields.erase(kStageBudget);
     fields.erase(kStagePlanner);

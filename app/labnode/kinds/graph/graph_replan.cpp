@@ -59,7 +59,7 @@ void GraphReplan::check() {
         // Cutting is O(size): a worker does it, from the inputs the job holds.
         asio::post(m_context.workers, [this, jobId, submission = job->submission, ranges, budget,
                                        limits = m_settings.limits] {
-            auto chunks = splitIntoChunks(submission, ranges, limits, StageBudget{budget, true});
+            auto chunks = splitIntoChunks(submission, ranges, limits, StageBudget{budget});
             asio::post(m_context.core, [this, jobId, chunks = std::move(chunks), budget]() mutable {
                 if (chunks)
                     replan(jobId, std::move(*chunks), budget);

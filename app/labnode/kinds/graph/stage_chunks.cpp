@@ -47,7 +47,7 @@ Expected<std::string> addStages(std::vector<GraphChunk>& chunks, const GraphChun
                                 const core::graph::GraphLimits& limits, SliceCache& cache,
                                 bool lift) {
     CutSource source;
-    if (lift && budget.current) {
+    if (lift && budget.planner >= 2) {
         plan::LiftedEnds ends = plan::liftEnds(range.graph, range.plan);
         if (auto liftedPlan = core::graph::validateGraph(ends.graph, limits);
             ends.changed && liftedPlan) {
@@ -57,11 +57,15 @@ Expected<std::string> addStages(std::vector<GraphChunk>& chunks, const GraphChun
     }
     const core::graph::Graph& graph = source.lifted ? source.lifted->graph : range.graph;
     const core::graph::GraphPlan& graphPlan = source.lifted ? source.liftedPlan : range.plan;
-    std::vector<double> costs;
-    if (budget.current)
-        for (std::size_t position : graphPlan.order)
-            costs.push_back(nodeFlops(graph.nodes[position], graphPlan));
-    auto cut = plan::cutIntoStages(graph, graphPlan, budget.bytes, costs);
+    plan::CutRules rules;
+    rules.measure =
+        budget.planner >= 3 ? plan::StageMeasure::HeldAtOnce : plan::StageMeasure::EveryValue;
+    if (budget.planner >= 2)
+        for (const core::graph::GraphNode& node : graph.nodes)
+            rules.nodeCosts.push_back(nodeFlops(node, graphPlan));
+    if (budget.planner >= 3)
+        rules.keptToEnd = witnessCandidates(graph, graphPlan);
+    auto cut = plan::cutIntoStages(graph, graphPlan, budget.bytes, rules);
     if (!cut)
         return cut.error().message;
     // One stage of the lifted graph is a task that fits where the range did not: the node slices
@@ -120,7 +124,7 @@ Expected<std::string> addStages(std::vector<GraphChunk>& chunks, const GraphChun
                 chunk.dependsOn.end())
                 chunk.dependsOn.push_back(stageChunk);
         }
-        finishChunk(chunk, verification);
+        finishChunk(chunk, verification, budget.planner);
         chunks.push_back(std::move(chunk));
     }
     return std::string();
@@ -128,7 +132,21 @@ Expected<std::string> addStages(std::vector<GraphChunk>& chunks, const GraphChun
 
 } // namespace
 
-void finishChunk(GraphChunk& chunk, GraphVerification verification) {
+std::vector<bool> witnessCandidates(const core::graph::Graph& graph,
+                                    const core::graph::GraphPlan& plan) {
+    std::vector<bool> heavy;
+    for (const core::graph::GraphNode& node : graph.nodes)
+        heavy.push_back(verify::isHeavyNode(node, plan));
+    return heavy;
+}
+
+std::int64_t heldByTask(const core::graph::Graph& graph, const core::graph::GraphPlan& plan,
+                        int planner) {
+    return planner >= 3 ? plan::heldAtOnce(graph, plan, witnessCandidates(graph, plan))
+                        : plan::graphValueBytes(plan);
+}
+
+void finishChunk(GraphChunk& chunk, GraphVerification verification, int planner) {
     if (chunk.mergedAs.empty())
         for (std::size_t o = 0; o < chunk.graph.outputs.size(); ++o)
             chunk.mergedAs.push_back(o);
@@ -140,7 +158,7 @@ void finishChunk(GraphChunk& chunk, GraphVerification verification) {
         chunk.gemmNodes = verify::checkedGemmNodes(chunk.graph, chunk.plan);
     chunk.json = core::graph::encodeGraph(chunk.graph);
     chunk.tolerances = verify::outputTolerances(chunk.graph, chunk.plan);
-    chunk.peakBytes = plan::graphValueBytes(chunk.plan);
+    chunk.peakBytes = heldByTask(chunk.graph, chunk.plan, planner);
 }
 
 Expected<std::string> addStageChunks(std::vector<GraphChunk>& chunks, const GraphChunk& range,

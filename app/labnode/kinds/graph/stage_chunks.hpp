@@ -20,8 +20,18 @@ namespace goblin::labnode {
 using SliceCache = std::map<std::tuple<const core::Tensor*, int, std::int64_t, std::int64_t>,
                             std::pair<net::TensorPtr, std::string>>;
 
-// What every chunk's graph gets once its plan is known: witnesses, then what depends on outputs.
-void finishChunk(GraphChunk& chunk, GraphVerification verification);
+// Per node of graph.nodes: whether verification may make it an output (a witness).
+std::vector<bool> witnessCandidates(const core::graph::Graph& graph,
+                                    const core::graph::GraphPlan& plan);
+
+// What a task running this graph holds, as `planner` counts it (StageBudget), its witnesses
+// included.
+std::int64_t heldByTask(const core::graph::Graph& graph, const core::graph::GraphPlan& plan,
+                        int planner);
+
+// What every chunk's graph gets once its plan is known: witnesses, then what depends on outputs,
+// and what it holds as `planner` counts it.
+void finishChunk(GraphChunk& chunk, GraphVerification verification, int planner);
 
 // The stages of a batch range (its graph, plan and inputs in `range`) as chunks appended to
 // `chunks`; why not (empty: cut), leaving `chunks` as it was, when the range cannot be cut.

@@ -1,4 +1,6 @@
 // validateGraph: every check a graph passes before an executor sees it.
+#include <functional>
+#include <queue>
 #include <string>
 #include <unordered_map>
 
@@ -38,7 +40,10 @@ Expected<void> checkCounts(const Graph& graph, const GraphLimits& limits) {
     return {};
 }
 
-// Kahn's algorithm over node → node edges; leftover nodes sit on a cycle.
+// Kahn's algorithm over node → node edges, taking the ready node listed first: a graph listed in
+// an order its values allow runs in that order (a capture's program order, a stage's planned
+// order), so that what a task holds at once is what its planner counted. Leftover nodes sit on a
+// cycle.
 Expected<std::vector<std::size_t>>
 topologicalOrder(const Graph& graph, const std::unordered_map<ValueId, std::size_t>& producer) {
     const std::size_t n = graph.nodes.size();
@@ -50,14 +55,20 @@ topologicalOrder(const Graph& graph, const std::unordered_map<ValueId, std::size
                 ++pending[i];
                 users[it->second].push_back(i);
             }
-    std::vector<std::size_t> order;
+    std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
     for (std::size_t i = 0; i < n; ++i)
         if (pending[i] == 0)
-            order.push_back(i);
-    for (std::size_t next = 0; next < order.size(); ++next)
-        for (std::size_t user : users[order[next]])
+            ready.push(i);
+    std::vector<std::size_t> order;
+    order.reserve(n);
+    while (!ready.empty()) {
+        const std::size_t next = ready.top();
+        ready.pop();
+        order.push_back(next);
+        for (std::size_t user : users[next])
             if (--pending[user] == 0)
-                order.push_back(user);
+                ready.push(user);
+    }
     if (order.size() == n)
         return order;
     for (std::size_t i = 0; i < n; ++i)

@@ -57,7 +57,7 @@ std::vector<GraphChunk> submittedChunks(const net::PlanGraph& plan, std::int64_t
     auto submission = parseGraphSubmission(net::Message{control, tensors}, {});
     if (!submission)
         qFatal("%s", submission.error().message.c_str());
-    auto chunks = splitIntoChunks(*submission, 1, {}, StageBudget{budget, true});
+    auto chunks = splitIntoChunks(*submission, 1, {}, StageBudget{budget});
     if (!chunks)
         qFatal("%s", chunks.error().message.c_str());
     return *chunks;

@@ -48,7 +48,8 @@ struct GraphLimits {
     std::size_t maxConstantBytes = std::size_t{16} << 20; // all constants together (inline JSON)
 };
 
-// What validation learned: a topological order of the nodes and every value's spec.
+// What validation learned: a topological order of the nodes (the listed order wherever the list
+// allows it: the ready node listed first runs first) and every value's spec.
 struct GraphPlan {
     std::vector<std::size_t> order; // indices into Graph::nodes
     std::map<ValueId, ops::TensorSpec> specs;
