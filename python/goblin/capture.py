@@ -169,12 +169,24 @@ def capture(fn_or_module: Union[torch.nn.Module, Callable[..., Any]], *example_i
                            % (type(failure).__name__, failure)) from failure
     if lowering.unsupported:
         raise UnsupportedOperator(lowering.unsupported, lowering.reasons)
+    _drop_unread_nodes(lowering.graph)
     rtol = dict(DEFAULT_RTOL, **(rtol or {}))
     captured = CapturedGraph(lowering.graph, _input_names(fn_or_module, len(tensors)),
                              fn_or_module, rtol)
     if check:
         captured.check(*[t.detach().cpu().numpy() for t in tensors])
     return captured
+
+
+def _drop_unread_nodes(graph: Graph) -> None:
+    """Drops the nodes no output depends on (a transpose whose only reader folded it away), but
+    never a dropout mask: the masks' draws number the random streams."""
+    needed = set(graph.outputs)
+    for node in reversed(graph.nodes):
+        if node["id"] in needed or node["op"] == "dropout_mask":
+            needed.add(node["id"])
+            needed.update(node["args"])
+    graph.nodes = [node for node in graph.nodes if node["id"] in needed]
 
 
 def check_outputs(got: Sequence[ArrayLike], want: Sequence[ArrayLike],

@@ -91,6 +91,7 @@ class Lowering:
         self.unsupported: "Counter[str]" = Counter()
         self.reasons = {}
         self.notes = {}  # id(Sym) -> provenance a later handler needs (a layer norm's eps)
+        self.permuted = {}  # value id of a permute's result -> (its argument's Sym, its dims)
         self._constants = {}
         self._kept = []
         self._blamed = set()

@@ -29,9 +29,16 @@ def _to_dtype(L, real, x, *args, **kwargs):
 def _permute(L, real, x, dims):
     x = L.sym(x)
     dims = [dim_index(d, x.ndim) for d in dims]
+    # A permute of a permute's result is one permute of its argument (none when they cancel, as
+    # a linear layer's backward transposes the transposed weight): the same elements, copied once.
+    if x.value.id in L.permuted:
+        x, first = L.permuted[x.value.id]
+        dims = [first[d] for d in dims]
     if dims == list(range(x.ndim)):
         return x
-    return L.emit("permute", [x], x.dtype, real.shape, dims=dims)
+    out = L.emit("permute", [x], x.dtype, real.shape, dims=dims)
+    L.permuted[out.value.id] = (x, dims)
+    return out
 
 
 @aten("t", "t_copy", "numpy_T")

@@ -281,6 +281,32 @@ def test_training_step_gradients_capture(name):
     assert captured.check(*make_inputs(np.random.default_rng(5))) <= 1.0
 
 
+def test_a_permute_of_a_permute_is_one_permute_or_none():
+    """Transposes that cancel (a linear layer's backward transposes its transposed weight) are
+    captured as the value itself, two others as one permute; no node nothing reads is kept."""
+    def twice(x):
+        return x.permute(1, 2, 0).permute(2, 0, 1) + 1, x.transpose(0, 1).transpose(1, 2)
+
+    x = np.random.default_rng(3).standard_normal((2, 3, 4)).astype(np.float32)
+    captured = goblin.capture(twice, x)
+    graph = json.loads(captured.graph.to_json())
+    permutes = [node for node in graph["nodes"] if node["op"] == "permute"]
+    assert [node["attrs"]["dims"] for node in permutes] == [[1, 2, 0]]
+    read = {arg for node in graph["nodes"] for arg in node["args"]} | set(graph["outputs"])
+    assert all(node["id"] in read for node in graph["nodes"])
+    assert captured.check(x) <= 1.0
+
+    linear = torch.nn.Linear(8, 4)
+
+    def step(x):
+        return torch.autograd.grad(linear(x).square().sum(), list(linear.parameters()))
+
+    step_graph = json.loads(goblin.capture(step, x.reshape(3, 8)).graph.to_json())
+    made_by = {node["id"]: node for node in step_graph["nodes"]}
+    assert not [node for node in step_graph["nodes"] if node["op"] == "permute"
+                and made_by.get(node["args"][0], {}).get("op") == "permute"]
+
+
 def test_check_outputs_tolerance_rules():
     want = np.array([1.0, np.nan, np.inf, 100.0], np.float32)
     assert check_outputs([want.copy()], [want]) == 0.0

@@ -268,6 +268,40 @@ private Q_SLOTS:
         checkStagesRunToTheWholeBits(whole, *cut);
     }
 
+    // A weight that travels flat is reshaped where it is read: read by the first stage and the
+    // last, it is never handed on (only the two 2 KiB activations cross), the last stage takes
+    // the flat input and reshapes it itself. A node nothing reads is in no stage.
+    void aReshapeOfAnInputIsMadeByEachStageThatReadsIt() {
+        const ParsedGraph whole = parseGraph(R"({"catalog": 3,
+            "inputs": [{"id": 0, "dtype": "f32", "shape": [8, 64]},
+                       {"id": 1, "dtype": "f32", "shape": [4096]},
+                       {"id": 2, "dtype": "f32", "shape": [64, 64]}],
+            "nodes": [{"id": 9, "op": "neg", "args": [0], "attrs": {}},
+                      {"id": 10, "op": "reshape", "args": [1], "attrs": {"shape": [64, 64]}},
+                      {"id": 11, "op": "matmul", "args": [0, 10], "attrs": {}},
+                      {"id": 12, "op": "tanh", "args": [11], "attrs": {}},
+                      {"id": 13, "op": "matmul", "args": [12, 2], "attrs": {}},
+                      {"id": 14, "op": "tanh", "args": [13], "attrs": {}},
+                      {"id": 15, "op": "matmul", "args": [14, 10], "attrs": {}}],
+            "outputs": [15]})");
+        auto cut = plan::cutIntoStages(whole.graph, whole.plan, 30'000);
+        QVERIFY2(cut.has_value(), cut ? "" : cut.error().message.c_str());
+        QCOMPARE(cut->stages.size(), std::size_t{3});
+        QCOMPARE(cut->boundaryBytes, std::int64_t{2 * 2'048});
+        const plan::GraphStage& last = cut->stages.back();
+        QVERIFY(std::any_of(last.graph.nodes.begin(), last.graph.nodes.end(),
+                            [](const graph::GraphNode& node) { return node.id == 10; }));
+        QVERIFY(std::find(last.sources.begin(), last.sources.end(),
+                          plan::StageSource{plan::StageSource::Kind::GraphInput, 1, 0, 0}) !=
+                last.sources.end());
+        for (const plan::GraphStage& stage : cut->stages) {
+            QVERIFY(stage.bytes <= 30'000);
+            for (const graph::GraphNode& node : stage.graph.nodes)
+                QVERIFY(node.id != 9);
+        }
+        checkStagesRunToTheWholeBits(whole, *cut);
+    }
+
     void aNodeBiggerThanTheBudgetIsRefused() {
         const ParsedGraph whole = parseGraph(kNarrowWaist);
         auto cut =

@@ -1,8 +1,12 @@
 #include "goblin/plan/stage_cut.hpp"
 
+#include "goblin/plan/cut_order.hpp"
+
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -15,86 +19,6 @@ using core::graph::Graph;
 using core::graph::GraphPlan;
 using core::graph::ValueId;
 
-std::int64_t specBytes(const core::ops::TensorSpec& spec) {
-    return static_cast<std::int64_t>(core::byteSize(spec.dtype, spec.shape).value_or(0));
-}
-
-// Kahn's algorithm taking ready nodes first in, first out: how validateGraph ordered nodes when
-// EveryValue cuts were made, so that they reload with the same stages.
-std::vector<std::size_t> breadthFirstOrder(const Graph& graph) {
-    std::unordered_map<ValueId, std::size_t> producer;
-    for (std::size_t i = 0; i < graph.nodes.size(); ++i)
-        producer.emplace(graph.nodes[i].id, i);
-    std::vector<std::size_t> pending(graph.nodes.size(), 0);
-    std::vector<std::vector<std::size_t>> users(graph.nodes.size());
-    for (std::size_t i = 0; i < graph.nodes.size(); ++i)
-        for (ValueId arg : graph.nodes[i].args)
-            if (auto it = producer.find(arg); it != producer.end()) {
-                ++pending[i];
-                users[it->second].push_back(i);
-            }
-    std::vector<std::size_t> order;
-    for (std::size_t i = 0; i < graph.nodes.size(); ++i)
-        if (pending[i] == 0)
-            order.push_back(i);
-    for (std::size_t next = 0; next < order.size(); ++next)
-        for (std::size_t user : users[order[next]])
-            if (--pending[user] == 0)
-                order.push_back(user);
-    return order; // a validated graph has no cycle: every node is in it
-}
-
-// Layout and dtype ops: they rearrange their argument's elements without arithmetic.
-bool rearranges(core::ops::OpCode op) {
-    using core::ops::OpCode;
-    return op == OpCode::Cast || op == OpCode::Reshape || op == OpCode::Permute ||
-           op == OpCode::Expand || op == OpCode::Slice || op == OpCode::Concat;
-}
-
-// The plan's order, with each node that only rearranges inputs, constants and such nodes' values
-// (a parameter's reshape or transpose) moved to just before its first reader instead of up
-// front, and each reshape of a computed value (free: it shares the storage) moved to just after
-// the value is made, so that the stage making a value also outputs its reshape (a gradient's
-// flat part) rather than hand the value on. A node sorts by (its place, its position): a moved
-// node's place is its first reader's place, or its argument's; any other node's is its
-// position. Producers stay before their readers.
-std::vector<std::size_t> lateOrder(const Graph& graph, const GraphPlan& plan) {
-    const std::size_t n = plan.order.size();
-    std::unordered_map<ValueId, std::size_t> producer;
-    std::vector<std::size_t> position(graph.nodes.size());
-    for (std::size_t p = 0; p < n; ++p) {
-        producer.emplace(graph.nodes[plan.order[p]].id, plan.order[p]);
-        position[plan.order[p]] = p;
-    }
-    std::vector<bool> fromInputs(graph.nodes.size(), false);
-    for (std::size_t i : plan.order)
-        fromInputs[i] =
-            rearranges(graph.nodes[i].op) &&
-            std::all_of(graph.nodes[i].args.begin(), graph.nodes[i].args.end(), [&](ValueId arg) {
-                const auto it = producer.find(arg);
-                return it == producer.end() || fromInputs[it->second];
-            });
-    constexpr std::size_t kUnread = std::numeric_limits<std::size_t>::max();
-    std::vector<std::size_t> late(graph.nodes.size(), kUnread);
-    for (std::size_t p = n; p-- > 0;) {
-        const std::size_t i = plan.order[p];
-        if (!fromInputs[i] || late[i] == kUnread)
-            late[i] = p;
-        for (ValueId arg : graph.nodes[i].args)
-            if (const auto it = producer.find(arg); it != producer.end() && fromInputs[it->second])
-                late[it->second] = std::min(late[it->second], late[i]);
-    }
-    std::vector<std::size_t> place = std::move(late);
-    for (std::size_t i : plan.order)
-        if (graph.nodes[i].op == core::ops::OpCode::Reshape && !fromInputs[i])
-            place[i] = place[producer.at(graph.nodes[i].args.front())];
-    std::vector<std::size_t> order = plan.order;
-    std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-        return std::pair{place[x], position[x]} < std::pair{place[y], position[y]};
-    });
-    return order;
-}
-
 // The graph's values densely numbered: what a cut needs to know of each.
 struct ValueTable {
     std::unordered_map<ValueId, std::size_t> index;
@@ -102,6 +26,9 @@ struct ValueTable {
     std::vector<std::int64_t> producedAt; // position in the order; -1 for inputs and constants
     std::vector<std::int64_t> lastUse;    // last position that reads it; -1 when none does
     std::vector<std::int64_t> newBytes;   // what making it allocates (0: a reshape shares storage)
+    // The input or constant a value is a reshape of (through reshapes), else -1: a stage reading
+    // it makes it from that input rather than take it from the stage that made it.
+    std::vector<std::int64_t> viewOf;
     std::vector<std::vector<std::size_t>> freedAfter; // per position: storage dropped then
 
     std::size_t add(ValueId id, std::int64_t size, std::int64_t position) {
@@ -110,6 +37,7 @@ struct ValueTable {
         producedAt.push_back(position);
         lastUse.push_back(-1);
         newBytes.push_back(size);
+        viewOf.push_back(-1);
         return bytes.size() - 1;
     }
 };
@@ -144,8 +72,13 @@ ValueTable tableOf(const Graph& graph, const GraphPlan& plan, const std::vector<
         const auto& node = graph.nodes[order[p]];
         const std::size_t v = table.index.at(node.id);
         if (node.op == core::ops::OpCode::Reshape) {
-            owner[v] = owner[table.index.at(node.args.front())];
+            const std::size_t arg = table.index.at(node.args.front());
+            owner[v] = owner[arg];
             table.newBytes[v] = 0;
+            if (table.producedAt[arg] < 0)
+                table.viewOf[v] = static_cast<std::int64_t>(arg);
+            else if (table.viewOf[arg] >= 0)
+                table.viewOf[v] = table.viewOf[arg];
         }
         const bool kept = !keptToEnd.empty() && keptToEnd[order[p]];
         const std::int64_t last = kept || table.lastUse[v] < 0 ? end : table.lastUse[v];
@@ -180,7 +113,9 @@ public:
         const auto& node = m_graph.nodes[m_order[p]];
         for (ValueId arg : node.args) {
             const std::size_t v = m_table.index.at(arg);
-            if (m_table.producedAt[v] < static_cast<std::int64_t>(m_a))
+            if (m_table.viewOf[v] >= 0)
+                give(static_cast<std::size_t>(m_table.viewOf[v])); // made where it is read
+            else if (m_table.producedAt[v] < static_cast<std::int64_t>(m_a))
                 give(v);
         }
         m_running += m_table.newBytes[m_table.index.at(node.id)];
@@ -229,7 +164,7 @@ std::vector<std::int64_t> crossingBytes(const ValueTable& table, std::size_t n) 
     for (std::size_t v = 0; v < table.bytes.size(); ++v) {
         const std::int64_t made = table.producedAt[v];
         const std::int64_t last = table.lastUse[v];
-        if (made < 0 || last <= made)
+        if (made < 0 || last <= made || table.viewOf[v] >= 0)
             continue;
         delta[static_cast<std::size_t>(made) + 1] += table.bytes[v];
         delta[static_cast<std::size_t>(last) + 1] -= table.bytes[v];
@@ -281,7 +216,113 @@ std::vector<std::size_t> bestCuts(const std::vector<std::size_t>& ends,
     return cuts;
 }
 
+// Makes the stages of a cut, one after another: each stage's graph, its sources and outputs.
+class StageMaker {
+public:
+    StageMaker(const Graph& graph, const GraphPlan& plan, const std::vector<std::size_t>& order,
+               const ValueTable& table, StageMeasure measure)
+        : m_graph(graph), m_plan(plan), m_order(order), m_table(table), m_measure(measure),
+          m_outputs(graph.outputs.begin(), graph.outputs.end()) {
+        for (std::size_t i = 0; i < graph.inputs.size(); ++i)
+            m_inputIndex.emplace(graph.inputs[i].id, i);
+        for (const auto& constant : graph.constants)
+            m_constants.emplace(constant.id, &constant);
+        for (std::size_t i = 0; i < graph.nodes.size(); ++i)
+            m_producer.emplace(graph.nodes[i].id, i);
+    }
+
+    // Appends the stage of positions [a, b) to `cut`, unless nothing reads what it computes.
+    void add(std::size_t a, std::size_t b, StageCut& cut) {
+        m_stage = GraphStage{};
+        m_stage.graph.catalogVersion = m_graph.catalogVersion;
+        m_present.clear();
+        m_a = static_cast<std::int64_t>(a);
+        StageMeter meter(m_graph, m_order, m_table, m_measure, a);
+        for (std::size_t p = a; p < b; ++p) {
+            const auto& node = m_graph.nodes[m_order[p]];
+            m_stage.bytes = meter.take(p);
+            if (m_table.viewOf[m_table.index.at(node.id)] >= 0) {
+                if (m_outputs.contains(node.id))
+                    provide(node.id); // else made where it is read
+                continue;
+            }
+            for (ValueId arg : node.args)
+                provide(arg);
+            m_stage.graph.nodes.push_back(node);
+            m_present.insert(node.id);
+        }
+        const auto madeHere = [&](ValueId id) {
+            const std::int64_t made = m_table.producedAt[m_table.index.at(id)];
+            return made >= m_a && made < static_cast<std::int64_t>(b);
+        };
+        for (std::size_t o = 0; o < m_graph.outputs.size(); ++o)
+            if (madeHere(m_graph.outputs[o])) {
+                cut.outputs[o] = OutputPlace{cut.stages.size(), m_stage.graph.outputs.size()};
+                m_stage.graph.outputs.push_back(m_graph.outputs[o]);
+            }
+        m_stage.researcherOutputs = m_stage.graph.outputs.size();
+        for (std::size_t p = a; p < b; ++p) {
+            const ValueId id = m_graph.nodes[m_order[p]].id;
+            const std::size_t v = m_table.index.at(id);
+            if (m_table.lastUse[v] >= static_cast<std::int64_t>(b) && m_table.viewOf[v] < 0) {
+                m_handedOn[id] = OutputPlace{cut.stages.size(), m_stage.graph.outputs.size()};
+                m_stage.graph.outputs.push_back(id);
+                cut.boundaryBytes += m_table.bytes[v];
+            }
+        }
+        if (!m_stage.graph.outputs.empty()) // else only values nothing reads
+            cut.stages.push_back(std::move(m_stage));
+    }
+
+private:
+    // Makes `value` available to the stage being made: computed in it before its reader, given
+    // (an input, a constant, an earlier stage's value), or for a view of an input, made from it.
+    void provide(ValueId value) {
+        if (m_present.contains(value))
+            return;
+        const std::size_t v = m_table.index.at(value);
+        if (m_table.viewOf[v] >= 0) {
+            const auto& node = m_graph.nodes[m_producer.at(value)];
+            provide(node.args.front());
+            m_stage.graph.nodes.push_back(node);
+            m_present.insert(value);
+            return;
+        }
+        if (m_table.producedAt[v] >= m_a)
+            return;
+        m_present.insert(value);
+        if (auto constant = m_constants.find(value); constant != m_constants.end()) {
+            m_stage.graph.constants.push_back(*constant->second);
+            return;
+        }
+        m_stage.graph.inputs.push_back({value, m_plan.specs.at(value)});
+        if (auto input = m_inputIndex.find(value); input != m_inputIndex.end())
+            m_stage.sources.push_back({StageSource::Kind::GraphInput, input->second, 0, 0});
+        else
+            m_stage.sources.push_back({StageSource::Kind::Boundary, 0, m_handedOn.at(value).stage,
+                                       m_handedOn.at(value).output});
+    }
+
+    const Graph& m_graph;
+    const GraphPlan& m_plan;
+    const std::vector<std::size_t>& m_order;
+    const ValueTable& m_table;
+    StageMeasure m_measure;
+    std::set<ValueId> m_outputs;
+    std::map<ValueId, std::size_t> m_inputIndex;
+    std::map<ValueId, const core::graph::GraphConstant*> m_constants;
+    std::unordered_map<ValueId, std::size_t> m_producer;
+    std::map<ValueId, OutputPlace> m_handedOn; // boundary values, where their stage outputs them
+    GraphStage m_stage;
+    std::set<ValueId> m_present;
+    std::int64_t m_a = 0;
+};
+
 } // namespace
+
+std::int64_t specBytes(const core::ops::TensorSpec& spec) {
+    return static_cast<std::int64_t>(core::byteSize(spec.dtype, spec.shape).value_or(0));
+}
 
 std::int64_t graphValueBytes(const GraphPlan& plan) {
     std::int64_t total = 0;
@@ -303,7 +344,6 @@ std::int64_t heldAtOnce(const Graph& graph, const GraphPlan& plan,
 
 Expected<StageCut> cutIntoStages(const Graph& graph, const GraphPlan& plan,
                                  std::int64_t budgetBytes, const CutRules& rules) {
-    const std::size_t n = plan.order.size();
     if ((!rules.nodeCosts.empty() && rules.nodeCosts.size() != graph.nodes.size()) ||
         (!rules.keptToEnd.empty() && rules.keptToEnd.size() != graph.nodes.size()))
         return makeError(ErrorCode::InvalidInput,
@@ -311,6 +351,7 @@ Expected<StageCut> cutIntoStages(const Graph& graph, const GraphPlan& plan,
     const std::vector<std::size_t> order = rules.measure == StageMeasure::HeldAtOnce
                                                ? lateOrder(graph, plan)
                                                : breadthFirstOrder(graph);
+    const std::size_t n = order.size();
     const ValueTable table = tableOf(graph, plan, order, rules.measure, rules.keptToEnd);
     std::vector<double> costBefore(n + 1, 0.0);
     for (std::size_t p = 0; p < n && !rules.nodeCosts.empty(); ++p)
@@ -333,66 +374,11 @@ Expected<StageCut> cutIntoStages(const Graph& graph, const GraphPlan& plan,
                              std::to_string(alone) + " bytes with what it reads");
     }
     const std::vector<std::size_t> cuts = bestCuts(ends, crossingBytes(table, n), costBefore, n);
-    std::map<ValueId, std::size_t> graphInputIndex;
-    for (std::size_t i = 0; i < graph.inputs.size(); ++i)
-        graphInputIndex.emplace(graph.inputs[i].id, i);
-    std::map<ValueId, const core::graph::GraphConstant*> constants;
-    for (const auto& constant : graph.constants)
-        constants.emplace(constant.id, &constant);
-
     StageCut cut;
     cut.outputs.resize(graph.outputs.size());
-    std::map<ValueId, OutputPlace> handedOn; // boundary values, where their stage outputs them
-    for (std::size_t s = 0; s + 1 < cuts.size(); ++s) {
-        const auto a = static_cast<std::int64_t>(cuts[s]);
-        const auto b = static_cast<std::int64_t>(cuts[s + 1]);
-        GraphStage stage;
-        stage.graph.catalogVersion = graph.catalogVersion;
-        std::map<ValueId, bool> taken; // values given to the stage (inputs and constants)
-        StageMeter meter(graph, order, table, rules.measure, static_cast<std::size_t>(a));
-        for (std::int64_t p = a; p < b; ++p) {
-            const auto& node = graph.nodes[order[static_cast<std::size_t>(p)]];
-            for (ValueId arg : node.args) {
-                const std::size_t v = table.index.at(arg);
-                if (table.producedAt[v] >= a || taken.contains(arg))
-                    continue;
-                taken.emplace(arg, true);
-                if (auto constant = constants.find(arg); constant != constants.end()) {
-                    stage.graph.constants.push_back(*constant->second);
-                    continue;
-                }
-                stage.graph.inputs.push_back({arg, plan.specs.at(arg)});
-                if (auto input = graphInputIndex.find(arg); input != graphInputIndex.end())
-                    stage.sources.push_back({StageSource::Kind::GraphInput, input->second, 0, 0});
-                else
-                    stage.sources.push_back({StageSource::Kind::Boundary, 0, handedOn.at(arg).stage,
-                                             handedOn.at(arg).output});
-            }
-            stage.graph.nodes.push_back(node);
-            stage.bytes = meter.take(static_cast<std::size_t>(p));
-        }
-        const auto madeHere = [&](ValueId id) {
-            const std::int64_t made = table.producedAt[table.index.at(id)];
-            return made >= a && made < b;
-        };
-        for (std::size_t o = 0; o < graph.outputs.size(); ++o)
-            if (madeHere(graph.outputs[o])) {
-                cut.outputs[o] = OutputPlace{cut.stages.size(), stage.graph.outputs.size()};
-                stage.graph.outputs.push_back(graph.outputs[o]);
-            }
-        stage.researcherOutputs = stage.graph.outputs.size();
-        for (std::int64_t p = a; p < b; ++p) {
-            const ValueId id = graph.nodes[order[static_cast<std::size_t>(p)]].id;
-            if (table.lastUse[table.index.at(id)] >= b) {
-                handedOn[id] = OutputPlace{cut.stages.size(), stage.graph.outputs.size()};
-                stage.graph.outputs.push_back(id);
-                cut.boundaryBytes += table.bytes[table.index.at(id)];
-            }
-        }
-        if (stage.graph.outputs.empty())
-            continue; // only values nothing reads: no task needs to compute them
-        cut.stages.push_back(std::move(stage));
-    }
+    StageMaker maker(graph, plan, order, table, rules.measure);
+    for (std::size_t s = 0; s + 1 < cuts.size(); ++s)
+        maker.add(cuts[s], cuts[s + 1], cut);
     return cut;
 }
 

@@ -2,25 +2,22 @@
 
 #include <algorithm>
 
+#include "goblin/plan/stage_cut.hpp"
 #include "kinds/graph/bytes_text.hpp"
 #include "kinds/graph/graph_cost.hpp"
 
 namespace goblin::labnode {
 namespace {
 
-std::int64_t specBytes(const core::ops::TensorSpec& spec) {
-    return static_cast<std::int64_t>(core::byteSize(spec.dtype, spec.shape).value_or(0));
-}
-
 std::int64_t outputBytes(const GraphChunk& chunk, std::size_t o) {
-    return specBytes(chunk.plan.specs.at(chunk.graph.outputs.at(o)));
+    return plan::specBytes(chunk.plan.specs.at(chunk.graph.outputs.at(o)));
 }
 
 // What a task's volunteer receives and sends back: its inputs, its outputs with the witnesses.
 std::int64_t taskTraffic(const GraphChunk& chunk) {
     std::int64_t bytes = 0;
     for (const auto& input : chunk.graph.inputs)
-        bytes += specBytes(input.spec);
+        bytes += plan::specBytes(input.spec);
     for (std::size_t o = 0; o < chunk.graph.outputs.size(); ++o)
         bytes += outputBytes(chunk, o);
     return bytes;
@@ -30,7 +27,7 @@ std::int64_t boundaryInBytes(const GraphChunk& chunk) {
     std::int64_t bytes = 0;
     for (std::size_t i = 0; i < chunk.boundary.size(); ++i)
         if (chunk.boundary[i])
-            bytes += specBytes(chunk.graph.inputs.at(i).spec);
+            bytes += plan::specBytes(chunk.graph.inputs.at(i).spec);
     return bytes;
 }
 

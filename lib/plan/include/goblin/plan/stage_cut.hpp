@@ -72,6 +72,9 @@ struct CutRules {
     std::vector<bool> keptToEnd;
 };
 
+// Bytes of a value of this dtype and shape (0 where they overflow: validation refuses those).
+std::int64_t specBytes(const core::ops::TensorSpec& spec);
+
 // Bytes of every value of a validated graph (its inputs, constants and node values).
 std::int64_t graphValueBytes(const core::graph::GraphPlan& plan);
 
