@@ -307,9 +307,11 @@ void GraphJobs::audit(const ResearcherRequest& request, const std::string& jobId
 
 void GraphJobs::onDecided(GraphTask& task) {
     GraphJob& job = m_book.jobOf(task);
-    // The stages that read it and waited for nothing else are queued now: they get its values.
+    // Its readers that waited for nothing else are queued now with its values; woken at once (a
+    // decision made on a worker brings no result that wakes the scheduler).
     if (auto filled = m_stages.fillQueued(job, m_book.readersOf(task)); !filled)
         return failJob(job, filled.error());
+    m_scheduler.wake();
     ++job.done;
     m_stages.redoIfPending(job); // it may have waited for this decision
     const auto total = static_cast<std::int64_t>(job.taskIds.size());
@@ -364,10 +366,8 @@ void GraphJobs::onMerged(const std::string& jobId, Expected<std::vector<core::Te
     job.merging = false;
     if (!merged)
         return failJob(job, merged.error());
-    if (job.state != JobState::Running)
-        return;
-    if (job.redeciding > 0 || !job.redoPending.empty())
-        return; // a task is being rechecked or computed again: its end merges again
+    if (job.state != JobState::Running || job.redeciding > 0 || !job.redoPending.empty())
+        return; // ended, or a task is rechecked or computed again: its end merges again
     job.result = std::move(*merged);
     job.state = JobState::Done;
     Database& db = m_context.store.database();
