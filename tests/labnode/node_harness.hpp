@@ -163,8 +163,8 @@ inline net::Message researcherHello(const std::string& token, int catalog = 3,
 
 // A first-contact volunteer hello (identity null) that runs matmul, and graphs when asked. It
 // speaks protocol 1: the node still admits version-1 peers.
-inline net::Message volunteerHello(int slots, bool graphs,
-                                   const std::string& backend = "cpu-eigen") {
+inline net::Message volunteerHello(int slots, bool graphs, const std::string& backend = "cpu-eigen",
+                                   std::int64_t memoryBytes = std::int64_t{1} << 30) {
     boost::json::array ops{"matmul"};
     if (graphs)
         ops.push_back("graph");
@@ -176,7 +176,7 @@ inline net::Message volunteerHello(int slots, bool graphs,
                     {"capabilities",
                      {{"backend", backend},
                       {"threads", 1},
-                      {"memory_bytes", 1 << 30},
+                      {"memory_bytes", memoryBytes},
                       {"dtypes", {"f32", "f64"}},
                       {"ops", std::move(ops)},
                       {"slots", slots}}}});

@@ -104,6 +104,7 @@ std::vector<Scheduler::Assignment> Scheduler::claimTasks(double deadline, DueOnN
 void Scheduler::pump() {
     if (m_stopped || !anyQueued())
         return;
+    ++m_pumps;
     const double now = m_context.clock();
     DueOnNode due;
     std::vector<Assignment> assignments = claimTasks(now + m_settings.leaseSeconds, due);

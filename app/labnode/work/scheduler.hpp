@@ -61,6 +61,9 @@ public:
 
     int leasesHeldBy(std::uint64_t peer) const { return m_leases.countHeldBy(peer); }
     std::vector<Lease> leasesOf(std::uint64_t peer) const { return m_leases.heldBy(peer); }
+    // Counts the passes that hand out tasks: tasks claimed in the current one are not leases
+    // yet (they are recorded together at its end).
+    std::uint64_t pumps() const { return m_pumps; }
     bool leasedOnBackend(std::string_view kind, std::int64_t task, std::string_view backend) const {
         return m_leases.leasedOnBackend(kind, task, backend);
     }
@@ -101,6 +104,7 @@ private:
     LeaseObserver m_observer;
     boost::asio::steady_timer m_leaseTimer;
     bool m_pumpPosted = false;
+    std::uint64_t m_pumps = 0;
     bool m_stopped = false;
 };
 

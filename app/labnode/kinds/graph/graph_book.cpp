@@ -158,14 +158,21 @@ void GraphBook::endJob(const std::string& jobId, std::string_view why) {
     m_engine.cancelJob(jobId, why);
 }
 
-bool GraphBook::fits(const GraphTask& task, const VolunteerInfo& volunteer) const {
-    const GraphJob& job = m_jobs.at(task.jobId);
-    return volunteer.memoryBytes <= 0 || task.chunk >= job.chunks.size() ||
-           job.chunks[task.chunk].peakBytes <= volunteer.memoryBytes;
+bool GraphBook::fits(const GraphTask& task, const VolunteerInfo& volunteer,
+                     std::int64_t heldBytes) const {
+    return volunteer.memoryBytes <= 0 || taskBytes(task) + heldBytes <= volunteer.memoryBytes;
+}
+
+std::int64_t GraphBook::taskBytes(const GraphTask& task) const {
+    const auto job = m_jobs.find(task.jobId);
+    return job == m_jobs.end() || task.chunk >= job->second.chunks.size()
+               ? 0
+               : job->second.chunks[task.chunk].peakBytes;
 }
 
 std::optional<LeasedTask>
-GraphBook::leaseFor(const VolunteerInfo& volunteer, const LeasedOnBackend& leasedOnBackend,
+GraphBook::leaseFor(const VolunteerInfo& volunteer, std::int64_t heldBytes,
+                    const LeasedOnBackend& leasedOnBackend,
                     const std::function<bool(std::int64_t task)>& mayTake) {
     // Replicas on different backends catch backend bugs as well as dishonesty.
     auto seenBackend = [&](const GraphTask& task) {
@@ -183,8 +190,8 @@ GraphBook::leaseFor(const VolunteerInfo& volunteer, const LeasedOnBackend& lease
         auto leased = m_engine.lease(
             [&](const Task& candidate) {
                 const GraphTask& task = m_tasks.at(candidate.id);
-                if (task.involved.contains(volunteer.volunteerId) || !fits(task, volunteer) ||
-                    !mayTake(task.id))
+                if (task.involved.contains(volunteer.volunteerId) ||
+                    !fits(task, volunteer, heldBytes) || !mayTake(task.id))
                     return false;
                 if (pass < 2 && seenAddress(task))
                     return false;

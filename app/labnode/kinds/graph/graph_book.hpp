@@ -107,14 +107,18 @@ public:
     Expected<void> fillInputs(const GraphTask& task);
     // The job ended: none of its tasks is leased or decided any more.
     void endJob(const std::string& jobId, std::string_view why);
-    // Whether the volunteer lends enough memory for the task's chunk.
-    bool fits(const GraphTask& task, const VolunteerInfo& volunteer) const;
+    // Whether the volunteer lends enough memory for the task's chunk, beside `heldBytes` of
+    // other tasks it holds.
+    bool fits(const GraphTask& task, const VolunteerInfo& volunteer,
+              std::int64_t heldBytes = 0) const;
+    // What a task holds on a volunteer (its chunk's peak bytes; 0 once its job is gone).
+    std::int64_t taskBytes(const GraphTask& task) const;
     // Leases the queued opinion this volunteer should give: a task it was not involved in that
-    // fits, preferring one no volunteer on its network address has taken, then one no replica or
-    // lease of its backend has seen. nullopt when none.
+    // fits beside the `heldBytes` of tasks it holds, preferring one no volunteer on its network
+    // address has taken, then one no replica or lease of its backend has seen. nullopt when none.
     // Tasks `mayTake` refuses (the scheduler's filter) are skipped.
     using LeasedOnBackend = std::function<bool(std::int64_t task, const std::string& backend)>;
-    std::optional<LeasedTask> leaseFor(const VolunteerInfo& volunteer,
+    std::optional<LeasedTask> leaseFor(const VolunteerInfo& volunteer, std::int64_t heldBytes,
                                        const LeasedOnBackend& leasedOnBackend,
                                        const std::function<bool(std::int64_t task)>& mayTake);
 

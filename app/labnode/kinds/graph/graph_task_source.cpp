@@ -137,8 +137,17 @@ std::optional<TaskClaim> GraphTaskSource::claimFor(const Peer& peer, const TaskF
     const VolunteerInfo& volunteer = peer.volunteer;
     if (!volunteer.graphs)
         return std::nullopt;
+    // The volunteer holds its other graph tasks at once (one computing, the next waiting): a
+    // task goes to it only where the memory it lends holds them all.
+    if (m_claimed.pump != m_scheduler.pumps())
+        m_claimed = ClaimedInPump{m_scheduler.pumps(), {}};
+    std::int64_t held = m_claimed.bytes[peer.id];
+    for (const Lease& lease : m_scheduler.leasesOf(peer.id))
+        if (const GraphTask* other = m_book.task(lease.task);
+            other && lease.kind == TaskVerdicts::kOp)
+            held += m_book.taskBytes(*other);
     auto leased = m_book.leaseFor(
-        volunteer,
+        volunteer, held,
         [this](std::int64_t taskId, const std::string& backend) {
             return m_scheduler.leasedOnBackend(TaskVerdicts::kOp, taskId, backend);
         },
@@ -146,6 +155,7 @@ std::optional<TaskClaim> GraphTaskSource::claimFor(const Peer& peer, const TaskF
     if (!leased)
         return std::nullopt;
     GraphTask& task = *m_book.task(leased->task);
+    m_claimed.bytes[peer.id] += m_book.taskBytes(task);
     task.involved.insert(volunteer.volunteerId);
     task.addresses.insert(volunteer.address);
     return TaskClaim{task.id, leased->attempt};

@@ -66,6 +66,11 @@ private:
     GraphDecisions& m_decisions;
     std::map<std::uint64_t, SentInputs> m_sentInputs; // by volunteer connection
     SecondOpinionWatch m_secondOpinions;
+    // Bytes of the tasks claimed for each volunteer connection in the scheduler's current pass.
+    struct ClaimedInPump {
+        std::uint64_t pump = 0;
+        std::map<std::uint64_t, std::int64_t> bytes;
+    } m_claimed;
 };
 
 } // namespace goblin::labnode

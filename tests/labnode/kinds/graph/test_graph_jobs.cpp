@@ -54,6 +54,7 @@ class TestGraphJobs : public QObject {
 
 private Q_SLOTS:
     void agreeingVolunteersDecideEachTask();
+    void aVolunteerHoldsOnlyTheTasksItsMemoryHolds();
     void liarIsCaughtByTheNodeAndQuarantined();
     void colludersOnProbationAreAuditedAndQuarantined();
     void canonicalBackendsMustAgreeBitForBit();
@@ -95,6 +96,31 @@ void TestGraphJobs::agreeingVolunteersDecideEachTask() {
                       "SELECT count(*) FROM graph_results WHERE method = 'replica-agreement'"),
              std::int64_t{4});
     QCOMPARE(researcher->count("progress"), std::size_t{2});
+}
+
+// Each relu chunk holds 96 bytes at once (its 4×3 input and output); volunteers with two slots
+// lending 150 bytes get one task at a time, the next once the first is answered.
+void TestGraphJobs::aVolunteerHoldsOnlyTheTasksItsMemoryHolds() {
+    NodeHarness node;
+    FakeCluster cluster(node, settings());
+    auto researcher = cluster.connectResearcher();
+    auto& one = cluster.connectVolunteer(2, true, "cpu-eigen", "10.0.0.1", 150);
+    auto& two = cluster.connectVolunteer(2, true, "opencl-graph", "10.0.0.2", 150);
+    const core::Tensor x =
+        goblin::testing::randomTensor(core::DType::F32, {kReluRows, kReluCols}, 3);
+    cluster.fromResearcher(submitRelu(x));
+    QVERIFY(node.waitUntil([&] { return one.link->count("task") + two.link->count("task") >= 2; }));
+    node.poll();
+    QCOMPARE(one.link->count("task"), std::size_t{1});
+    QCOMPARE(two.link->count("task"), std::size_t{1});
+    QVERIFY(node.waitUntil([&] {
+        cluster.answer(one, honest);
+        cluster.answer(two, honest);
+        return researcher->count("job_done") == 1;
+    }));
+    QVERIFY(outputIsRelu(*researcher, x));
+    QCOMPARE(one.link->count("task"), std::size_t{2});
+    QCOMPARE(two.link->count("task"), std::size_t{2});
 }
 
 void TestGraphJobs::liarIsCaughtByTheNodeAndQuarantined() {
