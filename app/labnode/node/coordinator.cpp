@@ -6,7 +6,8 @@ Coordinator::Coordinator(NodeContext context, CoordinatorSettings settings)
     : m_context(std::move(context)), m_trust(m_context, settings.trust),
       m_verdicts(m_context, m_peers),
       m_scheduler(m_context, m_peers, m_verdicts,
-                  SchedulerSettings{settings.leaseSeconds, settings.maxTaskExpiries}),
+                  SchedulerSettings{settings.leaseSeconds, settings.maxTaskExpiries,
+                                    settings.leaseCheckSeconds}),
       m_admission(
           m_context, m_peers, m_trust,
           AdmissionSettings{settings.limits, settings.registrationsPerHour, settings.volunteers}),

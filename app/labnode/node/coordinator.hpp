@@ -26,7 +26,8 @@ namespace goblin::labnode {
 struct CoordinatorSettings {
     net::Limits limits;
     double leaseSeconds = 120.0;
-    int maxTaskExpiries = 3; // then the node computes the task itself
+    int maxTaskExpiries = 3;        // then the node computes the task itself
+    double leaseCheckSeconds = 1.0; // see SchedulerSettings
     int verificationVectors = 2;
     std::int64_t maxGraphTaskBytes = std::int64_t{4} << 30;
     std::int64_t planVolunteerBytes = 0;            // see GraphIntakeSettings

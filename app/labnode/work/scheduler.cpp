@@ -310,7 +310,8 @@ void Scheduler::computeOnNode(JobKind& kind, std::int64_t task) {
 }
 
 void Scheduler::scheduleLeaseTimer() {
-    m_leaseTimer.expires_after(std::chrono::seconds(1));
+    m_leaseTimer.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(m_settings.leaseCheckSeconds)));
     m_leaseTimer.async_wait([this](boost::system::error_code ec) {
         if (ec || m_stopped)
             return;

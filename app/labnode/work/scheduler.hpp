@@ -29,6 +29,9 @@ namespace goblin::labnode {
 struct SchedulerSettings {
     double leaseSeconds = 120.0;
     int maxTaskExpiries = 3; // a task whose lease expired this often is computed by the node
+    // How often expired leases are looked for. Queued tasks are offered whenever something
+    // changes (a result, a decision, a volunteer), not on this tick.
+    double leaseCheckSeconds = 1.0;
 };
 
 // Sees every lease lost without an answer (Expired, TaskError, Disconnected), after the kind was

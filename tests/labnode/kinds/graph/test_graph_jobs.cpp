@@ -55,6 +55,7 @@ class TestGraphJobs : public QObject {
 private Q_SLOTS:
     void agreeingVolunteersDecideEachTask();
     void aVolunteerHoldsOnlyTheTasksItsMemoryHolds();
+    void aStageDecidedByTheNodesAuditIsLeasedAtOnce();
     void liarIsCaughtByTheNodeAndQuarantined();
     void colludersOnProbationAreAuditedAndQuarantined();
     void canonicalBackendsMustAgreeBitForBit();
@@ -121,6 +122,41 @@ void TestGraphJobs::aVolunteerHoldsOnlyTheTasksItsMemoryHolds() {
     QVERIFY(outputIsRelu(*researcher, x));
     QCOMPARE(one.link->count("task"), std::size_t{2});
     QCOMPARE(two.link->count("task"), std::size_t{2});
+}
+
+// relu then neg over x [8, 3] in two chunks; volunteers lending 100 bytes get each chunk as two
+// stages (96 bytes each). Every task is audited by the node on a worker, and the scheduler looks
+// for expired leases once an hour: the job ends only if each decision wakes the scheduler to
+// lease the stage that reads it.
+void TestGraphJobs::aStageDecidedByTheNodesAuditIsLeasedAtOnce() {
+    NodeHarness node;
+    CoordinatorSettings chosen = settings();
+    chosen.trust.probationAudits = 1000; // every task audited
+    chosen.leaseCheckSeconds = 3600.0;
+    FakeCluster cluster(node, chosen);
+    auto researcher = cluster.connectResearcher();
+    auto& one = cluster.connectVolunteer(2, true, "cpu-eigen", "10.0.0.1", 100);
+    auto& two = cluster.connectVolunteer(2, true, "opencl-graph", "10.0.0.2", 100);
+    const core::Tensor x =
+        goblin::testing::randomTensor(core::DType::F32, {kReluRows, kReluCols}, 3);
+    net::Message submission = submitRelu(x);
+    auto& graph = submission.control.at("graph").as_object();
+    graph["nodes"].as_array().push_back(
+        {{"id", 2}, {"op", "neg"}, {"args", {1}}, {"attrs", boost::json::object{}}});
+    graph["outputs"] = {2};
+    cluster.fromResearcher(std::move(submission));
+    const auto run = [](const net::Message& task) { return answerWith(task, runTaskGraph(task)); };
+    QVERIFY(node.waitUntil([&] {
+        cluster.answer(one, run);
+        cluster.answer(two, run);
+        return researcher->count("job_done") == 1;
+    }));
+    QCOMPARE(researcher->sentOfType("job_accepted").at(0).control.at("tasks").to_number<int>(), 4);
+    const auto done = researcher->sentOfType("job_done").at(0);
+    const core::Tensor expected = relu(x);
+    const auto got = done.tensors.at(0)->values<float>();
+    for (std::size_t i = 0; i < got.size(); ++i)
+        QCOMPARE(got[i], -expected.values<float>()[i]);
 }
 
 void TestGraphJobs::liarIsCaughtByTheNodeAndQuarantined() {
