@@ -191,6 +191,11 @@ def matmul_chain(batch, seed, layers=6, width=256):
 
 CHAIN_ROWS = {"inputs": [0] + [None] * 6, "outputs": [0]}
 SMALL = ["--memory-mb", "1"]
+# Tasks of at most 1 MiB (the chain is cut into stages), while each of the pair's identities lends
+# room for several: a volunteer gets only the tasks its memory holds at once, and the pair must
+# hold both opinions of a task to lie on it.
+STAGED = ["--max-graph-task-mb", "1"]
+PAIR_MEMORY = ["--memory-mb", "4"]
 
 
 def test_a_nudged_stage_is_corrected_with_every_stage_that_read_it(cluster):
@@ -201,8 +206,8 @@ def test_a_nudged_stage_is_corrected_with_every_stage_that_read_it(cluster):
     same job run anew), and the volunteers of those later stages are not blamed."""
     token = cluster.add_researcher()
     adversary, ids, honest_ids = start_pair(
-        cluster, node_args=["--full-audit-share", "0"], honest_args=SMALL,
-        pair_args=["--nudge", "--careless-after", "2", "--careless-gap", "24", "--memory-mb", "1"])
+        cluster, node_args=["--full-audit-share", "0"] + STAGED, honest_args=SMALL,
+        pair_args=["--nudge", "--careless-after", "2", "--careless-gap", "24"] + PAIR_MEMORY)
     client = cluster.connect(token)
 
     def run(g, inputs):
@@ -229,12 +234,12 @@ def test_a_nudged_stage_is_corrected_with_every_stage_that_read_it(cluster):
 
 
 def test_patient_pair_gets_no_wrong_stage_output_used(cluster):
-    """The pair against jobs cut into stages (volunteers lending 1 MiB): once past probation it
+    """The pair against jobs cut into stages (tasks of at most 1 MiB): once past probation it
     lies on every stage task both identities hold. Each lie is caught before a later stage reads
     it or a chunk is merged, so every job's outputs are honest."""
     token = cluster.add_researcher()
-    adversary, ids, honest_ids = start_pair(cluster, honest_args=SMALL,
-                                            pair_args=["--memory-mb", "1"])
+    adversary, ids, honest_ids = start_pair(cluster, node_args=STAGED, honest_args=SMALL,
+                                            pair_args=PAIR_MEMORY)
     client = cluster.connect(token)
     jobs = 0
     while jobs < 10 and not (lied_tasks(adversary) and all(banned(adversary, i) for i in ids)):

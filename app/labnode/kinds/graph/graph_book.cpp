@@ -159,19 +159,23 @@ void GraphBook::endJob(const std::string& jobId, std::string_view why) {
 }
 
 bool GraphBook::fits(const GraphTask& task, const VolunteerInfo& volunteer,
-                     std::int64_t heldBytes) const {
-    return volunteer.memoryBytes <= 0 || taskBytes(task) + heldBytes <= volunteer.memoryBytes;
+                     const VolunteerLoad& held) const {
+    VolunteerLoad load = held;
+    load += loadOf(task);
+    return volunteer.memoryBytes <= 0 || load.bytes() <= volunteer.memoryBytes;
 }
 
-std::int64_t GraphBook::taskBytes(const GraphTask& task) const {
+VolunteerLoad GraphBook::loadOf(const GraphTask& task) const {
     const auto job = m_jobs.find(task.jobId);
-    return job == m_jobs.end() || task.chunk >= job->second.chunks.size()
-               ? 0
-               : job->second.chunks[task.chunk].peakBytes;
+    if (job == m_jobs.end() || task.chunk >= job->second.chunks.size())
+        return {};
+    const GraphChunk& chunk = job->second.chunks[task.chunk];
+    return VolunteerLoad{chunk.givenBytes,
+                         std::max<std::int64_t>(chunk.peakBytes - chunk.givenBytes, 0)};
 }
 
 std::optional<LeasedTask>
-GraphBook::leaseFor(const VolunteerInfo& volunteer, std::int64_t heldBytes,
+GraphBook::leaseFor(const VolunteerInfo& volunteer, const VolunteerLoad& held,
                     const LeasedOnBackend& leasedOnBackend,
                     const std::function<bool(std::int64_t task)>& mayTake) {
     // Replicas on different backends catch backend bugs as well as dishonesty.
@@ -190,8 +194,8 @@ GraphBook::leaseFor(const VolunteerInfo& volunteer, std::int64_t heldBytes,
         auto leased = m_engine.lease(
             [&](const Task& candidate) {
                 const GraphTask& task = m_tasks.at(candidate.id);
-                if (task.involved.contains(volunteer.volunteerId) ||
-                    !fits(task, volunteer, heldBytes) || !mayTake(task.id))
+                if (task.involved.contains(volunteer.volunteerId) || !fits(task, volunteer, held) ||
+                    !mayTake(task.id))
                     return false;
                 if (pass < 2 && seenAddress(task))
                     return false;

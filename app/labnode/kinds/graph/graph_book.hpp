@@ -4,6 +4,7 @@
 // are the Scheduler's. Core thread.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -64,6 +65,20 @@ struct GraphJob {
 // (the node checks every such task itself).
 int opinionsWanted(const GraphJob& job);
 
+// The graph tasks a volunteer holds: the inputs and constants of all (`given`), and the most any
+// one needs beyond those while it runs (`working`).
+struct VolunteerLoad {
+    std::int64_t given = 0;
+    std::int64_t working = 0;
+
+    VolunteerLoad& operator+=(const VolunteerLoad& other) {
+        given += other.given;
+        working = std::max(working, other.working);
+        return *this;
+    }
+    std::int64_t bytes() const { return given + working; }
+};
+
 class GraphBook {
 public:
     // Adds a job with its tasks: accepted ones keep their stored outputs, the others are queued
@@ -107,18 +122,18 @@ public:
     Expected<void> fillInputs(const GraphTask& task);
     // The job ended: none of its tasks is leased or decided any more.
     void endJob(const std::string& jobId, std::string_view why);
-    // Whether the volunteer lends enough memory for the task's chunk, beside `heldBytes` of
-    // other tasks it holds.
+    // Whether the volunteer lends enough memory for the task's chunk beside the tasks it holds:
+    // a volunteer runs one task at a time and holds the others' inputs and constants meanwhile.
     bool fits(const GraphTask& task, const VolunteerInfo& volunteer,
-              std::int64_t heldBytes = 0) const;
-    // What a task holds on a volunteer (its chunk's peak bytes; 0 once its job is gone).
-    std::int64_t taskBytes(const GraphTask& task) const;
+              const VolunteerLoad& held = {}) const;
+    // What a task adds to a volunteer's load (nothing once its job is gone).
+    VolunteerLoad loadOf(const GraphTask& task) const;
     // Leases the queued opinion this volunteer should give: a task it was not involved in that
-    // fits beside the `heldBytes` of tasks it holds, preferring one no volunteer on its network
+    // fits beside the tasks it holds, preferring one no volunteer on its network
     // address has taken, then one no replica or lease of its backend has seen. nullopt when none.
     // Tasks `mayTake` refuses (the scheduler's filter) are skipped.
     using LeasedOnBackend = std::function<bool(std::int64_t task, const std::string& backend)>;
-    std::optional<LeasedTask> leaseFor(const VolunteerInfo& volunteer, std::int64_t heldBytes,
+    std::optional<LeasedTask> leaseFor(const VolunteerInfo& volunteer, const VolunteerLoad& held,
                                        const LeasedOnBackend& leasedOnBackend,
                                        const std::function<bool(std::int64_t task)>& mayTake);
 

@@ -41,9 +41,10 @@ struct GraphChunk {
     std::vector<std::string> inputDigests;
     std::vector<verify::OutputTolerance> tolerances;
     std::int64_t offset = 0; // first batch row (0 when unsplit)
-    // Memory a volunteer needs for it: every value of the graph at once (an upper bound: both
-    // executors drop a value after its last use).
+    // Memory a volunteer needs to run it (stage_chunks.hpp, heldByTask), and to hold it until it
+    // runs (its inputs and constants).
     std::int64_t peakBytes = 0;
+    std::int64_t givenBytes = 0;
     // Witness outputs appended after the researcher's (graph.outputs' last `witnesses` entries).
     std::size_t witnesses = 0;
     // The outputs a decided task keeps (graph.outputs' first ones): the researcher's and, for a

@@ -137,15 +137,15 @@ std::optional<TaskClaim> GraphTaskSource::claimFor(const Peer& peer, const TaskF
     const VolunteerInfo& volunteer = peer.volunteer;
     if (!volunteer.graphs)
         return std::nullopt;
-    // The volunteer holds its other graph tasks at once (one computing, the next waiting): a
+    // The volunteer holds its other graph tasks meanwhile (one running, the others waiting): a
     // task goes to it only where the memory it lends holds them all.
     if (m_claimed.pump != m_scheduler.pumps())
         m_claimed = ClaimedInPump{m_scheduler.pumps(), {}};
-    std::int64_t held = m_claimed.bytes[peer.id];
+    VolunteerLoad held = m_claimed.loads[peer.id];
     for (const Lease& lease : m_scheduler.leasesOf(peer.id))
         if (const GraphTask* other = m_book.task(lease.task);
             other && lease.kind == TaskVerdicts::kOp)
-            held += m_book.taskBytes(*other);
+            held += m_book.loadOf(*other);
     auto leased = m_book.leaseFor(
         volunteer, held,
         [this](std::int64_t taskId, const std::string& backend) {
@@ -155,7 +155,7 @@ std::optional<TaskClaim> GraphTaskSource::claimFor(const Peer& peer, const TaskF
     if (!leased)
         return std::nullopt;
     GraphTask& task = *m_book.task(leased->task);
-    m_claimed.bytes[peer.id] += m_book.taskBytes(task);
+    m_claimed.loads[peer.id] += m_book.loadOf(task);
     task.involved.insert(volunteer.volunteerId);
     task.addresses.insert(volunteer.address);
     return TaskClaim{task.id, leased->attempt};

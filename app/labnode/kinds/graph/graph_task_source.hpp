@@ -66,10 +66,10 @@ private:
     GraphDecisions& m_decisions;
     std::map<std::uint64_t, SentInputs> m_sentInputs; // by volunteer connection
     SecondOpinionWatch m_secondOpinions;
-    // Bytes of the tasks claimed for each volunteer connection in the scheduler's current pass.
+    // The tasks claimed for each volunteer connection in the scheduler's current pass.
     struct ClaimedInPump {
         std::uint64_t pump = 0;
-        std::map<std::uint64_t, std::int64_t> bytes;
+        std::map<std::uint64_t, VolunteerLoad> loads;
     } m_claimed;
 };
 

@@ -159,6 +159,11 @@ void finishChunk(GraphChunk& chunk, GraphVerification verification, int planner)
     chunk.json = core::graph::encodeGraph(chunk.graph);
     chunk.tolerances = verify::outputTolerances(chunk.graph, chunk.plan);
     chunk.peakBytes = heldByTask(chunk.graph, chunk.plan, planner);
+    chunk.givenBytes = 0;
+    for (const auto& input : chunk.graph.inputs)
+        chunk.givenBytes += plan::specBytes(input.spec);
+    for (const auto& constant : chunk.graph.constants)
+        chunk.givenBytes += static_cast<std::int64_t>(constant.value.byteSize());
 }
 
 Expected<std::string> addStageChunks(std::vector<GraphChunk>& chunks, const GraphChunk& range,

@@ -99,14 +99,15 @@ void TestGraphJobs::agreeingVolunteersDecideEachTask() {
     QCOMPARE(researcher->count("progress"), std::size_t{2});
 }
 
-// Each relu chunk holds 96 bytes at once (its 4×3 input and output); volunteers with two slots
-// lending 150 bytes get one task at a time, the next once the first is answered.
+// A relu chunk holds its 48-byte input while it waits and 96 bytes (input and output) while it
+// runs: two held at once need 144. Volunteers with two slots lending 140 bytes get one task at a
+// time, the next once the first is answered.
 void TestGraphJobs::aVolunteerHoldsOnlyTheTasksItsMemoryHolds() {
     NodeHarness node;
     FakeCluster cluster(node, settings());
     auto researcher = cluster.connectResearcher();
-    auto& one = cluster.connectVolunteer(2, true, "cpu-eigen", "10.0.0.1", 150);
-    auto& two = cluster.connectVolunteer(2, true, "opencl-graph", "10.0.0.2", 150);
+    auto& one = cluster.connectVolunteer(2, true, "cpu-eigen", "10.0.0.1", 140);
+    auto& two = cluster.connectVolunteer(2, true, "opencl-graph", "10.0.0.2", 140);
     const core::Tensor x =
         goblin::testing::randomTensor(core::DType::F32, {kReluRows, kReluCols}, 3);
     cluster.fromResearcher(submitRelu(x));
