@@ -114,3 +114,38 @@ def test_a_training_rounds_plan_is_the_cut_its_rounds_get(cluster):
     assert cluster.query("SELECT tasks FROM graph_jobs")[0][0] == plan.tasks
     with pytest.raises(goblin.InputError, match="does not divide"):
         client.plan_train(wide_mlp(), F.cross_entropy, data, batch_size=512, micro_batch=100)
+
+
+class _ScriptedConnection:
+    """Answers every request with one reply, as a node that breaks the protocol might."""
+
+    def __init__(self, reply):
+        self.reply = reply
+        self.broken = None
+
+    def request(self, message, arrays):
+        assert message["type"] == "plan_graph" and not arrays
+        return self.reply
+
+    def violation(self, text):
+        self.broken = goblin.ProtocolError(text)
+        return self.broken
+
+
+def test_a_malformed_graph_plan_is_a_protocol_error():
+    stage = {"tasks": 2, "max_bytes": 1024, "boundary_in_bytes": 0, "flops": 1e6}
+    good = {"type": "graph_plan", "id": 1, "tasks": 2, "ranges": 2, "opinions": 2,
+            "budget_bytes": 4096, "volunteers": 2, "largest_volunteer_bytes": 4096,
+            "largest_task_bytes": 1024, "boundary_bytes": 0, "traffic_bytes": 8192,
+            "flops": 1e6, "stages": [stage]}
+    from goblin.plan_preview import request_plan
+    plan = request_plan(_ScriptedConnection(good), {"type": "plan_graph"})
+    assert plan.tasks == 2 and plan.stages[0].max_bytes == 1024
+    broken = [dict(good, type="job_failed"), {k: v for k, v in good.items() if k != "tasks"},
+              dict(good, stages={"0": stage}), dict(good, stages=[dict(stage, flops="many")]),
+              dict(good, largest_task_bytes=None)]
+    for reply in broken:
+        connection = _ScriptedConnection(reply)
+        with pytest.raises(goblin.ProtocolError):
+            request_plan(connection, {"type": "plan_graph"})
+        assert connection.broken is not None  # the connection is given up

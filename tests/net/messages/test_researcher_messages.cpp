@@ -2,6 +2,7 @@
 // malformed field.
 #include <QtTest/QtTest>
 
+#include "goblin/net/messages/plan_messages.hpp"
 #include "goblin/net/messages/researcher_messages.hpp"
 #include "goblin/net/messages/row_block_messages.hpp"
 #include "goblin/net/messages/train_data_messages.hpp"
@@ -61,6 +62,7 @@ private Q_SLOTS:
     void trainBatchRoundTrip();
     void trainBatchFields();
     void rowBlockFields();
+    void planMessagesFields();
 };
 
 void TestResearcherMessages::submitMatmulWireForm() {
@@ -241,6 +243,53 @@ void TestResearcherMessages::jobDoneRoundTrip() {
     QCOMPARE(parsed->outputs, done.outputs);
     // Pushed to a watcher, the id is 0 and still written.
     QCOMPARE(toMessage(JobDone{0, "j-1", {}, done.outputs}).control.at("id"), json::value(0));
+}
+
+// Protocol 8: plan_graph (a submit_graph's fields without tensors) and its reply graph_plan.
+void TestResearcherMessages::planMessagesFields() {
+    const PlanGraph request{5, json::object{{"catalog", 3}, {"nodes", json::array{}}},
+                            json::object{{"inputs", json::array{0}}}, "freivalds", 64};
+    checkEveryField(toMessage(request), onControl(parsePlanGraph),
+                    {"id", "batch", "verification", "rows"});
+    auto back = parsePlanGraph(toMessage(request).control);
+    QVERIFY(back.has_value());
+    QCOMPARE(back->rows.value_or(0), std::int64_t{64});
+    QCOMPARE(back->verification.value_or(""), std::string("freivalds"));
+    // A hostile request with tensors is refused: the graph declares its inputs, nothing uploads.
+    Message withTensors = toMessage(request);
+    withTensors.control["tensors"] = 2;
+    auto refused = parsePlanGraph(withTensors.control);
+    QVERIFY(!refused.has_value());
+    QVERIFY(refused.error().message.find("tensors") != std::string::npos);
+    Message noRows = toMessage(request);
+    noRows.control["rows"] = 0;
+    QVERIFY(!parsePlanGraph(noRows.control).has_value());
+
+    GraphPlan plan;
+    plan.id = 5;
+    plan.tasks = 4;
+    plan.ranges = 2;
+    plan.budgetBytes = 3 << 20;
+    plan.volunteers = 2;
+    plan.largestVolunteerBytes = 3 << 20;
+    plan.largestTaskBytes = 2 << 20;
+    plan.boundaryBytes = 4096;
+    plan.trafficBytes = 9 << 20;
+    plan.flops = 2.5e8;
+    plan.stages = {{2, 2 << 20, 0, 1.25e8}, {2, 1 << 20, 2048, 1.25e8}};
+    plan.waits = "no connected volunteer lends the memory its tasks need";
+    checkEveryField(toMessage(plan), onControl(parseGraphPlan), {"id", "waits", "why_whole"});
+    auto reply = parseGraphPlan(toMessage(plan).control);
+    QVERIFY(reply.has_value());
+    QCOMPARE(reply->stages.size(), std::size_t{2});
+    QCOMPARE(reply->stages[1].boundaryInBytes, std::int64_t{2048});
+    QCOMPARE(reply->waits, plan.waits);
+    Message negative = toMessage(plan);
+    negative.control["largest_task_bytes"] = -1;
+    QVERIFY(!parseGraphPlan(negative.control).has_value());
+    Message badStage = toMessage(plan);
+    badStage.control["stages"].as_array()[0].as_object()["tasks"] = "two";
+    QVERIFY(!parseGraphPlan(badStage.control).has_value());
 }
 
 void TestResearcherMessages::jobDoneFields() {
