@@ -17,11 +17,15 @@ in python/tests/test_graph_stages.py).
 Then training (torch needed): a model of --train-layers tanh layers whose parameters exceed what
 the small volunteers lend, trained --rounds rounds whole on big volunteers and in stages on small
 ones (the node slices the parameters per stage and joins the gradient): seconds per round, tasks
-per round and the largest, node socket bytes per round ÷ the parameters' bytes, torch for scale.
+per round and the largest, node socket bytes per round ÷ the parameters' bytes, the volunteers'
+busy share (their compute seconds ÷ the case's wall seconds × volunteers, the planning included),
+the node's peak resident memory, torch for scale.
 """
 
 import argparse
+import sqlite3
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -124,6 +128,22 @@ def big_mlp(torch, layers, width):
     return torch.nn.Sequential(*parts, torch.nn.Linear(width, 8))
 
 
+def volunteer_seconds(network):
+    """The compute seconds of every volunteer result the node recorded."""
+    with sqlite3.connect(f"file:{network.db}?mode=ro", uri=True) as con:
+        row = con.execute("SELECT sum(compute_seconds) FROM graph_results "
+                          "WHERE backend NOT LIKE 'node%'").fetchone()
+    return row[0] or 0.0
+
+
+def peak_rss_bytes(pid):
+    """A running process's peak resident memory (VmHWM)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
 def train_case(name, options, data, volunteer_args, torch, F):
     network = Network(volunteers=2, volunteer_args=volunteer_args)
     try:
@@ -133,6 +153,7 @@ def train_case(name, options, data, volunteer_args, torch, F):
                                  micro_batch=options.train_batch // 2)
         before = network.socket_bytes()
         result = {}
+        started = time.perf_counter()
 
         def once():
             result["trained"] = client.train(
@@ -142,11 +163,13 @@ def train_case(name, options, data, volunteer_args, torch, F):
                 progress=False, timeout=600)
 
         seconds = best_of(1, once)
+        wall = time.perf_counter() - started
         traffic = network.socket_bytes() - before
         client.close()
         return {"name": name, "seconds": seconds / options.rounds, "tasks": plan.tasks,
                 "bytes": traffic / options.rounds, "largest": plan.largest_task_bytes,
-                "trained": result["trained"]}
+                "busy": volunteer_seconds(network) / (wall * len(network.volunteers)),
+                "node_rss": peak_rss_bytes(network.node.pid), "trained": result["trained"]}
     finally:
         network.close()
 
@@ -185,12 +208,12 @@ def train_table(options):
                         torch, F)
     same = all(torch.equal(staged["trained"].state_dict[k], v)
                for k, v in whole["trained"].state_dict.items())
-    print("%-8s %11s %6s %13s %16s" % ("case", "s / round", "tasks", "largest task",
-                                       "bytes ÷ params"))
+    print("%-8s %11s %6s %13s %16s %6s %14s" % ("case", "s / round", "tasks", "largest task",
+                                                "bytes ÷ params", "busy", "node peak RSS"))
     for case in (whole, staged):
-        print("%-8s %11.2f %6d %10.1f MiB %16.1f" % (
+        print("%-8s %11.2f %6d %10.1f MiB %16.1f %5.0f%% %10.1f MiB" % (
             case["name"], case["seconds"], case["tasks"], case["largest"] / 2 ** 20,
-            case["bytes"] / param_bytes))
+            case["bytes"] / param_bytes, 100 * case["busy"], case["node_rss"] / 2 ** 20))
     print("torch    %11.3f   (this machine, all cores)" % torch_seconds)
     print("staged / whole: %.2f× the round time (target ≤ 1.5); torch ÷ staged %.3f; same bits: "
           "%s" % (staged["seconds"] / whole["seconds"], torch_seconds / staged["seconds"],
