@@ -8,6 +8,18 @@
 #include "kinds/graph/graph_blobs.hpp"
 
 namespace goblin::labnode {
+namespace {
+
+// A copy of the keys: callers may change the map while they walk them.
+template <class Map> std::vector<typename Map::key_type> keysOf(const Map& map) {
+    std::vector<typename Map::key_type> keys;
+    keys.reserve(map.size());
+    for (const auto& entry : map)
+        keys.push_back(entry.first);
+    return keys;
+}
+
+} // namespace
 
 namespace json = boost::json;
 
@@ -78,19 +90,11 @@ GraphTask* GraphBook::task(std::int64_t taskId) {
 }
 
 std::vector<std::int64_t> GraphBook::taskIds() const {
-    std::vector<std::int64_t> ids;
-    ids.reserve(m_tasks.size());
-    for (const auto& [id, task] : m_tasks)
-        ids.push_back(id);
-    return ids;
+    return keysOf(m_tasks);
 }
 
 std::vector<std::string> GraphBook::jobIds() const {
-    std::vector<std::string> ids;
-    ids.reserve(m_jobs.size());
-    for (const auto& [id, job] : m_jobs)
-        ids.push_back(id);
-    return ids;
+    return keysOf(m_jobs);
 }
 
 bool GraphBook::settled(const GraphTask& task) const {
