@@ -12,6 +12,7 @@ import pytest
 import torch
 from torch.nn import functional as F
 
+import goblin
 from goblin import graph as gg
 from goblin import optim
 from goblin import reference
@@ -212,19 +213,20 @@ def test_training_a_model_bigger_than_every_volunteer_gives_the_unsplit_bits(clu
 
 
 def test_a_graph_that_cannot_be_cut_small_enough_waits_saying_why(cluster):
-    """One matmul of a 1 MiB weight cannot fit a volunteer lending 1 MiB whatever the cut: the job
-    waits, and its waiting notice names the node and what a task of it holds."""
+    """A matmul of two 1 MiB operands cannot fit a volunteer lending 1 MiB whatever the cut (a
+    tile takes a block of one operand and the whole other one): the job waits, and its waiting
+    notice names the node and what a task of it holds."""
     token = cluster.add_researcher()
     cluster.start_node()
     Pool(cluster).replace(2, ["--memory-mb", "1"])
     g = gg.Graph()
-    x = g.input("f32", [16, WIDTH])
+    x = g.input("f32", [WIDTH, WIDTH])
     w = g.constant(np.ones((WIDTH, WIDTH), dtype=np.float32))
     g.output(g.tanh(g.matmul(x, w)))
     client = cluster.connect(token)
-    job = client.submit_graph(g, [np.ones((16, WIDTH), dtype=np.float32)])
+    job = client.submit_graph(g, [np.ones((WIDTH, WIDTH), dtype=np.float32)])
     line = cluster.node.wait_for_line(re.compile(r"job %s waits: (.*)" % job), 30).group(1)
-    assert "no connected volunteer lends the memory its tasks need (one holds 2 MiB" in line
+    assert "no connected volunteer lends the memory its tasks need (one holds 4 MiB" in line
     assert "cannot be cut into stages of 1048576 bytes" in line and "(matmul) alone holds" in line
     assert client.cancel(job) == "cancelled"
 
@@ -343,3 +345,54 @@ def test_training_a_model_whose_parameters_exceed_every_volunteer_gives_the_unsp
     assert plan.cut_into_stages and plan.waits is None, str(plan)
     assert plan.largest_task_bytes <= 3 << 20 < params
     staged_then_whole_training(cluster, token, pool, train)
+
+
+def widest_layer_mlp():
+    """64 → 1024 → 1024 → 8: the middle weight alone is 4 MiB, more than a volunteer lends."""
+    torch.manual_seed(2)
+    return torch.nn.Sequential(torch.nn.Linear(64, 1024), torch.nn.Tanh(),
+                               torch.nn.Linear(1024, 1024), torch.nn.Tanh(),
+                               torch.nn.Linear(1024, 8))
+
+
+def test_training_a_layer_bigger_than_every_volunteer_cuts_it_into_tiles(cluster):
+    """The middle layer's weight (4 MiB) and its gradient exceed the 3 MiB a volunteer lends: its
+    forward product, input gradient and weight gradient are cut into matmul tiles (each reading a
+    block of the weight the node slices), planned and run within the lent memory; the trained
+    parameters equal, bit for bit, those of the same training on volunteers that hold the whole
+    step."""
+    token = cluster.add_researcher()
+    cluster.start_node()
+    g = torch.Generator().manual_seed(9)
+    x, y = torch.randn(128, 64, generator=g), torch.randint(0, 8, (128,), generator=g)
+    middle = widest_layer_mlp()[2].weight
+    assert middle.numel() * 4 > 3 << 20
+    pool = Pool(cluster)
+
+    def train(client):
+        return client.train(widest_layer_mlp(), F.cross_entropy, (x, y),
+                            optimizer=optim.AdamW(lr=1e-3), rounds=2, batch_size=64,
+                            micro_batch=32, progress=False, timeout=JOB_TIMEOUT)
+
+    pool.replace(2, SMALL_VOLUNTEER)
+    plan = cluster.connect(token).plan_train(widest_layer_mlp(), F.cross_entropy, (x, y),
+                                             batch_size=64, micro_batch=32)
+    assert plan.cut_into_stages and plan.waits is None, str(plan)
+    assert plan.largest_task_bytes <= 3 << 20
+    staged_then_whole_training(cluster, token, pool, train)
+
+
+def test_inference_through_a_layer_bigger_than_every_volunteer_runs_in_tiles(cluster):
+    """The captured forward of the same model (its weights are inputs the node holds): the middle
+    product, 4 MiB of weight, runs as column tiles, each task reading a block of the weight, on
+    volunteers lending 3 MiB; the outputs equal those of volunteers that run it whole, and
+    PyTorch's within the float32 tolerance."""
+    model = widest_layer_mlp()
+    x = np.random.default_rng(3).standard_normal((256, 64)).astype(np.float32)
+    captured = goblin.capture(model, torch.from_numpy(x))
+    staged, staged_summary, whole_summary = staged_then_whole(
+        cluster, lambda client: client.run(captured, [x], timeout=JOB_TIMEOUT))
+    assert whole_summary["tasks"] == 1 < staged_summary["tasks"]
+    with torch.no_grad():
+        want = model(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(staged[0], want, rtol=1e-4, atol=1e-5)

@@ -20,9 +20,8 @@ std::int64_t intAttr(const GraphNode& node, const char* name) {
     return std::get<std::int64_t>(found->second);
 }
 
-// The slice's [start, end) along its dim when it is a plain contiguous one within the shape.
-std::optional<LiftedSource> contiguousSlice(const GraphNode& node, std::size_t input,
-                                            const core::Shape& shape) {
+// Whether a slice is plain and contiguous within the shape (the only lift of LiftRules{false}).
+bool contiguousSlice(const GraphNode& node, const core::Shape& shape) {
     std::int64_t dim = intAttr(node, "dim");
     if (const auto found = node.attrs.find("dim");
         found != node.attrs.end() && std::holds_alternative<std::int64_t>(found->second) &&
@@ -30,11 +29,115 @@ std::optional<LiftedSource> contiguousSlice(const GraphNode& node, std::size_t i
         dim = std::get<std::int64_t>(found->second) + static_cast<std::int64_t>(shape.size());
     const std::int64_t start = intAttr(node, "start");
     const std::int64_t end = intAttr(node, "end");
-    if (node.op != OpCode::Slice || intAttr(node, "step") != 1 || dim < 0 ||
-        dim >= static_cast<std::int64_t>(shape.size()) || start < 0 || end < start ||
-        end > shape[static_cast<std::size_t>(dim)])
+    return node.op == OpCode::Slice && intAttr(node, "step") == 1 && dim >= 0 &&
+           dim < static_cast<std::int64_t>(shape.size()) && start >= 0 && end >= start &&
+           end <= shape[static_cast<std::size_t>(dim)];
+}
+
+bool isView(const GraphNode& node) {
+    return node.args.size() == 1 && (node.op == OpCode::Slice || node.op == OpCode::Reshape ||
+                                     node.op == OpCode::Permute);
+}
+
+// A value the node makes for the lifted graph: under its own id, by `steps` from the input.
+struct LiftPoint {
+    ValueId id = 0;
+    std::vector<ViewStep> steps;
+};
+
+// The lift points of one input, and the view nodes they replace.
+struct InputLift {
+    std::vector<LiftPoint> points;
+    std::set<ValueId> removed;
+};
+
+// Lifting through views (LiftRules::throughViews). The view nodes that read a value form a tree
+// (views read one value); a value on it becomes a lift point where something other than a
+// deeper slice reads it, once a slice is on the way to it; the input stays whole when a value
+// with no slice on its way is read by anything but views leading to a slice, or when a value on
+// the tree is an output or read by nothing.
+class ViewLifter {
+public:
+    ViewLifter(const std::map<ValueId, std::vector<const GraphNode*>>& readers,
+               const std::set<ValueId>& outputs)
+        : m_readers(readers), m_outputs(outputs) {}
+
+    std::optional<InputLift> lift(ValueId input) {
+        InputLift result;
+        if (!walk(input, {}, false, result))
+            return std::nullopt;
+        return result;
+    }
+
+private:
+    const std::vector<const GraphNode*>& readersOf(ValueId value) const {
+        static const std::vector<const GraphNode*> none;
+        const auto found = m_readers.find(value);
+        return found == m_readers.end() ? none : found->second;
+    }
+
+    // Whether a view node is a slice or leads through views to one.
+    bool leadsToSlice(const GraphNode& node) {
+        if (node.op == OpCode::Slice)
+            return true;
+        if (const auto known = m_leads.find(node.id); known != m_leads.end())
+            return known->second;
+        bool leads = false;
+        for (const GraphNode* reader : readersOf(node.id))
+            leads = leads || (isView(*reader) && leadsToSlice(*reader));
+        m_leads[node.id] = leads;
+        return leads;
+    }
+
+    bool walk(ValueId value, const std::vector<ViewStep>& steps, bool sliced, InputLift& result) {
+        const auto& read = readersOf(value);
+        if (m_outputs.contains(value) || read.empty())
+            return false;
+        std::vector<const GraphNode*> deeper;
+        bool point = false;
+        for (const GraphNode* reader : read) {
+            if (isView(*reader) && leadsToSlice(*reader))
+                deeper.push_back(reader);
+            else
+                point = true;
+        }
+        if (point && !sliced)
+            return false;
+        if (point)
+            result.points.push_back(LiftPoint{value, steps});
+        for (const GraphNode* node : deeper) {
+            std::vector<ViewStep> next = steps;
+            next.push_back(ViewStep{node->op, node->attrs});
+            result.removed.insert(node->id);
+            if (!walk(node->id, next, sliced || node->op == OpCode::Slice, result))
+                return false;
+        }
+        return true;
+    }
+
+    const std::map<ValueId, std::vector<const GraphNode*>>& m_readers;
+    const std::set<ValueId>& m_outputs;
+    std::map<ValueId, bool> m_leads;
+};
+
+// The lift of an input that only plain contiguous slices read, each read by something and none
+// an output (LiftRules{false}).
+std::optional<InputLift> sliceLift(const core::graph::GraphInput& input,
+                                   const std::map<ValueId, std::vector<const GraphNode*>>& readers,
+                                   const std::set<ValueId>& outputs) {
+    const auto found = readers.find(input.id);
+    if (found == readers.end() || found->second.empty() || outputs.contains(input.id))
         return std::nullopt;
-    return LiftedSource{input, true, static_cast<int>(dim), start, end};
+    InputLift result;
+    for (const GraphNode* node : found->second) {
+        const auto read = readers.find(node->id);
+        if (!contiguousSlice(*node, input.spec.shape) || outputs.contains(node->id) ||
+            read == readers.end() || read->second.empty())
+            return std::nullopt;
+        result.points.push_back(LiftPoint{node->id, {ViewStep{node->op, node->attrs}}});
+        result.removed.insert(node->id);
+    }
+    return result;
 }
 
 // A concat's dim, made non-negative with the rank of its value.
@@ -74,7 +177,8 @@ std::vector<ValueId> concatParts(const GraphNode& node, const core::graph::Graph
 
 } // namespace
 
-LiftedEnds liftEnds(const core::graph::Graph& graph, const core::graph::GraphPlan& plan) {
+LiftedEnds liftEnds(const core::graph::Graph& graph, const core::graph::GraphPlan& plan,
+                    const LiftRules& rules) {
     const std::set<ValueId> outputs(graph.outputs.begin(), graph.outputs.end());
     std::map<ValueId, std::vector<const GraphNode*>> readers;
     for (const GraphNode& node : graph.nodes)
@@ -84,27 +188,23 @@ LiftedEnds liftEnds(const core::graph::Graph& graph, const core::graph::GraphPla
     LiftedEnds lifted;
     lifted.graph.catalogVersion = graph.catalogVersion;
     lifted.graph.constants = graph.constants;
-    std::set<ValueId> removed; // slice nodes that became inputs, concat nodes split into parts
+    std::set<ValueId> removed; // view nodes that became inputs, concat nodes split into parts
+    ViewLifter viewLifter(readers, outputs);
     for (std::size_t i = 0; i < graph.inputs.size(); ++i) {
         const auto& input = graph.inputs[i];
-        const auto& read = readers[input.id];
-        std::vector<LiftedSource> slices;
-        for (const GraphNode* node : read) {
-            auto slice = contiguousSlice(*node, i, input.spec.shape);
-            if (!slice || outputs.contains(node->id) || readers[node->id].empty())
-                break;
-            slices.push_back(*slice);
-        }
-        if (read.empty() || outputs.contains(input.id) || slices.size() != read.size()) {
+        const std::optional<InputLift> lift = rules.throughViews
+                                                  ? viewLifter.lift(input.id)
+                                                  : sliceLift(input, readers, outputs);
+        if (!lift) {
             lifted.graph.inputs.push_back(input);
-            lifted.inputs.push_back(LiftedSource{i, false, 0, 0, 0});
+            lifted.inputs.push_back(LiftedSource{i, {}});
             continue;
         }
-        for (std::size_t s = 0; s < read.size(); ++s) {
-            lifted.graph.inputs.push_back({read[s]->id, plan.specs.at(read[s]->id)});
-            lifted.inputs.push_back(slices[s]);
-            removed.insert(read[s]->id);
+        for (const LiftPoint& point : lift->points) {
+            lifted.graph.inputs.push_back({point.id, plan.specs.at(point.id)});
+            lifted.inputs.push_back(LiftedSource{i, point.steps});
         }
+        removed.insert(lift->removed.begin(), lift->removed.end());
     }
     std::map<ValueId, const GraphNode*> producer;
     for (const GraphNode& node : graph.nodes)

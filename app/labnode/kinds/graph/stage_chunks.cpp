@@ -7,25 +7,34 @@
 #include "goblin/net/content_digest.hpp"
 #include "goblin/net/limits.hpp"
 #include "goblin/plan/lifted_ends.hpp"
+#include "goblin/plan/matmul_tiles.hpp"
 #include "goblin/plan/stage_cut.hpp"
-#include "goblin/plan/tensor_slices.hpp"
+#include "goblin/reference/graph_executor.hpp"
 #include "goblin/verify/graph_witnesses.hpp"
 #include "kinds/graph/graph_cost.hpp"
 
 namespace goblin::labnode {
 namespace {
 
-// Input `source` of a lifted graph, from the range's inputs: whole, or sliced at the node.
-std::pair<net::TensorPtr, std::string>
+// Input `source` of a lifted graph, from the range's inputs: whole, or made at the node by the
+// source's slices, reshapes and permutes.
+Expected<std::pair<net::TensorPtr, std::string>>
 liftedInput(const GraphChunk& range, const plan::LiftedSource& source, SliceCache& cache) {
     const net::TensorPtr& whole = range.inputs.at(source.input);
-    if (!source.sliced || !whole) // whole, or a plan request's (no tensor)
-        return {whole, source.sliced ? std::string() : range.inputDigests.at(source.input)};
-    auto& slot = cache[{whole.get(), source.dim, source.start, source.end}];
+    if (source.steps.empty() || !whole) // whole, or a plan request's (no tensor)
+        return std::pair{whole, source.steps.empty() ? range.inputDigests.at(source.input)
+                                                     : std::string()};
+    auto& slot = cache[{whole.get(), source.steps}];
     if (!slot.first) {
-        // Bounds were checked against the graph's shapes, which the tensor has.
-        slot.first = std::make_shared<const core::Tensor>(
-            plan::sliceAlong(*whole, source.dim, source.start, source.end - source.start).value());
+        core::Tensor made = *whole;
+        for (const plan::ViewStep& step : source.steps) {
+            auto next = reference::runOp(step.op, std::span(&made, 1), step.attrs);
+            if (!next) // the graph validated with the tensor's shape: a bug
+                return makeError(ErrorCode::Internal,
+                                 "a lifted input: " + next.error().message);
+            made = std::move(*next);
+        }
+        slot.first = std::make_shared<const core::Tensor>(std::move(made));
         if (!range.inputDigests.at(source.input).empty() &&
             slot.first->byteSize() >= kMinNamedInputBytes)
             slot.second = net::tensorDigest(*slot.first);
@@ -48,9 +57,20 @@ Expected<std::string> addStages(std::vector<GraphChunk>& chunks, const GraphChun
                                 bool lift) {
     CutSource source;
     if (lift && budget.planner >= 2) {
-        plan::LiftedEnds ends = plan::liftEnds(range.graph, range.plan);
+        // Planner 4: matmuls too big for a task cut into tiles first (plan/matmul_tiles.hpp).
+        plan::TiledGraph tiled;
+        std::optional<core::graph::GraphPlan> tiledPlan;
+        if (budget.planner >= 4) {
+            tiled = plan::tileWideMatmuls(range.graph, range.plan, budget.bytes);
+            if (tiled.tiledNodes > 0)
+                if (auto valid = core::graph::validateGraph(tiled.graph, limits))
+                    tiledPlan = std::move(*valid);
+        }
+        plan::LiftedEnds ends =
+            tiledPlan ? plan::liftEnds(tiled.graph, *tiledPlan, {.throughViews = true})
+                      : plan::liftEnds(range.graph, range.plan, {budget.planner >= 4});
         if (auto liftedPlan = core::graph::validateGraph(ends.graph, limits);
-            ends.changed && liftedPlan) {
+            (ends.changed || tiledPlan) && liftedPlan) {
             source.lifted = std::move(ends);
             source.liftedPlan = std::move(*liftedPlan);
         }
@@ -107,10 +127,13 @@ Expected<std::string> addStages(std::vector<GraphChunk>& chunks, const GraphChun
             chunk.outputParts = source.lifted->parts;
         for (const plan::StageSource& from : stage.sources) {
             if (from.kind == plan::StageSource::Kind::GraphInput) {
-                auto [tensor, digest] =
+                Expected<std::pair<net::TensorPtr, std::string>> given =
                     source.lifted
                         ? liftedInput(range, source.lifted->inputs.at(from.index), cache)
                         : std::pair{range.inputs.at(from.index), range.inputDigests.at(from.index)};
+                if (!given)
+                    return tl::unexpected(given.error());
+                auto [tensor, digest] = std::move(*given);
                 chunk.inputs.push_back(std::move(tensor));
                 chunk.inputDigests.push_back(std::move(digest));
                 chunk.boundary.emplace_back(std::nullopt);

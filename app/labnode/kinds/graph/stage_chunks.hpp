@@ -7,17 +7,18 @@
 #include <cstdint>
 #include <map>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "goblin/plan/lifted_ends.hpp"
 #include "kinds/graph/graph_chunks.hpp"
 
 namespace goblin::labnode {
 
 // The slices of whole inputs that lifted graph ends hand to stages, made once for every range:
-// (the input's tensor, dim, start, end) → the slice and its digest (empty: not named).
-using SliceCache = std::map<std::tuple<const core::Tensor*, int, std::int64_t, std::int64_t>,
+// (the input's tensor, the steps that make the slice) → the slice and its digest (empty: not
+// named).
+using SliceCache = std::map<std::pair<const core::Tensor*, std::vector<plan::ViewStep>>,
                             std::pair<net::TensorPtr, std::string>>;
 
 // Per node of graph.nodes: whether verification may make it an output (a witness).

@@ -5,7 +5,9 @@
 // runs the stages slices the tensor), and an output that is a concat of values computed by nodes
 // becomes one output per part (whoever merges concatenates them). Slicing and concatenating copy
 // elements, so every value keeps its bits. Value ids do not change: a lifted slice's value is an
-// input under the slice node's id. Pure; any thread.
+// input under the slice node's id. With LiftRules::throughViews an input is also lifted through
+// chains of slices, reshapes and permutes (a parameter's weight reshaped, transposed and cut into
+// matmul tiles): the node makes the value after the chain's last slice. Pure; any thread.
 #pragma once
 
 #include <cstddef>
@@ -13,17 +15,34 @@
 #include <vector>
 
 #include "goblin/core/graph/graph.hpp"
+#include "goblin/core/ops/attributes.hpp"
+#include "goblin/core/ops/op_code.hpp"
 
 namespace goblin::plan {
 
-// Where an input of the lifted graph comes from: input `input` of the original graph, whole or
-// its elements [start, end) along `dim`.
+// One op the node applies to make a lifted input: a slice, reshape or permute of the graph with
+// its attributes (the executors' semantics: reference::runOp).
+struct ViewStep {
+    core::ops::OpCode op = core::ops::OpCode::Slice;
+    core::ops::Attributes attrs;
+
+    bool operator==(const ViewStep&) const = default;
+    bool operator<(const ViewStep& other) const {
+        return op != other.op ? op < other.op : attrs < other.attrs;
+    }
+};
+
+// Where an input of the lifted graph comes from: input `input` of the original graph, whole
+// (no steps) or made from it by `steps` in order (one slice, unless lifted through views).
 struct LiftedSource {
     std::size_t input = 0;
-    bool sliced = false;
-    int dim = 0;
-    std::int64_t start = 0;
-    std::int64_t end = 0;
+    std::vector<ViewStep> steps;
+};
+
+struct LiftRules {
+    // Lift through chains of slices, reshapes and permutes (lab node planner 4), not only an
+    // input's own contiguous slices.
+    bool throughViews = false;
 };
 
 // How an output of the original graph is made from the lifted graph's outputs: `parts` of them
@@ -47,6 +66,7 @@ struct LiftedEnds {
     bool changed = false;              // false: `graph` is the original
 };
 
-LiftedEnds liftEnds(const core::graph::Graph& graph, const core::graph::GraphPlan& plan);
+LiftedEnds liftEnds(const core::graph::Graph& graph, const core::graph::GraphPlan& plan,
+                    const LiftRules& rules = {});
 
 } // namespace goblin::plan
