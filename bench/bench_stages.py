@@ -13,13 +13,16 @@ in python/tests/test_graph_stages.py).
 
     .venv/bin/python bench/bench_stages.py [--repeats 2] [--layers 8] [--width 1024] [--small-mb 12]
         [--train-layers 4] [--train-width 512] [--train-batch 64] [--train-small-mb 3] [--rounds 3]
+        [--tile-width 1024]
 
 Then training (torch needed): a model of --train-layers tanh layers whose parameters exceed what
 the small volunteers lend, trained --rounds rounds whole on big volunteers and in stages on small
 ones (the node slices the parameters per stage and joins the gradient): seconds per round, tasks
 per round and the largest, node socket bytes per round ÷ the parameters' bytes, the volunteers'
 busy share (their compute seconds ÷ the case's wall seconds × volunteers, the planning included),
-the node's peak resident memory, torch for scale.
+the node's peak resident memory, torch for scale. The same table for a model whose widest layer
+alone (--tile-width², 4 MiB at 1024) exceeds what the small volunteers lend: its products run as
+matmul tiles.
 """
 
 import argparse
@@ -83,6 +86,7 @@ def main():
     parser.add_argument("--train-batch", type=int, default=64)
     parser.add_argument("--train-small-mb", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--tile-width", type=int, default=1024)
     options = parser.parse_args()
     g = deep_mlp(options.layers, options.width, options.batch)
     x = np.random.default_rng(2).standard_normal((options.batch, options.width)).astype(np.float32)
@@ -117,7 +121,19 @@ def main():
     print("staged / whole: %.2f× the time, %.2f× the bytes; same bits: %s" % (
         staged["seconds"] / whole["seconds"], staged["bytes"] / max(1, whole["bytes"]),
         "yes" if same else "NO"))
-    train_table(options)
+    try:
+        import torch
+        from torch.nn import functional as F
+    except ImportError:
+        print("training: torch is not installed; skipped")
+        return
+    train_table(options, torch, F, "stages: %d layers of %d" % (options.train_layers,
+                                                               options.train_width),
+                lambda: big_mlp(torch, options.train_layers, options.train_width),
+                options.train_width)
+    train_table(options, torch, F, "tiles: 64 → %d → %d → 8" % (options.tile_width,
+                                                               options.tile_width),
+                lambda: widest_layer_mlp(torch, options.tile_width), 64)
 
 
 def big_mlp(torch, layers, width):
@@ -126,6 +142,14 @@ def big_mlp(torch, layers, width):
     for _ in range(layers):
         parts += [torch.nn.Linear(width, width), torch.nn.Tanh()]
     return torch.nn.Sequential(*parts, torch.nn.Linear(width, 8))
+
+
+def widest_layer_mlp(torch, width):
+    """A middle layer of width × width: its weight alone exceeds the small volunteers."""
+    torch.manual_seed(2)
+    return torch.nn.Sequential(torch.nn.Linear(64, width), torch.nn.Tanh(),
+                               torch.nn.Linear(width, width), torch.nn.Tanh(),
+                               torch.nn.Linear(width, 8))
 
 
 def volunteer_seconds(network):
@@ -144,11 +168,11 @@ def peak_rss_bytes(pid):
     return 0
 
 
-def train_case(name, options, data, volunteer_args, torch, F):
+def train_case(name, options, data, volunteer_args, F, make_model):
     network = Network(volunteers=2, volunteer_args=volunteer_args)
     try:
         client = goblin.connect(network.url, token=network.token, timeout=120)
-        model = big_mlp(torch, options.train_layers, options.train_width)
+        model = make_model()
         plan = client.plan_train(model, F.cross_entropy, data, batch_size=options.train_batch,
                                  micro_batch=options.train_batch // 2)
         before = network.socket_bytes()
@@ -157,7 +181,7 @@ def train_case(name, options, data, volunteer_args, torch, F):
 
         def once():
             result["trained"] = client.train(
-                big_mlp(torch, options.train_layers, options.train_width), F.cross_entropy, data,
+                make_model(), F.cross_entropy, data,
                 optimizer=goblin.optim.AdamW(lr=1e-3), rounds=options.rounds,
                 batch_size=options.train_batch, micro_batch=options.train_batch // 2,
                 progress=False, timeout=600)
@@ -174,20 +198,14 @@ def train_case(name, options, data, volunteer_args, torch, F):
         network.close()
 
 
-def train_table(options):
-    """Training a model whose parameters exceed the small volunteers: whole on big volunteers
-    (data-parallel micro-batches) vs staged on small ones, per round, with torch for scale."""
-    try:
-        import torch
-        from torch.nn import functional as F
-    except ImportError:
-        print("training: torch is not installed; skipped")
-        return
+def train_table(options, torch, F, title, make_model, in_width):
+    """Training a model too big for the small volunteers: whole on big volunteers (data-parallel
+    micro-batches) vs split on small ones, per round, with torch for scale."""
     rng = torch.Generator().manual_seed(5)
     samples = options.train_batch * options.rounds
-    data = (torch.randn(samples, options.train_width, generator=rng),
+    data = (torch.randn(samples, in_width, generator=rng),
             torch.randint(0, 8, (samples,), generator=rng))
-    model = big_mlp(torch, options.train_layers, options.train_width)
+    model = make_model()
     param_bytes = sum(p.numel() * 4 for p in model.parameters())
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
 
@@ -199,13 +217,13 @@ def train_table(options):
             optimizer.step()
 
     torch_seconds = best_of(1, torch_rounds) / options.rounds
-    print("\ntraining: %d layers of %d (%.1f MiB of parameters), batch %d in 2 micro-batches, %d "
-          "rounds; volunteers lending %d MiB for the staged case" % (
-              options.train_layers, options.train_width, param_bytes / 2 ** 20,
-              options.train_batch, options.rounds, options.train_small_mb))
-    whole = train_case("whole", options, data, [], torch, F)
-    staged = train_case("staged", options, data, ["--memory-mb", str(options.train_small_mb)],
-                        torch, F)
+    print("\ntraining, %s (%.1f MiB of parameters), batch %d in 2 micro-batches, %d "
+          "rounds; volunteers lending %d MiB for the split case" % (
+              title, param_bytes / 2 ** 20, options.train_batch, options.rounds,
+              options.train_small_mb))
+    whole = train_case("whole", options, data, [], F, make_model)
+    staged = train_case("split", options, data, ["--memory-mb", str(options.train_small_mb)], F,
+                        make_model)
     same = all(torch.equal(staged["trained"].state_dict[k], v)
                for k, v in whole["trained"].state_dict.items())
     print("%-8s %11s %6s %13s %16s %6s %14s" % ("case", "s / round", "tasks", "largest task",
@@ -215,7 +233,7 @@ def train_table(options):
             case["name"], case["seconds"], case["tasks"], case["largest"] / 2 ** 20,
             case["bytes"] / param_bytes, 100 * case["busy"], case["node_rss"] / 2 ** 20))
     print("torch    %11.3f   (this machine, all cores)" % torch_seconds)
-    print("staged / whole: %.2f× the round time (target ≤ 1.5); torch ÷ staged %.3f; same bits: "
+    print("split / whole: %.2f× the round time (target ≤ 1.5); torch ÷ split %.3f; same bits: "
           "%s" % (staged["seconds"] / whole["seconds"], torch_seconds / staged["seconds"],
                   "yes" if same else "NO"))
 

@@ -396,3 +396,34 @@ def test_inference_through_a_layer_bigger_than_every_volunteer_runs_in_tiles(clu
     with torch.no_grad():
         want = model(torch.from_numpy(x)).numpy()
     np.testing.assert_allclose(staged[0], want, rtol=1e-4, atol=1e-5)
+
+
+def test_tiles_checked_alone_by_the_node_and_a_liars_tiles_never_used(cluster):
+    """verification="freivalds": each tile task goes to one small volunteer, its product through
+    BLAS, checked by the node's Freivalds before anything reads it; within float32's tolerance of
+    PyTorch. Then with replicas beside the dishonest volunteer (which adds 1000 to an element of
+    every output): every lie it told on the tiled job is rejected, and the outputs keep the bits
+    of honest volunteers."""
+    token = cluster.add_researcher()
+    cluster.start_node()
+    model = widest_layer_mlp()
+    x = np.random.default_rng(4).standard_normal((256, 64)).astype(np.float32)
+    captured = goblin.capture(model, torch.from_numpy(x))
+    with torch.no_grad():
+        want = model(torch.from_numpy(x)).numpy()
+    pool = Pool(cluster)
+    pool.replace(2, SMALL_VOLUNTEER)
+    client = cluster.connect(token)
+    [checked] = client.run(captured, [x], verification="freivalds", timeout=JOB_TIMEOUT)
+    assert client.last_summary["tasks"] > 3
+    assert client.last_summary["verdicts"]["rejected"] == 0
+    np.testing.assert_allclose(checked, want, rtol=1e-4, atol=1e-5)
+    [honest] = client.run(captured, [x], timeout=JOB_TIMEOUT)
+    liar = pool.replace(2, SMALL_VOLUNTEER, dishonest=True)
+    [lied_to], summary = run(cluster, token,
+                             lambda c: c.run(captured, [x], timeout=JOB_TIMEOUT))
+    assert summary["tasks"] > 3
+    assert lied_to.tobytes() == honest.tobytes()
+    lies = [row for row in graph_verdicts(cluster, liar)]
+    assert lies, "the liar computed no tile task"
+    assert all(verdict == "rejected" for _, verdict, _ in lies)

@@ -35,8 +35,8 @@ bool contiguousSlice(const GraphNode& node, const core::Shape& shape) {
 }
 
 bool isView(const GraphNode& node) {
-    return node.args.size() == 1 && (node.op == OpCode::Slice || node.op == OpCode::Reshape ||
-                                     node.op == OpCode::Permute);
+    return node.args.size() == 1 &&
+           (node.op == OpCode::Slice || node.op == OpCode::Reshape || node.op == OpCode::Permute);
 }
 
 // A value the node makes for the lifted graph: under its own id, by `steps` from the input.
@@ -192,9 +192,8 @@ LiftedEnds liftEnds(const core::graph::Graph& graph, const core::graph::GraphPla
     ViewLifter viewLifter(readers, outputs);
     for (std::size_t i = 0; i < graph.inputs.size(); ++i) {
         const auto& input = graph.inputs[i];
-        const std::optional<InputLift> lift = rules.throughViews
-                                                  ? viewLifter.lift(input.id)
-                                                  : sliceLift(input, readers, outputs);
+        const std::optional<InputLift> lift =
+            rules.throughViews ? viewLifter.lift(input.id) : sliceLift(input, readers, outputs);
         if (!lift) {
             lifted.graph.inputs.push_back(input);
             lifted.inputs.push_back(LiftedSource{i, {}});

@@ -78,8 +78,10 @@ std::optional<Tiling> tilingOf(const GraphNode& node, const core::graph::GraphPl
 
 GraphNode sliceNode(ValueId id, ValueId of, std::int64_t dim, std::int64_t start,
                     std::int64_t end) {
-    return GraphNode{id, OpCode::Slice, {of}, {{"dim", dim}, {"start", start}, {"end", end},
-                                             {"step", std::int64_t{1}}}};
+    return GraphNode{id,
+                     OpCode::Slice,
+                     {of},
+                     {{"dim", dim}, {"start", start}, {"end", end}, {"step", std::int64_t{1}}}};
 }
 
 // The tiles of one matmul, appended to `nodes`: a slice and a product per block (flattened where
@@ -108,7 +110,8 @@ void appendTiles(std::vector<GraphNode>& nodes, const GraphNode& node, const Til
         parts.push_back(nodes.back().id);
     }
     const std::int64_t joinDim =
-        tiling.flattened ? 0 : (tiling.rows ? rankOf(plan, node.id) - 2 : rankOf(plan, node.id) - 1);
+        tiling.flattened ? 0
+                         : (tiling.rows ? rankOf(plan, node.id) - 2 : rankOf(plan, node.id) - 1);
     // A node takes at most kJoinedAtOnce args (GraphLimits::maxArgs): more parts are joined in a
     // tree of concats, which copy elements as one concat would.
     while (parts.size() > kJoinedAtOnce) {
@@ -119,16 +122,20 @@ void appendTiles(std::vector<GraphNode>& nodes, const GraphNode& node, const Til
                 joined.push_back(parts[first]);
                 continue;
             }
-            nodes.push_back(GraphNode{next++, OpCode::Concat,
-                                      std::vector<ValueId>(parts.begin() + static_cast<std::ptrdiff_t>(first),
-                                                           parts.begin() + static_cast<std::ptrdiff_t>(last)),
-                                      {{"dim", joinDim}}});
+            nodes.push_back(
+                GraphNode{next++,
+                          OpCode::Concat,
+                          std::vector<ValueId>(parts.begin() + static_cast<std::ptrdiff_t>(first),
+                                               parts.begin() + static_cast<std::ptrdiff_t>(last)),
+                          {{"dim", joinDim}}});
             joined.push_back(nodes.back().id);
         }
         parts = std::move(joined);
     }
-    nodes.push_back(GraphNode{tiling.flattened ? tiling.flattened->id : node.id, OpCode::Concat,
-                              parts, {{"dim", joinDim}}});
+    nodes.push_back(GraphNode{tiling.flattened ? tiling.flattened->id : node.id,
+                              OpCode::Concat,
+                              parts,
+                              {{"dim", joinDim}}});
 }
 
 ValueId largestId(const core::graph::Graph& graph) {

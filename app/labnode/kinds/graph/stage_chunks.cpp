@@ -30,8 +30,7 @@ liftedInput(const GraphChunk& range, const plan::LiftedSource& source, SliceCach
         for (const plan::ViewStep& step : source.steps) {
             auto next = reference::runOp(step.op, std::span(&made, 1), step.attrs);
             if (!next) // the graph validated with the tensor's shape: a bug
-                return makeError(ErrorCode::Internal,
-                                 "a lifted input: " + next.error().message);
+                return makeError(ErrorCode::Internal, "a lifted input: " + next.error().message);
             made = std::move(*next);
         }
         slot.first = std::make_shared<const core::Tensor>(std::move(made));
