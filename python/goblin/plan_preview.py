@@ -23,13 +23,14 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class PlannedStage:
     """One stage of a plan (stage 0 alone when nothing is cut): its tasks (one per batch range),
-    the most one of them holds at once, the most boundary values one reads from earlier stages
-    and what they compute in all."""
+    the most one of them holds at once, the most boundary values one reads from earlier stages,
+    what they compute in all, and the most matmul tiles one of them computes."""
 
     tasks: int
     max_bytes: int
     boundary_in_bytes: int
     flops: float
+    tiles: int = 0
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class Plan:
     stages: List[PlannedStage]
     waits: Optional[str]
     why_whole: Optional[str]
+    tiled_matmuls: int = 0  # products too big for a task, cut into tiles, in each batch range
 
     @property
     def cut_into_stages(self) -> bool:
@@ -64,12 +66,15 @@ class Plan:
         lines.append("volunteers: %d connected, the largest lends %s; a task may hold %s"
                      % (self.volunteers, lent, human_bytes(self.budget_bytes)
                         if self.budget_bytes else "any size"))
-        lines.append("stage  tasks  largest task  boundary in   GFLOP")
+        if self.tiled_matmuls:
+            lines.append("tiles: %d matmul(s) too big for a task cut into tiles in each batch "
+                         "range" % self.tiled_matmuls)
+        lines.append("stage  tasks  largest task  boundary in   GFLOP  tiles")
         for index, stage in enumerate(self.stages):
-            lines.append("%5d  %5d  %12s  %11s  %6.3g"
+            lines.append("%5d  %5d  %12s  %11s  %6.3g  %5s"
                          % (index, stage.tasks, human_bytes(stage.max_bytes),
                             human_bytes(stage.boundary_in_bytes) if stage.boundary_in_bytes
-                            else "-", stage.flops / 1e9))
+                            else "-", stage.flops / 1e9, stage.tiles or "-"))
         lines.append("traffic: at most %s to and from volunteers; between stages the node holds "
                      "%s" % (human_bytes(self.traffic_bytes), human_bytes(self.boundary_bytes)))
         if self.why_whole:
@@ -81,12 +86,13 @@ class Plan:
 
 def _plan_from(reply: Dict[str, Any]) -> Plan:
     stages = [PlannedStage(int(s["tasks"]), int(s["max_bytes"]), int(s["boundary_in_bytes"]),
-                           float(s["flops"])) for s in reply["stages"]]
+                           float(s["flops"]), int(s.get("tiles", 0))) for s in reply["stages"]]
     return Plan(int(reply["tasks"]), int(reply["ranges"]), int(reply["opinions"]),
                 int(reply["budget_bytes"]), int(reply["volunteers"]),
                 int(reply["largest_volunteer_bytes"]), int(reply["largest_task_bytes"]),
                 int(reply["boundary_bytes"]), int(reply["traffic_bytes"]), float(reply["flops"]),
-                stages, reply.get("waits"), reply.get("why_whole"))
+                stages, reply.get("waits"), reply.get("why_whole"),
+                int(reply.get("tiled_matmuls", 0)))
 
 
 def plan_graph(connection: Connection, graph: GraphLike, inputs: Sequence[NDArray[Any]],

@@ -379,6 +379,9 @@ def test_training_a_layer_bigger_than_every_volunteer_cuts_it_into_tiles(cluster
                                              batch_size=64, micro_batch=32)
     assert plan.cut_into_stages and plan.waits is None, str(plan)
     assert plan.largest_task_bytes <= 3 << 20
+    # The middle layer's forward, input gradient and weight gradient.
+    assert plan.tiled_matmuls == 3, str(plan)
+    assert sum(stage.tiles for stage in plan.stages) > 3 and "tiles: 3 matmul(s)" in str(plan)
     staged_then_whole_training(cluster, token, pool, train)
 
 

@@ -290,6 +290,24 @@ void TestResearcherMessages::planMessagesFields() {
     Message badStage = toMessage(plan);
     badStage.control["stages"].as_array()[0].as_object()["tasks"] = "two";
     QVERIFY(!parseGraphPlan(badStage.control).has_value());
+    // Tiles (planner 4): optional, absent when nothing is tiled, and checked when present.
+    QVERIFY(!toMessage(plan).control.contains("tiled_matmuls"));
+    QCOMPARE(reply->tiledMatmuls, std::int64_t{0});
+    plan.tiledMatmuls = 3;
+    plan.stages[1].tiles = 5;
+    const Message tiled = toMessage(plan);
+    QVERIFY(!tiled.control.at("stages").as_array()[0].as_object().contains("tiles"));
+    auto tiledReply = parseGraphPlan(tiled.control);
+    QVERIFY(tiledReply.has_value());
+    QCOMPARE(tiledReply->tiledMatmuls, std::int64_t{3});
+    QCOMPARE(tiledReply->stages[0].tiles, std::int64_t{0});
+    QCOMPARE(tiledReply->stages[1].tiles, std::int64_t{5});
+    Message badTiles = tiled;
+    badTiles.control["tiled_matmuls"] = -2;
+    QVERIFY(!parseGraphPlan(badTiles.control).has_value());
+    badTiles = tiled;
+    badTiles.control["stages"].as_array()[1].as_object()["tiles"] = "five";
+    QVERIFY(!parseGraphPlan(badTiles.control).has_value());
 }
 
 void TestResearcherMessages::jobDoneFields() {

@@ -64,6 +64,10 @@ struct GraphChunk {
     std::vector<std::size_t> dependsOn; // the chunks whose outputs it reads
     // Why a range over the stage budget stayed whole (it could not be cut to fit); else empty.
     std::string whyWhole;
+    // A stage of a range whose matmuls were cut into tiles (plan/matmul_tiles.hpp): the range's
+    // products cut, and the tiles this task computes.
+    std::int64_t tiledMatmuls = 0;
+    std::int64_t tiles = 0;
     // With GraphVerification::Freivalds: the heavy matmuls and conv2ds whose values are outputs
     // (the node checks them by Freivalds), which volunteers may compute with any GEMM
     // (gemm_nodes).

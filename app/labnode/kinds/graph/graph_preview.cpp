@@ -86,6 +86,8 @@ Expected<net::GraphPlan> previewGraphPlan(const net::PlanGraph& request, const V
         stage.maxBytes = std::max(stage.maxBytes, chunk.peakBytes);
         stage.boundaryInBytes = std::max(stage.boundaryInBytes, boundaryInBytes(chunk));
         stage.flops += flops;
+        stage.tiles = std::max(stage.tiles, chunk.tiles);
+        plan.tiledMatmuls = std::max(plan.tiledMatmuls, chunk.tiledMatmuls);
         plan.flops += flops;
         plan.largestTaskBytes = std::max(plan.largestTaskBytes, chunk.peakBytes);
         plan.boundaryBytes += handedOnBytes(chunk);

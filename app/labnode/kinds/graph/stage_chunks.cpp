@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include "goblin/core/graph/graph_json.hpp"
 #include "goblin/net/content_digest.hpp"
@@ -46,7 +47,15 @@ liftedInput(const GraphChunk& range, const plan::LiftedSource& source, SliceCach
 struct CutSource {
     std::optional<plan::LiftedEnds> lifted;
     core::graph::GraphPlan liftedPlan;
+    plan::TiledGraph tiled;
 };
+
+// The matmul tiles a stage computes: its products the range's graph does not have.
+std::int64_t tilesOf(const core::graph::Graph& stage, const std::set<core::graph::ValueId>& own) {
+    return std::count_if(stage.nodes.begin(), stage.nodes.end(), [&](const auto& node) {
+        return node.op == core::ops::OpCode::Matmul && !own.contains(node.id);
+    });
+}
 
 // addStageChunks, with `lift`: the graph's ends are lifted first unless a stage would then take
 // more inputs than a task carries.
@@ -57,16 +66,17 @@ Expected<std::string> addStages(std::vector<GraphChunk>& chunks, const GraphChun
     CutSource source;
     if (lift && budget.planner >= 2) {
         // Planner 4: matmuls too big for a task cut into tiles first (plan/matmul_tiles.hpp).
-        plan::TiledGraph tiled;
         std::optional<core::graph::GraphPlan> tiledPlan;
         if (budget.planner >= 4) {
-            tiled = plan::tileWideMatmuls(range.graph, range.plan, budget.bytes);
-            if (tiled.tiledNodes > 0)
-                if (auto valid = core::graph::validateGraph(tiled.graph, limits))
+            source.tiled = plan::tileWideMatmuls(range.graph, range.plan, budget.bytes);
+            if (source.tiled.tiledNodes > 0)
+                if (auto valid = core::graph::validateGraph(source.tiled.graph, limits))
                     tiledPlan = std::move(*valid);
         }
+        if (!tiledPlan)
+            source.tiled.tiledNodes = 0;
         plan::LiftedEnds ends =
-            tiledPlan ? plan::liftEnds(tiled.graph, *tiledPlan, {.throughViews = true})
+            tiledPlan ? plan::liftEnds(source.tiled.graph, *tiledPlan, {.throughViews = true})
                       : plan::liftEnds(range.graph, range.plan, {budget.planner >= 4});
         if (auto liftedPlan = core::graph::validateGraph(ends.graph, limits);
             (ends.changed || tiledPlan) && liftedPlan) {
@@ -97,6 +107,9 @@ Expected<std::string> addStages(std::vector<GraphChunk>& chunks, const GraphChun
         }))
         return addStages(chunks, range, budget, verification, limits, cache, false);
     const std::size_t first = chunks.size();
+    std::set<core::graph::ValueId> ownNodes;
+    for (const core::graph::GraphNode& node : range.graph.nodes)
+        ownNodes.insert(node.id);
     std::vector<std::vector<std::size_t>> mergedAs(cut->stages.size());
     std::vector<std::vector<std::size_t>> mergedPart(cut->stages.size());
     for (std::size_t s = 0; s < cut->stages.size(); ++s) {
@@ -147,6 +160,10 @@ Expected<std::string> addStages(std::vector<GraphChunk>& chunks, const GraphChun
                 chunk.dependsOn.push_back(stageChunk);
         }
         finishChunk(chunk, verification, budget.planner);
+        if (source.tiled.tiledNodes > 0) {
+            chunk.tiledMatmuls = static_cast<std::int64_t>(source.tiled.tiledNodes);
+            chunk.tiles = tilesOf(chunk.graph, ownNodes);
+        }
         chunks.push_back(std::move(chunk));
     }
     return std::string();

@@ -39,6 +39,14 @@ Expected<std::string> optionalText(const json::object& control, std::string_view
     return std::string(value->get_string());
 }
 
+// An optional count: absent (or null) gives 0.
+Expected<std::int64_t> optionalCount(const json::object& control, std::string_view key) {
+    const auto* value = control.if_contains(key);
+    if (!value || value->is_null())
+        return std::int64_t{0};
+    return requireIntIn(control, key, 0, kMaxCount);
+}
+
 Expected<PlannedStage> parseStage(const json::value& entry) {
     if (!entry.is_object())
         return invalid("each of 'stages' must be an object");
@@ -55,7 +63,10 @@ Expected<PlannedStage> parseStage(const json::value& entry) {
         return tl::unexpected(boundary.error());
     if (!flops)
         return tl::unexpected(flops.error());
-    return PlannedStage{*tasks, *bytes, *boundary, *flops};
+    auto tiles = optionalCount(stage, "tiles");
+    if (!tiles)
+        return tl::unexpected(tiles.error());
+    return PlannedStage{*tasks, *bytes, *boundary, *flops, *tiles};
 }
 
 } // namespace
@@ -92,7 +103,12 @@ Message toMessage(const GraphPlan& plan) {
                                       {"max_bytes", stage.maxBytes},
                                       {"boundary_in_bytes", stage.boundaryInBytes},
                                       {"flops", stage.flops}});
+    for (std::size_t s = 0; s < plan.stages.size(); ++s)
+        if (plan.stages[s].tiles > 0)
+            stages[s].as_object()["tiles"] = plan.stages[s].tiles;
     control["stages"] = std::move(stages);
+    if (plan.tiledMatmuls > 0)
+        control["tiled_matmuls"] = plan.tiledMatmuls;
     if (!plan.waits.empty())
         control["waits"] = plan.waits;
     if (!plan.whyWhole.empty())
@@ -161,6 +177,10 @@ Expected<GraphPlan> parseGraphPlan(const json::object& control) {
     if (!flops)
         return tl::unexpected(flops.error());
     plan.flops = *flops;
+    auto tiled = optionalCount(control, "tiled_matmuls");
+    if (!tiled)
+        return tl::unexpected(tiled.error());
+    plan.tiledMatmuls = *tiled;
     const auto* stages = control.if_contains("stages");
     if (!stages || !stages->is_array() || stages->get_array().size() > kMaxStages)
         return invalid("'stages' must be a list of at most 65536 stages");

@@ -35,11 +35,12 @@ struct PlannedStage {
     std::int64_t maxBytes = 0;
     std::int64_t boundaryInBytes = 0;
     double flops = 0;
+    std::int64_t tiles = 0; // the most matmul tiles one task of it computes ("tiles", optional)
 };
 
 // ← {"type":"graph_plan","id","tasks","ranges","opinions","budget_bytes","volunteers",
 // "largest_volunteer_bytes","largest_task_bytes","boundary_bytes","traffic_bytes","flops",
-// "stages":[…][,"waits"][,"why_whole"]}.
+// "stages":[…][,"tiled_matmuls"][,"waits"][,"why_whole"]}.
 struct GraphPlan {
     std::int64_t id = 0;
     std::int64_t tasks = 0;
@@ -52,6 +53,8 @@ struct GraphPlan {
     std::int64_t boundaryBytes = 0; // values handed from stage to stage, all ranges
     std::int64_t trafficBytes = 0;  // at most, to and from volunteers
     double flops = 0;
+    std::int64_t tiledMatmuls =
+        0; // products cut into tiles in each range ("tiled_matmuls", optional)
     std::vector<PlannedStage> stages;
     std::string waits;    // why it would wait now (no connected volunteer holds a task); or empty
     std::string whyWhole; // why a range over the budget stays whole; or empty
