@@ -74,6 +74,7 @@ constexpr const char* kNoGuiNote = "this goblin-volunteer has no desktop app (bu
 } // namespace
 
 int main(int argc, char** argv) {
+    volunteer::keepLargeBlocksMapped();
     compute::restartWithBetterBlasKernel(argv);
     const po::options_description options = volunteer::volunteerOptions();
     try {

@@ -3,6 +3,10 @@
 #include <fstream>
 #include <string>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 namespace goblin::volunteer {
 
 std::int64_t availableMemoryBytes() {
@@ -15,6 +19,13 @@ std::int64_t availableMemoryBytes() {
             return value * 1024;
     }
     return 0;
+}
+
+void keepLargeBlocksMapped() {
+#if defined(__GLIBC__)
+    // A fixed threshold also turns off glibc's dynamic one (mallopt(3)).
+    (void)::mallopt(M_MMAP_THRESHOLD, 64 * 1024);
+#endif
 }
 
 } // namespace goblin::volunteer
