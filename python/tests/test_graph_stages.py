@@ -19,6 +19,7 @@ from goblin import reference
 from goblin.training import TrainingError
 
 from test_graph_network import graph_verdicts
+from torch_programs import TiedDecoderLM
 from test_observability import fetch
 
 pytestmark = pytest.mark.integration
@@ -463,3 +464,60 @@ def test_a_small_volunteers_resident_memory_grows_by_about_what_it_lends(cluster
     grown = [peak_resident_bytes(p) - b for p, b in zip(pool.processes, before)]
     lent = 3 << 20
     assert all(growth < 2 * lent for growth in grown), grown
+
+
+LM_VOLUNTEER = ["--memory-mb", "1"]
+
+
+def tied_lm():
+    """TiedDecoderLM: 2 blocks of width 128, 512 tokens tied in and out, 1.8 MiB of parameters."""
+    torch.manual_seed(3)
+    return TiedDecoderLM()
+
+
+def lm_loss(logits, y):
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+
+
+def test_a_decoder_lm_with_tied_embeddings_trains_and_runs_split_to_the_unsplit_bits(cluster):
+    """A decoder LM of our own whose output head is its token embedding (one parameter read by
+    the lookup and by the last matmul), on volunteers lending 1 MiB, less than its parameters:
+    trained in stages to the bits of the unsplit training, then run for inference along the batch
+    (each chunk through the graph captured at the chunk's size, cut in stages) to the bits of big
+    volunteers and within float32's tolerance of PyTorch."""
+    token = cluster.add_researcher()
+    cluster.start_node()
+    g = torch.Generator().manual_seed(8)
+    x = torch.randint(0, 512, (64, 16), generator=g)
+    y = torch.roll(x, -1, dims=1)
+    params = sum(p.numel() * 4 for p in tied_lm().parameters())
+    assert params > 1 << 20
+    pool = Pool(cluster)
+
+    def train(client):
+        return client.train(tied_lm(), lm_loss, (x, y), optimizer=optim.AdamW(lr=1e-3),
+                            rounds=2, batch_size=16, micro_batch=8, progress=False,
+                            timeout=JOB_TIMEOUT)
+
+    pool.replace(2, LM_VOLUNTEER)
+    plan = cluster.connect(token).plan_train(tied_lm(), lm_loss, (x, y), batch_size=16,
+                                             micro_batch=8)
+    assert plan.cut_into_stages and plan.waits is None, str(plan)
+    assert plan.largest_task_bytes <= 1 << 20 < params
+    staged_then_whole_training(cluster, token, pool, train)
+
+    model = tied_lm()
+    tokens = x[:32].numpy()
+    captured = goblin.capture(model, torch.from_numpy(tokens[:8]))
+
+    def infer(client):
+        return client.run(captured, [tokens], batch=0, micro_batch=8, timeout=JOB_TIMEOUT)
+
+    whole, whole_summary = run(cluster, token, infer)
+    pool.replace(2, LM_VOLUNTEER)
+    split, split_summary = run(cluster, token, infer)
+    assert whole_summary["tasks"] == 4 < split_summary["tasks"]
+    assert split[0].tobytes() == whole[0].tobytes()
+    with torch.no_grad():
+        want = model(torch.from_numpy(tokens)).numpy()
+    np.testing.assert_allclose(split[0], want, rtol=1e-4, atol=1e-4)

@@ -120,3 +120,23 @@ def make_torch_attention(batch=2, length=8):
 
 PROGRAMS = {"mlp": make_mlp, "cnn": make_cnn, "transformer_block": make_transformer_block,
             "torch_multihead_attention": make_torch_attention}
+
+
+class TiedDecoderLM(nn.Module):
+    """A decoder LM of our own: token embeddings and learned positions, pre-norm causal blocks, a
+    final LayerNorm, and an output head tied to the token embeddings (logits = h·Eᵀ), so that one
+    parameter is read twice and its gradient is the sum of both uses."""
+
+    def __init__(self, vocab=512, dim=128, heads=4, layers=2, length=16):
+        super().__init__()
+        self.tokens = nn.Embedding(vocab, dim)
+        self.positions = nn.Parameter(torch.randn(length, dim) * 0.02)
+        self.blocks = nn.ModuleList(TransformerBlock(dim, heads, 4 * dim, length)
+                                    for _ in range(layers))
+        self.norm = nn.LayerNorm(dim)
+
+    def forward(self, x):
+        h = self.tokens(x) + self.positions
+        for block in self.blocks:
+            h = block(h)
+        return self.norm(h) @ self.tokens.weight.t()
