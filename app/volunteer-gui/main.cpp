@@ -74,7 +74,6 @@ constexpr const char* kNoGuiNote = "this goblin-volunteer has no desktop app (bu
 } // namespace
 
 int main(int argc, char** argv) {
-    volunteer::keepLargeBlocksMapped();
     compute::restartWithBetterBlasKernel(argv);
     const po::options_description options = volunteer::volunteerOptions();
     try {
@@ -106,6 +105,7 @@ int main(int argc, char** argv) {
         const std::int64_t memoryMb = args["memory-mb"].as<std::int64_t>();
         const std::int64_t memoryBytes =
             memoryMb > 0 ? memoryMb << 20 : volunteer::availableMemoryBytes() / 2;
+        volunteer::keepLargeBlocksMapped(memoryBytes);
         // Before any OpenCL call, so the driver compiles into the volunteer's own cache.
         const fs::path cacheDir = volunteer::defaultCacheDir();
         if (args.count("list-devices")) {

@@ -232,26 +232,25 @@ def test_a_graph_that_cannot_be_cut_small_enough_waits_saying_why(cluster):
     assert client.cancel(job) == "cancelled"
 
 
-def test_staged_training_survives_a_killed_volunteer_and_a_killed_node(cluster):
-    """Stages of a training step on three small volunteers: one volunteer is killed once stage
-    results come in, the node is killed once a round has committed and restarted on the same
-    database; the resumed job (re-attached with fetch_train) ends with the bits of the same
-    training run whole and uninterrupted."""
+def survives_a_killed_volunteer_and_a_killed_node(cluster, make_model, data, small, batch_size,
+                                                  micro_batch):
+    """Trains `make_model()` whole on two big volunteers, then on three `small` ones: one
+    volunteer is killed once stage results come in, the node is killed once a round has
+    committed and restarted on the same database; the resumed job (re-attached with fetch_train)
+    ends with the bits of the same training run whole and uninterrupted."""
     token = cluster.add_researcher()
     node = cluster.start_node()
-    g = torch.Generator().manual_seed(8)
-    x, y = torch.randn(1024, 64, generator=g), torch.randint(0, 8, (1024,), generator=g)
     rounds, optimizer = 6, lambda: optim.AdamW(lr=1e-2)
     pool = Pool(cluster)
     pool.replace(2)
     whole, _ = run(cluster, token, lambda client: client.train(
-        wide_mlp(), F.cross_entropy, (x, y), optimizer=optimizer(), rounds=rounds,
-        batch_size=512, micro_batch=256, progress=False, timeout=JOB_TIMEOUT))
+        make_model(), F.cross_entropy, data, optimizer=optimizer(), rounds=rounds,
+        batch_size=batch_size, micro_batch=micro_batch, progress=False, timeout=JOB_TIMEOUT))
 
-    pool.replace(3, TRAINING_VOLUNTEER)
-    job = cluster.connect(token).submit_train(wide_mlp(), F.cross_entropy, (x, y),
+    pool.replace(3, small)
+    job = cluster.connect(token).submit_train(make_model(), F.cross_entropy, data,
                                               optimizer=optimizer(), rounds=rounds,
-                                              batch_size=512, micro_batch=256)
+                                              batch_size=batch_size, micro_batch=micro_batch)
 
     def accepted_stage_results():
         return cluster.query("SELECT count(*) FROM graph_results r JOIN graph_tasks t "
@@ -264,11 +263,27 @@ def test_staged_training_survives_a_killed_volunteer_and_a_killed_node(cluster):
                                              (job,))[0][0] >= 1, JOB_TIMEOUT, "a committed round")
     node.kill9()
     cluster.start_node(port=cluster.port)  # the two volunteers left reconnect by themselves
-    resumed = cluster.connect(token).fetch_train(job, wide_mlp(), optimizer=optimizer(),
-                                                 batch_size=512, timeout=JOB_TIMEOUT)
+    resumed = cluster.connect(token).fetch_train(job, make_model(), optimizer=optimizer(),
+                                                 batch_size=batch_size, timeout=JOB_TIMEOUT)
     assert resumed.history[-1].round == rounds - 1
     for name, tensor in whole.state_dict.items():
         assert torch.equal(resumed.state_dict[name], tensor), name
+
+
+def test_staged_training_survives_a_killed_volunteer_and_a_killed_node(cluster):
+    """Stages of the wide MLP's training step on volunteers lending 2 MiB."""
+    g = torch.Generator().manual_seed(8)
+    data = torch.randn(1024, 64, generator=g), torch.randint(0, 8, (1024,), generator=g)
+    survives_a_killed_volunteer_and_a_killed_node(cluster, wide_mlp, data, TRAINING_VOLUNTEER,
+                                                  512, 256)
+
+
+def test_tiled_training_survives_a_killed_volunteer_and_a_killed_node(cluster):
+    """Tiles of the 1024×1024 layer on volunteers lending 3 MiB."""
+    g = torch.Generator().manual_seed(8)
+    data = torch.randn(128, 64, generator=g), torch.randint(0, 8, (128,), generator=g)
+    survives_a_killed_volunteer_and_a_killed_node(cluster, widest_layer_mlp, data,
+                                                  SMALL_VOLUNTEER, 64, 32)
 
 
 def test_stages_checked_alone_by_the_node_stay_within_the_reference_tolerance(cluster):

@@ -1,5 +1,6 @@
 #include "host_memory.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 
@@ -21,10 +22,14 @@ std::int64_t availableMemoryBytes() {
     return 0;
 }
 
-void keepLargeBlocksMapped() {
+void keepLargeBlocksMapped(std::int64_t lentBytes) {
 #if defined(__GLIBC__)
     // A fixed threshold also turns off glibc's dynamic one (mallopt(3)).
-    (void)::mallopt(M_MMAP_THRESHOLD, 64 * 1024);
+    const std::int64_t threshold =
+        std::clamp<std::int64_t>(lentBytes / 64, std::int64_t{64} << 10, std::int64_t{32} << 20);
+    (void)::mallopt(M_MMAP_THRESHOLD, static_cast<int>(threshold));
+#else
+    (void)lentBytes;
 #endif
 }
 
