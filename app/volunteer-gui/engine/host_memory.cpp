@@ -22,12 +22,14 @@ std::int64_t availableMemoryBytes() {
     return 0;
 }
 
+std::int64_t mappedBlockBytes(std::int64_t lentBytes) {
+    return std::clamp<std::int64_t>(lentBytes / 64, std::int64_t{64} << 10, std::int64_t{32} << 20);
+}
+
 void keepLargeBlocksMapped(std::int64_t lentBytes) {
 #if defined(__GLIBC__)
     // A fixed threshold also turns off glibc's dynamic one (mallopt(3)).
-    const std::int64_t threshold =
-        std::clamp<std::int64_t>(lentBytes / 64, std::int64_t{64} << 10, std::int64_t{32} << 20);
-    (void)::mallopt(M_MMAP_THRESHOLD, static_cast<int>(threshold));
+    (void)::mallopt(M_MMAP_THRESHOLD, static_cast<int>(mappedBlockBytes(lentBytes)));
 #else
     (void)lentBytes;
 #endif

@@ -20,4 +20,7 @@ std::int64_t availableMemoryBytes();
 // at start. A no-op off glibc.
 void keepLargeBlocksMapped(std::int64_t lentBytes);
 
+// The block size from which keepLargeBlocksMapped maps blocks for themselves.
+std::int64_t mappedBlockBytes(std::int64_t lentBytes);
+
 } // namespace goblin::volunteer
