@@ -536,3 +536,44 @@ def test_a_decoder_lm_with_tied_embeddings_trains_and_runs_split_to_the_unsplit_
     with torch.no_grad():
         want = model(torch.from_numpy(tokens)).numpy()
     np.testing.assert_allclose(split[0], want, rtol=1e-4, atol=1e-4)
+
+
+def lm12():
+    """TiedDecoderLM of 12 blocks of width 256: 36 MiB of parameters."""
+    torch.manual_seed(3)
+    return TiedDecoderLM(vocab=256, dim=256, heads=4, layers=12, length=16)
+
+
+def test_a_12_block_lm_four_times_bigger_than_every_volunteer_trains_to_the_unsplit_bits(cluster):
+    """36 MiB of parameters on volunteers lending 8 MiB: each round's micro-batches are cut into
+    stages that each hold at most 8 MiB, and two rounds give the bits of the same training on
+    volunteers that hold the whole step; round 0's loss is PyTorch's within float32's
+    tolerance."""
+    token = cluster.add_researcher()
+    cluster.start_node()
+    g = torch.Generator().manual_seed(8)
+    x = torch.randint(0, 256, (32, 16), generator=g)
+    y = torch.roll(x, -1, dims=1)
+    params = sum(p.numel() * 4 for p in lm12().parameters())
+    lent = 8 << 20
+    assert params > 4 * lent
+    pool = Pool(cluster)
+    pool.replace(2, ["--memory-mb", "8"])
+    plan = cluster.connect(token).plan_train(lm12(), lm_loss, (x, y), batch_size=8,
+                                             micro_batch=4)
+    assert plan.cut_into_stages and plan.waits is None, str(plan)
+    assert plan.largest_task_bytes <= lent
+
+    def train(client):
+        return client.train(lm12(), lm_loss, (x, y), optimizer=optim.AdamW(lr=1e-3), rounds=2,
+                            batch_size=8, micro_batch=4, progress=False, timeout=JOB_TIMEOUT)
+
+    staged, _ = run(cluster, token, train)
+    with torch.no_grad():
+        want = lm_loss(lm12()(x[:8]), y[:8]).item()
+    assert abs(staged.history[0].loss - want) <= 1e-4 * abs(want)
+    pool.replace(2)
+    whole, _ = run(cluster, token, train)
+    for name, tensor in whole.state_dict.items():
+        assert torch.equal(staged.state_dict[name], tensor), name
+    assert [r.loss for r in staged.history] == [r.loss for r in whole.history]

@@ -149,3 +149,20 @@ def test_a_malformed_graph_plan_is_a_protocol_error():
         with pytest.raises(goblin.ProtocolError):
             request_plan(connection, {"type": "plan_graph"})
         assert connection.broken is not None  # the connection is given up
+
+
+def test_a_connections_first_request_may_carry_a_graph_bigger_than_a_greeting(cluster):
+    """Before the welcome a control frame may hold 64 KiB, after it 4 MiB: a plan of a graph whose
+    JSON is far over 64 KiB, sent as a fresh connection's first request, is answered (the node
+    used to close such a connection with 1009: its read in flight kept the greeting's limit)."""
+    token = cluster.add_researcher()
+    cluster.start_node()
+    g = goblin.graph.Graph()
+    h = g.input("f32", [4, 8])
+    for _ in range(2000):
+        h = g.relu(h)
+    g.output(h)
+    assert len(g.to_json()) > 64 * 1024
+    client = cluster.connect(token)
+    plan = client.plan(g, [np.ones((4, 8), dtype=np.float32)])
+    assert plan.tasks == 1 and plan.waits is not None  # no volunteer is connected

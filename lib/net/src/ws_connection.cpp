@@ -60,6 +60,10 @@ void WsConnection::allowTensors() {
     asio::post(m_ws->executor(), [self = shared_from_this()] {
         self->m_assembler.setTensorsAllowed(true);
         self->m_assembler.raiseControlLimit();
+        // The read in flight was started under the old limit: the peer's next message (a graph
+        // job's JSON, sent as soon as it is welcomed) may already take the raised one.
+        self->m_ws->visit(
+            [&](auto& ws) { ws.read_message_max(self->m_assembler.nextFrameLimit()); });
     });
 }
 

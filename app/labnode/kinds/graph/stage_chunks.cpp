@@ -78,7 +78,14 @@ Expected<std::string> addStages(std::vector<GraphChunk>& chunks, const GraphChun
         plan::LiftedEnds ends =
             tiledPlan ? plan::liftEnds(source.tiled.graph, *tiledPlan, {.throughViews = true})
                       : plan::liftEnds(range.graph, range.plan, {budget.planner >= 4});
-        if (auto liftedPlan = core::graph::validateGraph(ends.graph, limits);
+        // Planner 4: the lifted graph is the node's own, never sent; its stages are validated
+        // with the real limits. A model's many parameters may lift to more inputs than a graph
+        // job may declare.
+        core::graph::GraphLimits liftedLimits = limits;
+        if (budget.planner >= 4)
+            liftedLimits.maxInputs =
+                std::max(limits.maxInputs, ends.graph.inputs.size() + ends.graph.constants.size());
+        if (auto liftedPlan = core::graph::validateGraph(ends.graph, liftedLimits);
             (ends.changed || tiledPlan) && liftedPlan) {
             source.lifted = std::move(ends);
             source.liftedPlan = std::move(*liftedPlan);
@@ -102,8 +109,9 @@ Expected<std::string> addStages(std::vector<GraphChunk>& chunks, const GraphChun
     if (cut->stages.size() < 2 && !source.lifted)
         return std::string("only one of its stages computes anything");
     if (source.lifted &&
-        std::any_of(cut->stages.begin(), cut->stages.end(), [](const plan::GraphStage& stage) {
-            return stage.graph.inputs.size() > net::Limits{}.maxTensorsPerMessage;
+        std::any_of(cut->stages.begin(), cut->stages.end(), [&](const plan::GraphStage& stage) {
+            return stage.graph.inputs.size() > net::Limits{}.maxTensorsPerMessage ||
+                   stage.graph.inputs.size() + stage.graph.constants.size() > limits.maxInputs;
         }))
         return addStages(chunks, range, budget, verification, limits, cache, false);
     const std::size_t first = chunks.size();
