@@ -1,7 +1,8 @@
 // Tests of previewGraphPlan, the node's answer to plan_graph: the plan of a request without
 // tensors is the split its submission would get (tasks, stages, the memory of each task, the
-// FLOPs), for the volunteers connected now; a micro-batched request says its rows; the plan says
-// why such a job would wait; a request its submission would refuse is refused alike.
+// FLOPs), for the volunteers connected now; a micro-batched request says its rows; a weight
+// bigger than every volunteer is planned in tiles; the plan says why such a job would wait; a
+// request its submission would refuse is refused alike.
 #include <QtTest/QtTest>
 
 #include <algorithm>
@@ -72,6 +73,7 @@ private Q_SLOTS:
     void thePlanIsTheSplitTheSubmissionGets();
     void aMicroBatchedRequestSaysItsRows();
     void thePlanSaysWhySuchAJobWouldWait();
+    void aWeightBiggerThanEveryVolunteerIsPlannedInTiles();
     void whatTheSubmissionWouldRefuseIsRefused();
 };
 
@@ -146,21 +148,39 @@ void TestGraphPreview::thePlanSaysWhySuchAJobWouldWait() {
     QCOMPARE(nobody->waits, std::string("no graph volunteer is connected now"));
     QCOMPARE(nobody->budgetBytes, GraphIntakeSettings{}.maxTaskBytes);
 
-    // Volunteers lending 4 KiB: a 16 KiB weight alone does not fit, nothing can be cut to fit.
-    auto tiny = previewGraphPlan(planOf(chunkedBatch(2)), VolunteerPool{2, 4096, 4096}, {});
+    // Volunteers lending 1 KiB: a range's x (1 KiB) alone fills a task, so no tile of a weight
+    // fits beside it, and nothing can be cut to fit.
+    auto tiny = previewGraphPlan(planOf(chunkedBatch(2)), VolunteerPool{2, 1024, 1024}, {});
     QVERIFY2(tiny, tiny ? "" : tiny.error().message.c_str());
     QCOMPARE(tiny->tasks, std::int64_t{2});
+    QCOMPARE(tiny->tiledMatmuls, std::int64_t{0});
     QVERIFY2(tiny->waits.find("no connected volunteer lends the memory its tasks need") !=
                  std::string::npos,
              tiny->waits.c_str());
-    QVERIFY2(tiny->waits.find("lends 4 KiB") != std::string::npos, tiny->waits.c_str());
-    QVERIFY2(tiny->whyWhole.find("cannot be cut into stages of 4096 bytes") != std::string::npos,
+    QVERIFY2(tiny->waits.find("lends 1 KiB") != std::string::npos, tiny->waits.c_str());
+    QVERIFY2(tiny->whyWhole.find("cannot be cut into stages of 1024 bytes") != std::string::npos,
              tiny->whyWhole.c_str());
+}
+
+void TestGraphPreview::aWeightBiggerThanEveryVolunteerIsPlannedInTiles() {
+    // Volunteers lending 4 KiB: each 16 KiB weight's products become column tiles, each task
+    // within the 4 KiB; the plan says how many products were tiled and how many tiles a stage
+    // computes.
+    auto tiled = previewGraphPlan(planOf(chunkedBatch(2)), VolunteerPool{2, 4096, 4096}, {});
+    QVERIFY2(tiled, tiled ? "" : tiled.error().message.c_str());
+    QVERIFY2(tiled->waits.empty(), tiled->waits.c_str());
+    QCOMPARE(tiled->tiledMatmuls, std::int64_t{2});
+    QVERIFY(tiled->largestTaskBytes <= 4096);
+    std::int64_t tiles = 0;
+    for (const net::PlannedStage& stage : tiled->stages)
+        tiles += stage.tiles;
+    QVERIFY(tiles >= 2 * 2);
+    QVERIFY(tiled->tasks > 2 * 2);
 }
 
 void TestGraphPreview::whatTheSubmissionWouldRefuseIsRefused() {
     GraphIntakeSettings small;
-    small.maxTaskBytes = 4096; // no task of the chain fits the node itself
+    small.maxTaskBytes = 1024; // no task of the chain fits the node itself, tiled or not
     auto overLimit = previewGraphPlan(planOf(chunkedBatch(2)), VolunteerPool{2, 0, 0}, small);
     QVERIFY(!overLimit);
     QCOMPARE(overLimit.error().code, ErrorCode::LimitExceeded);
