@@ -346,7 +346,7 @@ def test_training_a_model_whose_parameters_exceed_every_volunteer_gives_the_unsp
     cluster.start_node()
     g = torch.Generator().manual_seed(5)
     x, y = torch.randn(128, 512, generator=g), torch.randint(0, 8, (128,), generator=g)
-    params = sum(p.numel() * 4 for p in big_mlp().parameters())
+    params = parameter_bytes(big_mlp())
     assert params > 4 << 20
     pool = Pool(cluster)
 
@@ -490,6 +490,16 @@ def tied_lm():
     return TiedDecoderLM()
 
 
+def next_token_data(vocab, rows, length=16):
+    """Random token ids and the same shifted by one (the next-token targets)."""
+    x = torch.randint(0, vocab, (rows, length), generator=torch.Generator().manual_seed(8))
+    return x, torch.roll(x, -1, dims=1)
+
+
+def parameter_bytes(model):
+    return sum(p.numel() * p.element_size() for p in model.parameters())
+
+
 def lm_loss(logits, y):
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 
@@ -502,10 +512,8 @@ def test_a_decoder_lm_with_tied_embeddings_trains_and_runs_split_to_the_unsplit_
     volunteers and within float32's tolerance of PyTorch."""
     token = cluster.add_researcher()
     cluster.start_node()
-    g = torch.Generator().manual_seed(8)
-    x = torch.randint(0, 512, (64, 16), generator=g)
-    y = torch.roll(x, -1, dims=1)
-    params = sum(p.numel() * 4 for p in tied_lm().parameters())
+    x, y = next_token_data(512, 64)
+    params = parameter_bytes(tied_lm())
     assert params > 1 << 20
     pool = Pool(cluster)
 
@@ -551,10 +559,8 @@ def test_a_12_block_lm_four_times_bigger_than_every_volunteer_trains_to_the_unsp
     tolerance."""
     token = cluster.add_researcher()
     cluster.start_node()
-    g = torch.Generator().manual_seed(8)
-    x = torch.randint(0, 256, (32, 16), generator=g)
-    y = torch.roll(x, -1, dims=1)
-    params = sum(p.numel() * 4 for p in lm12().parameters())
+    x, y = next_token_data(256, 32)
+    params = parameter_bytes(lm12())
     lent = 8 << 20
     assert params > 4 * lent
     pool = Pool(cluster)
@@ -577,3 +583,25 @@ def test_a_12_block_lm_four_times_bigger_than_every_volunteer_trains_to_the_unsp
     for name, tensor in whole.state_dict.items():
         assert torch.equal(staged.state_dict[name], tensor), name
     assert [r.loss for r in staged.history] == [r.loss for r in whole.history]
+
+
+def test_a_value_bigger_than_every_volunteer_is_refused_at_submit(cluster):
+    """Volunteers lending 1 MiB and a 2 MiB input read whole by a tanh: no split of the graph fits
+    (a value is never cut), so the submission is refused at once, naming the node, the value's
+    size and the largest volunteer's memory, and nothing is stored; split along its batch dim
+    into 4 chunks the same computation runs."""
+    token = cluster.add_researcher()
+    cluster.start_node()
+    Pool(cluster).replace(2, ["--memory-mb", "1"])
+    g = gg.Graph()
+    g.output(g.tanh(g.input("f32", [1024, 512])))
+    x = np.random.default_rng(6).standard_normal((1024, 512)).astype(np.float32)
+    client = cluster.connect(token)
+    with pytest.raises(goblin.LimitExceededError) as refused:
+        client.run(g, [x], timeout=JOB_TIMEOUT)
+    why = str(refused.value)
+    assert "(tanh) reads or makes a value of 2097152 bytes" in why, why
+    assert "the largest volunteer lends 1048576 bytes" in why, why
+    assert cluster.query("SELECT count(*) FROM graph_jobs")[0][0] == 0
+    [y] = client.run(g, [x], batch=0, chunks=4, timeout=JOB_TIMEOUT)
+    np.testing.assert_allclose(y, np.tanh(x), rtol=1e-6, atol=1e-7)

@@ -179,10 +179,12 @@ HOSTILE = {
     "tensor_over_limit": ([SUBMIT, vector("limit_exceeded.bin")], [1009], ["limit_exceeded"]),
     "text_while_tensors_due": ([SUBMIT, vector("f32_2x3.bin"), SUBMIT], [1002],
                                ["invalid_message"]),
-    # A frame over the read limit is refused by the transport from its header, before any of it is
-    # read: close 1009 is the whole answer there (protocol.md, "Close codes"), the reason is empty.
+    # A frame over the read limit (past the welcome, max_authenticated_control_bytes: 4 MiB) is
+    # refused by the transport from its header, before any of it is read: close 1009 is the whole
+    # answer there (protocol.md, "Close codes"), the reason is empty.
     "control_message_over_limit": (
-        [json.dumps({"type": "fetch", "id": 2, "job": "j-" + "x" * 70000})], [1009], [""]),
+        [json.dumps({"type": "fetch", "id": 2, "job": "j-" + "x" * ((4 << 20) + 1)})], [1009],
+        [""]),
 }
 
 
@@ -204,6 +206,16 @@ def test_tensors_before_the_hello_are_refused(shared_cluster):
     ws = open_raw(shared_cluster)
     ws.send(SUBMIT)
     expect_close(ws, [1002], ["invalid_message"])
+    assert_node_still_serves(shared_cluster)
+
+
+def test_a_control_message_over_64_kib_before_the_welcome_is_refused(shared_cluster):
+    # Before the welcome a peer is unauthenticated: its control frames may hold 64 KiB
+    # (max_control_bytes), and a bigger hello is refused from its header (close 1009).
+    ws = open_raw(shared_cluster)
+    ws.send(json.dumps({"type": "hello", "id": 1, "protocol": 1, "catalog": 1,
+                        "token": shared_cluster.token, "padding": "x" * 70000}))
+    expect_close(ws, [1009], [""])
     assert_node_still_serves(shared_cluster)
 
 

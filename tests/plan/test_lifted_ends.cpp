@@ -10,11 +10,13 @@
 #include "goblin/plan/lifted_ends.hpp"
 #include "goblin/plan/tensor_slices.hpp"
 #include "goblin/reference/graph_executor.hpp"
+#include "support/lifted_inputs.hpp"
 #include "support/parsed_graph.hpp"
 
 using goblin::core::Tensor;
 namespace graph = goblin::core::graph;
 namespace plan = goblin::plan;
+using goblin::testing::madeInputs;
 using goblin::testing::ParsedGraph;
 using goblin::testing::parseGraph;
 using goblin::testing::sameBits;
@@ -55,18 +57,6 @@ bool isSlice(const plan::LiftedSource& source, std::int64_t dim, std::int64_t st
            ops::attrInt(source.steps[0].attrs, "dim", std::nullopt) == dim &&
            ops::attrInt(source.steps[0].attrs, "start", std::nullopt) == start &&
            ops::attrInt(source.steps[0].attrs, "end", std::nullopt) == end;
-}
-
-// The lifted graph's inputs, made from the original's by each source's steps.
-std::vector<Tensor> madeInputs(const plan::LiftedEnds& lifted, const std::vector<Tensor>& inputs) {
-    std::vector<Tensor> made;
-    for (const plan::LiftedSource& source : lifted.inputs) {
-        Tensor value = inputs.at(source.input);
-        for (const plan::ViewStep& step : source.steps)
-            value = goblin::reference::runOp(step.op, std::span(&value, 1), step.attrs).value();
-        made.push_back(std::move(value));
-    }
-    return made;
 }
 
 } // namespace

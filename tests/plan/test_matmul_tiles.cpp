@@ -14,12 +14,14 @@
 #include "goblin/plan/stage_cut.hpp"
 #include "goblin/plan/tensor_slices.hpp"
 #include "goblin/reference/graph_executor.hpp"
+#include "support/lifted_inputs.hpp"
 #include "support/parsed_graph.hpp"
 
 using goblin::core::Tensor;
 namespace graph = goblin::core::graph;
 namespace plan = goblin::plan;
 using goblin::core::ops::OpCode;
+using goblin::testing::madeInputs;
 using goblin::testing::ParsedGraph;
 using goblin::testing::parseGraph;
 using goblin::testing::sameBits;
@@ -49,17 +51,7 @@ constexpr const char* kLayer = R"({"catalog": 3,
 constexpr std::int64_t kBudget = 6 * 1024;
 
 std::vector<Tensor> inputsFor(const graph::Graph& g) {
-    std::vector<Tensor> inputs;
-    std::uint32_t state = 777;
-    for (const auto& input : g.inputs) {
-        Tensor t = Tensor::allocate(input.spec.dtype, input.spec.shape).value();
-        for (float& v : t.values<float>()) {
-            state = state * 1664525u + 1013904223u;
-            v = static_cast<float>(static_cast<int>(state >> 9) % 2001 - 1000) / 997.0f;
-        }
-        inputs.push_back(std::move(t));
-    }
-    return inputs;
+    return goblin::testing::patternedInputs(g, 777);
 }
 
 std::vector<Tensor> run(const graph::Graph& g, const std::vector<Tensor>& inputs) {
@@ -75,18 +67,6 @@ std::vector<Tensor> run(const graph::Graph& g, const std::vector<Tensor>& inputs
 std::size_t count(const graph::Graph& g, OpCode op) {
     return static_cast<std::size_t>(std::count_if(
         g.nodes.begin(), g.nodes.end(), [op](const graph::GraphNode& n) { return n.op == op; }));
-}
-
-// The lifted graph's inputs made from the original's, as the lab node makes them.
-std::vector<Tensor> madeInputs(const plan::LiftedEnds& lifted, const std::vector<Tensor>& inputs) {
-    std::vector<Tensor> made;
-    for (const plan::LiftedSource& source : lifted.inputs) {
-        Tensor value = inputs.at(source.input);
-        for (const plan::ViewStep& step : source.steps)
-            value = goblin::reference::runOp(step.op, std::span(&value, 1), step.attrs).value();
-        made.push_back(std::move(value));
-    }
-    return made;
 }
 
 // The original graph's outputs from the lifted graph's, parts joined along their dims.

@@ -42,17 +42,7 @@ constexpr const char* kNarrowWaist = R"({"catalog": 3,
     "outputs": [16, 12]})";
 
 std::vector<Tensor> inputsFor(const graph::Graph& g) {
-    std::vector<Tensor> inputs;
-    std::uint32_t state = 12345;
-    for (const auto& input : g.inputs) {
-        Tensor t = Tensor::allocate(input.spec.dtype, input.spec.shape).value();
-        for (float& v : t.values<float>()) {
-            state = state * 1664525u + 1013904223u;
-            v = static_cast<float>(static_cast<int>(state >> 9) % 2001 - 1000) / 1000.0f;
-        }
-        inputs.push_back(std::move(t));
-    }
-    return inputs;
+    return goblin::testing::patternedInputs(g, 12345);
 }
 
 // Runs the stages one after another as the lab node does, feeding each its sources; returns the

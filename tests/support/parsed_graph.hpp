@@ -4,8 +4,10 @@
 
 #include <QtGlobal>
 
+#include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "goblin/core/graph/graph.hpp"
 #include "goblin/core/graph/graph_json.hpp"
@@ -26,6 +28,22 @@ inline ParsedGraph parseGraph(const std::string& json) {
     if (!validated)
         qFatal("%s", validated.error().message.c_str());
     return ParsedGraph{*decoded, *validated};
+}
+
+// One f32 tensor per graph input, of values in [-1, 1] drawn from `seed` (a fixed pattern).
+inline std::vector<core::Tensor> patternedInputs(const core::graph::Graph& graph,
+                                                 std::uint32_t seed) {
+    std::vector<core::Tensor> inputs;
+    std::uint32_t state = seed;
+    for (const auto& input : graph.inputs) {
+        core::Tensor t = core::Tensor::allocate(input.spec.dtype, input.spec.shape).value();
+        for (float& v : t.values<float>()) {
+            state = state * 1664525u + 1013904223u;
+            v = static_cast<float>(static_cast<int>(state >> 9) % 2001 - 1000) / 1000.0f;
+        }
+        inputs.push_back(std::move(t));
+    }
+    return inputs;
 }
 
 inline bool sameBits(const core::Tensor& a, const core::Tensor& b) {

@@ -25,10 +25,12 @@ Expected<void> addRange(std::vector<GraphChunk>& chunks, GraphChunk range,
         auto whyNot = addStageChunks(chunks, range, budget, verification, limits, cache);
         if (!whyNot)
             return tl::unexpected(whyNot.error());
-        if (whyNot->empty())
+        if (whyNot->reason.empty())
             return {};
         range.whyWhole = "it cannot be cut into stages of " + std::to_string(budget.bytes) +
-                         " bytes: " + *whyNot;
+                         " bytes: " + whyNot->reason;
+        range.bulkiestValueBytes = whyNot->bulkiestValueBytes;
+        range.bulkiestValueNode = whyNot->bulkiestValueNode;
     }
     finishChunk(range, verification, budget.planner);
     chunks.push_back(std::move(range));

@@ -64,6 +64,10 @@ struct GraphChunk {
     std::vector<std::size_t> dependsOn; // the chunks whose outputs it reads
     // Why a range over the stage budget stayed whole (it could not be cut to fit); else empty.
     std::string whyWhole;
+    // Such a range's biggest single value that a node reads or makes (no cut splits a value):
+    // its bytes and its node ("node 7 (tanh)").
+    std::int64_t bulkiestValueBytes = 0;
+    std::string bulkiestValueNode;
     // A stage of a range whose matmuls were cut into tiles (plan/matmul_tiles.hpp): the range's
     // products cut, and the tiles this task computes.
     std::int64_t tiledMatmuls = 0;

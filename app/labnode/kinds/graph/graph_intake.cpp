@@ -46,6 +46,25 @@ Expected<void> checkTaskSizes(const std::vector<GraphChunk>& chunks,
     return {};
 }
 
+// LimitExceeded when a range could not be cut because one of its values alone is bigger than
+// the largest volunteer lends (connected, or the configured size when none is): no split fits it.
+Expected<void> checkValueSizes(const std::vector<GraphChunk>& chunks, const VolunteerPool& pool,
+                               const GraphIntakeSettings& settings) {
+    const std::int64_t largest = pool.count > 0 ? pool.largestBytes : settings.planVolunteerBytes;
+    if (largest <= 0) // not limited
+        return {};
+    for (const GraphChunk& chunk : chunks)
+        if (!chunk.whyWhole.empty() && chunk.bulkiestValueBytes > largest)
+            return makeError(
+                ErrorCode::LimitExceeded,
+                "no split of this graph fits a volunteer: its " + chunk.bulkiestValueNode +
+                    " reads or makes a value of " + std::to_string(chunk.bulkiestValueBytes) +
+                    " bytes, and the largest volunteer lends " + std::to_string(largest) +
+                    " bytes (a value is never cut; split the graph along a batch "
+                    "dim into more chunks, or connect a bigger volunteer)");
+    return {};
+}
+
 } // namespace
 
 Expected<PlannedChunks> planChunks(const GraphSubmission& submission, const VolunteerPool& pool,
@@ -57,6 +76,8 @@ Expected<PlannedChunks> planChunks(const GraphSubmission& submission, const Volu
     if (!chunks)
         return tl::unexpected(chunks.error());
     if (auto fits = checkTaskSizes(*chunks, settings); !fits)
+        return tl::unexpected(fits.error());
+    if (auto fits = checkValueSizes(*chunks, pool, settings); !fits)
         return tl::unexpected(fits.error());
     return PlannedChunks{std::move(*chunks), budget, opinions};
 }

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "goblin/core/graph/graph_json.hpp"
+#include "goblin/core/ops/op_catalog.hpp"
 #include "goblin/net/content_digest.hpp"
 #include "goblin/net/limits.hpp"
 #include "goblin/plan/lifted_ends.hpp"
@@ -50,6 +51,25 @@ struct CutSource {
     plan::TiledGraph tiled;
 };
 
+// A range left whole: why, and the biggest value a node of the graph it was cut from reads or
+// makes (what no cut can split).
+WhyWhole leftWhole(std::string reason, const core::graph::Graph& graph,
+                   const core::graph::GraphPlan& plan) {
+    WhyWhole why{std::move(reason), 0, {}};
+    for (const core::graph::GraphNode& node : graph.nodes) {
+        std::vector<core::graph::ValueId> values = node.args;
+        values.push_back(node.id);
+        for (core::graph::ValueId value : values)
+            if (const std::int64_t bytes = plan::specBytes(plan.specs.at(value));
+                bytes > why.bulkiestValueBytes) {
+                why.bulkiestValueBytes = bytes;
+                why.bulkiestValueNode = "node " + std::to_string(node.id) + " (" +
+                                        std::string(core::ops::opInfo(node.op).name) + ")";
+            }
+    }
+    return why;
+}
+
 // The matmul tiles a stage computes: its products the range's graph does not have.
 std::int64_t tilesOf(const core::graph::Graph& stage, const std::set<core::graph::ValueId>& own) {
     return std::count_if(stage.nodes.begin(), stage.nodes.end(), [&](const auto& node) {
@@ -59,10 +79,9 @@ std::int64_t tilesOf(const core::graph::Graph& stage, const std::set<core::graph
 
 // addStageChunks, with `lift`: the graph's ends are lifted first unless a stage would then take
 // more inputs than a task carries.
-Expected<std::string> addStages(std::vector<GraphChunk>& chunks, const GraphChunk& range,
-                                const StageBudget& budget, GraphVerification verification,
-                                const core::graph::GraphLimits& limits, SliceCache& cache,
-                                bool lift) {
+Expected<WhyWhole> addStages(std::vector<GraphChunk>& chunks, const GraphChunk& range,
+                             const StageBudget& budget, GraphVerification verification,
+                             const core::graph::GraphLimits& limits, SliceCache& cache, bool lift) {
     CutSource source;
     if (lift && budget.planner >= 2) {
         // Planner 4: matmuls too big for a task cut into tiles first (plan/matmul_tiles.hpp).
@@ -103,11 +122,11 @@ Expected<std::string> addStages(std::vector<GraphChunk>& chunks, const GraphChun
         rules.keptToEnd = witnessCandidates(graph, graphPlan);
     auto cut = plan::cutIntoStages(graph, graphPlan, budget.bytes, rules);
     if (!cut)
-        return cut.error().message;
+        return leftWhole(cut.error().message, graph, graphPlan);
     // One stage of the lifted graph is a task that fits where the range did not: the node slices
     // its inputs and joins its outputs. One stage of the range's own graph would be the range.
     if (cut->stages.size() < 2 && !source.lifted)
-        return std::string("only one of its stages computes anything");
+        return leftWhole("only one of its stages computes anything", graph, graphPlan);
     if (source.lifted &&
         std::any_of(cut->stages.begin(), cut->stages.end(), [&](const plan::GraphStage& stage) {
             return stage.graph.inputs.size() > net::Limits{}.maxTensorsPerMessage ||
@@ -174,7 +193,7 @@ Expected<std::string> addStages(std::vector<GraphChunk>& chunks, const GraphChun
         }
         chunks.push_back(std::move(chunk));
     }
-    return std::string();
+    return WhyWhole{};
 }
 
 } // namespace
@@ -213,9 +232,9 @@ void finishChunk(GraphChunk& chunk, GraphVerification verification, int planner)
         chunk.givenBytes += static_cast<std::int64_t>(constant.value.byteSize());
 }
 
-Expected<std::string> addStageChunks(std::vector<GraphChunk>& chunks, const GraphChunk& range,
-                                     const StageBudget& budget, GraphVerification verification,
-                                     const core::graph::GraphLimits& limits, SliceCache& cache) {
+Expected<WhyWhole> addStageChunks(std::vector<GraphChunk>& chunks, const GraphChunk& range,
+                                  const StageBudget& budget, GraphVerification verification,
+                                  const core::graph::GraphLimits& limits, SliceCache& cache) {
     return addStages(chunks, range, budget, verification, limits, cache, true);
 }
 

@@ -34,10 +34,17 @@ std::int64_t heldByTask(const core::graph::Graph& graph, const core::graph::Grap
 // and what it holds as `planner` counts it.
 void finishChunk(GraphChunk& chunk, GraphVerification verification, int planner);
 
+// Why a range could not be cut (an empty reason: it was), and its biggest single value.
+struct WhyWhole {
+    std::string reason;
+    std::int64_t bulkiestValueBytes = 0;
+    std::string bulkiestValueNode;
+};
+
 // The stages of a batch range (its graph, plan and inputs in `range`) as chunks appended to
-// `chunks`; why not (empty: cut), leaving `chunks` as it was, when the range cannot be cut.
-Expected<std::string> addStageChunks(std::vector<GraphChunk>& chunks, const GraphChunk& range,
-                                     const StageBudget& budget, GraphVerification verification,
-                                     const core::graph::GraphLimits& limits, SliceCache& cache);
+// `chunks`; why not, leaving `chunks` as it was, when the range cannot be cut.
+Expected<WhyWhole> addStageChunks(std::vector<GraphChunk>& chunks, const GraphChunk& range,
+                                  const StageBudget& budget, GraphVerification verification,
+                                  const core::graph::GraphLimits& limits, SliceCache& cache);
 
 } // namespace goblin::labnode

@@ -74,6 +74,7 @@ private Q_SLOTS:
     void aMicroBatchedRequestSaysItsRows();
     void thePlanSaysWhySuchAJobWouldWait();
     void aWeightBiggerThanEveryVolunteerIsPlannedInTiles();
+    void aValueBiggerThanEveryVolunteerIsRefused();
     void whatTheSubmissionWouldRefuseIsRefused();
 };
 
@@ -148,9 +149,10 @@ void TestGraphPreview::thePlanSaysWhySuchAJobWouldWait() {
     QCOMPARE(nobody->waits, std::string("no graph volunteer is connected now"));
     QCOMPARE(nobody->budgetBytes, GraphIntakeSettings{}.maxTaskBytes);
 
-    // Volunteers lending 1 KiB: a range's x (1 KiB) alone fills a task, so no tile of a weight
-    // fits beside it, and nothing can be cut to fit.
-    auto tiny = previewGraphPlan(planOf(chunkedBatch(2)), VolunteerPool{2, 1024, 1024}, {});
+    // The second volunteer lends 1 KiB: a range's x (1 KiB) alone fills a task, so no tile of a
+    // weight fits beside it, and nothing can be cut to fit; the first, lending 64 KiB, could hold
+    // any value: such a job waits for a second one like it.
+    auto tiny = previewGraphPlan(planOf(chunkedBatch(2)), VolunteerPool{2, 65536, 1024}, {});
     QVERIFY2(tiny, tiny ? "" : tiny.error().message.c_str());
     QCOMPARE(tiny->tasks, std::int64_t{2});
     QCOMPARE(tiny->tiledMatmuls, std::int64_t{0});
@@ -176,6 +178,24 @@ void TestGraphPreview::aWeightBiggerThanEveryVolunteerIsPlannedInTiles() {
         tiles += stage.tiles;
     QVERIFY(tiles >= 2 * 2);
     QVERIFY(tiled->tasks > 2 * 2);
+}
+
+void TestGraphPreview::aValueBiggerThanEveryVolunteerIsRefused() {
+    // Both lend 1 KiB: a weight (16 KiB) read whole by a matmul that cannot be tiled is bigger
+    // than any volunteer, and no split would change that.
+    auto refused = previewGraphPlan(planOf(chunkedBatch(2)), VolunteerPool{2, 1024, 1024}, {});
+    QVERIFY(!refused);
+    QCOMPARE(refused.error().code, ErrorCode::LimitExceeded);
+    const std::string& why = refused.error().message;
+    QVERIFY2(why.find("(matmul) reads or makes a value of 16384 bytes") != std::string::npos &&
+                 why.find("the largest volunteer lends 1024 bytes") != std::string::npos,
+             why.c_str());
+    // With no volunteer connected, the configured size is the largest.
+    GraphIntakeSettings planned;
+    planned.planVolunteerBytes = 1024;
+    auto configured = previewGraphPlan(planOf(chunkedBatch(2)), VolunteerPool{}, planned);
+    QVERIFY(!configured);
+    QCOMPARE(configured.error().code, ErrorCode::LimitExceeded);
 }
 
 void TestGraphPreview::whatTheSubmissionWouldRefuseIsRefused() {
