@@ -358,6 +358,7 @@ private Q_SLOTS:
     void closeWhileWritingFinishesTheMessageAndSendsNothingMore();
     void controlFrameOverLimitCloses();
     void serverServesAfterMisbehavingClient();
+    void aTrustedPeersFirstMessageMayTakeTheRaisedLimit();
     void unannouncedBinaryFrameClosesWithReason();
     void textFrameWhileTensorsDueClosesWithReason();
     void connectionsPerAddressAreLimited();
@@ -401,6 +402,7 @@ void TestWsTransport::closeWhileWritingFinishesTheMessageAndSendsNothingMore() {
 void TestWsTransport::controlFrameOverLimitCloses() {
     Limits serverLimits;
     serverLimits.maxControlBytes = 1024;
+    serverLimits.maxAuthenticatedControlBytes = 1024; // the echo server trusts every peer
     Loopback loop{serverLimits};
     auto client = loop.connect(clientLimits());
     QVERIFY2(client.has_value(), client ? "" : client.error().message.c_str());
@@ -424,6 +426,7 @@ void TestWsTransport::controlFrameOverLimitCloses() {
 void TestWsTransport::serverServesAfterMisbehavingClient() {
     Limits serverLimits;
     serverLimits.maxControlBytes = 1024;
+    serverLimits.maxAuthenticatedControlBytes = 1024; // the echo server trusts every peer
     Loopback loop{serverLimits};
     auto bad = loop.connect(clientLimits());
     QVERIFY(bad.has_value());
@@ -438,6 +441,24 @@ void TestWsTransport::serverServesAfterMisbehavingClient() {
     // Tensors are far over the control limit; only control frames are held to it.
     QVERIFY(roundTrips(*good, 0, 31));
     QCOMPARE(good->handler->closeCount(), 0);
+}
+
+void TestWsTransport::aTrustedPeersFirstMessageMayTakeTheRaisedLimit() {
+    // The echo server allows tensors (and the authenticated control limit) as a peer connects,
+    // while the peer's first read is already waiting under the greeting's limit: that read takes
+    // the raised one, so a 2000-byte first message is echoed, not refused.
+    Limits serverLimits;
+    serverLimits.maxControlBytes = 1024;
+    serverLimits.maxAuthenticatedControlBytes = 1 << 20;
+    Loopback loop{serverLimits};
+    auto client = loop.connect(clientLimits());
+    QVERIFY2(client.has_value(), client ? "" : client.error().message.c_str());
+    client->connection->send(
+        Message{json::object{{"type", "echo"}, {"id", 7}, {"pad", std::string(2000, 'p')}}, {}});
+    const auto echo = client->handler->waitForMessage(0);
+    QVERIFY2(echo.has_value(), "the first message was not echoed");
+    QCOMPARE(echo->control.at("pad").as_string().size(), std::size_t{2000});
+    QCOMPARE(client->handler->closeCount(), 0);
 }
 
 void TestWsTransport::unannouncedBinaryFrameClosesWithReason() {

@@ -290,7 +290,9 @@ void TestJobCancel::aGraphTaskNoVolunteerHasTheMemoryForWaits() {
     FakeCluster cluster(node, settings());
     auto researcher = cluster.connectResearcher();
     net::Message hello = volunteerHello(2, true);
-    hello.control["capabilities"].as_object()["memory_bytes"] = 16; // no chunk fits in 16 bytes
+    // Each chunk's x and relu(x) are 48 bytes: the volunteer could hold either value, not both
+    // (a value bigger than every volunteer would be refused at submit instead).
+    hello.control["capabilities"].as_object()["memory_bytes"] = 48;
     auto link = std::make_shared<FakePeerLink>();
     cluster.coordinator.onConnected(50, link, PeerRole::Volunteer);
     cluster.coordinator.onMessage(50, hello);
