@@ -179,12 +179,11 @@ HOSTILE = {
     "tensor_over_limit": ([SUBMIT, vector("limit_exceeded.bin")], [1009], ["limit_exceeded"]),
     "text_while_tensors_due": ([SUBMIT, vector("f32_2x3.bin"), SUBMIT], [1002],
                                ["invalid_message"]),
-    # A frame over the read limit (past the welcome, max_authenticated_control_bytes: 4 MiB) is
-    # refused by the transport from its header, before any of it is read: close 1009 is the whole
-    # answer there (protocol.md, "Close codes"), the reason is empty.
-    "control_message_over_limit": (
-        [json.dumps({"type": "fetch", "id": 2, "job": "j-" + "x" * ((4 << 20) + 1)})], [1009],
-        [""]),
+    # A control frame over the read limit is refused from its header: past the welcome the limit
+    # is max_authenticated_control_bytes (4 MiB), whose frame is still being written when the
+    # node closes, so the close frame may be lost to a reset; the limit is tested before the
+    # welcome below (test_a_control_message_over_64_kib_before_the_welcome_is_refused) and with
+    # small limits in tests/net/test_ws_transport.cpp.
 }
 
 

@@ -68,7 +68,7 @@ Expected<void> checkValueSizes(const std::vector<GraphChunk>& chunks, const Volu
 } // namespace
 
 Expected<PlannedChunks> planChunks(const GraphSubmission& submission, const VolunteerPool& pool,
-                                   const GraphIntakeSettings& settings) {
+                                   const GraphIntakeSettings& settings, Unfittable unfittable) {
     const int opinions = submission.verification == GraphVerification::Freivalds ? 1 : 2;
     const std::int64_t budget = stageBudget(pool, opinions, settings);
     auto chunks = splitIntoChunks(submission, std::max<std::int64_t>(1, pool.count),
@@ -77,17 +77,19 @@ Expected<PlannedChunks> planChunks(const GraphSubmission& submission, const Volu
         return tl::unexpected(chunks.error());
     if (auto fits = checkTaskSizes(*chunks, settings); !fits)
         return tl::unexpected(fits.error());
-    if (auto fits = checkValueSizes(*chunks, pool, settings); !fits)
-        return tl::unexpected(fits.error());
+    if (unfittable == Unfittable::Refused)
+        if (auto fits = checkValueSizes(*chunks, pool, settings); !fits)
+            return tl::unexpected(fits.error());
     return PlannedChunks{std::move(*chunks), budget, opinions};
 }
 
 Expected<GraphIntake> takeInGraph(const net::Message& message, const VolunteerPool& pool,
-                                  const GraphIntakeSettings& settings, const BlobStore& blobs) {
+                                  const GraphIntakeSettings& settings, const BlobStore& blobs,
+                                  Unfittable unfittable) {
     auto submission = parseGraphSubmission(message, settings.limits);
     if (!submission)
         return tl::unexpected(submission.error());
-    auto planned = planChunks(*submission, pool, settings);
+    auto planned = planChunks(*submission, pool, settings, unfittable);
     if (!planned)
         return tl::unexpected(planned.error());
     auto& chunks = planned->chunks;

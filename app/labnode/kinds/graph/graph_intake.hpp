@@ -42,14 +42,19 @@ std::int64_t stageBudget(const VolunteerPool& pool, int opinions,
 
 // A checked submission cut for the pool: its chunks (one per volunteer unless the request says,
 // stages where a range does not fit), the stage budget and the opinions each task wants;
-// LimitExceeded when a chunk holds more than the node allows any task (it could not be cut).
+// LimitExceeded when a chunk holds more than the node allows any task (it could not be cut), and
+// with Unfittable::Refused when one of a range's values alone is bigger than the largest
+// volunteer lends (no split fits it); a training round's job (Unfittable::Waits) waits instead,
+// as bigger volunteers may come back between rounds.
+enum class Unfittable { Refused, Waits };
 struct PlannedChunks {
     std::vector<GraphChunk> chunks;
     std::int64_t budget = 0;
     int opinions = 2;
 };
 Expected<PlannedChunks> planChunks(const GraphSubmission& submission, const VolunteerPool& pool,
-                                   const GraphIntakeSettings& settings);
+                                   const GraphIntakeSettings& settings,
+                                   Unfittable unfittable = Unfittable::Refused);
 
 struct GraphIntake {
     GraphSubmission submission;
@@ -62,7 +67,8 @@ struct GraphIntake {
 // Worker: everything O(size) about a submission. The pool sets the number of chunks (one per
 // volunteer unless the request says) and the stage budget.
 Expected<GraphIntake> takeInGraph(const net::Message& message, const VolunteerPool& pool,
-                                  const GraphIntakeSettings& settings, const BlobStore& blobs);
+                                  const GraphIntakeSettings& settings, const BlobStore& blobs,
+                                  Unfittable unfittable = Unfittable::Refused);
 
 // Core: inserts the job and one task per chunk; returns the tasks' rows.
 Expected<std::vector<GraphTaskRow>> insertGraphJobAndTasks(Database& db, const GraphJobRow& job);

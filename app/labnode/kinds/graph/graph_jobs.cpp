@@ -151,21 +151,22 @@ void GraphJobs::createJob(const ResearcherRequest& request, GraphIntake intake) 
 
 void GraphJobs::submitFor(std::int64_t researcherId, Message message,
                           std::function<void(Expected<std::string>)> accepted) {
-    asio::post(m_context.workers,
-               [this, researcherId, pool = m_tasks.volunteerPool(), message = std::move(message),
-                accepted = std::move(accepted)]() mutable {
-                   auto intake = takeInGraph(message, pool, m_settings.intake, m_context.blobs);
-                   asio::post(m_context.core, [this, researcherId, intake = std::move(intake),
-                                               accepted = std::move(accepted)]() mutable {
-                       if (!intake)
-                           return accepted(tl::unexpected(intake.error()));
-                       auto added = insertJob(researcherId, std::move(*intake));
-                       if (!added)
-                           return accepted(tl::unexpected(added.error()));
-                       accepted((*added)->id);
-                       m_scheduler.wake();
-                   });
-               });
+    asio::post(m_context.workers, [this, researcherId, pool = m_tasks.volunteerPool(),
+                                   message = std::move(message),
+                                   accepted = std::move(accepted)]() mutable {
+        auto intake =
+            takeInGraph(message, pool, m_settings.intake, m_context.blobs, Unfittable::Waits);
+        asio::post(m_context.core, [this, researcherId, intake = std::move(intake),
+                                    accepted = std::move(accepted)]() mutable {
+            if (!intake)
+                return accepted(tl::unexpected(intake.error()));
+            auto added = insertJob(researcherId, std::move(*intake));
+            if (!added)
+                return accepted(tl::unexpected(added.error()));
+            accepted((*added)->id);
+            m_scheduler.wake();
+        });
+    });
 }
 
 bool GraphJobs::follow(const std::string& jobId, GraphJobFollower follower) {
@@ -307,8 +308,7 @@ void GraphJobs::audit(const ResearcherRequest& request, const std::string& jobId
 
 void GraphJobs::onDecided(GraphTask& task) {
     GraphJob& job = m_book.jobOf(task);
-    // Its readers that waited for nothing else are queued now with its values; woken at once (a
-    // decision made on a worker brings no result that wakes the scheduler).
+    // Readers waiting on nothing else queued with its values, woken now (no result wakes them).
     if (auto filled = m_stages.fillQueued(job, m_book.readersOf(task)); !filled)
         return failJob(job, filled.error());
     m_scheduler.wake();

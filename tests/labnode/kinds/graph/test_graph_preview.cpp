@@ -45,8 +45,8 @@ net::PlanGraph planOf(json::object batch) {
     return net::PlanGraph{3, chainGraph(kRows), std::move(batch), std::nullopt, std::nullopt};
 }
 
-// The chunks of the same job submitted with its tensors.
-std::vector<GraphChunk> submittedChunks(const net::PlanGraph& plan, std::int64_t budget) {
+// The same job submitted with its tensors.
+GraphSubmission submissionOf(const net::PlanGraph& plan) {
     std::vector<net::TensorPtr> tensors;
     for (const core::Shape& shape :
          {core::Shape{kRows, kWidth}, core::Shape{kWidth, kWidth}, core::Shape{kWidth, kWidth}})
@@ -58,7 +58,12 @@ std::vector<GraphChunk> submittedChunks(const net::PlanGraph& plan, std::int64_t
     auto submission = parseGraphSubmission(net::Message{control, tensors}, {});
     if (!submission)
         qFatal("%s", submission.error().message.c_str());
-    auto chunks = splitIntoChunks(*submission, 1, {}, StageBudget{budget});
+    return std::move(*submission);
+}
+
+// Its chunks.
+std::vector<GraphChunk> submittedChunks(const net::PlanGraph& plan, std::int64_t budget) {
+    auto chunks = splitIntoChunks(submissionOf(plan), 1, {}, StageBudget{budget});
     if (!chunks)
         qFatal("%s", chunks.error().message.c_str());
     return *chunks;
@@ -196,6 +201,12 @@ void TestGraphPreview::aValueBiggerThanEveryVolunteerIsRefused() {
     auto configured = previewGraphPlan(planOf(chunkedBatch(2)), VolunteerPool{}, planned);
     QVERIFY(!configured);
     QCOMPARE(configured.error().code, ErrorCode::LimitExceeded);
+    // A training round's job waits instead: bigger volunteers may come back between rounds.
+    auto waits = planChunks(submissionOf(planOf(chunkedBatch(2))), VolunteerPool{2, 1024, 1024}, {},
+                            Unfittable::Waits);
+    QVERIFY2(waits, waits ? "" : waits.error().message.c_str());
+    QVERIFY(!waits->chunks.at(0).whyWhole.empty());
+    QCOMPARE(waits->chunks.at(0).bulkiestValueBytes, std::int64_t{16384});
 }
 
 void TestGraphPreview::whatTheSubmissionWouldRefuseIsRefused() {
