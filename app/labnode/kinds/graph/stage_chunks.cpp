@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <span>
 
 #include "goblin/core/graph/graph_json.hpp"
 #include "goblin/core/ops/op_catalog.hpp"
@@ -18,28 +19,40 @@
 namespace goblin::labnode {
 namespace {
 
+// What `steps` make of `whole`, each prefix of them made once per cache (a weight's column tiles
+// share its slice of the parameters and its reshape).
+Expected<net::TensorPtr> madeBy(const net::TensorPtr& whole, std::span<const plan::ViewStep> steps,
+                                SliceCache& cache) {
+    if (steps.empty())
+        return whole;
+    auto& slot = cache[{whole.get(), std::vector<plan::ViewStep>(steps.begin(), steps.end())}];
+    if (slot.first)
+        return slot.first;
+    auto from = madeBy(whole, steps.first(steps.size() - 1), cache);
+    if (!from)
+        return tl::unexpected(from.error());
+    auto next = reference::runOp(steps.back().op, std::span(from->get(), 1), steps.back().attrs);
+    if (!next) // the graph validated with the tensor's shape: a bug
+        return makeError(ErrorCode::Internal, "a lifted input: " + next.error().message);
+    slot.first = std::make_shared<const core::Tensor>(std::move(*next));
+    return slot.first;
+}
+
 // Input `source` of a lifted graph, from the range's inputs: whole, or made at the node by the
-// source's slices, reshapes and permutes.
+// source's slices, reshapes and permutes, with its digest when it is worth naming.
 Expected<std::pair<net::TensorPtr, std::string>>
 liftedInput(const GraphChunk& range, const plan::LiftedSource& source, SliceCache& cache) {
     const net::TensorPtr& whole = range.inputs.at(source.input);
     if (source.steps.empty() || !whole) // whole, or a plan request's (no tensor)
         return std::pair{whole, source.steps.empty() ? range.inputDigests.at(source.input)
                                                      : std::string()};
-    auto& slot = cache[{whole.get(), source.steps}];
-    if (!slot.first) {
-        core::Tensor made = *whole;
-        for (const plan::ViewStep& step : source.steps) {
-            auto next = reference::runOp(step.op, std::span(&made, 1), step.attrs);
-            if (!next) // the graph validated with the tensor's shape: a bug
-                return makeError(ErrorCode::Internal, "a lifted input: " + next.error().message);
-            made = std::move(*next);
-        }
-        slot.first = std::make_shared<const core::Tensor>(std::move(made));
-        if (!range.inputDigests.at(source.input).empty() &&
-            slot.first->byteSize() >= kMinNamedInputBytes)
-            slot.second = net::tensorDigest(*slot.first);
-    }
+    auto made = madeBy(whole, source.steps, cache);
+    if (!made)
+        return tl::unexpected(made.error());
+    auto& slot = cache.at({whole.get(), source.steps});
+    if (slot.second.empty() && !range.inputDigests.at(source.input).empty() &&
+        (*made)->byteSize() >= kMinNamedInputBytes)
+        slot.second = net::tensorDigest(**made);
     return slot;
 }
 

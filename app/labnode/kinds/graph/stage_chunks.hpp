@@ -17,7 +17,7 @@ namespace goblin::labnode {
 
 // The slices of whole inputs that lifted graph ends hand to stages, made once for every range:
 // (the input's tensor, the steps that make the slice) → the slice and its digest (empty: not
-// named).
+// named, or a step on the way to slices that are).
 using SliceCache = std::map<std::pair<const core::Tensor*, std::vector<plan::ViewStep>>,
                             std::pair<net::TensorPtr, std::string>>;
 

@@ -53,8 +53,8 @@ struct GraphPlan {
     std::int64_t boundaryBytes = 0; // values handed from stage to stage, all ranges
     std::int64_t trafficBytes = 0;  // at most, to and from volunteers
     double flops = 0;
-    std::int64_t tiledMatmuls =
-        0; // products cut into tiles in each range ("tiled_matmuls", optional)
+    // Products cut into tiles in each range ("tiled_matmuls", optional).
+    std::int64_t tiledMatmuls = 0;
     std::vector<PlannedStage> stages;
     std::string waits;    // why it would wait now (no connected volunteer holds a task); or empty
     std::string whyWhole; // why a range over the budget stays whole; or empty
