@@ -167,6 +167,7 @@ class Lowering:
         # fx keeps a getitem for every result of a multi-output op; unused ones (a pooling's
         # indices, a layer norm's mean) would otherwise become catalog nodes.
         module.graph.eliminate_dead_code()
+        self._position = {node: i for i, node in enumerate(module.graph.nodes)}
         real, low = {}, {}
         placeholder_index = 0
         for node in module.graph.nodes:
@@ -215,6 +216,9 @@ class Lowering:
         handler = self.handlers.get(name) or self.handlers.get(packet)
 
         def lower():
+            if packet == "aten.copy_" and not self._overwrites_a_private_value(node):
+                raise Unmappable("an in-place write to a tensor that is read again afterwards, "
+                                 "an input or a view of another tensor (write it out of place)")
             if random:
                 raise Unmappable("random numbers cannot match PyTorch's generator (use eval(); "
                                  "F.dropout and nn.Dropout are captured with the catalog's "
@@ -239,6 +243,22 @@ class Lowering:
             self.reasons.setdefault(name, str(why))
             return _poison_like(self, real)
 
+    def _overwrites_a_private_value(self, node):
+        """True when copy_(destination, source) may be lowered as a new value: the destination
+        is a tensor an op made (no input, no view of another tensor), no view of it was taken,
+        and nothing reads it after the write (as `h += x` on a fresh `h` traces when autograd
+        keeps torch 1.13 from functionalizing)."""
+        destination = node.args[0]
+        if not isinstance(destination, torch.fx.Node) or destination.op != "call_function":
+            return False
+        rewritten = op_name(destination.target) == "aten.copy_.default"  # `h += x; relu_(h)`
+        if rewritten and not self._overwrites_a_private_value(destination) or \
+                not rewritten and _returns_an_alias(destination.target):
+            return False
+        return all(user is node or (not _returns_an_alias(user.target)
+                                    and self._position[user] < self._position[node])
+                   for user in destination.users)
+
     def _foldable(self, args, kwargs, real, name):
         if not isinstance(real, torch.Tensor):
             return isinstance(real, (tuple, list))
@@ -249,6 +269,17 @@ class Lowering:
             return True
         sizes = [t.numel() for t in _tensors(args) + _tensors(kwargs)]
         return real.numel() <= max(sizes, default=0)
+
+
+def _returns_an_alias(target):
+    """Whether an fx call target's result may share memory with an argument (a view, an in-place
+    op), from its schema's alias annotations; unknown targets are taken to alias."""
+    if target is operator.getitem:
+        return False  # an element of a multi-output op's results
+    schema = getattr(target, "_schema", None)
+    if schema is None:
+        return True
+    return any(result.alias_info is not None for result in schema.returns)
 
 
 def _replace_nodes(tree, values):

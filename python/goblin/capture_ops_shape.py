@@ -64,7 +64,7 @@ def _expand(L, real, x, size, implicit=False):
     return L.emit("expand", [x], x.dtype, real.shape, shape=list(real.shape))
 
 
-@aten("copy")
+@aten("copy", "copy_")  # copy_ only where Lowering found the overwritten value private
 def _copy(L, real, destination, source, non_blocking=False):
     return _expand(L, real, L.sym(source, real.dtype), list(real.shape))
 

@@ -29,7 +29,10 @@ struct ValueTable {
     // The input or constant a value is a reshape of (through reshapes), else -1: a stage reading
     // it makes it from that input rather than take it from the stage that made it.
     std::vector<std::int64_t> viewOf;
+    std::vector<bool> constant;
+    std::vector<int> outputSlots; // how often the graph's outputs list it
     std::vector<std::vector<std::size_t>> freedAfter; // per position: storage dropped then
+    std::vector<std::vector<std::size_t>> lastReadAt; // per position: values read there last
 
     std::size_t add(ValueId id, std::int64_t size, std::int64_t position) {
         index.emplace(id, bytes.size());
@@ -38,6 +41,8 @@ struct ValueTable {
         lastUse.push_back(-1);
         newBytes.push_back(size);
         viewOf.push_back(-1);
+        constant.push_back(false);
+        outputSlots.push_back(0);
         return bytes.size() - 1;
     }
 };
@@ -49,7 +54,8 @@ ValueTable tableOf(const Graph& graph, const GraphPlan& plan, const std::vector<
     for (const auto& input : graph.inputs)
         table.add(input.id, specBytes(input.spec), -1);
     for (const auto& constant : graph.constants)
-        table.add(constant.id, static_cast<std::int64_t>(constant.value.byteSize()), -1);
+        table.constant[table.add(constant.id, static_cast<std::int64_t>(constant.value.byteSize()),
+                                 -1)] = true;
     for (std::size_t p = 0; p < order.size(); ++p) {
         const auto& node = graph.nodes[order[p]];
         table.add(node.id, specBytes(plan.specs.at(node.id)), static_cast<std::int64_t>(p));
@@ -58,6 +64,12 @@ ValueTable tableOf(const Graph& graph, const GraphPlan& plan, const std::vector<
         for (ValueId arg : graph.nodes[order[p]].args)
             table.lastUse[table.index.at(arg)] = static_cast<std::int64_t>(p);
     table.freedAfter.resize(order.size());
+    table.lastReadAt.resize(order.size());
+    for (std::size_t v = 0; v < table.bytes.size(); ++v)
+        if (table.lastUse[v] >= 0)
+            table.lastReadAt[static_cast<std::size_t>(table.lastUse[v])].push_back(v);
+    for (ValueId output : graph.outputs)
+        ++table.outputSlots[table.index.at(output)];
     if (measure != StageMeasure::HeldAtOnce)
         return table;
     // Executors drop a value after its last reader, and a reshape shares its argument's storage:
@@ -106,6 +118,14 @@ public:
             return;
         m_given[v] = true;
         m_fixed += m_table.bytes[v];
+        ++(m_table.constant[v] ? m_constants : m_inputs);
+    }
+
+    // Whether what the stage takes so far stays within the rules' counts.
+    bool countsWithin(const CutRules& rules) const {
+        return (rules.maxStageInputs == 0 || m_inputs <= rules.maxStageInputs) &&
+               (rules.maxStageInputsAndConstants == 0 ||
+                m_inputs + m_constants <= rules.maxStageInputsAndConstants);
     }
 
     // What the stage holds with position `p` (the next one) taken too.
@@ -139,19 +159,21 @@ private:
     std::int64_t m_fixed = 0;
     std::int64_t m_running = 0;
     std::int64_t m_peak = 0;
+    std::size_t m_inputs = 0;
+    std::size_t m_constants = 0;
 };
 
 // For each start position, the end (exclusive) of the longest stage from it within the budget.
 std::vector<std::size_t> longestStages(const Graph& graph, const std::vector<std::size_t>& order,
-                                       const ValueTable& table, StageMeasure measure,
+                                       const ValueTable& table, const CutRules& rules,
                                        std::int64_t budget) {
     const std::size_t n = order.size();
     std::vector<std::size_t> ends(n, 0);
     for (std::size_t a = 0; a < n; ++a) {
         // What a stage holds only grows as it takes more nodes.
-        StageMeter meter(graph, order, table, measure, a);
+        StageMeter meter(graph, order, table, rules.measure, a);
         std::size_t b = a;
-        while (b < n && meter.take(b) <= budget)
+        while (b < n && meter.take(b) <= budget && meter.countsWithin(rules))
             ++b;
         ends[a] = b;
     }
@@ -178,13 +200,52 @@ std::vector<std::int64_t> crossingBytes(const ValueTable& table, std::size_t n) 
     return crossing;
 }
 
+// How many values a stage starting at position `a` outputs as it takes one node after another:
+// the graph's outputs it makes (as often as the outputs list them) and the values it makes that
+// a later position reads, as StageMaker lists them.
+class OutputCounter {
+public:
+    explicit OutputCounter(const ValueTable& table) : m_table(table) {}
+
+    void start(std::size_t a) {
+        m_a = static_cast<std::int64_t>(a);
+        m_count = 0;
+    }
+
+    // The count with position `p` (the next one) taken too.
+    std::size_t take(std::size_t p, std::size_t value) {
+        const auto position = static_cast<std::int64_t>(p);
+        m_count += static_cast<std::size_t>(m_table.outputSlots[value]);
+        if (handedOn(value) && m_table.lastUse[value] > position)
+            ++m_count;
+        for (std::size_t read : m_table.lastReadAt[p]) // no longer read after the stage
+            if (handedOn(read) && m_table.producedAt[read] >= m_a &&
+                m_table.producedAt[read] < position)
+                --m_count;
+        return m_count;
+    }
+
+private:
+    bool handedOn(std::size_t value) const { return m_table.viewOf[value] < 0; }
+
+    const ValueTable& m_table;
+    std::int64_t m_a = 0;
+    std::size_t m_count = 0;
+};
+
 // The cut positions (each stage's start, then n) with the fewest stages, then the fewest bytes
 // crossing its cuts, then the lightest heaviest stage (`costBefore[k]`: the cost of the nodes
-// before position k). Needs `ends[a] > a` for every a (each node fits alone). Each criterion of
-// a prefix only grows with the prefix's own, so the best prefix to each position is enough.
-std::vector<std::size_t> bestCuts(const std::vector<std::size_t>& ends,
-                                  const std::vector<std::int64_t>& crossing,
-                                  const std::vector<double>& costBefore, std::size_t n) {
+// before position k), among the stages that output at most `maxOutputs` values (0: any number).
+// Needs `ends[a] > a` for every a (each node fits alone). Each criterion of a prefix only grows
+// with the prefix's own, so the best prefix to each position is enough. Fails when no cut keeps
+// every stage's outputs within `maxOutputs`.
+Expected<std::vector<std::size_t>> bestCuts(const std::vector<std::size_t>& ends,
+                                            const std::vector<std::int64_t>& crossing,
+                                            const std::vector<double>& costBefore,
+                                            const ValueTable& table,
+                                            const std::vector<std::size_t>& valueAt,
+                                            std::size_t maxOutputs) {
+    const std::size_t n = ends.size();
     struct Best {
         std::int64_t stages = std::numeric_limits<std::int64_t>::max();
         std::int64_t crossed = 0;
@@ -198,17 +259,24 @@ std::vector<std::size_t> bestCuts(const std::vector<std::size_t>& ends,
     };
     std::vector<Best> best(n + 1);
     best[0] = Best{0, 0, 0, 0};
+    OutputCounter outputs(table);
     for (std::size_t a = 0; a < n; ++a) {
         if (best[a].stages == std::numeric_limits<std::int64_t>::max())
             continue;
         const std::int64_t crossed = best[a].crossed + (a > 0 ? crossing[a] : 0);
+        outputs.start(a);
         for (std::size_t b = a + 1; b <= ends[a]; ++b) {
+            if (outputs.take(b - 1, valueAt[b - 1]) > maxOutputs && maxOutputs > 0)
+                continue; // a longer stage may hand on fewer
             const Best candidate{best[a].stages + 1, crossed,
                                  std::max(best[a].heaviest, costBefore[b] - costBefore[a]), a};
             if (candidate < best[b])
                 best[b] = candidate;
         }
     }
+    if (best[n].stages == std::numeric_limits<std::int64_t>::max())
+        return makeError(ErrorCode::LimitExceeded,
+                         "no cut keeps each stage's outputs within " + std::to_string(maxOutputs));
     std::vector<std::size_t> cuts{n};
     for (std::size_t at = n; at > 0; at = best[at].from)
         cuts.push_back(best[at].from);
@@ -361,24 +429,35 @@ Expected<StageCut> cutIntoStages(const Graph& graph, const GraphPlan& plan,
             return makeError(ErrorCode::InvalidInput,
                              "an output of the graph is an input or a constant: no stage makes it");
     const std::vector<std::size_t> ends =
-        longestStages(graph, order, table, rules.measure, budgetBytes);
+        longestStages(graph, order, table, rules, budgetBytes);
     for (std::size_t a = 0; a < n; ++a) {
         if (ends[a] > a)
             continue;
         // A stage holding this node holds at least what it holds alone.
         const auto& node = graph.nodes[order[a]];
-        const std::int64_t alone = StageMeter(graph, order, table, rules.measure, a).take(a);
-        return makeError(ErrorCode::LimitExceeded,
-                         "its node " + std::to_string(node.id) + " (" +
-                             std::string(core::ops::opInfo(node.op).name) + ") alone holds " +
-                             std::to_string(alone) + " bytes with what it reads");
+        StageMeter meter(graph, order, table, rules.measure, a);
+        const std::int64_t alone = meter.take(a);
+        const std::string named = "its node " + std::to_string(node.id) + " (" +
+                                  std::string(core::ops::opInfo(node.op).name) + ")";
+        if (alone <= budgetBytes)
+            return makeError(ErrorCode::LimitExceeded,
+                             named + " alone reads more values than a stage may take");
+        return makeError(ErrorCode::LimitExceeded, named + " alone holds " +
+                                                       std::to_string(alone) +
+                                                       " bytes with what it reads");
     }
-    const std::vector<std::size_t> cuts = bestCuts(ends, crossingBytes(table, n), costBefore, n);
+    std::vector<std::size_t> valueAt(n);
+    for (std::size_t p = 0; p < n; ++p)
+        valueAt[p] = table.index.at(graph.nodes[order[p]].id);
+    const auto cuts =
+        bestCuts(ends, crossingBytes(table, n), costBefore, table, valueAt, rules.maxStageOutputs);
+    if (!cuts)
+        return tl::unexpected(cuts.error());
     StageCut cut;
     cut.outputs.resize(graph.outputs.size());
     StageMaker maker(graph, plan, order, table, rules.measure);
-    for (std::size_t s = 0; s + 1 < cuts.size(); ++s)
-        maker.add(cuts[s], cuts[s + 1], cut);
+    for (std::size_t s = 0; s + 1 < cuts->size(); ++s)
+        maker.add((*cuts)[s], (*cuts)[s + 1], cut);
     return cut;
 }
 

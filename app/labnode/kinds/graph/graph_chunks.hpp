@@ -85,11 +85,13 @@ inline constexpr std::size_t kMinNamedInputBytes = 1024;
 // told apart by the FLOPs of their heaviest stage, and the graph's trivial ends lifted first
 // (plan/lifted_ends.hpp: the node slices whole inputs that only slices read, and concatenates an
 // output's parts). 3: what a task holds at once counted, witnesses included, with nodes reading
-// only inputs run just before their first reader (plan::StageMeasure). 4 (current): matmuls too
-// big for a task cut into tiles first (plan/matmul_tiles.hpp), inputs lifted through chains of
-// slices, reshapes and permutes (plan::LiftRules).
+// only inputs run just before their first reader (plan::StageMeasure). 4: matmuls too big for a
+// task cut into tiles first (plan/matmul_tiles.hpp), inputs lifted through chains of slices,
+// reshapes and permutes (plan::LiftRules). 5 (current): a stage also ends before it would take
+// more values than a task carries (plan::CutRules::maxStageInputs), so that a backward reading
+// many saved activations is cut in more stages rather than left whole.
 inline constexpr int kFirstPlanner = 1;
-inline constexpr int kCurrentPlanner = 4;
+inline constexpr int kCurrentPlanner = 5;
 
 // How a batch range over the budget is cut into stages: the most a task may hold (0: no budget,
 // never cut), and by which planner.

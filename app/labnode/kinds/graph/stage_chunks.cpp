@@ -133,6 +133,11 @@ Expected<WhyWhole> addStages(std::vector<GraphChunk>& chunks, const GraphChunk& 
             rules.nodeCosts.push_back(nodeFlops(node, graphPlan));
     if (budget.planner >= 3)
         rules.keptToEnd = witnessCandidates(graph, graphPlan);
+    if (budget.planner >= 5) {
+        rules.maxStageInputs = net::Limits{}.maxTensorsPerMessage;
+        rules.maxStageInputsAndConstants = limits.maxInputs;
+        rules.maxStageOutputs = net::Limits{}.maxTensorsPerMessage;
+    }
     auto cut = plan::cutIntoStages(graph, graphPlan, budget.bytes, rules);
     if (!cut)
         return leftWhole(cut.error().message, graph, graphPlan);
@@ -143,6 +148,7 @@ Expected<WhyWhole> addStages(std::vector<GraphChunk>& chunks, const GraphChunk& 
     if (source.lifted &&
         std::any_of(cut->stages.begin(), cut->stages.end(), [&](const plan::GraphStage& stage) {
             return stage.graph.inputs.size() > net::Limits{}.maxTensorsPerMessage ||
+                   stage.graph.outputs.size() > net::Limits{}.maxTensorsPerMessage ||
                    stage.graph.inputs.size() + stage.graph.constants.size() > limits.maxInputs;
         }))
         return addStages(chunks, range, budget, verification, limits, cache, false);

@@ -70,6 +70,13 @@ struct CutRules {
     // Optional, one per node of graph.nodes: values a task may output besides its stage's own
     // (witnesses), which HeldAtOnce then holds to the end.
     std::vector<bool> keptToEnd;
+    // Optional (0: no limit): the most values a stage may take as inputs (graph inputs and
+    // earlier stages' values: the tensors its task carries), as inputs and constants together
+    // (what a graph may declare), and output (the graph's outputs it makes and the values it
+    // hands on: the tensors its result carries).
+    std::size_t maxStageInputs = 0;
+    std::size_t maxStageInputsAndConstants = 0;
+    std::size_t maxStageOutputs = 0;
 };
 
 // Bytes of a value of this dtype and shape (0 where they overflow: validation refuses those).
