@@ -19,6 +19,8 @@ bash scripts/install_deps.sh --test
 bash scripts/check_format.sh
 bash scripts/check_types.sh
 bash scripts/build.sh ci
+# Real model code (torchvision, transformers; pinned) for python/tests/test_real_models.py.
+bash scripts/real_models_env.sh
 export GOBLIN_BUILD_DIR="$root/build/ci"
 # Qt tests need a runtime dir that only we can read.
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"

@@ -116,9 +116,15 @@ class Layout:
         return parts
 
     def state_dict(self, flat: NDArray[Any]) -> Dict[str, Any]:
-        state = {key: value.detach().clone() for key, value in self.model.state_dict().items()}
-        for name, value in self.unflat(flat).items():
-            state[name] = self.torch.from_numpy(value)
+        """The model's state dict with the trained parameters: a parameter tied under several
+        names (an LM head that is its token embedding) gets the trained value under every one."""
+        trained = self.unflat(flat)
+        named = {id(p): n for n, p in self.model.named_parameters() if n in trained}
+        state = {}
+        for key, value in self.model.state_dict(keep_vars=True).items():
+            name = named.get(id(value))
+            state[key] = self.torch.from_numpy(trained[name].copy()) if name is not None \
+                else value.detach().clone()
         return state
 
     def step(self, loss_fn: Callable[..., Any]) -> Callable[..., Tuple[Any, Any]]:

@@ -222,3 +222,55 @@ def test_programs_that_cannot_be_traced_raise_a_goblin_error():
     with pytest.raises(goblin.CaptureError, match="IndexError|index") as caught:
         goblin.capture(broken, torch.randn(3))
     assert caught.value.__cause__ is not None
+
+
+def in_place_step(read_a_view_after_the_write):
+    """(w, x) → (loss, dloss/dw) of a program that writes in place under autograd (torch 1.13 then
+    traces without functionalization, so the writes stay copy_ nodes): h += 1 and relu_ on a fresh
+    value, as ResNet's `out += identity; relu(inplace=True)` and BERT's embeddings do."""
+    def step(w, x):
+        w = w.detach().requires_grad_(True)
+        h = x * w
+        early = h[0]  # a view of h taken before the writes
+        h += 1.0
+        h = torch.relu_(h)
+        loss = (h * h).sum()
+        if read_a_view_after_the_write:
+            loss = loss + (early * 3).sum()
+        return (loss, *torch.autograd.grad(loss, [w]))
+
+    return step
+
+
+def test_an_in_place_write_to_a_private_value_is_captured():
+    w, x = torch.randn(4, 5), torch.randn(4, 5)
+    captured = goblin.capture(in_place_step(False), w, x)
+    assert captured.check(torch.randn(4, 5), torch.randn(4, 5)) <= 1.0
+
+
+def test_an_in_place_write_seen_through_a_view_is_refused_clearly():
+    with pytest.raises(UnsupportedOperator, match=r"copy_.*read again afterwards"):
+        goblin.capture(in_place_step(True), torch.randn(4, 5), torch.randn(4, 5))
+
+
+def test_a_tied_parameter_gets_its_trained_value_under_every_name():
+    """A head tied to the embedding (GPT-2's lm_head and wte) is one parameter under two keys of
+    the state dict: the trained result sets both, so load_state_dict keeps the trained value."""
+    from goblin.training import Layout
+
+    class Tied(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = torch.nn.Embedding(10, 4)
+            self.head = torch.nn.Linear(4, 10, bias=False)
+            self.head.weight = self.embed.weight
+
+    model = Tied()
+    layout = Layout(torch, model)
+    assert layout.names == ["embed.weight"]
+    trained = layout.flat() + 1.0
+    state = layout.state_dict(trained)
+    assert torch.equal(state["head.weight"], state["embed.weight"])
+    assert np.array_equal(state["head.weight"].numpy().ravel(), trained)
+    model.load_state_dict(state)
+    assert np.array_equal(model.head.weight.detach().numpy().ravel(), trained)

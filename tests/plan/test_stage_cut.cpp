@@ -292,6 +292,83 @@ private Q_SLOTS:
         checkStagesRunToTheWholeBits(whole, *cut);
     }
 
+    // Within the budget the four layers are one stage; a task that carries at most 3 tensors
+    // makes two, each taking 3 (x or the boundary value, and two weights), to the same bits.
+    void aStageTakesNoMoreInputsThanATaskCarries() {
+        const ParsedGraph whole = parseGraph(kFourLayers);
+        const std::int64_t budget = plan::graphValueBytes(whole.plan);
+        auto one = plan::cutIntoStages(whole.graph, whole.plan, budget);
+        QVERIFY(one.has_value());
+        QCOMPARE(one->stages.size(), std::size_t{1});
+        plan::CutRules rules;
+        rules.maxStageInputs = 3;
+        auto cut = plan::cutIntoStages(whole.graph, whole.plan, budget, rules);
+        QVERIFY2(cut.has_value(), cut ? "" : cut.error().message.c_str());
+        QCOMPARE(cut->stages.size(), std::size_t{2});
+        for (const plan::GraphStage& stage : cut->stages)
+            QCOMPARE(stage.graph.inputs.size(), std::size_t{3});
+        checkStagesRunToTheWholeBits(whole, *cut);
+        rules.maxStageInputs = 0;
+        rules.maxStageInputsAndConstants = 3; // the same, counted with constants (none here)
+        auto same = plan::cutIntoStages(whole.graph, whole.plan, budget, rules);
+        QVERIFY(same.has_value());
+        QCOMPARE(same->stages.size(), std::size_t{2});
+    }
+
+    // Six outputs of x: a result carrying at most two tensors makes three stages of two.
+    void aStageOutputsNoMoreThanAResultCarries() {
+        const ParsedGraph whole = parseGraph(R"({"catalog": 3,
+            "inputs": [{"id": 0, "dtype": "f32", "shape": [4, 8]}],
+            "nodes": [{"id": 1, "op": "neg", "args": [0], "attrs": {}},
+                      {"id": 2, "op": "tanh", "args": [0], "attrs": {}},
+                      {"id": 3, "op": "relu", "args": [0], "attrs": {}},
+                      {"id": 4, "op": "exp", "args": [0], "attrs": {}},
+                      {"id": 5, "op": "sigmoid", "args": [0], "attrs": {}},
+                      {"id": 6, "op": "abs", "args": [0], "attrs": {}}],
+            "outputs": [1, 2, 3, 4, 5, 6]})");
+        plan::CutRules rules;
+        rules.maxStageOutputs = 2;
+        auto cut = plan::cutIntoStages(whole.graph, whole.plan, 1 << 20, rules);
+        QVERIFY2(cut.has_value(), cut ? "" : cut.error().message.c_str());
+        QCOMPARE(cut->stages.size(), std::size_t{3});
+        for (const plan::GraphStage& stage : cut->stages)
+            QCOMPARE(stage.graph.outputs.size(), std::size_t{2});
+        checkStagesRunToTheWholeBits(whole, *cut);
+
+        // A chain cut in stages hands one value on at each cut: one output per stage is enough.
+        const ParsedGraph layers = parseGraph(kFourLayers);
+        rules.maxStageOutputs = 1;
+        auto narrow = plan::cutIntoStages(layers.graph, layers.plan, 40'000, rules);
+        QVERIFY2(narrow.has_value(), narrow ? "" : narrow.error().message.c_str());
+        QVERIFY(narrow->stages.size() >= 2);
+        for (const plan::GraphStage& stage : narrow->stages)
+            QVERIFY(stage.graph.outputs.size() <= 1);
+        checkStagesRunToTheWholeBits(layers, *narrow);
+    }
+
+    // A value that is an output of the graph and read by a later node is listed twice by the
+    // stage that ends between them; with room for one, no cut there: the stage goes on.
+    void aStageEndsOnlyWhereItsOutputsFit() {
+        const ParsedGraph whole = parseGraph(R"({"catalog": 3,
+            "inputs": [{"id": 0, "dtype": "f32", "shape": [64, 64]}],
+            "nodes": [{"id": 1, "op": "neg", "args": [0], "attrs": {}},
+                      {"id": 2, "op": "tanh", "args": [1], "attrs": {}}],
+            "outputs": [1, 2]})");
+        plan::CutRules rules;
+        rules.maxStageOutputs = 2;
+        // 16 KiB per value: a budget of 40 KiB holds x and one more value, not two.
+        auto cut = plan::cutIntoStages(whole.graph, whole.plan, 40'000, rules);
+        QVERIFY2(cut.has_value(), cut ? "" : cut.error().message.c_str());
+        QCOMPARE(cut->stages.size(), std::size_t{2});
+        QCOMPARE(cut->stages[0].graph.outputs.size(), std::size_t{2}); // node 1, twice
+        rules.maxStageOutputs = 1;
+        auto none = plan::cutIntoStages(whole.graph, whole.plan, 40'000, rules);
+        QVERIFY(!none.has_value());
+        QCOMPARE(none.error().code, ErrorCode::LimitExceeded);
+        QVERIFY2(none.error().message.find("outputs") != std::string::npos,
+                 none.error().message.c_str());
+    }
+
     void aNodeBiggerThanTheBudgetIsRefused() {
         const ParsedGraph whole = parseGraph(kNarrowWaist);
         auto cut =

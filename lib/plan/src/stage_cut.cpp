@@ -2,6 +2,8 @@
 
 #include "goblin/plan/cut_order.hpp"
 
+#include "stage_meter.hpp"
+
 #include <algorithm>
 #include <iterator>
 #include <limits>
@@ -18,150 +20,10 @@ namespace {
 using core::graph::Graph;
 using core::graph::GraphPlan;
 using core::graph::ValueId;
-
-// The graph's values densely numbered: what a cut needs to know of each.
-struct ValueTable {
-    std::unordered_map<ValueId, std::size_t> index;
-    std::vector<std::int64_t> bytes;
-    std::vector<std::int64_t> producedAt; // position in the order; -1 for inputs and constants
-    std::vector<std::int64_t> lastUse;    // last position that reads it; -1 when none does
-    std::vector<std::int64_t> newBytes;   // what making it allocates (0: a reshape shares storage)
-    // The input or constant a value is a reshape of (through reshapes), else -1: a stage reading
-    // it makes it from that input rather than take it from the stage that made it.
-    std::vector<std::int64_t> viewOf;
-    std::vector<bool> constant;
-    std::vector<int> outputSlots; // how often the graph's outputs list it
-    std::vector<std::vector<std::size_t>> freedAfter; // per position: storage dropped then
-    std::vector<std::vector<std::size_t>> lastReadAt; // per position: values read there last
-
-    std::size_t add(ValueId id, std::int64_t size, std::int64_t position) {
-        index.emplace(id, bytes.size());
-        bytes.push_back(size);
-        producedAt.push_back(position);
-        lastUse.push_back(-1);
-        newBytes.push_back(size);
-        viewOf.push_back(-1);
-        constant.push_back(false);
-        outputSlots.push_back(0);
-        return bytes.size() - 1;
-    }
-};
-
-// `order`: node indices; `keptToEnd` one per node of graph.nodes, or empty.
-ValueTable tableOf(const Graph& graph, const GraphPlan& plan, const std::vector<std::size_t>& order,
-                   StageMeasure measure, const std::vector<bool>& keptToEnd) {
-    ValueTable table;
-    for (const auto& input : graph.inputs)
-        table.add(input.id, specBytes(input.spec), -1);
-    for (const auto& constant : graph.constants)
-        table.constant[table.add(constant.id, static_cast<std::int64_t>(constant.value.byteSize()),
-                                 -1)] = true;
-    for (std::size_t p = 0; p < order.size(); ++p) {
-        const auto& node = graph.nodes[order[p]];
-        table.add(node.id, specBytes(plan.specs.at(node.id)), static_cast<std::int64_t>(p));
-    }
-    for (std::size_t p = 0; p < order.size(); ++p)
-        for (ValueId arg : graph.nodes[order[p]].args)
-            table.lastUse[table.index.at(arg)] = static_cast<std::int64_t>(p);
-    table.freedAfter.resize(order.size());
-    table.lastReadAt.resize(order.size());
-    for (std::size_t v = 0; v < table.bytes.size(); ++v)
-        if (table.lastUse[v] >= 0)
-            table.lastReadAt[static_cast<std::size_t>(table.lastUse[v])].push_back(v);
-    for (ValueId output : graph.outputs)
-        ++table.outputSlots[table.index.at(output)];
-    if (measure != StageMeasure::HeldAtOnce)
-        return table;
-    // Executors drop a value after its last reader, and a reshape shares its argument's storage:
-    // storage is dropped after the last reader of its value and of every reshape of it. Outputs,
-    // kept values and values nothing reads stay to the end.
-    const auto end = static_cast<std::int64_t>(order.size());
-    std::vector<std::size_t> owner(table.bytes.size());
-    std::vector<std::int64_t> heldTo(table.bytes.size(), -1);
-    for (std::size_t v = 0; v < owner.size(); ++v)
-        owner[v] = v;
-    for (std::size_t p = 0; p < order.size(); ++p) {
-        const auto& node = graph.nodes[order[p]];
-        const std::size_t v = table.index.at(node.id);
-        if (node.op == core::ops::OpCode::Reshape) {
-            const std::size_t arg = table.index.at(node.args.front());
-            owner[v] = owner[arg];
-            table.newBytes[v] = 0;
-            if (table.producedAt[arg] < 0)
-                table.viewOf[v] = static_cast<std::int64_t>(arg);
-            else if (table.viewOf[arg] >= 0)
-                table.viewOf[v] = table.viewOf[arg];
-        }
-        const bool kept = !keptToEnd.empty() && keptToEnd[order[p]];
-        const std::int64_t last = kept || table.lastUse[v] < 0 ? end : table.lastUse[v];
-        heldTo[owner[v]] = std::max(heldTo[owner[v]], last);
-    }
-    for (ValueId output : graph.outputs)
-        heldTo[owner[table.index.at(output)]] = end;
-    for (std::size_t v = 0; v < owner.size(); ++v)
-        if (owner[v] == v && table.producedAt[v] >= 0 && heldTo[v] < end)
-            table.freedAfter[static_cast<std::size_t>(heldTo[v])].push_back(v);
-    return table;
-}
-
-// What a stage starting at position `a` holds as it takes one node after another.
-class StageMeter {
-public:
-    StageMeter(const Graph& graph, const std::vector<std::size_t>& order, const ValueTable& table,
-               StageMeasure measure, std::size_t a)
-        : m_graph(graph), m_order(order), m_table(table), m_measure(measure), m_a(a),
-          m_given(table.bytes.size(), false) {}
-
-    // A value given to the stage (an input, a constant or an earlier stage's), held throughout.
-    void give(std::size_t v) {
-        if (m_given[v])
-            return;
-        m_given[v] = true;
-        m_fixed += m_table.bytes[v];
-        ++(m_table.constant[v] ? m_constants : m_inputs);
-    }
-
-    // Whether what the stage takes so far stays within the rules' counts.
-    bool countsWithin(const CutRules& rules) const {
-        return (rules.maxStageInputs == 0 || m_inputs <= rules.maxStageInputs) &&
-               (rules.maxStageInputsAndConstants == 0 ||
-                m_inputs + m_constants <= rules.maxStageInputsAndConstants);
-    }
-
-    // What the stage holds with position `p` (the next one) taken too.
-    std::int64_t take(std::size_t p) {
-        const auto& node = m_graph.nodes[m_order[p]];
-        for (ValueId arg : node.args) {
-            const std::size_t v = m_table.index.at(arg);
-            if (m_table.viewOf[v] >= 0)
-                give(static_cast<std::size_t>(m_table.viewOf[v])); // made where it is read
-            else if (m_table.producedAt[v] < static_cast<std::int64_t>(m_a))
-                give(v);
-        }
-        m_running += m_table.newBytes[m_table.index.at(node.id)];
-        m_peak = std::max(m_peak, m_running);
-        if (m_measure == StageMeasure::HeldAtOnce)
-            for (std::size_t v : m_table.freedAfter[p])
-                if (m_table.producedAt[v] >= static_cast<std::int64_t>(m_a))
-                    m_running -= m_table.newBytes[v];
-        return held();
-    }
-
-    std::int64_t held() const { return m_fixed + m_peak; }
-
-private:
-    const Graph& m_graph;
-    const std::vector<std::size_t>& m_order;
-    const ValueTable& m_table;
-    StageMeasure m_measure;
-    std::size_t m_a;
-    std::vector<bool> m_given;
-    std::int64_t m_fixed = 0;
-    std::int64_t m_running = 0;
-    std::int64_t m_peak = 0;
-    std::size_t m_inputs = 0;
-    std::size_t m_constants = 0;
-};
+using detail::OutputCounter;
+using detail::StageMeter;
+using detail::tableOf;
+using detail::ValueTable;
 
 // For each start position, the end (exclusive) of the longest stage from it within the budget.
 std::vector<std::size_t> longestStages(const Graph& graph, const std::vector<std::size_t>& order,
@@ -200,51 +62,16 @@ std::vector<std::int64_t> crossingBytes(const ValueTable& table, std::size_t n) 
     return crossing;
 }
 
-// How many values a stage starting at position `a` outputs as it takes one node after another:
-// the graph's outputs it makes (as often as the outputs list them) and the values it makes that
-// a later position reads, as StageMaker lists them.
-class OutputCounter {
-public:
-    explicit OutputCounter(const ValueTable& table) : m_table(table) {}
-
-    void start(std::size_t a) {
-        m_a = static_cast<std::int64_t>(a);
-        m_count = 0;
-    }
-
-    // The count with position `p` (the next one) taken too.
-    std::size_t take(std::size_t p, std::size_t value) {
-        const auto position = static_cast<std::int64_t>(p);
-        m_count += static_cast<std::size_t>(m_table.outputSlots[value]);
-        if (handedOn(value) && m_table.lastUse[value] > position)
-            ++m_count;
-        for (std::size_t read : m_table.lastReadAt[p]) // no longer read after the stage
-            if (handedOn(read) && m_table.producedAt[read] >= m_a &&
-                m_table.producedAt[read] < position)
-                --m_count;
-        return m_count;
-    }
-
-private:
-    bool handedOn(std::size_t value) const { return m_table.viewOf[value] < 0; }
-
-    const ValueTable& m_table;
-    std::int64_t m_a = 0;
-    std::size_t m_count = 0;
-};
-
 // The cut positions (each stage's start, then n) with the fewest stages, then the fewest bytes
 // crossing its cuts, then the lightest heaviest stage (`costBefore[k]`: the cost of the nodes
 // before position k), among the stages that output at most `maxOutputs` values (0: any number).
 // Needs `ends[a] > a` for every a (each node fits alone). Each criterion of a prefix only grows
 // with the prefix's own, so the best prefix to each position is enough. Fails when no cut keeps
 // every stage's outputs within `maxOutputs`.
-Expected<std::vector<std::size_t>> bestCuts(const std::vector<std::size_t>& ends,
-                                            const std::vector<std::int64_t>& crossing,
-                                            const std::vector<double>& costBefore,
-                                            const ValueTable& table,
-                                            const std::vector<std::size_t>& valueAt,
-                                            std::size_t maxOutputs) {
+Expected<std::vector<std::size_t>>
+bestCuts(const std::vector<std::size_t>& ends, const std::vector<std::int64_t>& crossing,
+         const std::vector<double>& costBefore, const ValueTable& table,
+         const std::vector<std::size_t>& valueAt, std::size_t maxOutputs) {
     const std::size_t n = ends.size();
     struct Best {
         std::int64_t stages = std::numeric_limits<std::int64_t>::max();
@@ -428,8 +255,7 @@ Expected<StageCut> cutIntoStages(const Graph& graph, const GraphPlan& plan,
         if (table.producedAt[table.index.at(output)] < 0)
             return makeError(ErrorCode::InvalidInput,
                              "an output of the graph is an input or a constant: no stage makes it");
-    const std::vector<std::size_t> ends =
-        longestStages(graph, order, table, rules, budgetBytes);
+    const std::vector<std::size_t> ends = longestStages(graph, order, table, rules, budgetBytes);
     for (std::size_t a = 0; a < n; ++a) {
         if (ends[a] > a)
             continue;
@@ -442,8 +268,7 @@ Expected<StageCut> cutIntoStages(const Graph& graph, const GraphPlan& plan,
         if (alone <= budgetBytes)
             return makeError(ErrorCode::LimitExceeded,
                              named + " alone reads more values than a stage may take");
-        return makeError(ErrorCode::LimitExceeded, named + " alone holds " +
-                                                       std::to_string(alone) +
+        return makeError(ErrorCode::LimitExceeded, named + " alone holds " + std::to_string(alone) +
                                                        " bytes with what it reads");
     }
     std::vector<std::size_t> valueAt(n);
