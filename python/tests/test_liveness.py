@@ -1,7 +1,9 @@
 """Liveness: a job of replicas never stalls for want of a second volunteer. A task that holds one
 volunteer's opinion and wants another that no connected volunteer may give (one volunteer left)
 waits --second-opinion-seconds, saying why in the job's progress, then the node computes it and
-judges the volunteer's replica against its own computation."""
+judges the volunteer's replica against its own computation. A task its volunteers keep taking and
+dropping (they disconnect while holding it) is computed by the node after a bounded number of
+tries, rather than offered forever."""
 
 import re
 
@@ -38,3 +40,26 @@ def test_a_lone_volunteer_is_not_left_waiting_and_the_wait_is_said(cluster):
     rows = graph_verdicts(cluster)
     assert len(rows) == 2 and all(v == "accepted" and m == "node-compute" for _, v, m in rows), rows
     assert volunteer.alive()
+
+
+DROPPED_LEASES_BEFORE_THE_NODE_COMPUTES = 6  # kDroppedLeasesBeforeTheNodeComputes
+
+
+def test_a_task_its_volunteers_keep_dropping_is_computed_by_the_node(cluster):
+    """Two vanishers (tests/adversary: take a task, disconnect, say hello again with the saved
+    identity) and nobody else: each task is offered at most a bounded number of times, then the
+    node computes it, and the job finishes with the right numbers."""
+    token = cluster.add_researcher()
+    cluster.start_node(extra_args=NO_AUDITS)
+    vanishers = [cluster.start_adversary("vanisher")[0] for _ in range(2)]
+    client = cluster.connect(token)
+    g, inputs = mlp_graph(), inputs_for()
+    outputs = client.run(g, inputs, batch=0, chunks=2, timeout=JOB_TIMEOUT)
+    assert_matches_reference(g, inputs, outputs)
+    assert any(re.match(r"vanished with task", line) for p in vanishers for line in p.lines)
+    dropped = {}
+    for line in list(cluster.node.lines):
+        match = re.search(r"graph task (\d+) attempt \d+ \(v-\S+\): volunteer disconnected", line)
+        if match:
+            dropped[match.group(1)] = dropped.get(match.group(1), 0) + 1
+    assert dropped and max(dropped.values()) <= DROPPED_LEASES_BEFORE_THE_NODE_COMPUTES, dropped

@@ -26,7 +26,7 @@ struct ValueTable {
     // it makes it from that input rather than take it from the stage that made it.
     std::vector<std::int64_t> viewOf;
     std::vector<bool> constant;
-    std::vector<int> outputSlots; // how often the graph's outputs list it
+    std::vector<int> outputSlots;                     // how often the graph's outputs list it
     std::vector<std::vector<std::size_t>> freedAfter; // per position: storage dropped then
     std::vector<std::vector<std::size_t>> lastReadAt; // per position: values read there last
 

@@ -21,9 +21,10 @@ class _NoGoblin(importlib.abc.MetaPathFinder):
 
 sys.meta_path.insert(0, _NoGoblin())
 
-from . import patient, strategies, volunteer  # noqa: E402  (after the guard on purpose)
+from . import patient, strategies, vanisher, volunteer  # noqa: E402  (after the guard on purpose)
 
-STRATEGIES = dict(strategies.STRATEGIES, **{"patient-pair": patient.PatientPair})
+STRATEGIES = dict(strategies.STRATEGIES, **{"patient-pair": patient.PatientPair,
+                                            "vanisher": strategies.Strategy})
 
 
 def parse(argv):
@@ -61,7 +62,7 @@ def parse(argv):
     parser.add_argument("--audited-above", type=int, default=2,
                         help="audit-dodger: attempts above this look audited (answered honestly)")
     parser.add_argument("--max-identities", type=int, default=200,
-                        help="sybil: stop registering after this many")
+                        help="sybil: stop registering after this many (vanisher: vanishing)")
     parser.add_argument("--hold", type=float, default=2.0,
                         help="never-leased, foreign: seconds a lease is held at most before answering")
     return parser.parse_args(argv)
@@ -91,6 +92,8 @@ def main(argv=None) -> int:
     options = parse(sys.argv[1:] if argv is None else argv)
     strategy = STRATEGIES[options.strategy](options)
     ops = ["matmul", "graph"]
+    if options.strategy == "vanisher":
+        return vanisher.run(options, ops)
     if options.strategy == "sybil":
         pairs = register_sybils(options, ops)
     else:
