@@ -13,7 +13,7 @@ in python/tests/test_graph_stages.py).
 
     .venv/bin/python bench/bench_stages.py [--repeats 2] [--layers 8] [--width 1024] [--small-mb 12]
         [--train-layers 4] [--train-width 512] [--train-batch 64] [--train-small-mb 3] [--rounds 3]
-        [--tile-width 1024]
+        [--tile-width 1024] [--resnet-batch 8] [--resnet-small-mb 16]
 
 Then training (torch needed): a model of --train-layers tanh layers whose parameters exceed what
 the small volunteers lend, trained --rounds rounds whole on big volunteers and in stages on small
@@ -22,7 +22,9 @@ per round and the largest, node socket bytes per round ÷ the parameters' bytes,
 busy share (their compute seconds ÷ the case's wall seconds × volunteers, the planning included),
 the node's peak resident memory, torch for scale. The same table for a model whose widest layer
 alone (--tile-width², 4 MiB at 1024) exceeds what the small volunteers lend: its products run as
-matmul tiles.
+matmul tiles. And the same for torchvision's ResNet-18 (with GroupNorm; 43 MiB of parameters)
+on 32×32 images, --resnet-batch per round, on volunteers lending --resnet-small-mb (when
+torchvision is installed: bash scripts/real_models_env.sh).
 """
 
 import argparse
@@ -87,6 +89,8 @@ def main():
     parser.add_argument("--train-small-mb", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--tile-width", type=int, default=1024)
+    parser.add_argument("--resnet-batch", type=int, default=8)
+    parser.add_argument("--resnet-small-mb", type=int, default=16)
     options = parser.parse_args()
     g = deep_mlp(options.layers, options.width, options.batch)
     x = np.random.default_rng(2).standard_normal((options.batch, options.width)).astype(np.float32)
@@ -130,10 +134,21 @@ def main():
     train_table(options, torch, F, "stages: %d layers of %d" % (options.train_layers,
                                                                options.train_width),
                 lambda: big_mlp(torch, options.train_layers, options.train_width),
-                options.train_width)
+                random_data(torch, options, options.train_batch, (options.train_width,)))
     train_table(options, torch, F, "tiles: 64 → %d → %d → 8" % (options.tile_width,
                                                                options.tile_width),
-                lambda: widest_layer_mlp(torch, options.tile_width), 64)
+                lambda: widest_layer_mlp(torch, options.tile_width),
+                random_data(torch, options, options.train_batch, (64,)))
+    try:
+        import torchvision
+    except ImportError:
+        print("\nResNet-18: torchvision is not installed (bash scripts/real_models_env.sh); "
+              "skipped")
+        return
+    train_table(options, torch, F, "torchvision ResNet-18 with GroupNorm, 32×32 images",
+                lambda: resnet18(torch, torchvision),
+                random_data(torch, options, options.resnet_batch, (3, 32, 32)),
+                batch=options.resnet_batch, small_mb=options.resnet_small_mb)
 
 
 def big_mlp(torch, layers, width):
@@ -152,6 +167,14 @@ def widest_layer_mlp(torch, width):
                                torch.nn.Linear(width, 8))
 
 
+def resnet18(torch, torchvision):
+    """torchvision's ResNet-18 (43 MiB of parameters), GroupNorm for BatchNorm (whose batch
+    statistics differ per micro-batch), 8 classes."""
+    torch.manual_seed(3)
+    return torchvision.models.resnet18(num_classes=8,
+                                       norm_layer=lambda c: torch.nn.GroupNorm(8, c)).eval()
+
+
 def volunteer_seconds(network):
     """The compute seconds of every volunteer result the node recorded."""
     with sqlite3.connect(f"file:{network.db}?mode=ro", uri=True) as con:
@@ -168,13 +191,13 @@ def peak_rss_bytes(pid):
     return 0
 
 
-def train_case(name, options, data, volunteer_args, F, make_model):
+def train_case(name, options, batch, data, volunteer_args, F, make_model):
     network = Network(volunteers=2, volunteer_args=volunteer_args)
     try:
         client = goblin.connect(network.url, token=network.token, timeout=120)
         model = make_model()
-        plan = client.plan_train(model, F.cross_entropy, data, batch_size=options.train_batch,
-                                 micro_batch=options.train_batch // 2)
+        plan = client.plan_train(model, F.cross_entropy, data, batch_size=batch,
+                                 micro_batch=batch // 2)
         before = network.socket_bytes()
         result = {}
         started = time.perf_counter()
@@ -183,8 +206,7 @@ def train_case(name, options, data, volunteer_args, F, make_model):
             result["trained"] = client.train(
                 make_model(), F.cross_entropy, data,
                 optimizer=goblin.optim.AdamW(lr=1e-3), rounds=options.rounds,
-                batch_size=options.train_batch, micro_batch=options.train_batch // 2,
-                progress=False, timeout=600)
+                batch_size=batch, micro_batch=batch // 2, progress=False, timeout=600)
 
         seconds = best_of(1, once)
         wall = time.perf_counter() - started
@@ -198,20 +220,26 @@ def train_case(name, options, data, volunteer_args, F, make_model):
         network.close()
 
 
-def train_table(options, torch, F, title, make_model, in_width):
+def random_data(torch, options, batch, shape):
+    """--rounds batches of samples of `shape` and labels from 0 to 7."""
+    rng = torch.Generator().manual_seed(5)
+    samples = batch * options.rounds
+    return (torch.randn(samples, *shape, generator=rng),
+            torch.randint(0, 8, (samples,), generator=rng))
+
+
+def train_table(options, torch, F, title, make_model, data, batch=None, small_mb=None):
     """Training a model too big for the small volunteers: whole on big volunteers (data-parallel
     micro-batches) vs split on small ones, per round, with torch for scale."""
-    rng = torch.Generator().manual_seed(5)
-    samples = options.train_batch * options.rounds
-    data = (torch.randn(samples, in_width, generator=rng),
-            torch.randint(0, 8, (samples,), generator=rng))
+    batch = batch or options.train_batch
+    small_mb = small_mb or options.train_small_mb
     model = make_model()
     param_bytes = sum(p.numel() * 4 for p in model.parameters())
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
 
     def torch_rounds():
         for r in range(options.rounds):
-            rows = slice(r * options.train_batch, (r + 1) * options.train_batch)
+            rows = slice(r * batch, (r + 1) * batch)
             optimizer.zero_grad()
             F.cross_entropy(model(data[0][rows]), data[1][rows]).backward()
             optimizer.step()
@@ -219,10 +247,9 @@ def train_table(options, torch, F, title, make_model, in_width):
     torch_seconds = best_of(1, torch_rounds) / options.rounds
     print("\ntraining, %s (%.1f MiB of parameters), batch %d in 2 micro-batches, %d "
           "rounds; volunteers lending %d MiB for the split case" % (
-              title, param_bytes / 2 ** 20, options.train_batch, options.rounds,
-              options.train_small_mb))
-    whole = train_case("whole", options, data, [], F, make_model)
-    staged = train_case("split", options, data, ["--memory-mb", str(options.train_small_mb)], F,
+              title, param_bytes / 2 ** 20, batch, options.rounds, small_mb))
+    whole = train_case("whole", options, batch, data, [], F, make_model)
+    staged = train_case("split", options, batch, data, ["--memory-mb", str(small_mb)], F,
                         make_model)
     same = all(torch.equal(staged["trained"].state_dict[k], v)
                for k, v in whole["trained"].state_dict.items())
