@@ -249,3 +249,67 @@ def test_a_product_the_disk_cannot_hold_is_refused_before_any_tile(disk):
     disk.start_volunteer(threads=1, slots=2)
     np.testing.assert_allclose(client.matmul(A, B, timeout=JOB_TIMEOUT), A @ B, rtol=1e-12,
                                atol=1e-12)
+
+
+def test_a_disk_that_fills_during_a_staged_round_fails_it_clearly_and_the_job_resumes(disk):
+    """The values a staged training round hands from stage to stage are stored at the node: with
+    the disk full the round fails, saying why, nothing of it is applied, the committed rounds are
+    kept, and the training resumed once there is room ends with the bits of the same training
+    run uninterrupted."""
+    torch = pytest.importorskip("torch")
+    from torch.nn import functional as F
+
+    from goblin import optim
+    from goblin.training import TrainingError
+    from test_graph_stages import TRAINING_VOLUNTEER, Pool, wide_mlp
+
+    token = disk.add_researcher()
+    disk.start_node()
+    g = torch.Generator().manual_seed(7)
+    x, y = torch.randn(4096, 64, generator=g), torch.randint(0, 8, (4096,), generator=g)
+    rounds = 8
+
+    def train(client, count, resume=None):
+        return client.train(wide_mlp(), F.cross_entropy, (x, y), optimizer=optim.SGD(lr=0.1),
+                            rounds=count, batch_size=512, micro_batch=256, progress=False,
+                            timeout=JOB_TIMEOUT, resume=resume)
+
+    pool = Pool(disk)
+    pool.replace(2)
+    whole = train(disk.connect(token), rounds)
+    pool.replace(2, TRAINING_VOLUNTEER)
+    client = disk.connect(token)
+    job = client.submit_train(wide_mlp(), F.cross_entropy, (x, y), optimizer=optim.SGD(lr=0.1),
+                              rounds=rounds, batch_size=512, micro_batch=256)
+    disk.wait_until(lambda: disk.query("SELECT rounds_done FROM train_jobs WHERE id = ?",
+                                       (job,))[0][0] >= 1, JOB_TIMEOUT, "a committed round")
+    for process in pool.processes:  # the round in flight answers onto a full disk
+        process.popen.send_signal(signal.SIGSTOP)
+    try:
+        disk.filler.fill()
+    finally:
+        for process in pool.processes:
+            process.popen.send_signal(signal.SIGCONT)
+    with pytest.raises(TrainingError, match="No space left on device|disk is full") as caught:
+        client.fetch_train(job, wide_mlp(), optimizer=optim.SGD(lr=0.1), batch_size=512,
+                           timeout=JOB_TIMEOUT)
+    partial = caught.value.result
+    assert 1 <= partial.rounds < rounds
+    assert str(disk.data_dir) not in str(caught.value)
+    assert disk.node.alive()
+    # The failed round's graph job (when its outputs were what found the disk full): neither its
+    # failure nor its release could be recorded.
+    failed = [row[0] for row in disk.query(
+        "SELECT id FROM graph_jobs WHERE state NOT IN ('released', 'retained')")]
+    assert len(failed) <= 1, failed
+    disk.filler.empty()
+    resumed = train(disk.connect(token), rounds - partial.rounds, resume=partial)
+    assert resumed.rounds == rounds
+    for name, tensor in whole.state_dict.items():
+        assert torch.equal(resumed.state_dict[name], tensor), name
+    # Released once there was room again, its boundary values deleted (a failed round's values
+    # were used nowhere: not kept for audits).
+    for job in failed:
+        assert disk.query("SELECT state FROM graph_jobs WHERE id = ?", (job,)) == [("released",)]
+        disk.node.wait_for_line(re.compile(r"graph job %s released \(its release had failed "
+                                           r"before\)" % re.escape(job)), 10)

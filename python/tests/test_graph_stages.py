@@ -181,17 +181,22 @@ def wide_mlp():
                                torch.nn.Linear(256, 8))
 
 
-def staged_then_whole_training(cluster, token, pool, train):
+def staged_then_whole_training(cluster, token, pool, train, first_loss=None):
     """`train(client)` (2 rounds) on the small volunteers of `pool`, then on two big ones: the
-    staged run's parameters and losses are those of the whole one, bit for bit."""
+    staged run's parameters and losses are those of the whole one, bit for bit, and its first
+    loss `first_loss` (PyTorch's, when given) within float32's tolerance. Returns the staged
+    run's TrainResult."""
     staged, _ = run(cluster, token, train)
     cluster.node.wait_for_line(re.compile(r"cut into stages"), 5)
+    if first_loss is not None:
+        assert abs(staged.history[0].loss - first_loss) <= 1e-4 * abs(first_loss)
     pool.replace(2)
     whole, _ = run(cluster, token, train)
     assert len(staged.history) == len(whole.history) == 2
     for name, tensor in whole.state_dict.items():
         assert torch.equal(staged.state_dict[name], tensor), name
     assert [r.loss for r in staged.history] == [r.loss for r in whole.history]
+    return staged
 
 
 def test_training_a_model_bigger_than_every_volunteer_gives_the_unsplit_bits(cluster):
@@ -574,15 +579,9 @@ def test_a_12_block_lm_four_times_bigger_than_every_volunteer_trains_to_the_unsp
         return client.train(lm12(), lm_loss, (x, y), optimizer=optim.AdamW(lr=1e-3), rounds=2,
                             batch_size=8, micro_batch=4, progress=False, timeout=JOB_TIMEOUT)
 
-    staged, _ = run(cluster, token, train)
     with torch.no_grad():
         want = lm_loss(lm12()(x[:8]), y[:8]).item()
-    assert abs(staged.history[0].loss - want) <= 1e-4 * abs(want)
-    pool.replace(2)
-    whole, _ = run(cluster, token, train)
-    for name, tensor in whole.state_dict.items():
-        assert torch.equal(staged.state_dict[name], tensor), name
-    assert [r.loss for r in staged.history] == [r.loss for r in whole.history]
+    staged_then_whole_training(cluster, token, pool, train, first_loss=want)
 
 
 def test_a_value_bigger_than_every_volunteer_is_refused_at_submit(cluster):

@@ -22,6 +22,8 @@ PUBLIC_UNDERSCORE = {"_replace", "_asdict", "_fields", "_make", "_field_defaults
 # is about goblin's own privates, and a new foreign one must be added here knowingly.
 FOREIGN_PRIVATES = {
     ("goblin.capture_lowering", "torch._ops"): "torch has no public name for OpOverload",
+    ("goblin.capture_lowering", "getattr(target, '_schema', None)"):
+        "torch has no public name for an OpOverload's schema (its alias annotations)",
     ("goblin.mapped_pages", "getattr(X, '_mmap', None)"):
         "numpy.memmap has no public way to tell that it still holds its mapping",
 }

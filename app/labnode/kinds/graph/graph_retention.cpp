@@ -25,8 +25,31 @@ void GraphRetention::schedule() {
 }
 
 Expected<ReleaseOutcome> GraphRetention::release(const std::string& jobId) {
+    releaseAgain();
+    auto outcome = releaseNow(jobId);
+    if (!outcome)
+        m_unreleased.insert(jobId);
+    return outcome;
+}
+
+void GraphRetention::releaseAgain() {
+    for (auto it = m_unreleased.begin(); it != m_unreleased.end();) {
+        if (!releaseNow(*it)) {
+            ++it;
+            continue;
+        }
+        m_context.log("graph job " + *it + " released (its release had failed before)");
+        it = m_unreleased.erase(it);
+    }
+}
+
+Expected<ReleaseOutcome> GraphRetention::releaseNow(const std::string& jobId) {
     Database& db = m_context.store.database();
-    const bool keep = m_retentionSeconds > 0 && usesReplicaAgreement(db, jobId);
+    // Only delivered outputs are kept for audits: a failed job's (a failed training round's
+    // boundary values) were used nowhere.
+    const auto row = graphJob(db, jobId);
+    const bool keep = m_retentionSeconds > 0 && row && row->state == JobState::Done &&
+                      usesReplicaAgreement(db, jobId);
     if (auto ok = setGraphJobState(db, jobId, keep ? JobState::Retained : JobState::Released,
                                    m_context.clock());
         !ok)
@@ -38,6 +61,7 @@ Expected<ReleaseOutcome> GraphRetention::release(const std::string& jobId) {
 }
 
 void GraphRetention::prune() {
+    releaseAgain();
     Database& db = m_context.store.database();
     for (const std::string& jobId : retainedJobsDue(db, m_context.clock() - m_retentionSeconds)) {
         if (auto ok = setGraphJobState(db, jobId, JobState::Released, m_context.clock()); !ok) {

@@ -1,11 +1,14 @@
 // What happens to a graph job's data (inputs and per-task outputs) once its researcher released
-// it: deleted at once, or — when its outputs rest on replica agreement somewhere and the lab keeps
-// data for audits (`--audit-retention-hours`) — kept so that a volunteer quarantined later can
-// still have the job rechecked (state 'retained', reported to the researcher as released), then
-// deleted once the retention has passed since the job finished. Core thread; a steady timer
-// deletes what is due every hour, and at start().
+// it: deleted at once, or — when it was delivered, its outputs rest on replica agreement somewhere
+// and the lab keeps data for audits (`--audit-retention-hours`) — kept so that a volunteer
+// quarantined later can still have the job rechecked (state 'retained', reported to the researcher
+// as released), then deleted once the retention has passed since the job finished. A release the
+// database could not record (a full disk) is tried again at the next release and at the hourly
+// prune, so that a failed round's boundary values do not outlive the full disk. Core thread; a
+// steady timer deletes what is due every hour, and at start().
 #pragma once
 
+#include <set>
 #include <string>
 
 #include <boost/asio/steady_timer.hpp>
@@ -23,7 +26,8 @@ public:
 
     void start();
     void stop() { m_timer.cancel(); }
-    // The job (done or failed) was released: records it and deletes or keeps its data.
+    // The job (done or failed) was released: records it and deletes or keeps its data (after the
+    // releases that failed before, tried again). On failure it is tried again later.
     Expected<ReleaseOutcome> release(const std::string& jobId);
     // Deletes the data of retained jobs whose retention has passed.
     void prune();
@@ -32,10 +36,13 @@ public:
 
 private:
     void schedule();
+    Expected<ReleaseOutcome> releaseNow(const std::string& jobId);
+    void releaseAgain();
 
     NodeContext& m_context;
     double m_retentionSeconds;
     boost::asio::steady_timer m_timer;
+    std::set<std::string> m_unreleased; // releases the database could not record
 };
 
 } // namespace goblin::labnode
