@@ -218,6 +218,33 @@ def test_training_a_model_bigger_than_every_volunteer_gives_the_unsplit_bits(clu
     staged_then_whole_training(cluster, token, pool, train)
 
 
+def test_a_liars_stage_outputs_in_a_training_round_are_never_used(cluster):
+    """The dishonest volunteer takes the stage tasks of training rounds (forward and backward
+    stages alike) beside two honest small volunteers: every lie is rejected before a later stage
+    or the optimizer reads it, and the trained parameters are the bits of the same training run
+    whole on honest volunteers."""
+    token = cluster.add_researcher()
+    cluster.start_node()
+    g = torch.Generator().manual_seed(7)
+    x, y = torch.randn(1024, 64, generator=g), torch.randint(0, 8, (1024,), generator=g)
+    pool = Pool(cluster)
+
+    def train(client):
+        return client.train(wide_mlp(), F.cross_entropy, (x, y), rounds=2, batch_size=512,
+                            micro_batch=256, progress=False, timeout=JOB_TIMEOUT)
+
+    pool.replace(2)
+    whole, _ = run(cluster, token, train)
+    liar = pool.replace(2, TRAINING_VOLUNTEER, dishonest=True)
+    staged, _ = run(cluster, token, train)
+    cluster.node.wait_for_line(re.compile(r"cut into stages"), 5)
+    for name, tensor in whole.state_dict.items():
+        assert torch.equal(staged.state_dict[name], tensor), name
+    lies = graph_verdicts(cluster, liar)
+    assert lies, "the liar computed no stage task"
+    assert all(verdict == "rejected" for _, verdict, _ in lies)
+
+
 def test_a_graph_that_cannot_be_cut_small_enough_waits_saying_why(cluster):
     """A matmul of two 1 MiB operands cannot fit a volunteer lending 1 MiB whatever the cut (a
     tile takes a block of one operand and the whole other one): the job waits, and its waiting
