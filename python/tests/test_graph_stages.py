@@ -181,6 +181,18 @@ def wide_mlp():
                                torch.nn.Linear(256, 8))
 
 
+def wide_training():
+    """train(client): wide_mlp, 2 rounds of 512 samples in micro-batches of 256."""
+    g = torch.Generator().manual_seed(7)
+    x, y = torch.randn(1024, 64, generator=g), torch.randint(0, 8, (1024,), generator=g)
+
+    def train(client):
+        return client.train(wide_mlp(), F.cross_entropy, (x, y), rounds=2, batch_size=512,
+                            micro_batch=256, progress=False, timeout=JOB_TIMEOUT)
+
+    return train
+
+
 def staged_then_whole_training(cluster, token, pool, train, first_loss=None):
     """`train(client)` (2 rounds) on the small volunteers of `pool`, then on two big ones: the
     staged run's parameters and losses are those of the whole one, bit for bit, and its first
@@ -206,13 +218,7 @@ def test_training_a_model_bigger_than_every_volunteer_gives_the_unsplit_bits(clu
     whole step."""
     token = cluster.add_researcher()
     cluster.start_node()
-    g = torch.Generator().manual_seed(7)
-    x, y = torch.randn(1024, 64, generator=g), torch.randint(0, 8, (1024,), generator=g)
-    pool = Pool(cluster)
-
-    def train(client):
-        return client.train(wide_mlp(), F.cross_entropy, (x, y), rounds=2, batch_size=512,
-                            micro_batch=256, progress=False, timeout=JOB_TIMEOUT)
+    pool, train = Pool(cluster), wide_training()
 
     pool.replace(2, TRAINING_VOLUNTEER)
     staged_then_whole_training(cluster, token, pool, train)
@@ -225,13 +231,7 @@ def test_a_liars_stage_outputs_in_a_training_round_are_never_used(cluster):
     whole on honest volunteers."""
     token = cluster.add_researcher()
     cluster.start_node()
-    g = torch.Generator().manual_seed(7)
-    x, y = torch.randn(1024, 64, generator=g), torch.randint(0, 8, (1024,), generator=g)
-    pool = Pool(cluster)
-
-    def train(client):
-        return client.train(wide_mlp(), F.cross_entropy, (x, y), rounds=2, batch_size=512,
-                            micro_batch=256, progress=False, timeout=JOB_TIMEOUT)
+    pool, train = Pool(cluster), wide_training()
 
     pool.replace(2)
     whole, _ = run(cluster, token, train)
