@@ -224,6 +224,14 @@ def test_programs_that_cannot_be_traced_raise_a_goblin_error():
     assert caught.value.__cause__ is not None
 
 
+def test_a_branch_on_a_tensors_values_is_refused_with_advice():
+    def branchy(x):  # as transformers' padding check does without an attention mask
+        return x * 2 if 0 in x[:, 0] else x
+
+    with pytest.raises(goblin.CaptureError, match="torch.where.*attention_mask"):
+        goblin.capture(branchy, torch.randint(1, 5, (2, 3)))
+
+
 def in_place_step(read_a_view_after_the_write):
     """(w, x) → (loss, dloss/dw) of a program that writes in place under autograd (torch 1.13 then
     traces without functionalization, so the writes stay copy_ nodes): h += 1 and relu_ on a fresh
