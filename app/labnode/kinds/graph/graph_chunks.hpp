@@ -88,8 +88,9 @@ inline constexpr std::size_t kMinNamedInputBytes = 1024;
 // only inputs run just before their first reader (plan::StageMeasure). 4: matmuls too big for a
 // task cut into tiles first (plan/matmul_tiles.hpp), inputs lifted through chains of slices,
 // reshapes and permutes (plan::LiftRules). 5 (current): a stage also ends before it would take
-// more values than a task carries (plan::CutRules::maxStageInputs), so that a backward reading
-// many saved activations is cut in more stages rather than left whole.
+// more tensors than a task carries, and is cut only where it outputs at most as many as a result
+// carries (plan::CutRules::maxStageInputs, maxStageOutputs), so that a backward reading many saved
+// activations or making many gradient parts is cut in more stages rather than left whole.
 inline constexpr int kFirstPlanner = 1;
 inline constexpr int kCurrentPlanner = 5;
 
