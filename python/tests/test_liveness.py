@@ -42,7 +42,7 @@ def test_a_lone_volunteer_is_not_left_waiting_and_the_wait_is_said(cluster):
     assert volunteer.alive()
 
 
-DROPPED_LEASES_BEFORE_THE_NODE_COMPUTES = 6  # kDroppedLeasesBeforeTheNodeComputes
+DROPPED_LEASES_BEFORE_THE_NODE_COMPUTES = 6  # SchedulerSettings::maxTaskHandBacks
 
 
 def test_a_task_its_volunteers_keep_dropping_is_computed_by_the_node(cluster):

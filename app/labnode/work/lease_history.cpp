@@ -14,6 +14,10 @@ void LeaseHistory::remember(std::string_view kind, std::int64_t task,
         ++losses.expiries;
 }
 
+void LeaseHistory::onHandedBack(std::string_view kind, std::int64_t task) {
+    ++m_tasks[TaskKey{std::string(kind), task}].handBacks;
+}
+
 void LeaseHistory::onExpired(const std::string& volunteerId, int advertised) {
     m_slots[volunteerId] = std::max(1, slotsFor(volunteerId, advertised) / 2);
 }
@@ -45,6 +49,11 @@ int LeaseHistory::expiries(std::string_view kind, std::int64_t task) const {
 int LeaseHistory::slotsFor(const std::string& volunteerId, int advertised) const {
     auto it = m_slots.find(volunteerId);
     return it == m_slots.end() ? advertised : std::min(advertised, it->second);
+}
+
+int LeaseHistory::handBacks(std::string_view kind, std::int64_t task) const {
+    const TaskLosses* losses = find(kind, task);
+    return losses ? losses->handBacks : 0;
 }
 
 } // namespace goblin::labnode

@@ -145,7 +145,7 @@ void Scheduler::pump() {
 bool Scheduler::mayLease(JobKind& kind, std::int64_t task, const Peer& volunteer, DueOnNode& due) {
     // A task that expired too often (even before a restart) or that every connected volunteer
     // lost once is the node's.
-    if (m_history.expiries(kind.taskOp(), task) < m_settings.maxTaskExpiries &&
+    if (!triedTooOften(kind.taskOp(), task) &&
         !m_history.barred(kind.taskOp(), task, volunteer.volunteer.volunteerId))
         return true;
     if (volunteersGaveUp(kind.taskOp(), task, 0))
@@ -256,9 +256,15 @@ void Scheduler::lose(JobKind& kind, const Lease& lease, LeaseLoss why, const std
     const bool counts = why != LeaseLoss::NotSent && !m_stopped && !handedBack;
     if (counts)
         remember(lease, why);
+    else if (handedBack && !m_stopped)
+        m_history.onHandedBack(lease.kind, lease.task);
     kind.onLeaseLost(lease, why, detail);
-    if (!counts)
+    if (!counts) {
+        if (handedBack && !m_stopped &&
+            m_history.handBacks(kind.taskOp(), lease.task) == m_settings.maxTaskHandBacks)
+            computeOnNode(kind, lease.task);
         return;
+    }
     if (m_observer)
         m_observer(lease, why);
     if (volunteersGaveUp(kind.taskOp(), lease.task, lease.peer))
@@ -283,7 +289,7 @@ void Scheduler::remember(const Lease& lease, LeaseLoss why) {
 
 bool Scheduler::volunteersGaveUp(std::string_view kind, std::int64_t task,
                                  std::uint64_t leaving) const {
-    if (m_history.expiries(kind, task) >= m_settings.maxTaskExpiries)
+    if (triedTooOften(kind, task))
         return true;
     // Every volunteer still connected lost this task once: none may take it again.
     bool anyone = false;
@@ -297,12 +303,22 @@ bool Scheduler::volunteersGaveUp(std::string_view kind, std::int64_t task,
     return anyone;
 }
 
+bool Scheduler::triedTooOften(std::string_view kind, std::int64_t task) const {
+    return m_history.expiries(kind, task) >= m_settings.maxTaskExpiries ||
+           m_history.handBacks(kind, task) >= m_settings.maxTaskHandBacks;
+}
+
 void Scheduler::computeOnNode(JobKind& kind, std::int64_t task) {
     const int expiries = m_history.expiries(kind.taskOp(), task);
+    const int handBacks = m_history.handBacks(kind.taskOp(), task);
     std::string line(kind.taskOp());
     line.append(" task ").append(std::to_string(task)).append(": ");
     if (expiries >= m_settings.maxTaskExpiries)
         line.append("its lease expired ").append(std::to_string(expiries)).append(" time(s)");
+    else if (handBacks >= m_settings.maxTaskHandBacks)
+        line.append("its volunteers hung up holding it ")
+            .append(std::to_string(handBacks))
+            .append(" time(s)");
     else
         line.append("no connected volunteer may take it again");
     m_context.log.warn(line.append("; the node computes it"));

@@ -32,6 +32,10 @@ struct SchedulerSettings {
     // How often expired leases are looked for. Queued tasks are offered whenever something
     // changes (a result, a decision, a volunteer), not on this tick.
     double leaseCheckSeconds = 1.0;
+    // A task its volunteers handed back this often (took it and hung up at once: a task that
+    // crashes every volunteer, a result the node cannot read, a volunteer that takes it, leaves
+    // and says hello again) is computed by the node rather than offered once more.
+    int maxTaskHandBacks = 6;
 };
 
 // Sees every lease lost without an answer (Expired, TaskError, Disconnected), after the kind was
@@ -95,6 +99,8 @@ private:
     void lose(JobKind& kind, const Lease& lease, LeaseLoss why, const std::string& detail);
     void remember(const Lease& lease, LeaseLoss why);
     bool volunteersGaveUp(std::string_view kind, std::int64_t task, std::uint64_t leaving) const;
+    // Its lease expired, or was handed back, too often: the node's.
+    bool triedTooOften(std::string_view kind, std::int64_t task) const;
     void computeOnNode(JobKind& kind, std::int64_t task);
 
     NodeContext& m_context;

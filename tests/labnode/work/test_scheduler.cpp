@@ -90,6 +90,7 @@ private Q_SLOTS:
     void taskThatExpiresNTimesIsComputedOnNode();
     void taskEveryVolunteerLostIsComputedOnNode();
     void quickHandBackIsNotALoss();
+    void taskHandedBackNTimesIsComputedOnNode();
     void foreignResultsNeverFreeASlot();
 };
 
@@ -440,6 +441,29 @@ void TestScheduler::quickHandBackIsNotALoss() {
     rig.scheduler.pump();
     QCOMPARE(again->count("task"), std::size_t{0});
     QCOMPARE(rig.kind.computedOnNode, std::vector<std::int64_t>{10});
+}
+
+void TestScheduler::taskHandedBackNTimesIsComputedOnNode() {
+    // A volunteer that takes the task and hangs up at once, again and again (a task that crashes
+    // it, a result the node cannot read, a vanisher): never barred, but after
+    // maxTaskHandBacks hand-backs the node computes the task instead of offering it once more.
+    Rig rig;
+    rig.kind.queue = {10};
+    const int most = SchedulerSettings{}.maxTaskHandBacks;
+    for (int handBack = 1; handBack <= most; ++handBack) {
+        auto link = rig.volunteerAs(std::uint64_t(handBack), "v-1", 1);
+        rig.scheduler.pump();
+        QCOMPARE(link->count("task"), std::size_t{1});
+        QVERIFY(rig.kind.computedOnNode.empty());
+        rig.disconnect(std::uint64_t(handBack));
+    }
+    QCOMPARE(rig.kind.computedOnNode, std::vector<std::int64_t>{10});
+    QVERIFY(rig.node.logged("fake task 10: its volunteers hung up holding it 6 time(s); the node "
+                            "computes it"));
+    auto back = rig.volunteerAs(100, "v-1", 1);
+    rig.scheduler.pump();
+    QCOMPARE(back->count("task"), std::size_t{0});
+    QCOMPARE(rig.kind.computedOnNode.size(), std::size_t{1});
 }
 
 void TestScheduler::taskEveryVolunteerLostIsComputedOnNode() {

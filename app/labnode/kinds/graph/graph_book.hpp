@@ -39,14 +39,8 @@ struct GraphTask {
     bool tiebreak = false;    // the node recomputes it because the volunteers disagreed
     bool redeciding = false;  // decided, and rechecked because a volunteer of it was quarantined
     bool nodeOutputs = false; // its decided outputs are the node's own computation
-    int leasesDropped = 0;    // leases ended by the volunteer's disconnecting while it held them
     std::vector<core::Tensor> outputs;
 };
-
-// A task whose volunteers disconnected this often while holding it (one that crashes every
-// volunteer, whose result the node cannot read, or a volunteer that takes it and leaves again and
-// again) is computed by the node rather than offered once more.
-inline constexpr int kDroppedLeasesBeforeTheNodeComputes = 6;
 
 struct GraphJob {
     std::string id;

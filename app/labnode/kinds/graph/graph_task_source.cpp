@@ -220,14 +220,6 @@ void GraphTaskSource::onLeaseLost(const Lease& lease, LeaseLoss why, const std::
         // It may come back for it, unless the scheduler bars it (it held the lease too long).
         task.involved.erase(lease.volunteerId);
         what = "volunteer disconnected";
-        if (++task.leasesDropped == kDroppedLeasesBeforeTheNodeComputes && !m_book.settled(task)) {
-            m_context.log.write(LogLevel::Warning,
-                                "graph task " + std::to_string(task.id) + ": " +
-                                    std::to_string(task.leasesDropped) +
-                                    " volunteers disconnected while holding it; the node "
-                                    "computes it");
-            return computeOnNode(task.id);
-        }
     } else if (why == LeaseLoss::TaskError) {
         what = "could not compute it: " + detail;
     }
