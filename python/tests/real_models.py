@@ -119,9 +119,6 @@ ALL = {"resnet18": resnet18, "vision_transformer": vision_transformer, "gpt2_lm"
        "bert": bert}
 
 
-def parameter_bytes(model):
-    return sum(p.numel() * p.element_size() for p in model.parameters())
-
 
 # ---- training: (model called with one tensor, loss_fn(output, y), data(rows, seed) → (x, y)) --
 

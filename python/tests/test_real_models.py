@@ -13,7 +13,8 @@ import goblin
 from goblin import optim
 
 import real_models
-from test_graph_stages import JOB_TIMEOUT, Pool, run, staged_then_whole_training
+from test_graph_stages import (JOB_TIMEOUT, Pool, parameter_bytes, run,
+                               staged_then_whole_training)
 
 pytestmark = pytest.mark.integration
 
@@ -27,7 +28,7 @@ LENDS_MB = {"resnet18": 16, "vision_transformer": 1, "gpt2_lm": 1, "bert": 1}
 def test_a_real_model_bigger_than_every_volunteer_runs_along_the_batch_in_stages(cluster, name):
     model, make_inputs = real_models.ALL[name]()
     lent = LENDS_MB[name] << 20
-    assert real_models.parameter_bytes(model) > 2 * lent
+    assert parameter_bytes(model) > 2 * lent
     captured = goblin.capture(model, *make_inputs(MICRO_BATCH, 1))
     inputs = [x.numpy() for x in make_inputs(ROWS, 2)]
     batch = {"inputs": [0] * len(inputs), "outputs": [0]}
@@ -60,7 +61,7 @@ def test_a_real_model_bigger_than_every_volunteer_trains_in_stages_to_the_unspli
     make = real_models.TO_TRAIN[name]
     model, loss_fn, data = make()
     lent = LENDS_MB[name] << 20
-    assert real_models.parameter_bytes(model) > 2 * lent
+    assert parameter_bytes(model) > 2 * lent
     x, y = data(8, 3)
 
     def train(client):
