@@ -15,7 +15,13 @@
 namespace goblin::volunteer {
 namespace {
 
-// The task's gemm_nodes, each an f32/f64 matmul or conv2d node of the graph.
+bool isGemmOp(core::ops::OpCode op) {
+    using core::ops::OpCode;
+    return op == OpCode::Matmul || op == OpCode::Conv2d || op == OpCode::Conv2dInputGrad ||
+           op == OpCode::Conv2dWeightGrad;
+}
+
+// The task's gemm_nodes, each an f32/f64 matmul, conv2d or conv2d gradient node of the graph.
 Expected<std::set<core::graph::ValueId>> gemmNodesOf(const core::graph::Graph& graph,
                                                      const core::graph::GraphPlan& plan,
                                                      const std::vector<std::int64_t>& ids) {
@@ -23,13 +29,13 @@ Expected<std::set<core::graph::ValueId>> gemmNodesOf(const core::graph::Graph& g
     for (std::int64_t id : ids) {
         const auto node = std::find_if(graph.nodes.begin(), graph.nodes.end(),
                                        [&](const auto& each) { return each.id == id; });
-        const bool gemm = node != graph.nodes.end() && (node->op == core::ops::OpCode::Matmul ||
-                                                        node->op == core::ops::OpCode::Conv2d);
+        const bool gemm = node != graph.nodes.end() && isGemmOp(node->op);
         const core::DType dtype = gemm ? plan.specs.at(node->id).dtype : core::DType::Bool;
         if (dtype != core::DType::F32 && dtype != core::DType::F64)
             return makeError(ErrorCode::InvalidMessage,
                              "gemm_nodes names " + std::to_string(id) +
-                                 ", which is not an f32 or f64 matmul or conv2d node of the graph");
+                                 ", which is not an f32 or f64 matmul, conv2d or conv2d gradient node "
+                                 "of the graph");
         nodes.insert(node->id);
     }
     return nodes;
@@ -122,9 +128,9 @@ Expected<GraphTaskResult> GraphExecutors::run(const boost::json::value& graphJso
             // NaN or Inf anywhere: the canonical kernel, whose bits the node compares.
             if (!nodes.contains(node.id) || !allFinite(args[0]) || !allFinite(args[1]))
                 return std::nullopt;
-            auto product = node.op == core::ops::OpCode::Conv2d
-                               ? compute::blasConv2d(args[0], args[1], node.attrs)
-                               : compute::blasMatmul(args[0], args[1]);
+            auto product = node.op == core::ops::OpCode::Matmul
+                               ? compute::blasMatmul(args[0], args[1])
+                               : compute::blasConvolution(node.op, args[0], args[1], node.attrs);
             if (product && !allFinite(*product))
                 return std::nullopt;
             return product;

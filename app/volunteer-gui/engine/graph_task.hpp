@@ -33,8 +33,8 @@ public:
 
     // Errors of the computation itself (integer division by zero, an index out of range) are the
     // task's answer; a device failure falls back to the CPU reference for this task.
-    // `gemmNodes` (the task's gemm_nodes: f32/f64 matmul and conv2d nodes the lab node checks by
-    // Freivalds) run through OpenBLAS when the graph runs on the CPU (backend
+    // `gemmNodes` (the task's gemm_nodes: f32/f64 matmul, conv2d and conv2d gradient nodes the lab
+    // node checks by Freivalds) run through OpenBLAS when the graph runs on the CPU (backend
     // "cpu-reference+blas"); with NaN or Inf in an operand or the value, the node runs the
     // canonical kernel, whose bits the node's check of non-finite values compares. Ids that are
     // not such nodes of the graph refuse the task.

@@ -55,12 +55,18 @@ std::size_t addWitnessOutputs(core::graph::Graph& graph, const core::graph::Grap
 }
 
 std::vector<std::int64_t> checkedGemmNodes(const core::graph::Graph& graph,
-                                           const core::graph::GraphPlan& plan) {
+                                           const core::graph::GraphPlan& plan, GemmOps ops) {
+    using core::ops::OpCode;
     const std::set<core::graph::ValueId> outputs(graph.outputs.begin(), graph.outputs.end());
+    const auto named = [ops](OpCode op) {
+        if (op == OpCode::Matmul || op == OpCode::Conv2d)
+            return true;
+        return ops == GemmOps::WithConvGradients &&
+               (op == OpCode::Conv2dInputGrad || op == OpCode::Conv2dWeightGrad);
+    };
     std::vector<std::int64_t> nodes;
     for (const core::graph::GraphNode& node : graph.nodes)
-        if ((node.op == core::ops::OpCode::Matmul || node.op == core::ops::OpCode::Conv2d) &&
-            outputs.contains(node.id) && isHeavyNode(node, plan))
+        if (named(node.op) && outputs.contains(node.id) && isHeavyNode(node, plan))
             nodes.push_back(node.id);
     return nodes;
 }

@@ -129,13 +129,17 @@ void TestGraphTask::gemmNodesRunThroughBlas() {
     graph::Graph conv;
     conv.inputs.push_back({0, {DType::F32, {2, 8, 10, 10}}});
     conv.inputs.push_back({1, {DType::F32, {16, 4, 3, 3}}});
-    conv.nodes.push_back({2,
-                          ops::OpCode::Conv2d,
-                          {0, 1},
-                          {{"padding", ops::IntList{1, 1}},
-                           {"stride", ops::IntList{2, 1}},
-                           {"groups", std::int64_t{2}}}});
-    conv.outputs = {2};
+    const ops::Attributes convAttrs{{"padding", ops::IntList{1, 1}},
+                                    {"stride", ops::IntList{2, 1}},
+                                    {"groups", std::int64_t{2}}};
+    ops::Attributes inputGrad = convAttrs, weightGrad = convAttrs;
+    inputGrad["input_shape"] = ops::IntList{2, 8, 10, 10};
+    weightGrad["weight_shape"] = ops::IntList{16, 4, 3, 3};
+    conv.nodes.push_back({2, ops::OpCode::Conv2d, {0, 1}, convAttrs});
+    // Its gradients with the output as grad_out (protocol 9: gemm nodes too).
+    conv.nodes.push_back({3, ops::OpCode::Conv2dInputGrad, {2, 1}, inputGrad});
+    conv.nodes.push_back({4, ops::OpCode::Conv2dWeightGrad, {0, 2}, weightGrad});
+    conv.outputs = {2, 3, 4};
     const boost::json::value convJson = boost::json::parse(graph::encodeGraph(conv));
     std::vector<goblin::net::TensorPtr> convInputs;
     for (const goblin::core::Shape& shape :
@@ -147,14 +151,22 @@ void TestGraphTask::gemmNodesRunThroughBlas() {
         convInputs.push_back(std::make_shared<const Tensor>(std::move(t)));
     }
     const auto exactConv = executors.run(convJson, convInputs, {}).value();
-    const auto blasConv = executors.run(convJson, convInputs, {}, {}, {2}).value();
+    const auto blasConv = executors.run(convJson, convInputs, {}, {}, {2, 3, 4}).value();
     QCOMPARE(blasConv.backend, std::string("cpu-reference+blas"));
-    const auto convGot = blasConv.outputs.at(0).values<float>();
-    const auto convWant = exactConv.outputs.at(0).values<float>();
-    QCOMPARE(convGot.size(), convWant.size());
-    for (std::size_t i = 0; i < convGot.size(); ++i)
-        QVERIFY2(std::abs(convGot[i] - convWant[i]) < 1e-4f, std::to_string(i).c_str());
-    // Ids that are not matmul or conv2d nodes of the graph refuse the task before anything runs.
+    for (std::size_t output = 0; output < 3; ++output) {
+        const auto convGot = blasConv.outputs.at(output).values<float>();
+        const auto convWant = exactConv.outputs.at(output).values<float>();
+        QCOMPARE(convGot.size(), convWant.size());
+        bool sameBits = true;
+        for (std::size_t i = 0; i < convGot.size(); ++i) {
+            QVERIFY2(std::abs(convGot[i] - convWant[i]) < 1e-3f * (1 + std::abs(convWant[i])),
+                     (std::to_string(output) + ": " + std::to_string(i)).c_str());
+            sameBits = sameBits && convGot[i] == convWant[i];
+        }
+        QVERIFY2(!sameBits, std::to_string(output).c_str()); // through OpenBLAS, not canonical
+    }
+    // Ids that are not matmul or convolution nodes of the graph refuse the task before anything
+    // runs.
     for (const std::vector<std::int64_t>& wrong :
          {std::vector<std::int64_t>{3}, std::vector<std::int64_t>{99}}) {
         auto refused = executors.run(chainGraph(2), inputs, {}, {}, wrong);

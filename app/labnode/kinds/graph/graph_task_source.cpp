@@ -166,13 +166,13 @@ TaskFrame GraphTaskSource::frame(const Lease& lease) {
     const GraphJob& job = m_book.jobOf(task);
     const GraphChunk& chunk = job.chunks[task.chunk];
     // Only the computation: no job name, researcher or description reaches a volunteer.
+    const Peer* holder = m_peers.find(lease.peer);
     net::GraphTask graphTask{net::TaskRef{task.id, lease.attempt},
                              job.chunkGraphs[task.chunk].as_object(),
                              chunk.inputs,
                              {},
-                             chunk.gemmNodes};
-    if (const Peer* holder = m_peers.find(lease.peer);
-        holder && holder->volunteer.inputCacheBytes > 0) {
+                             chunk.gemmNodesFor(holder ? holder->protocol : 1)};
+    if (holder && holder->volunteer.inputCacheBytes > 0) {
         // Built inline and sent at once, so the volunteer sees the frames in planning order.
         auto [sent, added] =
             m_sentInputs.try_emplace(lease.peer, holder->volunteer.inputCacheBytes);

@@ -239,8 +239,12 @@ void finishChunk(GraphChunk& chunk, GraphVerification verification, int planner)
         chunk.boundary.resize(chunk.inputs.size());
     chunk.witnesses =
         verify::addWitnessOutputs(chunk.graph, chunk.plan, net::Limits{}.maxTensorsPerMessage);
-    if (verification == GraphVerification::Freivalds)
-        chunk.gemmNodes = verify::checkedGemmNodes(chunk.graph, chunk.plan);
+    if (verification == GraphVerification::Freivalds) {
+        chunk.gemmNodes =
+            verify::checkedGemmNodes(chunk.graph, chunk.plan, verify::GemmOps::WithConvGradients);
+        chunk.gemmNodesBeforeConvGradients =
+            verify::checkedGemmNodes(chunk.graph, chunk.plan, verify::GemmOps::MatmulAndConv2d);
+    }
     chunk.json = core::graph::encodeGraph(chunk.graph);
     chunk.tolerances = verify::outputTolerances(chunk.graph, chunk.plan);
     chunk.peakBytes = heldByTask(chunk.graph, chunk.plan, planner);

@@ -40,7 +40,7 @@ Expected<TaskRef> parseTyped(const json::object& control, MessageType type) {
 // "input_refs": absent, or one entry per graph input (null or {"digest"[, "keep"]}); the entries
 // whose tensor follows (null, or keep) must match the tensors that came.
 // "gemm_nodes": absent, or an array of at most kMaxGemmNodes distinct node ids (≥ 0). Whether
-// each names a matmul node of the graph is the executor's check.
+// each names a matmul or convolution node of the graph is the executor's check.
 Expected<std::vector<std::int64_t>> parseGemmNodes(const json::object& control) {
     std::vector<std::int64_t> nodes;
     const auto* field = control.if_contains("gemm_nodes");

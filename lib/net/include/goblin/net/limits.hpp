@@ -17,10 +17,12 @@ namespace goblin::net {
 // blocks) and upload, upload_rows, drop_upload with their replies (matrices in row blocks), version
 // 6 result_tile (a product's accepted tiles pushed while the job runs, to a submit that asked),
 // version 7 check_quota and quota (a job's size checked against the researcher's quota first),
-// version 8 plan_graph and graph_plan (how a graph job would be cut, before it is sent).
+// version 8 plan_graph and graph_plan (how a graph job would be cut, before it is sent), version 9
+// a graph task's gemm_nodes may name conv2d gradient nodes (volunteers that speak 9 compute them
+// with any GEMM; older ones are never sent such a task).
 // Every version-1 message is unchanged, so the node still admits peers that speak an older version;
 // it answers in the version the peer spoke.
-inline constexpr int kProtocolVersion = 8;
+inline constexpr int kProtocolVersion = 9;
 inline constexpr int kOldestProtocolVersion = 1;
 // Catalog versions a peer may speak: 1 is the matmul tile op alone, 3 adds op graphs (docs/ops.md).
 // A peer's hello states the highest catalog it runs; the node sends it only what that covers.

@@ -41,11 +41,15 @@ double multiplyAddsOf(const core::graph::GraphNode& node, const core::graph::Gra
 std::size_t addWitnessOutputs(core::graph::Graph& graph, const core::graph::GraphPlan& plan,
                               std::size_t maxOutputs);
 
-// The heavy matmul and conv2d nodes whose values are outputs of the graph (witnesses or the
-// researcher's): checked by a cheap audit by Freivalds instead of recomputed, so a volunteer may
-// compute them with any GEMM (GraphVerification::Freivalds, the task's gemm_nodes). Node order.
-// (The convolutions' gradients are checked alike but have no BLAS path on volunteers yet.)
+// Which heavy nodes a volunteer may compute with any GEMM: the gradients of convolutions are
+// named only to volunteers that can (protocol 9 and later).
+enum class GemmOps { MatmulAndConv2d, WithConvGradients };
+
+// The heavy matmul, conv2d and (with GemmOps::WithConvGradients) conv2d gradient nodes whose values
+// are outputs of the graph (witnesses or the researcher's): checked by a cheap audit by Freivalds
+// instead of recomputed, so a volunteer may compute them with any GEMM
+// (GraphVerification::Freivalds, the task's gemm_nodes). Node order.
 std::vector<std::int64_t> checkedGemmNodes(const core::graph::Graph& graph,
-                                           const core::graph::GraphPlan& plan);
+                                           const core::graph::GraphPlan& plan, GemmOps ops);
 
 } // namespace goblin::verify

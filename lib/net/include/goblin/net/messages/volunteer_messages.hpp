@@ -57,7 +57,8 @@ struct GraphTask {
     boost::json::object graph;
     std::vector<TensorPtr> inputs;
     std::vector<std::optional<InputRef>> inputRefs;
-    // "gemm_nodes": the ids of matmul and conv2d nodes the volunteer may compute with any GEMM
+    // "gemm_nodes": the ids of matmul and conv2d nodes (protocol 9: and conv2d gradient nodes) the
+    // volunteer may compute with any GEMM
     // (BLAS, CLBlast) instead of the canonical kernel, because the lab node checks their values by
     // Freivalds rather than comparing bits (absent = none; a volunteer that ignores
     // it computes them canonically, which passes the same check).
