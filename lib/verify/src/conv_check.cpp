@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <vector>
 
 #include "goblin/core/ops/op_geometry.hpp"
 
@@ -99,38 +100,94 @@ bool fold(const MatmulCheckReport& tile, const std::string& where, ConvCheckRepo
     return false;
 }
 
-// im2col of image b, group g: rows (oy, ox), columns (ch, ky, kx).
+// Where each tap reads, worked out once per check so that the gathers below do no index
+// arithmetic per element. Forward (conv2d and its weight gradient): rowAt[oy·kh + ky] = iy·w and
+// columnAt[ox·kw + kx] = ix, −1 where the tap falls in the padding. Backward (the input
+// gradient): rowAt[iy·kh + ky] = oy·ow and columnAt[ix·kw + kx] = ox of the output position that
+// reads input (iy, ix) through the tap, −1 where none does.
+struct TapTables {
+    std::vector<std::int64_t> rowAt, columnAt;
+
+    static TapTables forward(const Geometry& g) {
+        TapTables t;
+        for (std::int64_t oy = 0; oy < g.oh; ++oy)
+            for (std::int64_t ky = 0; ky < g.kh; ++ky) {
+                const std::int64_t iy = g.inY(oy, ky);
+                t.rowAt.push_back(iy < 0 ? -1 : iy * g.w);
+            }
+        for (std::int64_t ox = 0; ox < g.ow; ++ox)
+            for (std::int64_t kx = 0; kx < g.kw; ++kx)
+                t.columnAt.push_back(g.inX(ox, kx));
+        return t;
+    }
+    static TapTables backward(const Geometry& g) {
+        TapTables t;
+        for (std::int64_t iy = 0; iy < g.h; ++iy)
+            for (std::int64_t ky = 0; ky < g.kh; ++ky) {
+                const std::int64_t oy = Geometry::outOf(iy, ky, g.p.stride[0], g.p.padding[0],
+                                                        g.p.dilation[0], g.oh);
+                t.rowAt.push_back(oy < 0 ? -1 : oy * g.ow);
+            }
+        for (std::int64_t ix = 0; ix < g.w; ++ix)
+            for (std::int64_t kx = 0; kx < g.kw; ++kx)
+                t.columnAt.push_back(Geometry::outOf(ix, kx, g.p.stride[1], g.p.padding[1],
+                                                     g.p.dilation[1], g.ow));
+        return t;
+    }
+};
+
+// Appends one (row, column) position's taps of one plane, (ky, kx) in order: plane[rowAt + columnAt]
+// or 0 where either is −1. `rows` and `columns` point at the position's kh and kw table entries.
 template <class T>
-void im2col(const T* x, const Geometry& g, std::int64_t b, std::int64_t group, T* rows) {
-    const std::int64_t k = g.ci * g.kh * g.kw;
-    for (std::int64_t oy = 0; oy < g.oh; ++oy)
-        for (std::int64_t ox = 0; ox < g.ow; ++ox) {
-            T* row = rows + (oy * g.ow + ox) * k;
-            for (std::int64_t ch = 0; ch < g.ci; ++ch)
-                for (std::int64_t ky = 0; ky < g.kh; ++ky) {
-                    const std::int64_t iy = g.inY(oy, ky);
-                    for (std::int64_t kx = 0; kx < g.kw; ++kx) {
-                        const std::int64_t ix = iy < 0 ? -1 : g.inX(ox, kx);
-                        *row++ = ix < 0 ? T(0) : x[g.x(b, group * g.ci + ch, iy, ix)];
-                    }
-                }
+T* gatherTaps(const T* plane, const std::int64_t* rows, const std::int64_t* columns,
+              std::int64_t kh, std::int64_t kw, T* out) {
+    for (std::int64_t ky = 0; ky < kh; ++ky) {
+        const std::int64_t r = rows[ky];
+        if (r < 0) {
+            out = std::fill_n(out, kw, T(0));
+            continue;
         }
+        for (std::int64_t kx = 0; kx < kw; ++kx)
+            *out++ = columns[kx] < 0 ? T(0) : plane[r + columns[kx]];
+    }
+    return out;
+}
+
+// im2col of image b, group g: rows (oy, ox), columns (ch, ky, kx). `taps` is TapTables::forward.
+template <class T>
+void im2col(const T* x, const Geometry& g, const TapTables& taps, std::int64_t b,
+            std::int64_t group, T* rows) {
+    const T* channels = x + g.x(b, group * g.ci, 0, 0);
+    for (std::int64_t oy = 0; oy < g.oh; ++oy)
+        for (std::int64_t ox = 0; ox < g.ow; ++ox)
+            for (std::int64_t ch = 0; ch < g.ci; ++ch)
+                rows = gatherTaps(channels + ch * g.h * g.w, &taps.rowAt[oy * g.kh],
+                                  &taps.columnAt[ox * g.kw], g.kh, g.kw, rows);
 }
 
 // Columns [first, last) of image b's im2col in group g (rows (oy, ox), last − first wide): the
-// weight gradient's B in slabs of columns, so its memory stays bounded.
+// weight gradient's B in slabs of columns, so its memory stays bounded. `taps` is
+// TapTables::forward.
 template <class T>
-void im2colColumns(const T* x, const Geometry& g, std::int64_t b, std::int64_t group,
-                   std::int64_t first, std::int64_t last, T* rows) {
-    const std::int64_t taps = g.kh * g.kw;
+void im2colColumns(const T* x, const Geometry& g, const TapTables& taps, std::int64_t b,
+                   std::int64_t group, std::int64_t first, std::int64_t last, T* rows) {
+    const std::int64_t tapCount = g.kh * g.kw;
+    std::vector<std::int64_t> planeOf, kyOf, kxOf; // per column of the slab
+    for (std::int64_t q = first; q < last; ++q) {
+        planeOf.push_back(q / tapCount * g.h * g.w);
+        kyOf.push_back(q % tapCount / g.kw);
+        kxOf.push_back(q % g.kw);
+    }
+    const T* channels = x + g.x(b, group * g.ci, 0, 0);
     for (std::int64_t oy = 0; oy < g.oh; ++oy)
-        for (std::int64_t ox = 0; ox < g.ow; ++ox)
-            for (std::int64_t q = first; q < last; ++q) {
-                const std::int64_t ch = q / taps, ky = q % taps / g.kw, kx = q % g.kw;
-                const std::int64_t iy = g.inY(oy, ky);
-                const std::int64_t ix = iy < 0 ? -1 : g.inX(ox, kx);
-                *rows++ = ix < 0 ? T(0) : x[g.x(b, group * g.ci + ch, iy, ix)];
+        for (std::int64_t ox = 0; ox < g.ow; ++ox) {
+            const std::int64_t* rowAt = &taps.rowAt[oy * g.kh];
+            const std::int64_t* columnAt = &taps.columnAt[ox * g.kw];
+            for (std::size_t q = 0; q < planeOf.size(); ++q) {
+                const std::int64_t r = rowAt[kyOf[q]], c = columnAt[kxOf[q]];
+                *rows++ = r < 0 || c < 0 ? T(0) : channels[planeOf[q] + r + c];
             }
+        }
 }
 
 // The weight gradient's im2col operand is N·OH·OW × K; it is built and checked in slabs of
@@ -150,6 +207,7 @@ ConvCheckReport checkForward(const Tensor& xt, const Tensor& wt, const Tensor& y
     auto bStore = buffer<T>(k * og);
     auto aStore = buffer<T>(m * k);
     auto cStore = buffer<T>(m * og);
+    const TapTables taps = TapTables::forward(g);
     for (std::int64_t group = 0; group < g.groups; ++group) {
         T* bm = typed<T>(bStore); // B[(ch,ky,kx)][j] = w[group·og + j, (ch,ky,kx)]
         for (std::int64_t j = 0; j < og; ++j)
@@ -158,7 +216,7 @@ ConvCheckReport checkForward(const Tensor& xt, const Tensor& wt, const Tensor& y
         const MatrixView bv = viewOf(bStore, dtype, k, og);
         const ColumnProbe probe = probeColumns(bv, options, random);
         for (std::int64_t b = 0; b < g.n; ++b) {
-            im2col(x, g, b, group, typed<T>(aStore));
+            im2col(x, g, taps, b, group, typed<T>(aStore));
             T* cm = typed<T>(cStore);
             for (std::int64_t j = 0; j < og; ++j) {
                 const T* plane = y + g.out(b, group * og + j, 0, 0);
@@ -185,36 +243,27 @@ ConvCheckReport checkInputGrad(const Tensor& dyt, const Tensor& wt, const Tensor
     const T* dy = dyt.values<T>().data();
     const T* w = wt.values<T>().data();
     const T* dx = dxt.values<T>().data();
-    const std::int64_t og = g.og(), taps = g.kh * g.kw, k = og * taps, m = g.h * g.w;
+    const std::int64_t og = g.og(), tapCount = g.kh * g.kw, k = og * tapCount, m = g.h * g.w;
     auto bStore = buffer<T>(k * g.ci);
     auto aStore = buffer<T>(m * k);
     auto cStore = buffer<T>(m * g.ci);
+    const TapTables taps = TapTables::backward(g);
     for (std::int64_t group = 0; group < g.groups; ++group) {
         T* bm = typed<T>(bStore); // B[(j,ky,kx)][ch] = w[group·og + j, ch, ky, kx]
         for (std::int64_t j = 0; j < og; ++j)
             for (std::int64_t ch = 0; ch < g.ci; ++ch)
-                for (std::int64_t t = 0; t < taps; ++t)
-                    bm[(j * taps + t) * g.ci + ch] = w[g.wt(group * og + j, ch, 0, 0) + t];
+                for (std::int64_t t = 0; t < tapCount; ++t)
+                    bm[(j * tapCount + t) * g.ci + ch] = w[g.wt(group * og + j, ch, 0, 0) + t];
         const MatrixView bv = viewOf(bStore, dtype, k, g.ci);
         const ColumnProbe probe = probeColumns(bv, options, random);
         for (std::int64_t b = 0; b < g.n; ++b) {
-            T* am = typed<T>(aStore); // A[(iy,ix)][(j,ky,kx)] = dy[b, group·og + j, oy, ox] or 0
+            T* row = typed<T>(aStore); // A[(iy,ix)][(j,ky,kx)] = dy[b, group·og + j, oy, ox] or 0
+            const T* planes = dy + g.out(b, group * og, 0, 0);
             for (std::int64_t iy = 0; iy < g.h; ++iy)
-                for (std::int64_t ix = 0; ix < g.w; ++ix) {
-                    T* row = am + (iy * g.w + ix) * k;
+                for (std::int64_t ix = 0; ix < g.w; ++ix)
                     for (std::int64_t j = 0; j < og; ++j)
-                        for (std::int64_t ky = 0; ky < g.kh; ++ky) {
-                            const std::int64_t oy = Geometry::outOf(
-                                iy, ky, g.p.stride[0], g.p.padding[0], g.p.dilation[0], g.oh);
-                            for (std::int64_t kx = 0; kx < g.kw; ++kx) {
-                                const std::int64_t ox =
-                                    oy < 0 ? -1
-                                           : Geometry::outOf(ix, kx, g.p.stride[1], g.p.padding[1],
-                                                             g.p.dilation[1], g.ow);
-                                *row++ = ox < 0 ? T(0) : dy[g.out(b, group * og + j, oy, ox)];
-                            }
-                        }
-                }
+                        row = gatherTaps(planes + j * g.oh * g.ow, &taps.rowAt[iy * g.kh],
+                                         &taps.columnAt[ix * g.kw], g.kh, g.kw, row);
             T* cm = typed<T>(cStore);
             for (std::int64_t ch = 0; ch < g.ci; ++ch) {
                 const T* plane = dx + g.x(b, group * g.ci + ch, 0, 0);
@@ -245,6 +294,7 @@ ConvCheckReport checkWeightGrad(const Tensor& xt, const Tensor& dyt, const Tenso
     const std::int64_t slab = std::clamp<std::int64_t>(kMaxSlabElements / inner, 1, k);
     auto aStore = buffer<T>(og * inner);
     auto bStore = buffer<T>(inner * slab);
+    const TapTables taps = TapTables::forward(g);
     for (std::int64_t group = 0; group < g.groups; ++group) {
         T* am = typed<T>(aStore); // A[j][(b,oy,ox)] = dy[b, group·og + j, oy, ox]
         for (std::int64_t j = 0; j < og; ++j)
@@ -255,7 +305,8 @@ ConvCheckReport checkWeightGrad(const Tensor& xt, const Tensor& dyt, const Tenso
         for (std::int64_t first = 0; first < k; first += slab) {
             const std::int64_t last = std::min(k, first + slab), width = last - first;
             for (std::int64_t b = 0; b < g.n; ++b) // B = im2col of the whole batch, these columns
-                im2colColumns(x, g, b, group, first, last, typed<T>(bStore) + b * m * width);
+                im2colColumns(x, g, taps, b, group, first, last,
+                              typed<T>(bStore) + b * m * width);
             const MatrixView cv{dtype,
                                 dwt.bytes().data() +
                                     static_cast<std::size_t>(group * og * k + first) * sizeof(T),
