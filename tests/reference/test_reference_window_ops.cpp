@@ -137,6 +137,82 @@ private Q_SLOTS:
         }
     }
 
+    void conv2dGradientsSumEachElementsProductsInOrder() {
+        // The gradient kernels run tap by tap over whole planes (input gradient) and over every
+        // output channel at once (weight gradient); every element must still be the sequential
+        // sum from 0, padding skipped: input_grad over (o, kh, kw), weight_grad over (n, oh, ow).
+        const std::vector<Attributes> geometries{
+            kConv,
+            {{"padding", IntList{1, 1}}},
+            {{"stride", IntList{3, 2}}, {"padding", IntList{2, 0}}},
+            {{"stride", IntList{2, 2}}, {"padding", IntList{1, 1}}, {"groups", std::int64_t{2}}},
+            {{"dilation", IntList{2, 3}}, {"padding", IntList{3, 3}}, {"groups", std::int64_t{4}}}};
+        unsigned seed = 60;
+        for (const Attributes& attrs : geometries) {
+            const std::int64_t groups =
+                attrs.contains("groups") ? std::get<std::int64_t>(attrs.at("groups")) : 1;
+            const Tensor x = random<float>(DType::F32, {2, 8, 9, 11}, seed++);
+            const Tensor w = random<float>(DType::F32, {12, 8 / groups, 3, 3}, seed++);
+            const Tensor y = runOp(OpCode::Conv2d, std::vector<Tensor>{x, w}, attrs).value();
+            const Tensor gy = random<float>(DType::F32, y.shape(), seed++);
+            Attributes inputAttrs = attrs, weightAttrs = attrs;
+            inputAttrs["input_shape"] = IntList(x.shape());
+            weightAttrs["weight_shape"] = IntList(w.shape());
+            const Tensor gx =
+                runOp(OpCode::Conv2dInputGrad, std::vector<Tensor>{gy, w}, inputAttrs).value();
+            const Tensor gw =
+                runOp(OpCode::Conv2dWeightGrad, std::vector<Tensor>{x, gy}, weightAttrs).value();
+            const Conv2dParams p = conv2dParams(attrs).value();
+            const auto g = conv2dGeometry(x.shape(), w.shape(), y.shape(), p.groups);
+            const auto xv = x.values<float>(), wv = w.values<float>(), gyv = gy.values<float>();
+            std::vector<float> wantX(xv.size(), 0.0f), wantW(wv.size(), 0.0f);
+            // Visited in each element's summation order, so `+=` builds the sequential sums.
+            for (std::int64_t b = 0; b < g.n; ++b)
+                for (std::int64_t oc = 0; oc < g.o; ++oc)
+                    for (std::int64_t ky = 0; ky < g.kh; ++ky)
+                        for (std::int64_t kx = 0; kx < g.kw; ++kx)
+                            for (std::int64_t oy = 0; oy < g.oh; ++oy)
+                                for (std::int64_t ox = 0; ox < g.ow; ++ox) {
+                                    const std::int64_t iy =
+                                        oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
+                                    const std::int64_t ix =
+                                        ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
+                                    if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w)
+                                        continue;
+                                    const std::int64_t first = oc / g.outPerGroup() * g.ci;
+                                    for (std::int64_t ch = 0; ch < g.ci; ++ch) {
+                                        float& input = wantX[static_cast<std::size_t>(
+                                            g.x(b, first + ch, iy, ix))];
+                                        input = input + gyv[g.out(b, oc, oy, ox)] *
+                                                            wv[g.wt(oc, ch, ky, kx)];
+                                    }
+                                }
+            for (std::int64_t oc = 0; oc < g.o; ++oc)
+                for (std::int64_t ch = 0; ch < g.ci; ++ch)
+                    for (std::int64_t ky = 0; ky < g.kh; ++ky)
+                        for (std::int64_t kx = 0; kx < g.kw; ++kx)
+                            for (std::int64_t b = 0; b < g.n; ++b)
+                                for (std::int64_t oy = 0; oy < g.oh; ++oy)
+                                    for (std::int64_t ox = 0; ox < g.ow; ++ox) {
+                                        const std::int64_t iy = oy * p.stride[0] - p.padding[0] +
+                                                                ky * p.dilation[0];
+                                        const std::int64_t ix = ox * p.stride[1] - p.padding[1] +
+                                                                kx * p.dilation[1];
+                                        if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w)
+                                            continue;
+                                        const std::int64_t first = oc / g.outPerGroup() * g.ci;
+                                        float& weight =
+                                            wantW[static_cast<std::size_t>(g.wt(oc, ch, ky, kx))];
+                                        weight = weight + gyv[g.out(b, oc, oy, ox)] *
+                                                              xv[g.x(b, first + ch, iy, ix)];
+                                    }
+            QVERIFY(std::memcmp(gx.values<float>().data(), wantX.data(),
+                                wantX.size() * sizeof(float)) == 0);
+            QVERIFY(std::memcmp(gw.values<float>().data(), wantW.data(),
+                                wantW.size() * sizeof(float)) == 0);
+        }
+    }
+
     void conv2dGradientsAreAdjoints() {
         // ⟨conv(x, w), g⟩ = ⟨x, input_grad(g, w)⟩ = ⟨w, weight_grad(x, g)⟩ for every x, w, g.
         const Tensor x = random<double>(DType::F64, {2, 4, 7, 6}, 3);

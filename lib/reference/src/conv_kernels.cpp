@@ -2,6 +2,7 @@
 // gradients. Positions in the zero padding contribute nothing (they are skipped, not multiplied).
 // Accumulation orders are fixed: conv2d c, kh, kw; input grad o, kh, kw; weight grad n, oh, ow.
 #include <algorithm>
+#include <vector>
 
 #include "goblin/core/ops/op_geometry.hpp"
 #include "kernels.hpp"
@@ -55,67 +56,89 @@ void conv2d(const T* x, const T* w, const ConvGeometry& g, const Conv2dParams& p
         }
 }
 
-// The output position that reads input position `in` through kernel tap `k`, or −1.
-std::int64_t outputOf(std::int64_t in, std::int64_t k, std::int64_t stride, std::int64_t padding,
-                      std::int64_t dilation, std::int64_t outSize) {
-    const std::int64_t shifted = in + padding - k * dilation;
-    if (shifted < 0 || shifted % stride != 0 || shifted / stride >= outSize)
-        return -1;
-    return shifted / stride;
-}
-
+// Each input element sums its products in the order o, kh, kw from 0, skipping taps in the
+// padding: the loops run tap by tap over whole planes (so the innermost loop over output columns
+// vectorises), and every element still adds the same products in the same order.
 template <class T>
 void inputGrad(const T* gy, const T* w, const ConvGeometry& g, const Conv2dParams& p, T* gx) {
     for (std::int64_t b = 0; b < g.n; ++b)
         for (std::int64_t ch = 0; ch < g.c; ++ch) {
             const std::int64_t group = ch / g.ci, local = ch % g.ci;
-            for (std::int64_t iy = 0; iy < g.h; ++iy)
-                for (std::int64_t ix = 0; ix < g.w; ++ix) {
-                    T acc = 0;
-                    for (std::int64_t oc = group * g.outPerGroup();
-                         oc < (group + 1) * g.outPerGroup(); ++oc)
-                        for (std::int64_t ky = 0; ky < g.kh; ++ky) {
-                            const std::int64_t oy =
-                                outputOf(iy, ky, p.stride[0], p.padding[0], p.dilation[0], g.oh);
-                            if (oy < 0)
-                                continue;
-                            for (std::int64_t kx = 0; kx < g.kw; ++kx) {
-                                const std::int64_t ox = outputOf(ix, kx, p.stride[1], p.padding[1],
-                                                                 p.dilation[1], g.ow);
-                                if (ox >= 0)
-                                    acc =
-                                        acc + gy[g.out(b, oc, oy, ox)] * w[g.wt(oc, local, ky, kx)];
-                            }
-                        }
-                    gx[g.x(b, ch, iy, ix)] = acc;
-                }
-        }
-}
-
-template <class T>
-void weightGrad(const T* x, const T* gy, const ConvGeometry& g, const Conv2dParams& p, T* gw) {
-    for (std::int64_t oc = 0; oc < g.o; ++oc) {
-        const std::int64_t first = oc / g.outPerGroup() * g.ci;
-        for (std::int64_t ch = 0; ch < g.ci; ++ch)
-            for (std::int64_t ky = 0; ky < g.kh; ++ky)
-                for (std::int64_t kx = 0; kx < g.kw; ++kx) {
-                    T acc = 0;
-                    for (std::int64_t b = 0; b < g.n; ++b)
+            T* plane = gx + g.x(b, ch, 0, 0);
+            std::fill(plane, plane + g.h * g.w, T(0));
+            for (std::int64_t oc = group * g.outPerGroup(); oc < (group + 1) * g.outPerGroup();
+                 ++oc)
+                for (std::int64_t ky = 0; ky < g.kh; ++ky)
+                    for (std::int64_t kx = 0; kx < g.kw; ++kx) {
+                        const T weight = w[g.wt(oc, local, ky, kx)];
+                        const ColumnRange columns = insideColumns(kx, g, p);
+                        const std::int64_t offset = kx * p.dilation[1] - p.padding[1];
                         for (std::int64_t oy = 0; oy < g.oh; ++oy) {
                             const std::int64_t iy =
                                 oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
                             if (iy < 0 || iy >= g.h)
                                 continue;
-                            for (std::int64_t ox = 0; ox < g.ow; ++ox) {
+                            const T* row = gy + g.out(b, oc, oy, 0);
+                            T* in = plane + iy * g.w;
+                            if (p.stride[1] == 1)
+                                for (std::int64_t ox = columns.first; ox < columns.last; ++ox)
+                                    in[ox + offset] = in[ox + offset] + row[ox] * weight;
+                            else
+                                for (std::int64_t ox = columns.first; ox < columns.last; ++ox)
+                                    in[ox * p.stride[1] + offset] =
+                                        in[ox * p.stride[1] + offset] + row[ox] * weight;
+                        }
+                    }
+        }
+}
+
+// Each weight element sums its products in the order n, oh, ow from 0, skipping taps in the
+// padding. Per group and input channel, every output channel's taps are summed at once: grad_out
+// is read transposed (output channels innermost), so the innermost loop runs over output channels
+// and vectorises, while each element still adds its products in that order.
+template <class T>
+void weightGrad(const T* x, const T* gy, const ConvGeometry& g, const Conv2dParams& p, T* gw) {
+    const std::int64_t og = g.outPerGroup(), taps = g.kh * g.kw, positions = g.n * g.oh * g.ow;
+    std::vector<T> transposed(static_cast<std::size_t>(positions * og)); // [(b, oy, ox)][j]
+    std::vector<T> sums(static_cast<std::size_t>(taps * og));            // [(ky, kx)][j]
+    for (std::int64_t group = 0; group < g.groups; ++group) {
+        for (std::int64_t j = 0; j < og; ++j)
+            for (std::int64_t b = 0; b < g.n; ++b) {
+                const T* plane = gy + g.out(b, group * og + j, 0, 0);
+                for (std::int64_t at = 0; at < g.oh * g.ow; ++at)
+                    transposed[static_cast<std::size_t>((b * g.oh * g.ow + at) * og + j)] =
+                        plane[at];
+            }
+        for (std::int64_t ch = 0; ch < g.ci; ++ch) {
+            std::fill(sums.begin(), sums.end(), T(0));
+            for (std::int64_t b = 0; b < g.n; ++b) {
+                const T* image = x + g.x(b, group * g.ci + ch, 0, 0);
+                for (std::int64_t oy = 0; oy < g.oh; ++oy)
+                    for (std::int64_t ox = 0; ox < g.ow; ++ox) {
+                        const T* row = transposed.data() + ((b * g.oh + oy) * g.ow + ox) * og;
+                        for (std::int64_t ky = 0; ky < g.kh; ++ky) {
+                            const std::int64_t iy =
+                                oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
+                            if (iy < 0 || iy >= g.h)
+                                continue;
+                            for (std::int64_t kx = 0; kx < g.kw; ++kx) {
                                 const std::int64_t ix =
                                     ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
-                                if (ix >= 0 && ix < g.w)
-                                    acc = acc +
-                                          gy[g.out(b, oc, oy, ox)] * x[g.x(b, first + ch, iy, ix)];
+                                if (ix < 0 || ix >= g.w)
+                                    continue;
+                                const T value = image[iy * g.w + ix];
+                                T* sum = sums.data() + (ky * g.kw + kx) * og;
+                                for (std::int64_t j = 0; j < og; ++j)
+                                    sum[j] = sum[j] + row[j] * value;
                             }
                         }
-                    gw[g.wt(oc, ch, ky, kx)] = acc;
-                }
+                    }
+            }
+            for (std::int64_t j = 0; j < og; ++j)
+                for (std::int64_t tap = 0; tap < taps; ++tap)
+                    gw[g.wt(group * og + j, ch, 0, 0) + tap] =
+                        sums[static_cast<std::size_t>(tap * og + j)];
+        }
     }
 }
 
