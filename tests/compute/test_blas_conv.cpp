@@ -145,9 +145,9 @@ private Q_SLOTS:
                      where.c_str());
             // float32: within its rounding of the float64 values (sums of at most a few hundred
             // products of magnitude ≤ 0.25).
-            const Tensor gw32 = blasConvolution(ops::OpCode::Conv2dWeightGrad, asF32(x),
-                                                asF32(g), weightGrad)
-                                    .value();
+            const Tensor gw32 =
+                blasConvolution(ops::OpCode::Conv2dWeightGrad, asF32(x), asF32(g), weightGrad)
+                    .value();
             const Tensor gx32 =
                 blasConvolution(ops::OpCode::Conv2dInputGrad, asF32(g), asF32(w), inputGrad)
                     .value();

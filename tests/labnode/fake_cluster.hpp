@@ -58,13 +58,15 @@ public:
     FakeVolunteer& connectVolunteer(int slots, bool graphs,
                                     const std::string& backend = "cpu-eigen",
                                     const std::string& address = "127.0.0.1",
-                                    std::int64_t memoryBytes = std::int64_t{1} << 30) {
+                                    std::int64_t memoryBytes = std::int64_t{1} << 30,
+                                    int protocol = 1) {
         FakeVolunteer volunteer;
         volunteer.peer = m_nextPeer++;
         volunteer.link = std::make_shared<FakePeerLink>();
         volunteer.link->setAddress(address);
         coordinator.onConnected(volunteer.peer, volunteer.link, PeerRole::Volunteer);
-        coordinator.onMessage(volunteer.peer, volunteerHello(slots, graphs, backend, memoryBytes));
+        coordinator.onMessage(volunteer.peer,
+                              volunteerHello(slots, graphs, backend, memoryBytes, protocol));
         return volunteers.emplace(volunteer.peer, std::move(volunteer)).first->second;
     }
 

@@ -162,15 +162,16 @@ inline net::Message researcherHello(const std::string& token, int catalog = 3,
 }
 
 // A first-contact volunteer hello (identity null) that runs matmul, and graphs when asked. It
-// speaks protocol 1: the node still admits version-1 peers.
+// speaks protocol 1 unless told: the node still admits version-1 peers.
 inline net::Message volunteerHello(int slots, bool graphs, const std::string& backend = "cpu-eigen",
-                                   std::int64_t memoryBytes = std::int64_t{1} << 30) {
+                                   std::int64_t memoryBytes = std::int64_t{1} << 30,
+                                   int protocol = 1) {
     boost::json::array ops{"matmul"};
     if (graphs)
         ops.push_back("graph");
     return control({{"type", "hello"},
                     {"id", 1},
-                    {"protocol", 1},
+                    {"protocol", protocol},
                     {"catalog", 3},
                     {"identity", nullptr},
                     {"capabilities",

@@ -194,10 +194,10 @@ private Q_SLOTS:
                             for (std::int64_t b = 0; b < g.n; ++b)
                                 for (std::int64_t oy = 0; oy < g.oh; ++oy)
                                     for (std::int64_t ox = 0; ox < g.ow; ++ox) {
-                                        const std::int64_t iy = oy * p.stride[0] - p.padding[0] +
-                                                                ky * p.dilation[0];
-                                        const std::int64_t ix = ox * p.stride[1] - p.padding[1] +
-                                                                kx * p.dilation[1];
+                                        const std::int64_t iy =
+                                            oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
+                                        const std::int64_t ix =
+                                            ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
                                         if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w)
                                             continue;
                                         const std::int64_t first = oc / g.outPerGroup() * g.ci;

@@ -32,10 +32,11 @@ Expected<std::set<core::graph::ValueId>> gemmNodesOf(const core::graph::Graph& g
         const bool gemm = node != graph.nodes.end() && isGemmOp(node->op);
         const core::DType dtype = gemm ? plan.specs.at(node->id).dtype : core::DType::Bool;
         if (dtype != core::DType::F32 && dtype != core::DType::F64)
-            return makeError(ErrorCode::InvalidMessage,
-                             "gemm_nodes names " + std::to_string(id) +
-                                 ", which is not an f32 or f64 matmul, conv2d or conv2d gradient node "
-                                 "of the graph");
+            return makeError(
+                ErrorCode::InvalidMessage,
+                "gemm_nodes names " + std::to_string(id) +
+                    ", which is not an f32 or f64 matmul, conv2d or conv2d gradient node "
+                    "of the graph");
         nodes.insert(node->id);
     }
     return nodes;

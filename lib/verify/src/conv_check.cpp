@@ -124,20 +124,21 @@ struct TapTables {
         TapTables t;
         for (std::int64_t iy = 0; iy < g.h; ++iy)
             for (std::int64_t ky = 0; ky < g.kh; ++ky) {
-                const std::int64_t oy = Geometry::outOf(iy, ky, g.p.stride[0], g.p.padding[0],
-                                                        g.p.dilation[0], g.oh);
+                const std::int64_t oy =
+                    Geometry::outOf(iy, ky, g.p.stride[0], g.p.padding[0], g.p.dilation[0], g.oh);
                 t.rowAt.push_back(oy < 0 ? -1 : oy * g.ow);
             }
         for (std::int64_t ix = 0; ix < g.w; ++ix)
             for (std::int64_t kx = 0; kx < g.kw; ++kx)
-                t.columnAt.push_back(Geometry::outOf(ix, kx, g.p.stride[1], g.p.padding[1],
-                                                     g.p.dilation[1], g.ow));
+                t.columnAt.push_back(
+                    Geometry::outOf(ix, kx, g.p.stride[1], g.p.padding[1], g.p.dilation[1], g.ow));
         return t;
     }
 };
 
-// Appends one (row, column) position's taps of one plane, (ky, kx) in order: plane[rowAt + columnAt]
-// or 0 where either is −1. `rows` and `columns` point at the position's kh and kw table entries.
+// Appends one (row, column) position's taps of one plane, (ky, kx) in order: plane[rowAt +
+// columnAt] or 0 where either is −1. `rows` and `columns` point at the position's kh and kw table
+// entries.
 template <class T>
 T* gatherTaps(const T* plane, const std::int64_t* rows, const std::int64_t* columns,
               std::int64_t kh, std::int64_t kw, T* out) {
@@ -305,8 +306,7 @@ ConvCheckReport checkWeightGrad(const Tensor& xt, const Tensor& dyt, const Tenso
         for (std::int64_t first = 0; first < k; first += slab) {
             const std::int64_t last = std::min(k, first + slab), width = last - first;
             for (std::int64_t b = 0; b < g.n; ++b) // B = im2col of the whole batch, these columns
-                im2colColumns(x, g, taps, b, group, first, last,
-                              typed<T>(bStore) + b * m * width);
+                im2colColumns(x, g, taps, b, group, first, last, typed<T>(bStore) + b * m * width);
             const MatrixView cv{dtype,
                                 dwt.bytes().data() +
                                     static_cast<std::size_t>(group * og * k + first) * sizeof(T),

@@ -122,11 +122,11 @@ Expected<core::Tensor> blasConvolution(OpCode op, const core::Tensor& first,
                                        const core::ops::Attributes& attrs) {
     if (op != OpCode::Conv2d && op != OpCode::Conv2dInputGrad && op != OpCode::Conv2dWeightGrad)
         return makeError(ErrorCode::InvalidInput, "a BLAS convolution is conv2d or its gradients");
-    auto spec = core::ops::inferOutput(
-        op,
-        std::vector<core::ops::TensorSpec>{{first.dtype(), first.shape()},
-                                           {second.dtype(), second.shape()}},
-        attrs);
+    auto spec =
+        core::ops::inferOutput(op,
+                               std::vector<core::ops::TensorSpec>{{first.dtype(), first.shape()},
+                                                                  {second.dtype(), second.shape()}},
+                               attrs);
     if (!spec)
         return tl::unexpected(spec.error());
     if (spec->dtype != core::DType::F32 && spec->dtype != core::DType::F64)
