@@ -2,7 +2,9 @@
 // NaN/Inf, empty and broadcast shapes) and random inputs checked against the op's tolerance class.
 #include <QtTest/QtTest>
 
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 
@@ -155,6 +157,40 @@ private Q_SLOTS:
                     QVERIFY(std::abs(got - exact) <=
                             toleranceBound(tolerance, DType::F32, exact, scale, k));
                 }
+    }
+    void matmulSumsEachElementInOrder() {
+        // The kernel computes blocks of rows and columns at a time; every element must still be
+        // the sequential sum over l from 0 in the dtype, whole blocks and the edges past them
+        // alike: the same bits as this loop.
+        const std::vector<std::array<std::int64_t, 4>> shapes{
+            {1, 7, 33, 45}, {1, 9, 70, 16}, {1, 4, 5, 64}, {1, 1, 1, 1}, {3, 13, 17, 40}};
+        unsigned seed = 90;
+        for (const auto& [batch, m, k, n] : shapes) {
+            const Tensor a = random<float>(DType::F32, {batch, m, k}, seed++);
+            const Tensor b = random<float>(DType::F32, {k, n}, seed++);
+            const auto c = run<float>(OpCode::Matmul, {a, b});
+            const Tensor a64 = random<double>(DType::F64, {batch, m, k}, seed++);
+            const Tensor b64 = random<double>(DType::F64, {k, n}, seed++);
+            const auto c64 = run<double>(OpCode::Matmul, {a64, b64});
+            for (std::int64_t p = 0; p < batch; ++p)
+                for (std::int64_t i = 0; i < m; ++i)
+                    for (std::int64_t j = 0; j < n; ++j) {
+                        float sum = 0;
+                        double sum64 = 0;
+                        for (std::int64_t l = 0; l < k; ++l) {
+                            const auto at = static_cast<std::size_t>((p * m + i) * k + l);
+                            const auto bt = static_cast<std::size_t>(l * n + j);
+                            sum = sum + a.values<float>()[at] * b.values<float>()[bt];
+                            sum64 = sum64 + a64.values<double>()[at] * b64.values<double>()[bt];
+                        }
+                        const auto ct = static_cast<std::size_t>((p * m + i) * n + j);
+                        QVERIFY2(std::memcmp(&c[ct], &sum, sizeof sum) == 0,
+                                 (std::to_string(m) + "x" + std::to_string(n) + " at " +
+                                  std::to_string(ct))
+                                     .c_str());
+                        QVERIFY(std::memcmp(&c64[ct], &sum64, sizeof sum64) == 0);
+                    }
+        }
     }
     void randomUnaryWithinUlpBudget() {
         std::mt19937 rng(7);

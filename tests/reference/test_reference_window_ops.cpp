@@ -19,15 +19,6 @@ using namespace reference_test;
 
 namespace {
 
-template <class T> Tensor random(DType dtype, Shape shape, unsigned seed) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<double> normal;
-    Tensor tensor = Tensor::allocate(dtype, std::move(shape)).value();
-    for (T& v : tensor.values<T>())
-        v = static_cast<T>(normal(rng));
-    return tensor;
-}
-
 double dot(const Tensor& a, const Tensor& b) {
     double sum = 0;
     for (std::size_t i = 0; i < a.values<double>().size(); ++i)

@@ -4,6 +4,7 @@
 
 #include <QtTest/QtTest>
 
+#include <random>
 #include <vector>
 
 #include "goblin/reference/graph_executor.hpp"
@@ -36,6 +37,16 @@ inline goblin::ErrorCode failure(OpCode op, std::vector<Tensor> args,
                                  const Attributes& attrs = {}) {
     auto out = goblin::reference::runOp(op, args, attrs);
     return out ? goblin::ErrorCode::Internal : out.error().code;
+}
+
+// Normal(0, 1) values of dtype T, seeded.
+template <class T> Tensor random(DType dtype, Shape shape, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<double> normal;
+    Tensor tensor = Tensor::allocate(dtype, std::move(shape)).value();
+    for (T& v : tensor.values<T>())
+        v = static_cast<T>(normal(rng));
+    return tensor;
 }
 
 } // namespace reference_test

@@ -22,7 +22,9 @@ namespace {
 // every one an output: all three are heavy (docs/verification.md) and witnessed by the researcher.
 net::Message submitConvolutions(int id) {
     const auto spec = [](std::int64_t input, std::initializer_list<std::int64_t> shape) {
-        return boost::json::object{{"id", input}, {"dtype", "f32"}, {"shape", boost::json::array(shape.begin(), shape.end())}};
+        return boost::json::object{{"id", input},
+                                   {"dtype", "f32"},
+                                   {"shape", boost::json::array(shape.begin(), shape.end())}};
     };
     const boost::json::object conv{{"padding", {1, 1}}};
     boost::json::object inputGrad = conv, weightGrad = conv;
@@ -69,8 +71,9 @@ net::Message answerThroughBlas(const net::Message& task) {
         inputs.push_back(*tensor);
     const std::vector<std::int64_t> gemm = gemmNodesOf(task);
     reference::GraphRunHooks hooks;
-    hooks.computeNode = [&gemm](const core::graph::GraphNode& node, std::span<const core::Tensor> args)
-        -> std::optional<Expected<core::Tensor>> {
+    hooks.computeNode =
+        [&gemm](const core::graph::GraphNode& node,
+                std::span<const core::Tensor> args) -> std::optional<Expected<core::Tensor>> {
         if (!std::binary_search(gemm.begin(), gemm.end(), node.id))
             return std::nullopt;
         return compute::blasConvolution(node.op, args[0], args[1], node.attrs);
@@ -92,10 +95,10 @@ void TestGemmNodes::convolutionGradientsAreNamedToVolunteersThatSpeakProtocol9()
     NodeHarness node;
     FakeCluster cluster(node, CoordinatorSettings{});
     auto researcher = cluster.connectResearcher();
-    auto& older = cluster.connectVolunteer(1, true, "cpu-eigen", "10.0.0.1",
-                                           std::int64_t{1} << 30, 8);
-    auto& newer = cluster.connectVolunteer(1, true, "cpu-eigen", "10.0.0.2",
-                                           std::int64_t{1} << 30, 9);
+    auto& older =
+        cluster.connectVolunteer(1, true, "cpu-eigen", "10.0.0.1", std::int64_t{1} << 30, 8);
+    auto& newer =
+        cluster.connectVolunteer(1, true, "cpu-eigen", "10.0.0.2", std::int64_t{1} << 30, 9);
     cluster.fromResearcher(submitConvolutions(7));
     cluster.fromResearcher(submitConvolutions(8));
     QVERIFY(node.waitUntil([&] { return researcher->count("job_accepted") == 2; }));
@@ -115,7 +118,8 @@ void TestGemmNodes::convolutionGradientsAreNamedToVolunteersThatSpeakProtocol9()
                             canonical.at(output).bytes().data(),
                             canonical.at(output).byteSize()) != 0);
     cluster.answer(newer, [&blas](const net::Message&) { return blas; });
-    cluster.answer(older, [](const net::Message& task) { return answerWith(task, runTaskGraph(task)); });
+    cluster.answer(older,
+                   [](const net::Message& task) { return answerWith(task, runTaskGraph(task)); });
     QVERIFY(node.waitUntil([&] { return researcher->count("job_done") == 2; }));
     QCOMPARE(newer.verdicts(), (std::vector<std::string>{"accepted"}));
     QCOMPARE(older.verdicts(), (std::vector<std::string>{"accepted"}));
