@@ -157,7 +157,9 @@ private Q_SLOTS:
             const auto g = conv2dGeometry(x.shape(), w.shape(), y.shape(), p.groups);
             const auto xv = x.values<float>(), wv = w.values<float>(), gyv = gy.values<float>();
             std::vector<float> wantX(xv.size(), 0.0f), wantW(wv.size(), 0.0f);
-            // Visited in each element's summation order, so `+=` builds the sequential sums.
+            // Visited in each element's summation order, so `+=` builds the sequential sums: an
+            // input element's products come in (o, kh, kw) order, a weight element's in (n, oh,
+            // ow).
             for (std::int64_t b = 0; b < g.n; ++b)
                 for (std::int64_t oc = 0; oc < g.o; ++oc)
                     for (std::int64_t ky = 0; ky < g.kh; ++ky)
@@ -171,32 +173,16 @@ private Q_SLOTS:
                                     if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w)
                                         continue;
                                     const std::int64_t first = oc / g.outPerGroup() * g.ci;
+                                    const float grad = gyv[g.out(b, oc, oy, ox)];
                                     for (std::int64_t ch = 0; ch < g.ci; ++ch) {
-                                        float& input = wantX[static_cast<std::size_t>(
-                                            g.x(b, first + ch, iy, ix))];
-                                        input = input + gyv[g.out(b, oc, oy, ox)] *
-                                                            wv[g.wt(oc, ch, ky, kx)];
+                                        const auto at =
+                                            static_cast<std::size_t>(g.x(b, first + ch, iy, ix));
+                                        const auto wt =
+                                            static_cast<std::size_t>(g.wt(oc, ch, ky, kx));
+                                        wantX[at] = wantX[at] + grad * wv[wt];
+                                        wantW[wt] = wantW[wt] + grad * xv[at];
                                     }
                                 }
-            for (std::int64_t oc = 0; oc < g.o; ++oc)
-                for (std::int64_t ch = 0; ch < g.ci; ++ch)
-                    for (std::int64_t ky = 0; ky < g.kh; ++ky)
-                        for (std::int64_t kx = 0; kx < g.kw; ++kx)
-                            for (std::int64_t b = 0; b < g.n; ++b)
-                                for (std::int64_t oy = 0; oy < g.oh; ++oy)
-                                    for (std::int64_t ox = 0; ox < g.ow; ++ox) {
-                                        const std::int64_t iy =
-                                            oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
-                                        const std::int64_t ix =
-                                            ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
-                                        if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w)
-                                            continue;
-                                        const std::int64_t first = oc / g.outPerGroup() * g.ci;
-                                        float& weight =
-                                            wantW[static_cast<std::size_t>(g.wt(oc, ch, ky, kx))];
-                                        weight = weight + gyv[g.out(b, oc, oy, ox)] *
-                                                              xv[g.x(b, first + ch, iy, ix)];
-                                    }
             QVERIFY(std::memcmp(gx.values<float>().data(), wantX.data(),
                                 wantX.size() * sizeof(float)) == 0);
             QVERIFY(std::memcmp(gw.values<float>().data(), wantW.data(),

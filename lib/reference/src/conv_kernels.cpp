@@ -26,6 +26,16 @@ ColumnRange insideColumns(std::int64_t kx, const ConvGeometry& g, const Conv2dPa
     return {std::min(first, g.ow), std::clamp<std::int64_t>(last, 0, g.ow)};
 }
 
+// Calls visit(oy, iy) for each output row whose tap ky reads input row iy inside the image.
+template <class Visit>
+void forEachTapRow(std::int64_t ky, const ConvGeometry& g, const Conv2dParams& p, Visit&& visit) {
+    for (std::int64_t oy = 0; oy < g.oh; ++oy) {
+        const std::int64_t iy = oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
+        if (iy >= 0 && iy < g.h)
+            visit(oy, iy);
+    }
+}
+
 // Each output element sums its taps in the order c, kh, kw, skipping those in the padding, from
 // 0: the loops run tap by tap over a whole output plane (so the innermost loop over output columns
 // vectorises), but every element still adds the same products in the same order.
@@ -42,16 +52,12 @@ void conv2d(const T* x, const T* w, const ConvGeometry& g, const Conv2dParams& p
                         const T weight = w[g.wt(oc, ch, ky, kx)];
                         const ColumnRange columns = insideColumns(kx, g, p);
                         const std::int64_t offset = kx * p.dilation[1] - p.padding[1];
-                        for (std::int64_t oy = 0; oy < g.oh; ++oy) {
-                            const std::int64_t iy =
-                                oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
-                            if (iy < 0 || iy >= g.h)
-                                continue;
+                        forEachTapRow(ky, g, p, [&](std::int64_t oy, std::int64_t iy) {
                             const T* row = x + g.x(b, first + ch, iy, 0);
                             T* out = plane + oy * g.ow;
                             for (std::int64_t ox = columns.first; ox < columns.last; ++ox)
                                 out[ox] = out[ox] + row[ox * p.stride[1] + offset] * weight;
-                        }
+                        });
                     }
         }
 }
@@ -73,11 +79,7 @@ void inputGrad(const T* gy, const T* w, const ConvGeometry& g, const Conv2dParam
                         const T weight = w[g.wt(oc, local, ky, kx)];
                         const ColumnRange columns = insideColumns(kx, g, p);
                         const std::int64_t offset = kx * p.dilation[1] - p.padding[1];
-                        for (std::int64_t oy = 0; oy < g.oh; ++oy) {
-                            const std::int64_t iy =
-                                oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
-                            if (iy < 0 || iy >= g.h)
-                                continue;
+                        forEachTapRow(ky, g, p, [&](std::int64_t oy, std::int64_t iy) {
                             const T* row = gy + g.out(b, oc, oy, 0);
                             T* in = plane + iy * g.w;
                             if (p.stride[1] == 1)
@@ -87,7 +89,7 @@ void inputGrad(const T* gy, const T* w, const ConvGeometry& g, const Conv2dParam
                                 for (std::int64_t ox = columns.first; ox < columns.last; ++ox)
                                     in[ox * p.stride[1] + offset] =
                                         in[ox * p.stride[1] + offset] + row[ox] * weight;
-                        }
+                        });
                     }
         }
 }
