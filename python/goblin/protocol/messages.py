@@ -17,7 +17,8 @@ from ..wire import DEFAULT_MAX_TENSOR_BYTES
 PROTOCOL_VERSION = 8  # 2 added audit and audit_report, 3 submit_train and train_round, 4 cancel
 # and list_jobs, 5 train_batch and batch_accepted (streamed training data), 6 result_tile (a
 # product's accepted tiles pushed while its job runs), 7 check_quota and quota, 8 plan_graph and
-# graph_plan (how a graph job would be cut)
+# graph_plan (how a graph job would be cut). Version 9 changed volunteers' task frames alone
+# (gemm_nodes may name convolution gradients): a researcher speaks 8, which the node still admits.
 RESEARCHER_PATH = "/v1/researcher"
 # Room for the frame header and padding on top of the largest tensor.
 FRAME_OVERHEAD_BYTES = 64 * 1024
