@@ -1,7 +1,8 @@
 // The BLAS convolution and its gradients (im2col + OpenBLAS) against independent definitions: the
 // forward against the convolution's sum written out in float64, the gradients by the adjoint
 // identities ⟨conv(x, w), g⟩ = ⟨x, input_grad(g, w)⟩ = ⟨w, weight_grad(x, g)⟩, over strides,
-// padding, dilation and groups; float32 within its rounding of the float64 values.
+// padding, dilation, groups and images whose im2col is built in slabs; float32 within its rounding
+// of the float64 values.
 #include <QtTest/QtTest>
 
 #include <cmath>
@@ -99,6 +100,9 @@ const std::vector<Case> kCases{
     {{1, 6, 12, 12}, {6, 2, 3, 2}, {1, 2}, {2, 1}, {2, 1}, 3},
     {{3, 4, 7, 5}, {5, 4, 1, 1}, {1, 1}, {0, 0}, {1, 1}, 1},
     {{2, 4, 6, 6}, {4, 1, 5, 5}, {3, 3}, {2, 2}, {1, 1}, 4},
+    // K·OH·OW = 288·2304 im2col entries: built in slabs of output positions (the last partial,
+    // each starting mid-row).
+    {{1, 32, 48, 48}, {8, 32, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1},
 };
 
 } // namespace

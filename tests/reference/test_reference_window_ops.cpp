@@ -143,7 +143,8 @@ private Q_SLOTS:
             const std::int64_t groups =
                 attrs.contains("groups") ? std::get<std::int64_t>(attrs.at("groups")) : 1;
             const Tensor x = random<float>(DType::F32, {2, 8, 9, 11}, seed++);
-            const Tensor w = random<float>(DType::F32, {12, 8 / groups, 3, 3}, seed++);
+            // 40 output channels: the weight gradient's blocks of output channels, whole and not.
+            const Tensor w = random<float>(DType::F32, {40, 8 / groups, 3, 3}, seed++);
             const Tensor y = runOp(OpCode::Conv2d, std::vector<Tensor>{x, w}, attrs).value();
             const Tensor gy = random<float>(DType::F32, y.shape(), seed++);
             Attributes inputAttrs = attrs, weightAttrs = attrs;

@@ -95,53 +95,61 @@ void inputGrad(const T* gy, const T* w, const ConvGeometry& g, const Conv2dParam
 }
 
 // Each weight element sums its products in the order n, oh, ow from 0, skipping taps in the
-// padding. Per group and input channel, every output channel's taps are summed at once: grad_out
-// is read transposed (output channels innermost), so the innermost loop runs over output channels
-// and vectorises, while each element still adds its products in that order.
+// padding. Per group, block of up to kChannelsAtOnce output channels and input channel, the
+// block's taps are summed at once: its grad_out planes are read transposed (output channels
+// innermost), so the innermost loop runs over output channels and vectorises, while each element
+// still adds its products in that order. The transposed copy holds kChannelsAtOnce channels, not
+// all of grad_out.
 template <class T>
 void weightGrad(const T* x, const T* gy, const ConvGeometry& g, const Conv2dParams& p, T* gw) {
-    const std::int64_t og = g.outPerGroup(), taps = g.kh * g.kw, positions = g.n * g.oh * g.ow;
-    std::vector<T> transposed(static_cast<std::size_t>(positions * og)); // [(b, oy, ox)][j]
-    std::vector<T> sums(static_cast<std::size_t>(taps * og));            // [(ky, kx)][j]
-    for (std::int64_t group = 0; group < g.groups; ++group) {
-        for (std::int64_t j = 0; j < og; ++j)
-            for (std::int64_t b = 0; b < g.n; ++b) {
-                const T* plane = gy + g.out(b, group * og + j, 0, 0);
-                for (std::int64_t at = 0; at < g.oh * g.ow; ++at)
-                    transposed[static_cast<std::size_t>((b * g.oh * g.ow + at) * og + j)] =
-                        plane[at];
-            }
-        for (std::int64_t ch = 0; ch < g.ci; ++ch) {
-            std::fill(sums.begin(), sums.end(), T(0));
-            for (std::int64_t b = 0; b < g.n; ++b) {
-                const T* image = x + g.x(b, group * g.ci + ch, 0, 0);
-                for (std::int64_t oy = 0; oy < g.oh; ++oy)
-                    for (std::int64_t ox = 0; ox < g.ow; ++ox) {
-                        const T* row = transposed.data() + ((b * g.oh + oy) * g.ow + ox) * og;
-                        for (std::int64_t ky = 0; ky < g.kh; ++ky) {
-                            const std::int64_t iy =
-                                oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
-                            if (iy < 0 || iy >= g.h)
-                                continue;
-                            for (std::int64_t kx = 0; kx < g.kw; ++kx) {
-                                const std::int64_t ix =
-                                    ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
-                                if (ix < 0 || ix >= g.w)
+    constexpr std::int64_t kChannelsAtOnce = 32;
+    const std::int64_t og = g.outPerGroup(), taps = g.kh * g.kw, plane = g.oh * g.ow;
+    const std::int64_t width = std::min(og, kChannelsAtOnce);
+    std::vector<T> transposed(static_cast<std::size_t>(g.n * plane * width)); // [(b, oy, ox)][j]
+    std::vector<T> sums(static_cast<std::size_t>(taps * width));              // [(ky, kx)][j]
+    for (std::int64_t group = 0; group < g.groups; ++group)
+        for (std::int64_t offset = 0; offset < og; offset += width) {
+            // Output channels [first, first + count), within the group.
+            const std::int64_t first = group * og + offset, count = std::min(width, og - offset);
+            for (std::int64_t j = 0; j < count; ++j)
+                for (std::int64_t b = 0; b < g.n; ++b) {
+                    const T* from = gy + g.out(b, first + j, 0, 0);
+                    for (std::int64_t at = 0; at < plane; ++at)
+                        transposed[static_cast<std::size_t>((b * plane + at) * width + j)] =
+                            from[at];
+                }
+            for (std::int64_t ch = 0; ch < g.ci; ++ch) {
+                std::fill(sums.begin(), sums.end(), T(0));
+                for (std::int64_t b = 0; b < g.n; ++b) {
+                    const T* image = x + g.x(b, group * g.ci + ch, 0, 0);
+                    for (std::int64_t oy = 0; oy < g.oh; ++oy)
+                        for (std::int64_t ox = 0; ox < g.ow; ++ox) {
+                            const T* row =
+                                transposed.data() + ((b * g.oh + oy) * g.ow + ox) * width;
+                            for (std::int64_t ky = 0; ky < g.kh; ++ky) {
+                                const std::int64_t iy =
+                                    oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
+                                if (iy < 0 || iy >= g.h)
                                     continue;
-                                const T value = image[iy * g.w + ix];
-                                T* sum = sums.data() + (ky * g.kw + kx) * og;
-                                for (std::int64_t j = 0; j < og; ++j)
-                                    sum[j] = sum[j] + row[j] * value;
+                                for (std::int64_t kx = 0; kx < g.kw; ++kx) {
+                                    const std::int64_t ix =
+                                        ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
+                                    if (ix < 0 || ix >= g.w)
+                                        continue;
+                                    const T value = image[iy * g.w + ix];
+                                    T* sum = sums.data() + (ky * g.kw + kx) * width;
+                                    for (std::int64_t j = 0; j < count; ++j)
+                                        sum[j] = sum[j] + row[j] * value;
+                                }
                             }
                         }
-                    }
+                }
+                for (std::int64_t j = 0; j < count; ++j)
+                    for (std::int64_t tap = 0; tap < taps; ++tap)
+                        gw[g.wt(first + j, ch, 0, 0) + tap] =
+                            sums[static_cast<std::size_t>(tap * width + j)];
             }
-            for (std::int64_t j = 0; j < og; ++j)
-                for (std::int64_t tap = 0; tap < taps; ++tap)
-                    gw[g.wt(group * og + j, ch, 0, 0) + tap] =
-                        sums[static_cast<std::size_t>(tap * og + j)];
         }
-    }
 }
 
 } // namespace

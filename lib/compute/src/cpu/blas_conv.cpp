@@ -29,90 +29,123 @@ struct Taps {
     bool inside(std::int64_t iy, std::int64_t ix) const {
         return iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
     }
-    // Visits the im2col matrix of image b's group channels, K = (ch, ky, kx) rows × M = (oy, ox)
-    // columns in row-major order, with the input index each entry reads (−1 in the padding).
-    template <class Visit> void walk(std::int64_t b, std::int64_t group, Visit&& visit) const {
+    // Visits the im2col matrix of image b's group channels for output positions [first, last)
+    // (position = oy·ow + ox): K = (ch, ky, kx) rows × (last − first) columns in row-major order,
+    // with the input index each entry reads (−1 in the padding).
+    template <class Visit>
+    void walk(std::int64_t b, std::int64_t group, std::int64_t first, std::int64_t last,
+              Visit&& visit) const {
         std::int64_t entry = 0;
         for (std::int64_t ch = 0; ch < g.ci; ++ch)
             for (std::int64_t ky = 0; ky < g.kh; ++ky)
-                for (std::int64_t kx = 0; kx < g.kw; ++kx)
-                    for (std::int64_t oy = 0; oy < g.oh; ++oy) {
-                        const std::int64_t iy = row(oy, ky);
-                        for (std::int64_t ox = 0; ox < g.ow; ++ox, ++entry) {
-                            const std::int64_t ix = column(ox, kx);
-                            visit(entry, inside(iy, ix) ? g.x(b, group * g.ci + ch, iy, ix) : -1);
+                for (std::int64_t kx = 0; kx < g.kw; ++kx) {
+                    std::int64_t oy = first / g.ow, ox = first % g.ow;
+                    for (std::int64_t at = first; at < last; ++at, ++entry) {
+                        const std::int64_t iy = row(oy, ky), ix = column(ox, kx);
+                        visit(entry, inside(iy, ix) ? g.x(b, group * g.ci + ch, iy, ix) : -1);
+                        if (++ox == g.ow) {
+                            ox = 0;
+                            ++oy;
                         }
                     }
+                }
     }
 };
 
-template <class T> using Matrix = Eigen::Map<RowMajorMatrix<T>>;
-template <class T> using ConstMatrix = Eigen::Map<const RowMajorMatrix<T>>;
+// At most this many im2col entries are built at once: a convolution walks its output positions
+// in slabs this wide ÷ K, so its workspace stays bounded whatever the image size.
+constexpr std::int64_t kMaxColumnEntries = std::int64_t{1} << 18;
 
-// y_g (O/groups × M) = w_g (O/groups × K) · columns (K × M), per image and group.
+template <class T> using ConstMatrix = Eigen::Map<const RowMajorMatrix<T>>;
+// A block of columns of a row-major matrix whose rows are `stride` apart.
+template <class T> using Columns = Eigen::Map<RowMajorMatrix<T>, 0, Eigen::OuterStride<>>;
 template <class T>
-void forward(const T* x, const T* w, T* y, const Taps& taps, std::vector<T>& columns) {
+using ConstColumns = Eigen::Map<const RowMajorMatrix<T>, 0, Eigen::OuterStride<>>;
+
+// Per image and group, output positions [first, first + width) at a time: y_g's columns
+// (O/groups × width) = w_g (O/groups × K) · columns (K × width).
+template <class T>
+void forward(const T* x, const T* w, T* y, const Taps& taps, std::vector<T>& columns,
+             std::int64_t slab) {
     const Conv2dGeometry& g = taps.g;
     const Eigen::Index k = g.ci * g.kh * g.kw, m = g.oh * g.ow, og = g.outPerGroup();
     for (std::int64_t b = 0; b < g.n; ++b)
-        for (std::int64_t group = 0; group < g.groups; ++group) {
-            taps.walk(b, group, [&](std::int64_t entry, std::int64_t at) {
-                columns[static_cast<std::size_t>(entry)] = at < 0 ? T(0) : x[at];
-            });
-            Matrix<T>(y + g.out(b, group * og, 0, 0), og, m).noalias() =
-                ConstMatrix<T>(w + group * og * k, og, k) * ConstMatrix<T>(columns.data(), k, m);
-        }
+        for (std::int64_t group = 0; group < g.groups; ++group)
+            for (std::int64_t first = 0; first < m; first += slab) {
+                const std::int64_t width = std::min(slab, m - first);
+                taps.walk(b, group, first, first + width, [&](std::int64_t entry, std::int64_t at) {
+                    columns[static_cast<std::size_t>(entry)] = at < 0 ? T(0) : x[at];
+                });
+                Columns<T>(y + g.out(b, group * og, 0, 0) + first, og, width,
+                           Eigen::OuterStride<>(m))
+                    .noalias() = ConstMatrix<T>(w + group * og * k, og, k) *
+                                 ConstMatrix<T>(columns.data(), k, width);
+            }
 }
 
-// columns (K × M) = w_gᵀ · grad_out_g, then each entry added to the input element it read.
+// columns (K × width) = w_gᵀ · grad_out_g's columns, then each entry added to the input element
+// it read.
 template <class T>
-void inputGradient(const T* gy, const T* w, T* gx, const Taps& taps, std::vector<T>& columns) {
+void inputGradient(const T* gy, const T* w, T* gx, const Taps& taps, std::vector<T>& columns,
+                   std::int64_t slab) {
     const Conv2dGeometry& g = taps.g;
     const Eigen::Index k = g.ci * g.kh * g.kw, m = g.oh * g.ow, og = g.outPerGroup();
     std::fill(gx, gx + g.n * g.c * g.h * g.w, T(0));
     for (std::int64_t b = 0; b < g.n; ++b)
-        for (std::int64_t group = 0; group < g.groups; ++group) {
-            Matrix<T>(columns.data(), k, m).noalias() =
-                ConstMatrix<T>(w + group * og * k, og, k).transpose() *
-                ConstMatrix<T>(gy + g.out(b, group * og, 0, 0), og, m);
-            taps.walk(b, group, [&](std::int64_t entry, std::int64_t at) {
-                if (at >= 0)
-                    gx[at] += columns[static_cast<std::size_t>(entry)];
-            });
-        }
+        for (std::int64_t group = 0; group < g.groups; ++group)
+            for (std::int64_t first = 0; first < m; first += slab) {
+                const std::int64_t width = std::min(slab, m - first);
+                Eigen::Map<RowMajorMatrix<T>>(columns.data(), k, width).noalias() =
+                    ConstMatrix<T>(w + group * og * k, og, k).transpose() *
+                    ConstColumns<T>(gy + g.out(b, group * og, 0, 0) + first, og, width,
+                                    Eigen::OuterStride<>(m));
+                taps.walk(b, group, first, first + width, [&](std::int64_t entry, std::int64_t at) {
+                    if (at >= 0)
+                        gx[at] += columns[static_cast<std::size_t>(entry)];
+                });
+            }
 }
 
-// grad_w_g (O/groups × K) = Σ over images of grad_out_g (O/groups × M) · columnsᵀ (M × K).
+// grad_w_g (O/groups × K) = Σ over images and slabs of grad_out_g's columns (O/groups × width) ·
+// columnsᵀ (width × K).
 template <class T>
-void weightGradient(const T* x, const T* gy, T* gw, const Taps& taps, std::vector<T>& columns) {
+void weightGradient(const T* x, const T* gy, T* gw, const Taps& taps, std::vector<T>& columns,
+                    std::int64_t slab) {
     const Conv2dGeometry& g = taps.g;
     const Eigen::Index k = g.ci * g.kh * g.kw, m = g.oh * g.ow, og = g.outPerGroup();
     std::fill(gw, gw + g.o * k, T(0));
     for (std::int64_t b = 0; b < g.n; ++b)
-        for (std::int64_t group = 0; group < g.groups; ++group) {
-            taps.walk(b, group, [&](std::int64_t entry, std::int64_t at) {
-                columns[static_cast<std::size_t>(entry)] = at < 0 ? T(0) : x[at];
-            });
-            Matrix<T>(gw + group * og * k, og, k).noalias() +=
-                ConstMatrix<T>(gy + g.out(b, group * og, 0, 0), og, m) *
-                ConstMatrix<T>(columns.data(), k, m).transpose();
-        }
+        for (std::int64_t group = 0; group < g.groups; ++group)
+            for (std::int64_t first = 0; first < m; first += slab) {
+                const std::int64_t width = std::min(slab, m - first);
+                taps.walk(b, group, first, first + width, [&](std::int64_t entry, std::int64_t at) {
+                    columns[static_cast<std::size_t>(entry)] = at < 0 ? T(0) : x[at];
+                });
+                Eigen::Map<RowMajorMatrix<T>>(gw + group * og * k, og, k).noalias() +=
+                    ConstColumns<T>(gy + g.out(b, group * og, 0, 0) + first, og, width,
+                                    Eigen::OuterStride<>(m)) *
+                    ConstMatrix<T>(columns.data(), k, width).transpose();
+            }
 }
 
 template <class T>
 void convolve(OpCode op, const core::Tensor& first, const core::Tensor& second, core::Tensor& out,
               const Taps& taps) {
     const Conv2dGeometry& g = taps.g;
-    std::vector<T> columns(static_cast<std::size_t>(g.ci * g.kh * g.kw * g.oh * g.ow));
+    const std::int64_t k = g.ci * g.kh * g.kw, m = g.oh * g.ow;
+    // Output positions per slab: as many as kMaxColumnEntries allows, at least one.
+    const std::int64_t slab = std::clamp<std::int64_t>(
+        kMaxColumnEntries / std::max<std::int64_t>(k, 1), 1, std::max<std::int64_t>(m, 1));
+    std::vector<T> columns(static_cast<std::size_t>(k * slab));
     const T* a = first.values<T>().data();
     const T* b = second.values<T>().data();
     T* result = out.values<T>().data();
     if (op == OpCode::Conv2d)
-        forward(a, b, result, taps, columns);
+        forward(a, b, result, taps, columns, slab);
     else if (op == OpCode::Conv2dInputGrad)
-        inputGradient(a, b, result, taps, columns);
+        inputGradient(a, b, result, taps, columns, slab);
     else
-        weightGradient(a, b, result, taps, columns);
+        weightGradient(a, b, result, taps, columns, slab);
 }
 
 } // namespace
