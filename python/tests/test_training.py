@@ -147,6 +147,50 @@ def test_training_verified_by_freivalds_matches_local_pytorch(client, shared_clu
     assert shared_cluster.query("SELECT count(*) FROM train_jobs")[0][0] == jobs
 
 
+class WeightGradientHeavy(torch.nn.Module):
+    """Two convolutions whose only heavy node (docs/verification.md) is the second one's weight
+    gradient: its forward sums 4·3·3 = 36 taps and its input gradient makes 4 channels, both under
+    the thresholds, while its weight gradient sums 4 images × 8×8 positions into 16 channels."""
+
+    def __init__(self):
+        super().__init__()
+        self.first = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.second = torch.nn.Conv2d(4, 16, 3, padding=1)
+
+    def forward(self, x):
+        return torch.relu(self.second(torch.relu(self.first(x)))).mean(dim=(2, 3))
+
+
+def test_a_convolutions_weight_gradient_runs_through_blas_under_freivalds(client, shared_cluster):
+    """Protocol 9: a convolution's gradients are gemm nodes too. Here the weight gradient is the
+    task's only one, so the volunteers report "cpu-reference+blas" only because they computed it
+    through OpenBLAS, and the trained bits differ from a canonical (replicas) run's; the node's
+    Freivalds check accepts every task and both runs follow PyTorch's."""
+    torch.manual_seed(0)
+    model = WeightGradientHeavy()
+    g = torch.Generator().manual_seed(8)
+    x, y = torch.randn(16, 3, 8, 8, generator=g), torch.randint(0, 16, (16,), generator=g)
+    loss_fn = torch.nn.functional.cross_entropy
+    start = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    names = [n for n, _ in model.named_parameters()]
+    query = "SELECT verdict, method FROM graph_results WHERE backend = 'cpu-reference+blas'"
+    before = len(shared_cluster.query(query))
+
+    def train(verification):
+        return client.train(model, loss_fn, (x, y), optimizer=optim.SGD(lr=0.5, momentum=0.9),
+                            rounds=3, batch_size=BATCH, micro_batch=MICRO, progress=False,
+                            timeout=ROUND_TIMEOUT, verification=verification)
+
+    checked, canonical = train("freivalds"), train("replicas")
+    want_losses, want_state = torch_training(
+        model, loss_fn, x, y, 3, lambda ps: torch.optim.SGD(ps, lr=0.5, momentum=0.9), None)
+    assert_same_training(checked, want_losses, want_state, start, names)
+    assert_same_training(canonical, want_losses, want_state, start, names)
+    rows = shared_cluster.query(query)[before:]
+    assert len(rows) == 3 * BATCH // MICRO and all(r == ("accepted", "node-audit") for r in rows)
+    assert bits(checked)[0] != bits(canonical)[0]
+
+
 def test_runs_repeat_bit_for_bit_and_resume_continues_to_the_same_bits(client):
     model, loss_fn, x, y = training_family("mlp", samples=24, seed=4)
 

@@ -62,25 +62,38 @@ template <class T> using Columns = Eigen::Map<RowMajorMatrix<T>, 0, Eigen::Outer
 template <class T>
 using ConstColumns = Eigen::Map<const RowMajorMatrix<T>, 0, Eigen::OuterStride<>>;
 
-// Per image and group, output positions [first, first + width) at a time: y_g's columns
-// (O/groups × width) = w_g (O/groups × K) · columns (K × width).
+// Calls visit(b, group, first, width) for each image, group and slab of at most `slab` output
+// positions [first, first + width), in that order.
+template <class Visit> void forEachSlab(const Conv2dGeometry& g, std::int64_t slab, Visit&& visit) {
+    const std::int64_t m = g.oh * g.ow;
+    for (std::int64_t b = 0; b < g.n; ++b)
+        for (std::int64_t group = 0; group < g.groups; ++group)
+            for (std::int64_t first = 0; first < m; first += slab)
+                visit(b, group, first, std::min(slab, m - first));
+}
+
+// The im2col of image b's group channels for output positions [first, first + width): K × width.
+template <class T>
+void gatherColumns(const T* x, const Taps& taps, std::int64_t b, std::int64_t group,
+                   std::int64_t first, std::int64_t width, std::vector<T>& columns) {
+    taps.walk(b, group, first, first + width, [&](std::int64_t entry, std::int64_t at) {
+        columns[static_cast<std::size_t>(entry)] = at < 0 ? T(0) : x[at];
+    });
+}
+
+// y_g's columns (O/groups × width) = w_g (O/groups × K) · columns (K × width).
 template <class T>
 void forward(const T* x, const T* w, T* y, const Taps& taps, std::vector<T>& columns,
              std::int64_t slab) {
     const Conv2dGeometry& g = taps.g;
     const Eigen::Index k = g.ci * g.kh * g.kw, m = g.oh * g.ow, og = g.outPerGroup();
-    for (std::int64_t b = 0; b < g.n; ++b)
-        for (std::int64_t group = 0; group < g.groups; ++group)
-            for (std::int64_t first = 0; first < m; first += slab) {
-                const std::int64_t width = std::min(slab, m - first);
-                taps.walk(b, group, first, first + width, [&](std::int64_t entry, std::int64_t at) {
-                    columns[static_cast<std::size_t>(entry)] = at < 0 ? T(0) : x[at];
-                });
-                Columns<T>(y + g.out(b, group * og, 0, 0) + first, og, width,
-                           Eigen::OuterStride<>(m))
-                    .noalias() = ConstMatrix<T>(w + group * og * k, og, k) *
-                                 ConstMatrix<T>(columns.data(), k, width);
-            }
+    forEachSlab(
+        g, slab, [&](std::int64_t b, std::int64_t group, std::int64_t first, std::int64_t width) {
+            gatherColumns(x, taps, b, group, first, width, columns);
+            Columns<T>(y + g.out(b, group * og, 0, 0) + first, og, width, Eigen::OuterStride<>(m))
+                .noalias() = ConstMatrix<T>(w + group * og * k, og, k) *
+                             ConstMatrix<T>(columns.data(), k, width);
+        });
 }
 
 // columns (K × width) = w_gᵀ · grad_out_g's columns, then each entry added to the input element
@@ -91,19 +104,17 @@ void inputGradient(const T* gy, const T* w, T* gx, const Taps& taps, std::vector
     const Conv2dGeometry& g = taps.g;
     const Eigen::Index k = g.ci * g.kh * g.kw, m = g.oh * g.ow, og = g.outPerGroup();
     std::fill(gx, gx + g.n * g.c * g.h * g.w, T(0));
-    for (std::int64_t b = 0; b < g.n; ++b)
-        for (std::int64_t group = 0; group < g.groups; ++group)
-            for (std::int64_t first = 0; first < m; first += slab) {
-                const std::int64_t width = std::min(slab, m - first);
-                Eigen::Map<RowMajorMatrix<T>>(columns.data(), k, width).noalias() =
-                    ConstMatrix<T>(w + group * og * k, og, k).transpose() *
-                    ConstColumns<T>(gy + g.out(b, group * og, 0, 0) + first, og, width,
-                                    Eigen::OuterStride<>(m));
-                taps.walk(b, group, first, first + width, [&](std::int64_t entry, std::int64_t at) {
-                    if (at >= 0)
-                        gx[at] += columns[static_cast<std::size_t>(entry)];
-                });
-            }
+    forEachSlab(
+        g, slab, [&](std::int64_t b, std::int64_t group, std::int64_t first, std::int64_t width) {
+            Eigen::Map<RowMajorMatrix<T>>(columns.data(), k, width).noalias() =
+                ConstMatrix<T>(w + group * og * k, og, k).transpose() *
+                ConstColumns<T>(gy + g.out(b, group * og, 0, 0) + first, og, width,
+                                Eigen::OuterStride<>(m));
+            taps.walk(b, group, first, first + width, [&](std::int64_t entry, std::int64_t at) {
+                if (at >= 0)
+                    gx[at] += columns[static_cast<std::size_t>(entry)];
+            });
+        });
 }
 
 // grad_w_g (O/groups × K) = Σ over images and slabs of grad_out_g's columns (O/groups × width) ·
@@ -114,18 +125,14 @@ void weightGradient(const T* x, const T* gy, T* gw, const Taps& taps, std::vecto
     const Conv2dGeometry& g = taps.g;
     const Eigen::Index k = g.ci * g.kh * g.kw, m = g.oh * g.ow, og = g.outPerGroup();
     std::fill(gw, gw + g.o * k, T(0));
-    for (std::int64_t b = 0; b < g.n; ++b)
-        for (std::int64_t group = 0; group < g.groups; ++group)
-            for (std::int64_t first = 0; first < m; first += slab) {
-                const std::int64_t width = std::min(slab, m - first);
-                taps.walk(b, group, first, first + width, [&](std::int64_t entry, std::int64_t at) {
-                    columns[static_cast<std::size_t>(entry)] = at < 0 ? T(0) : x[at];
+    forEachSlab(g, slab,
+                [&](std::int64_t b, std::int64_t group, std::int64_t first, std::int64_t width) {
+                    gatherColumns(x, taps, b, group, first, width, columns);
+                    Eigen::Map<RowMajorMatrix<T>>(gw + group * og * k, og, k).noalias() +=
+                        ConstColumns<T>(gy + g.out(b, group * og, 0, 0) + first, og, width,
+                                        Eigen::OuterStride<>(m)) *
+                        ConstMatrix<T>(columns.data(), k, width).transpose();
                 });
-                Eigen::Map<RowMajorMatrix<T>>(gw + group * og * k, og, k).noalias() +=
-                    ConstColumns<T>(gy + g.out(b, group * og, 0, 0) + first, og, width,
-                                    Eigen::OuterStride<>(m)) *
-                    ConstMatrix<T>(columns.data(), k, width).transpose();
-            }
 }
 
 template <class T>
