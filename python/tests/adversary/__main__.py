@@ -36,8 +36,8 @@ def parse(argv):
     parser.add_argument("--memory-mb", type=int, default=1024,
                         help="the memory each identity says it lends, MiB")
     parser.add_argument("--factor", type=float, default=2.5,
-                        help="past-bound, gemm-past-bound: error as a multiple of the element's "
-                             "own bound")
+                        help="past-bound, gemm-past-bound, conv-gradient-past-bound: error as a "
+                             "multiple of the element's own bound")
     parser.add_argument("--offset", type=float, default=7.0, help="graph lies: added to outputs")
     parser.add_argument("--honest-tasks", type=int, default=50,
                         help="sleeper: honest tasks first (patient-pair: per identity)")
@@ -101,7 +101,7 @@ def main(argv=None) -> int:
         addresses = [a for a in options.addresses.split(",") if a] or [""]
         pairs = [volunteer.register(options.node, options.slots, ops, strategy.input_cache_bytes,
                                     strategy.hello_backend, addresses[i % len(addresses)],
-                                    options.memory_mb << 20)
+                                    options.memory_mb << 20, strategy.protocol)
                  for i in range(count)]
     identities = []
     for index, (ws, welcome) in enumerate(pairs):

@@ -1,9 +1,11 @@
 """A tiny numpy evaluator for the graph wire form of docs/ops.md, for the few ops the adversarial
-tests submit: add, sub, mul, neg, relu, matmul, sum.
+tests submit: add, sub, mul, neg, relu, matmul, sum, and the convolution gradients.
 
 Written from docs/ops.md alone: no implicit promotion, NumPy broadcasting, integers wrap, relu keeps
 NaN, sum and matmul accumulate sequentially in the output dtype in C order of the reduced elements
 (as the CPU reference does), so an honest answer of this evaluator agrees bit for bit with it.
+`conv2d_input_grad` and `conv2d_weight_grad` are summed in float64 and rounded once: within every
+element's bound, not the canonical bits (what a BLAS volunteer under "freivalds" returns).
 """
 
 import numpy as np
@@ -56,6 +58,61 @@ def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return acc
 
 
+def _tap_range(inside: int, outside: int, tap: int, stride: int, padding: int, dilation: int):
+    """(output slice, input slice) of the positions o whose tap reads input o·s − p + tap·d inside
+    [0, inside); None when none does (docs/ops.md: padding positions are skipped)."""
+    shift = tap * dilation - padding
+    first = max(0, -(shift // stride))  # the first o with o·s + shift ≥ 0
+    last = min(outside - 1, (inside - 1 - shift) // stride)
+    if last < first:
+        return None
+    start = first * stride + shift
+    return slice(first, last + 1), slice(start, start + (last - first) * stride + 1, stride)
+
+
+def _conv_taps(op: str, args, attrs):
+    """A convolution gradient's input and weight shapes, its groups, and for every tap (ky, kx)
+    that reads inside the input the (output slice, input slice) of its rows and columns."""
+    stride = attrs.get("stride", [1, 1])
+    padding = attrs.get("padding", [0, 0])
+    dilation = attrs.get("dilation", [1, 1])
+    groups = int(attrs.get("groups", 1))
+    if op == "conv2d_input_grad":
+        dy, w = args
+        x_shape, w_shape = list(attrs["input_shape"]), list(w.shape)
+    elif op == "conv2d_weight_grad":
+        x, dy = args
+        x_shape, w_shape = list(x.shape), list(attrs["weight_shape"])
+    else:
+        raise Unsupported("op %r is not a convolution gradient" % op)
+    taps = []
+    for ky in range(w_shape[2]):
+        for kx in range(w_shape[3]):
+            rows = _tap_range(x_shape[2], dy.shape[2], ky, stride[0], padding[0], dilation[0])
+            cols = _tap_range(x_shape[3], dy.shape[3], kx, stride[1], padding[1], dilation[1])
+            if rows and cols:
+                taps.append((ky, kx, rows, cols))
+    return x_shape, w_shape, groups, taps
+
+
+def conv_gradient(op: str, args, attrs) -> np.ndarray:
+    """∂conv2d/∂x (args grad_out, weight) or ∂conv2d/∂w (args x, grad_out) in float64."""
+    x_shape, w_shape, groups, taps = _conv_taps(op, args, attrs)
+    c_per, o_per = x_shape[1] // groups, w_shape[0] // groups
+    first, second = (np.asarray(a, np.float64) for a in args)
+    out = np.zeros(x_shape if op == "conv2d_input_grad" else w_shape)
+    for g in range(groups):
+        cs, os_ = slice(g * c_per, (g + 1) * c_per), slice(g * o_per, (g + 1) * o_per)
+        for ky, kx, (oy, iy), (ox, ix) in taps:
+            if op == "conv2d_input_grad":  # dx[n,c,iy,ix] += Σ_o dy[n,o,oy,ox]·w[o,c,ky,kx]
+                out[:, cs, iy, ix] += np.einsum("nohw,oc->nchw", first[:, os_, oy, ox],
+                                                second[os_, :, ky, kx])
+            else:  # dw[o,c,ky,kx] = Σ_{n,oy,ox} dy[n,o,oy,ox]·x[n,c,iy,ix]
+                out[os_, :, ky, kx] += np.einsum("nohw,nchw->oc", second[:, os_, oy, ox],
+                                                 first[:, cs, iy, ix])
+    return out
+
+
 def _apply(op: str, args, attrs) -> np.ndarray:
     if op in ("add", "sub", "mul", "matmul"):
         _same_dtype(op, args)
@@ -76,6 +133,9 @@ def _apply(op: str, args, attrs) -> np.ndarray:
         return _matmul(args[0], args[1])
     if op == "sum":
         return _sum(args[0], attrs)
+    if op in ("conv2d_input_grad", "conv2d_weight_grad"):
+        _same_dtype(op, args)
+        return conv_gradient(op, args, attrs).astype(args[0].dtype)
     raise Unsupported("op %r is not in this evaluator" % op)
 
 

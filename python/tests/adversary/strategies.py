@@ -55,6 +55,8 @@ class Strategy:
     answers = True
     # Graph inputs it asks the node to name by digest (protocol 4); 0: every input travels.
     input_cache_bytes = 0
+    # The protocol its hello says; 0: the oldest it speaks (4 when it keeps inputs by digest).
+    protocol = 0
     # The backend its results name (cpu-numpy is not canonical: compared under the derived
     # tolerance; a strategy with canonical bits may name cpu-reference) and its hello's (the
     # node leases a task's second replica on another hello backend first).
@@ -403,6 +405,7 @@ class GemmPastBound(Strategy):
     computes everything after it from the shifted value, so only the matmul check can see it."""
 
     identities = 2
+    lied_ops = ("matmul",)
 
     def graph_alteration(self, task, altered):
         gemm = set(task.get("gemm_nodes") or [])
@@ -410,11 +413,10 @@ class GemmPastBound(Strategy):
             return None
 
         def alter(node, args, value):
-            if node["id"] not in gemm or altered or node["op"] != "matmul" or not value.size:
+            if node["id"] not in gemm or altered or node["op"] not in self.target(task) or \
+                    not value.size:
                 return value
-            a, b = (np.asarray(x, np.float64) for x in args)
-            u = UNIT_ROUNDOFF[value.dtype]
-            bounds = gamma(a.shape[-1], u) * np.matmul(np.abs(a), np.abs(b))
+            bounds = self.element_bounds(node, args, value.dtype)
             index = int(np.argmax(bounds))  # the element whose bound is the largest
             lied = np.array(value)
             lied.flat[index] = lied.flat[index] + lied.dtype.type(
@@ -424,12 +426,44 @@ class GemmPastBound(Strategy):
 
         return alter
 
+    def target(self, task) -> tuple:
+        """The ops it lies on in this task."""
+        return self.lied_ops
+
+    def element_bounds(self, node, args, dtype) -> np.ndarray:
+        a, b = (np.asarray(x, np.float64) for x in args)
+        return gamma(a.shape[-1], UNIT_ROUNDOFF[dtype]) * np.matmul(np.abs(a), np.abs(b))
+
+
+class ConvGradientPastBound(GemmPastBound):
+    """gemm-past-bound on the convolution gradients, which the node names in gemm_nodes to
+    volunteers of protocol 9 (docs/protocol.md): it says 9 in its hello and lies on the input
+    gradient in odd-numbered tasks, on the weight gradient in even ones. An element's bound is
+    γ_K·(|dy| ⊛ |w|) (resp. the weight gradient's |·| analogue), K its reduction length."""
+
+    protocol = 9
+    lied_ops = ("conv2d_weight_grad", "conv2d_input_grad")
+
+    def target(self, task) -> tuple:
+        return (self.lied_ops[int(task["task"]) % 2],)
+
+    def element_bounds(self, node, args, dtype) -> np.ndarray:
+        attrs = node.get("attrs", {})
+        groups = int(attrs.get("groups", 1))
+        if node["op"] == "conv2d_input_grad":  # K = O/groups·kh·kw
+            reduction = args[1].shape[0] // groups * args[1].shape[2] * args[1].shape[3]
+        else:  # K = N·OH·OW
+            reduction = args[1].shape[0] * args[1].shape[2] * args[1].shape[3]
+        magnitudes = evaluator.conv_gradient(node["op"], [np.abs(a) for a in args], attrs)
+        return gamma(reduction, UNIT_ROUNDOFF[dtype]) * magnitudes
+
 
 MATMUL = {"past-bound": PastBound, "row-scale": RowScale, "lazy-zeros": LazyZeros, "nan": NaN,
           "inf": Inf, "shape": Shape, "dtype": DType, "replay": Replay, "duplicate": Duplicate,
           "never-leased": NeverLeased, "foreign": Foreign, "after-verdict": AfterVerdict,
           "hoarder": Hoarder}
 GRAPH = {"collude": Collude, "sleeper": Sleeper, "audit-dodger": AuditDodger, "sybil": Sybil,
-         "stale-inputs": StaleInputs, "gemm-past-bound": GemmPastBound}
+         "stale-inputs": StaleInputs, "gemm-past-bound": GemmPastBound,
+         "conv-gradient-past-bound": ConvGradientPastBound}
 STRATEGIES = dict(MATMUL, **GRAPH, honest=Strategy)
 

@@ -44,13 +44,14 @@ def open_socket(node: str, source: str = ""):
 
 
 def hello_message(slots: int, ops, cache_bytes: int = 0, backend: str = "cpu-numpy",
-                  memory_bytes: int = 1 << 30) -> dict:
+                  memory_bytes: int = 1 << 30, protocol: int = 0) -> dict:
     hello = {"type": "hello", "id": 1, "protocol": PROTOCOL, "catalog": CATALOG, "identity": None,
              "capabilities": {"backend": backend, "threads": 1, "memory_bytes": memory_bytes,
                               "dtypes": ["f32", "f64"], "ops": list(ops), "slots": slots}}
     if cache_bytes:
         hello["protocol"] = CACHE_PROTOCOL
         hello["capabilities"]["input_cache_bytes"] = cache_bytes
+    hello["protocol"] = max(hello["protocol"], protocol)
     return hello
 
 
@@ -65,11 +66,12 @@ class Refused(Exception):
 
 
 def register(node: str, slots: int, ops, cache_bytes: int = 0, backend: str = "cpu-numpy",
-             source: str = "", memory_bytes: int = 1 << 30):
+             source: str = "", memory_bytes: int = 1 << 30, protocol: int = 0):
     """Connects and says hello without an identity; returns (socket, welcome)."""
     ws = open_socket(node, source)
     try:
-        ws.send(json.dumps(hello_message(slots, ops, cache_bytes, backend, memory_bytes)))
+        ws.send(json.dumps(hello_message(slots, ops, cache_bytes, backend, memory_bytes,
+                                         protocol)))
         welcome = json.loads(ws.recv(timeout=20))
     except ConnectionClosed as exc:
         ws.close()
