@@ -159,11 +159,12 @@ private Q_SLOTS:
                 }
     }
     void matmulSumsEachElementInOrder() {
-        // The kernel computes blocks of rows and columns at a time; every element must still be
-        // the sequential sum over l from 0 in the dtype, whole blocks and the edges past them
-        // alike: the same bits as this loop.
+        // The kernel computes blocks of rows and columns at a time, k in panels 256 deep; every
+        // element must still be the sequential sum over l from 0 in the dtype, whole blocks and
+        // the edges past them alike, across panels, and 0 when k is 0: the same bits as this loop.
         const std::vector<std::array<std::int64_t, 4>> shapes{
-            {1, 7, 33, 45}, {1, 9, 70, 16}, {1, 4, 5, 64}, {1, 1, 1, 1}, {3, 13, 17, 40}};
+            {1, 7, 33, 45},  {1, 9, 70, 16},  {1, 4, 5, 64},   {1, 1, 1, 1},
+            {3, 13, 17, 40}, {1, 6, 300, 21}, {2, 5, 513, 18}, {1, 3, 0, 5}};
         unsigned seed = 90;
         for (const auto& [batch, m, k, n] : shapes) {
             const Tensor a = random<float>(DType::F32, {batch, m, k}, seed++);

@@ -34,6 +34,107 @@ const Attributes kConv{{"stride", IntList{2, 1}},
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
+// Geometries of the summation-order tests: input shape, the forward test's weight, the gradient
+// tests' weight (40 output channels), and the attributes.
+struct ConvCase {
+    Shape input, forwardWeight, gradientWeight;
+    Attributes attrs;
+};
+std::vector<ConvCase> convCases() {
+    std::vector<ConvCase> cases;
+    const std::vector<Attributes> geometries{
+        kConv,
+        {{"padding", IntList{1, 1}}},
+        {{"stride", IntList{3, 2}}, {"padding", IntList{2, 0}}},
+        {{"stride", IntList{2, 2}}, {"padding", IntList{1, 1}}, {"groups", std::int64_t{2}}},
+        {{"dilation", IntList{2, 3}}, {"padding", IntList{3, 3}}, {"groups", std::int64_t{4}}}};
+    for (const Attributes& attrs : geometries) {
+        const std::int64_t groups =
+            attrs.contains("groups") ? std::get<std::int64_t>(attrs.at("groups")) : 1;
+        cases.push_back({{2, 8, 9, 11}, {8, 8 / groups, 3, 3}, {40, 8 / groups, 3, 3}, attrs});
+    }
+    cases.push_back({{2, 40, 9, 11}, {13, 40, 3, 3}, {40, 40, 3, 3}, {{"padding", IntList{1, 1}}}});
+    return cases;
+}
+
+bool sameBits(const Tensor& got, const std::vector<float>& want) {
+    return got.values<float>().size() == want.size() &&
+           std::memcmp(got.values<float>().data(), want.data(), want.size() * sizeof(float)) == 0;
+}
+
+// conv2d as docs/ops.md defines it: each output element the sum over (c, kh, kw) in that order
+// from 0, in float, taps in the padding skipped.
+std::vector<float> sequentialConv2d(const Tensor& x, const Tensor& w, const Shape& output,
+                                    const Attributes& attrs) {
+    const Conv2dParams p = conv2dParams(attrs).value();
+    const auto g = conv2dGeometry(x.shape(), w.shape(), output, p.groups);
+    const auto xv = x.values<float>(), wv = w.values<float>();
+    std::vector<float> y(static_cast<std::size_t>(g.n * g.o * g.oh * g.ow));
+    for (std::int64_t b = 0; b < g.n; ++b)
+        for (std::int64_t oc = 0; oc < g.o; ++oc)
+            for (std::int64_t oy = 0; oy < g.oh; ++oy)
+                for (std::int64_t ox = 0; ox < g.ow; ++ox) {
+                    float acc = 0;
+                    for (std::int64_t ch = 0; ch < g.ci; ++ch)
+                        for (std::int64_t ky = 0; ky < g.kh; ++ky)
+                            for (std::int64_t kx = 0; kx < g.kw; ++kx) {
+                                const std::int64_t iy =
+                                    oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
+                                const std::int64_t ix =
+                                    ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
+                                if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w)
+                                    continue;
+                                const std::int64_t first = oc / g.outPerGroup() * g.ci;
+                                acc =
+                                    acc + xv[g.x(b, first + ch, iy, ix)] * wv[g.wt(oc, ch, ky, kx)];
+                            }
+                    y[static_cast<std::size_t>(g.out(b, oc, oy, ox))] = acc;
+                }
+    return y;
+}
+
+// Both gradients of conv2d(x, w) for grad_out gy, each element the sequential sum from 0 with the
+// padding's taps skipped (input_grad over (o, kh, kw), weight_grad over (n, oh, ow)), compared
+// bit for bit with the reference's.
+bool sameGradients(const Tensor& x, const Tensor& w, const Tensor& gy, const Attributes& attrs) {
+    Attributes inputAttrs = attrs, weightAttrs = attrs;
+    inputAttrs["input_shape"] = IntList(x.shape());
+    weightAttrs["weight_shape"] = IntList(w.shape());
+    const Tensor gx =
+        runOp(OpCode::Conv2dInputGrad, std::vector<Tensor>{gy, w}, inputAttrs).value();
+    const Tensor gw =
+        runOp(OpCode::Conv2dWeightGrad, std::vector<Tensor>{x, gy}, weightAttrs).value();
+    const Conv2dParams p = conv2dParams(attrs).value();
+    const auto g = conv2dGeometry(x.shape(), w.shape(), gy.shape(), p.groups);
+    const auto xv = x.values<float>(), wv = w.values<float>(), gyv = gy.values<float>();
+    std::vector<float> wantX(xv.size(), 0.0f), wantW(wv.size(), 0.0f);
+    // Visited in each element's summation order, so `+=` builds the sequential sums: an input
+    // element's products come in (o, kh, kw) order, a weight element's in (n, oh, ow).
+    for (std::int64_t b = 0; b < g.n; ++b)
+        for (std::int64_t oc = 0; oc < g.o; ++oc)
+            for (std::int64_t ky = 0; ky < g.kh; ++ky)
+                for (std::int64_t kx = 0; kx < g.kw; ++kx)
+                    for (std::int64_t oy = 0; oy < g.oh; ++oy)
+                        for (std::int64_t ox = 0; ox < g.ow; ++ox) {
+                            const std::int64_t iy =
+                                oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
+                            const std::int64_t ix =
+                                ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
+                            if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w)
+                                continue;
+                            const std::int64_t first = oc / g.outPerGroup() * g.ci;
+                            const float grad = gyv[g.out(b, oc, oy, ox)];
+                            for (std::int64_t ch = 0; ch < g.ci; ++ch) {
+                                const auto at =
+                                    static_cast<std::size_t>(g.x(b, first + ch, iy, ix));
+                                const auto wt = static_cast<std::size_t>(g.wt(oc, ch, ky, kx));
+                                wantX[at] = wantX[at] + grad * wv[wt];
+                                wantW[wt] = wantW[wt] + grad * xv[at];
+                            }
+                        }
+    return sameBits(gx, wantX) && sameBits(gw, wantW);
+}
+
 } // namespace
 
 class TestReferenceWindowOps : public QObject {
@@ -83,111 +184,56 @@ private Q_SLOTS:
                     }
     }
     void conv2dSumsEachElementsTapsInOrder() {
-        // The kernel runs tap by tap over whole output planes; every element must still be the
-        // sequential sum over (c, kh, kw) from 0, padding skipped: the same bits as this loop.
-        const std::vector<Attributes> geometries{
-            kConv,
-            {{"padding", IntList{1, 1}}},
-            {{"stride", IntList{3, 2}}, {"padding", IntList{2, 0}}},
-            {{"dilation", IntList{2, 3}}, {"padding", IntList{3, 3}}, {"groups", std::int64_t{4}}}};
+        // The kernel is a blocked product over gathered taps (or, with few output channels, runs
+        // tap by tap over whole planes); every element must still be the sequential sum over
+        // (c, kh, kw) from 0, padding skipped: the same bits as sequentialConv2d. The last
+        // geometry sums 40·9 = 360 taps (past one 256-deep panel) into 13 channels (a partial
+        // block of rows) at 99 positions (a partial block of columns).
         unsigned seed = 40;
-        for (const Attributes& attrs : geometries) {
-            const Tensor x = random<float>(DType::F32, {2, 8, 9, 11}, seed++);
-            const std::int64_t groups =
-                attrs.contains("groups") ? std::get<std::int64_t>(attrs.at("groups")) : 1;
-            const Tensor w = random<float>(DType::F32, {8, 8 / groups, 3, 3}, seed++);
-            const Tensor y = runOp(OpCode::Conv2d, std::vector<Tensor>{x, w}, attrs).value();
-            const Conv2dParams p = conv2dParams(attrs).value();
-            const auto g = conv2dGeometry(x.shape(), w.shape(), y.shape(), p.groups);
-            const auto xv = x.values<float>(), wv = w.values<float>(), yv = y.values<float>();
-            for (std::int64_t b = 0; b < g.n; ++b)
-                for (std::int64_t oc = 0; oc < g.o; ++oc)
-                    for (std::int64_t oy = 0; oy < g.oh; ++oy)
-                        for (std::int64_t ox = 0; ox < g.ow; ++ox) {
-                            float acc = 0;
-                            for (std::int64_t ch = 0; ch < g.ci; ++ch)
-                                for (std::int64_t ky = 0; ky < g.kh; ++ky)
-                                    for (std::int64_t kx = 0; kx < g.kw; ++kx) {
-                                        const std::int64_t iy =
-                                            oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
-                                        const std::int64_t ix =
-                                            ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
-                                        if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w)
-                                            continue;
-                                        const std::int64_t first = oc / g.outPerGroup() * g.ci;
-                                        const float product = xv[g.x(b, first + ch, iy, ix)] *
-                                                              wv[g.wt(oc, ch, ky, kx)];
-                                        acc = acc + product;
-                                    }
-                            const float got = yv[g.out(b, oc, oy, ox)];
-                            QVERIFY2(std::memcmp(&got, &acc, sizeof acc) == 0,
-                                     (std::to_string(oc) + " " + std::to_string(oy) + " " +
-                                      std::to_string(ox))
-                                         .c_str());
-                        }
+        for (const ConvCase& conv : convCases()) {
+            const Tensor x = random<float>(DType::F32, conv.input, seed++);
+            const Tensor w = random<float>(DType::F32, conv.forwardWeight, seed++);
+            const Tensor y = runOp(OpCode::Conv2d, std::vector<Tensor>{x, w}, conv.attrs).value();
+            QVERIFY(sameBits(y, sequentialConv2d(x, w, y.shape(), conv.attrs)));
         }
     }
 
     void conv2dGradientsSumEachElementsProductsInOrder() {
-        // The gradient kernels run tap by tap over whole planes (input gradient) and over every
-        // output channel at once (weight gradient); every element must still be the sequential
-        // sum from 0, padding skipped: input_grad over (o, kh, kw), weight_grad over (n, oh, ow).
-        const std::vector<Attributes> geometries{
-            kConv,
-            {{"padding", IntList{1, 1}}},
-            {{"stride", IntList{3, 2}}, {"padding", IntList{2, 0}}},
-            {{"stride", IntList{2, 2}}, {"padding", IntList{1, 1}}, {"groups", std::int64_t{2}}},
-            {{"dilation", IntList{2, 3}}, {"padding", IntList{3, 3}}, {"groups", std::int64_t{4}}}};
+        // The gradient kernels are blocked products over gathered taps (or run tap by tap); every
+        // element must still be the sequential sum from 0, padding skipped: input_grad over
+        // (o, kh, kw), weight_grad over (n, oh, ow). 40 output channels: the input gradient sums
+        // 40·9 = 360 products (past one 256-deep panel), the weight gradient's blocks of rows
+        // are whole and not.
         unsigned seed = 60;
-        for (const Attributes& attrs : geometries) {
-            const std::int64_t groups =
-                attrs.contains("groups") ? std::get<std::int64_t>(attrs.at("groups")) : 1;
-            const Tensor x = random<float>(DType::F32, {2, 8, 9, 11}, seed++);
-            // 40 output channels: the weight gradient's blocks of output channels, whole and not.
-            const Tensor w = random<float>(DType::F32, {40, 8 / groups, 3, 3}, seed++);
-            const Tensor y = runOp(OpCode::Conv2d, std::vector<Tensor>{x, w}, attrs).value();
+        for (const ConvCase& conv : convCases()) {
+            const Tensor x = random<float>(DType::F32, conv.input, seed++);
+            const Tensor w = random<float>(DType::F32, conv.gradientWeight, seed++);
+            const Tensor y = runOp(OpCode::Conv2d, std::vector<Tensor>{x, w}, conv.attrs).value();
             const Tensor gy = random<float>(DType::F32, y.shape(), seed++);
-            Attributes inputAttrs = attrs, weightAttrs = attrs;
-            inputAttrs["input_shape"] = IntList(x.shape());
-            weightAttrs["weight_shape"] = IntList(w.shape());
-            const Tensor gx =
-                runOp(OpCode::Conv2dInputGrad, std::vector<Tensor>{gy, w}, inputAttrs).value();
-            const Tensor gw =
-                runOp(OpCode::Conv2dWeightGrad, std::vector<Tensor>{x, gy}, weightAttrs).value();
-            const Conv2dParams p = conv2dParams(attrs).value();
-            const auto g = conv2dGeometry(x.shape(), w.shape(), y.shape(), p.groups);
-            const auto xv = x.values<float>(), wv = w.values<float>(), gyv = gy.values<float>();
-            std::vector<float> wantX(xv.size(), 0.0f), wantW(wv.size(), 0.0f);
-            // Visited in each element's summation order, so `+=` builds the sequential sums: an
-            // input element's products come in (o, kh, kw) order, a weight element's in (n, oh,
-            // ow).
-            for (std::int64_t b = 0; b < g.n; ++b)
-                for (std::int64_t oc = 0; oc < g.o; ++oc)
-                    for (std::int64_t ky = 0; ky < g.kh; ++ky)
-                        for (std::int64_t kx = 0; kx < g.kw; ++kx)
-                            for (std::int64_t oy = 0; oy < g.oh; ++oy)
-                                for (std::int64_t ox = 0; ox < g.ow; ++ox) {
-                                    const std::int64_t iy =
-                                        oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
-                                    const std::int64_t ix =
-                                        ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
-                                    if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w)
-                                        continue;
-                                    const std::int64_t first = oc / g.outPerGroup() * g.ci;
-                                    const float grad = gyv[g.out(b, oc, oy, ox)];
-                                    for (std::int64_t ch = 0; ch < g.ci; ++ch) {
-                                        const auto at =
-                                            static_cast<std::size_t>(g.x(b, first + ch, iy, ix));
-                                        const auto wt =
-                                            static_cast<std::size_t>(g.wt(oc, ch, ky, kx));
-                                        wantX[at] = wantX[at] + grad * wv[wt];
-                                        wantW[wt] = wantW[wt] + grad * xv[at];
-                                    }
-                                }
-            QVERIFY(std::memcmp(gx.values<float>().data(), wantX.data(),
-                                wantX.size() * sizeof(float)) == 0);
-            QVERIFY(std::memcmp(gw.values<float>().data(), wantW.data(),
-                                wantW.size() * sizeof(float)) == 0);
+            QVERIFY(sameGradients(x, w, gy, conv.attrs));
+        }
+    }
+
+    void conv2dNonFiniteOperandsKeepTheSequentialBits() {
+        // A tap in the padding is skipped, not multiplied by 0: an infinite weight (or grad_out,
+        // for the weight gradient) must not turn a padded output into NaN, as w·0 would; an
+        // infinite input element spreads exactly as the sequential sums spread it.
+        unsigned seed = 80;
+        for (const ConvCase& conv : convCases()) {
+            Tensor x = random<float>(DType::F32, conv.input, seed++);
+            Tensor w = random<float>(DType::F32, conv.gradientWeight, seed++);
+            const Tensor y = runOp(OpCode::Conv2d, std::vector<Tensor>{x, w}, conv.attrs).value();
+            Tensor gy = random<float>(DType::F32, y.shape(), seed++);
+            x.values<float>()[5] = -kInf; // inputs: every kernel's own path
+            QVERIFY(sameBits(runOp(OpCode::Conv2d, std::vector<Tensor>{x, w}, conv.attrs).value(),
+                             sequentialConv2d(x, w, y.shape(), conv.attrs)));
+            QVERIFY(sameGradients(x, w, gy, conv.attrs));
+            w.values<float>()[7] = kInf; // the operands a skipped tap would multiply by 0
+            gy.values<float>()[3] = -kInf;
+            const Tensor infinite =
+                runOp(OpCode::Conv2d, std::vector<Tensor>{x, w}, conv.attrs).value();
+            QVERIFY(sameBits(infinite, sequentialConv2d(x, w, y.shape(), conv.attrs)));
+            QVERIFY(sameGradients(x, w, gy, conv.attrs));
         }
     }
 

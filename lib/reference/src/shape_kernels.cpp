@@ -7,6 +7,7 @@
 
 #include "kernels.hpp"
 #include "scalar_math.hpp"
+#include "sequential_gemm.hpp"
 
 namespace goblin::reference::detail {
 namespace {
@@ -103,72 +104,23 @@ RowWalk permuteWalk(const Shape& shape, const core::ops::IntList& dims) {
     return RowWalk{offsetsAlong(shape, strides, order), strides[last], shape[last]};
 }
 
-// One matrix product C (m × n) = A (m × k) · B (k × n), row-major, each C[i][j] the sum over
-// l = 0, 1, … k−1 in order from 0 in the dtype (the same bits as the j-outer form the OpenCL
-// kernel uses). Integers wrap.
+// One integer matrix product C (m × n) = A (m × k) · B (k × n), row-major, each C[i][j] the
+// wrapping sum over l = 0, 1, … k−1 in order from 0 (floats go through sequentialGemm, which
+// gives the bits of this loop).
 template <class T>
-void matmulRowByRow(const T* pa, const T* pb, T* pc, std::int64_t m, std::int64_t k, std::int64_t n,
-                    std::int64_t rowFirst, std::int64_t columnFirst) {
+void integerMatmul(const T* pa, const T* pb, T* pc, std::int64_t m, std::int64_t k,
+                   std::int64_t n) {
     // l outer and j inner: B is read along its rows and the j loop vectorises.
-    for (std::int64_t i = rowFirst; i < m; ++i) {
+    for (std::int64_t i = 0; i < m; ++i) {
         T* row = pc + i * n;
-        std::fill(row + columnFirst, row + n, T{0});
+        std::fill(row, row + n, T{0});
         for (std::int64_t l = 0; l < k; ++l) {
             const T factor = pa[i * k + l];
             const T* bRow = pb + l * n;
-            for (std::int64_t j = columnFirst; j < n; ++j) {
-                if constexpr (kIsInt<T>)
-                    row[j] = wrapAdd(row[j], wrapMul(factor, bRow[j]));
-                else
-                    row[j] = row[j] + factor * bRow[j];
-            }
+            for (std::int64_t j = 0; j < n; ++j)
+                row[j] = wrapAdd(row[j], wrapMul(factor, bRow[j]));
         }
     }
-}
-
-// 32 bytes of lanes (GCC/Clang vector extensions; plain per-lane arithmetic, the same operations
-// as the scalar loop, however the target lowers them).
-typedef float FloatLanes __attribute__((vector_size(32)));
-typedef double DoubleLanes __attribute__((vector_size(32)));
-template <class T> struct LanesOf;
-template <> struct LanesOf<float> { using Type = FloatLanes; };
-template <> struct LanesOf<double> { using Type = DoubleLanes; };
-
-// The same sums for floats, kRows rows by 2 lane-vectors of columns of C at a time, held in
-// registers while l runs over k, from a copy of B's column panel made contiguous (so each B
-// element is read once per kRows rows of C, from cache, instead of once per row): every element
-// still adds its products in the order l = 0, 1, … from 0, multiply then add, in the dtype.
-template <class T>
-void matmulBlocked(const T* pa, const T* pb, T* pc, std::int64_t m, std::int64_t k, std::int64_t n,
-                   std::vector<T>& panel) {
-    using Lanes = typename LanesOf<T>::Type;
-    constexpr std::int64_t kRows = 4, kLanes = sizeof(Lanes) / sizeof(T), kColumns = 2 * kLanes;
-    const std::int64_t rowsBlocked = m / kRows * kRows, columnsBlocked = n / kColumns * kColumns;
-    panel.resize(static_cast<std::size_t>(k * kColumns));
-    for (std::int64_t j0 = 0; j0 < columnsBlocked && rowsBlocked > 0; j0 += kColumns) {
-        for (std::int64_t l = 0; l < k; ++l)
-            std::copy(pb + l * n + j0, pb + l * n + j0 + kColumns, panel.data() + l * kColumns);
-        for (std::int64_t i0 = 0; i0 < rowsBlocked; i0 += kRows) {
-            Lanes sums[kRows][2] = {};
-            for (std::int64_t l = 0; l < k; ++l) {
-                Lanes low, high;
-                std::memcpy(&low, panel.data() + l * kColumns, sizeof low);
-                std::memcpy(&high, panel.data() + l * kColumns + kLanes, sizeof high);
-                for (std::int64_t r = 0; r < kRows; ++r) {
-                    const T factor = pa[(i0 + r) * k + l];
-                    sums[r][0] = sums[r][0] + factor * low;
-                    sums[r][1] = sums[r][1] + factor * high;
-                }
-            }
-            for (std::int64_t r = 0; r < kRows; ++r)
-                std::memcpy(pc + (i0 + r) * n + j0, sums[r], sizeof sums[r]);
-        }
-    }
-    // The columns past the last whole block in the blocked rows, then the last rows whole.
-    if (columnsBlocked < n)
-        for (std::int64_t i0 = 0; i0 < rowsBlocked; i0 += kRows)
-            matmulRowByRow(pa + i0 * k, pb, pc + i0 * n, kRows, k, n, 0, columnsBlocked);
-    matmulRowByRow(pa, pb, pc, m, k, n, rowsBlocked, 0);
 }
 
 // C[b] = A[b]·B[b] with broadcast batch dims; k accumulated sequentially in the dtype.
@@ -188,9 +140,20 @@ template <class T> void matmul(const Tensor& a, const Tensor& b, Tensor& out) {
         const T* pb = vb.data() + batchB[p] * k * n;
         T* pc = vc.data() + static_cast<std::int64_t>(p) * m * n;
         if constexpr (std::is_floating_point_v<T>)
-            matmulBlocked(pa, pb, pc, m, k, n, panel);
+            sequentialGemm(
+                pa, k, m, k, n,
+                [pb, n](std::int64_t l0, std::int64_t depth, std::int64_t j0, std::int64_t width,
+                        T* to) {
+                    constexpr std::int64_t kWhole = kPanelColumns<T>;
+                    for (std::int64_t l = l0; l < l0 + depth; ++l, to += kWhole)
+                        if (width == kWhole) // a fixed-size copy, inlined
+                            std::copy_n(pb + l * n + j0, kWhole, to);
+                        else
+                            std::copy_n(pb + l * n + j0, width, to);
+                },
+                GemmOutput<T>{pc, n}, panel);
         else
-            matmulRowByRow(pa, pb, pc, m, k, n, 0, 0);
+            integerMatmul(pa, pb, pc, m, k, n);
     }
 }
 
