@@ -9,8 +9,6 @@
 // gradient) w·0 would be NaN, so those run the tap-by-tap kernels, which skip.
 #include <algorithm>
 #include <cmath>
-#include <functional>
-#include <type_traits>
 #include <vector>
 
 #include "goblin/core/ops/op_geometry.hpp"
@@ -20,37 +18,31 @@
 namespace goblin::reference::detail {
 namespace {
 
-using core::ops::Conv2dParams;
-
-using ConvGeometry = core::ops::Conv2dGeometry;
+using Taps = core::ops::Conv2dTaps;
 
 // The output columns [first, last) whose tap kx reads an input column inside the image.
 struct ColumnRange {
     std::int64_t first = 0, last = 0;
 };
-ColumnRange insideColumns(std::int64_t kx, const ConvGeometry& g, const Conv2dParams& p) {
-    const std::int64_t offset = kx * p.dilation[1] - p.padding[1], stride = p.stride[1];
-    // ox·stride + offset ∈ [0, w)
+ColumnRange insideColumns(std::int64_t kx, const Taps& g) {
+    // inputColumn(ox, kx) = ox·stride + offset ∈ [0, w)
+    const std::int64_t offset = g.inputColumn(0, kx), stride = g.p.stride[1];
     const std::int64_t first = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
     const std::int64_t last = g.w - offset <= 0 ? 0 : (g.w - offset + stride - 1) / stride;
     return {std::min(first, g.ow), std::clamp<std::int64_t>(last, 0, g.ow)};
 }
 
 // Calls visit(oy, iy) for each output row whose tap ky reads input row iy inside the image.
-template <class Visit>
-void forEachTapRow(std::int64_t ky, const ConvGeometry& g, const Conv2dParams& p, Visit&& visit) {
-    for (std::int64_t oy = 0; oy < g.oh; ++oy) {
-        const std::int64_t iy = oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
-        if (iy >= 0 && iy < g.h)
+template <class Visit> void forEachTapRow(std::int64_t ky, const Taps& g, Visit&& visit) {
+    for (std::int64_t oy = 0; oy < g.oh; ++oy)
+        if (const std::int64_t iy = g.inputRow(oy, ky); g.insideRow(iy))
             visit(oy, iy);
-    }
 }
 
 // Each output element sums its taps in the order c, kh, kw, skipping those in the padding, from
 // 0: the loops run tap by tap over a whole output plane (so the innermost loop over output columns
 // vectorises), but every element still adds the same products in the same order.
-template <class T>
-void conv2d(const T* x, const T* w, const ConvGeometry& g, const Conv2dParams& p, T* y) {
+template <class T> void conv2d(const T* x, const T* w, const Taps& g, T* y) {
     for (std::int64_t b = 0; b < g.n; ++b)
         for (std::int64_t oc = 0; oc < g.o; ++oc) {
             const std::int64_t first = oc / g.outPerGroup() * g.ci;
@@ -60,13 +52,13 @@ void conv2d(const T* x, const T* w, const ConvGeometry& g, const Conv2dParams& p
                 for (std::int64_t ky = 0; ky < g.kh; ++ky)
                     for (std::int64_t kx = 0; kx < g.kw; ++kx) {
                         const T weight = w[g.wt(oc, ch, ky, kx)];
-                        const ColumnRange columns = insideColumns(kx, g, p);
-                        const std::int64_t offset = kx * p.dilation[1] - p.padding[1];
-                        forEachTapRow(ky, g, p, [&](std::int64_t oy, std::int64_t iy) {
+                        const ColumnRange columns = insideColumns(kx, g);
+                        const std::int64_t offset = g.inputColumn(0, kx);
+                        forEachTapRow(ky, g, [&](std::int64_t oy, std::int64_t iy) {
                             const T* row = x + g.x(b, first + ch, iy, 0);
                             T* out = plane + oy * g.ow;
                             for (std::int64_t ox = columns.first; ox < columns.last; ++ox)
-                                out[ox] = out[ox] + row[ox * p.stride[1] + offset] * weight;
+                                out[ox] = out[ox] + row[ox * g.p.stride[1] + offset] * weight;
                         });
                     }
         }
@@ -75,8 +67,7 @@ void conv2d(const T* x, const T* w, const ConvGeometry& g, const Conv2dParams& p
 // Each input element sums its products in the order o, kh, kw from 0, skipping taps in the
 // padding: the loops run tap by tap over whole planes (so the innermost loop over output columns
 // vectorises), and every element still adds the same products in the same order.
-template <class T>
-void inputGrad(const T* gy, const T* w, const ConvGeometry& g, const Conv2dParams& p, T* gx) {
+template <class T> void inputGrad(const T* gy, const T* w, const Taps& g, T* gx) {
     for (std::int64_t b = 0; b < g.n; ++b)
         for (std::int64_t ch = 0; ch < g.c; ++ch) {
             const std::int64_t group = ch / g.ci, local = ch % g.ci;
@@ -87,18 +78,18 @@ void inputGrad(const T* gy, const T* w, const ConvGeometry& g, const Conv2dParam
                 for (std::int64_t ky = 0; ky < g.kh; ++ky)
                     for (std::int64_t kx = 0; kx < g.kw; ++kx) {
                         const T weight = w[g.wt(oc, local, ky, kx)];
-                        const ColumnRange columns = insideColumns(kx, g, p);
-                        const std::int64_t offset = kx * p.dilation[1] - p.padding[1];
-                        forEachTapRow(ky, g, p, [&](std::int64_t oy, std::int64_t iy) {
+                        const ColumnRange columns = insideColumns(kx, g);
+                        const std::int64_t offset = g.inputColumn(0, kx);
+                        forEachTapRow(ky, g, [&](std::int64_t oy, std::int64_t iy) {
                             const T* row = gy + g.out(b, oc, oy, 0);
                             T* in = plane + iy * g.w;
-                            if (p.stride[1] == 1)
+                            if (g.p.stride[1] == 1)
                                 for (std::int64_t ox = columns.first; ox < columns.last; ++ox)
                                     in[ox + offset] = in[ox + offset] + row[ox] * weight;
                             else
                                 for (std::int64_t ox = columns.first; ox < columns.last; ++ox)
-                                    in[ox * p.stride[1] + offset] =
-                                        in[ox * p.stride[1] + offset] + row[ox] * weight;
+                                    in[ox * g.p.stride[1] + offset] =
+                                        in[ox * g.p.stride[1] + offset] + row[ox] * weight;
                         });
                     }
         }
@@ -110,8 +101,7 @@ void inputGrad(const T* gy, const T* w, const ConvGeometry& g, const Conv2dParam
 // innermost), so the innermost loop runs over output channels and vectorises, while each element
 // still adds its products in that order. The transposed copy holds kChannelsAtOnce channels, not
 // all of grad_out.
-template <class T>
-void weightGrad(const T* x, const T* gy, const ConvGeometry& g, const Conv2dParams& p, T* gw) {
+template <class T> void weightGrad(const T* x, const T* gy, const Taps& g, T* gw) {
     constexpr std::int64_t kChannelsAtOnce = 32;
     const std::int64_t og = g.outPerGroup(), taps = g.kh * g.kw, plane = g.oh * g.ow;
     const std::int64_t width = std::min(og, kChannelsAtOnce);
@@ -137,14 +127,12 @@ void weightGrad(const T* x, const T* gy, const ConvGeometry& g, const Conv2dPara
                             const T* row =
                                 transposed.data() + ((b * g.oh + oy) * g.ow + ox) * width;
                             for (std::int64_t ky = 0; ky < g.kh; ++ky) {
-                                const std::int64_t iy =
-                                    oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
-                                if (iy < 0 || iy >= g.h)
+                                const std::int64_t iy = g.inputRow(oy, ky);
+                                if (!g.insideRow(iy))
                                     continue;
                                 for (std::int64_t kx = 0; kx < g.kw; ++kx) {
-                                    const std::int64_t ix =
-                                        ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
-                                    if (ix < 0 || ix >= g.w)
+                                    const std::int64_t ix = g.inputColumn(ox, kx);
+                                    if (!g.insideColumn(ix))
                                         continue;
                                     const T value = image[iy * g.w + ix];
                                     T* sum = sums.data() + (ky * g.kw + kx) * width;
@@ -166,15 +154,22 @@ template <class T> bool allFinite(const T* values, std::int64_t count) {
     return std::all_of(values, values + count, [](T v) { return std::isfinite(v); });
 }
 
-// Whether input row (or column) `at` lies inside an image `size` long.
-bool inside(std::int64_t at, std::int64_t size) {
-    return at >= 0 && at < size;
-}
+// The output position (row, column) of each of a panel's columns j0 … j0+width−1, where the
+// columns are an image's positions in C order (`across` of them per row).
+struct PanelPositions {
+    std::int64_t row[32], column[32];
+    PanelPositions(std::int64_t j0, std::int64_t width, std::int64_t across) {
+        for (std::int64_t j = 0; j < width; ++j) {
+            row[j] = (j0 + j) / across;
+            column[j] = (j0 + j) % across;
+        }
+    }
+};
+static_assert(kPanelColumns<float> <= 32 && kPanelColumns<double> <= 32);
 
 // conv2d, per image and group: y_g (O/groups × oh·ow) = w_g (O/groups × (c, kh, kw)) · the taps
 // of x (rows (c, kh, kw), columns (oh, ow)).
-template <class T>
-void conv2dAsGemm(const T* x, const T* w, const ConvGeometry& g, const Conv2dParams& p, T* y) {
+template <class T> void conv2dAsGemm(const T* x, const T* w, const Taps& g, T* y) {
     const std::int64_t og = g.outPerGroup(), taps = g.kh * g.kw, depth = g.ci * taps;
     const std::int64_t plane = g.oh * g.ow;
     std::vector<T> panel;
@@ -183,18 +178,14 @@ void conv2dAsGemm(const T* x, const T* w, const ConvGeometry& g, const Conv2dPar
             const T* image = x + g.x(b, group * g.ci, 0, 0);
             const auto gather = [&](std::int64_t l0, std::int64_t rows, std::int64_t j0,
                                     std::int64_t width, T* to) {
-                std::int64_t top[kPanelColumns<T>], left[kPanelColumns<T>];
-                for (std::int64_t j = 0; j < width; ++j) {
-                    top[j] = (j0 + j) / g.ow * p.stride[0] - p.padding[0];
-                    left[j] = (j0 + j) % g.ow * p.stride[1] - p.padding[1];
-                }
+                const PanelPositions out(j0, width, g.ow);
                 for (std::int64_t l = l0; l < l0 + rows; ++l, to += kPanelColumns<T>) {
                     const T* channel = image + l / taps * g.h * g.w;
-                    const std::int64_t down = l % taps / g.kw * p.dilation[0];
-                    const std::int64_t across = l % g.kw * p.dilation[1];
+                    const std::int64_t ky = l % taps / g.kw, kx = l % g.kw;
                     for (std::int64_t j = 0; j < width; ++j) {
-                        const std::int64_t iy = top[j] + down, ix = left[j] + across;
-                        to[j] = inside(iy, g.h) && inside(ix, g.w) ? channel[iy * g.w + ix] : T(0);
+                        const std::int64_t iy = g.inputRow(out.row[j], ky);
+                        const std::int64_t ix = g.inputColumn(out.column[j], kx);
+                        to[j] = g.inside(iy, ix) ? channel[iy * g.w + ix] : T(0);
                     }
                 }
             };
@@ -205,8 +196,7 @@ void conv2dAsGemm(const T* x, const T* w, const ConvGeometry& g, const Conv2dPar
 
 // Input gradient, per image and group: dx_g (C/groups × h·w) = w_gᵀ (C/groups × (o, kh, kw)) ·
 // the taps of dy that reach each input position (rows (o, kh, kw), columns (h, w)).
-template <class T>
-void inputGradAsGemm(const T* gy, const T* w, const ConvGeometry& g, const Conv2dParams& p, T* gx) {
+template <class T> void inputGradAsGemm(const T* gy, const T* w, const Taps& g, T* gx) {
     const std::int64_t og = g.outPerGroup(), taps = g.kh * g.kw, depth = og * taps;
     const std::int64_t plane = g.h * g.w;
     std::vector<T> transposed(static_cast<std::size_t>(g.ci * depth)), panel;
@@ -217,39 +207,21 @@ void inputGradAsGemm(const T* gy, const T* w, const ConvGeometry& g, const Conv2
                             transposed.begin() + ch * depth + oc * taps);
         for (std::int64_t b = 0; b < g.n; ++b) {
             const T* grads = gy + g.out(b, group * og, 0, 0);
-            // unitStride: output (oy, ox) = (sy, sx), no division per element.
-            const auto gather = [&](auto unitStride, std::int64_t l0, std::int64_t rows,
-                                    std::int64_t j0, std::int64_t width, T* to) {
-                std::int64_t top[kPanelColumns<T>], left[kPanelColumns<T>];
-                for (std::int64_t j = 0; j < width; ++j) {
-                    top[j] = (j0 + j) / g.w + p.padding[0];
-                    left[j] = (j0 + j) % g.w + p.padding[1];
-                }
+            const auto gather = [&](std::int64_t l0, std::int64_t rows, std::int64_t j0,
+                                    std::int64_t width, T* to) {
+                const PanelPositions in(j0, width, g.w);
                 for (std::int64_t l = l0; l < l0 + rows; ++l, to += kPanelColumns<T>) {
                     const T* channel = grads + l / taps * g.oh * g.ow;
-                    const std::int64_t down = l % taps / g.kw * p.dilation[0];
-                    const std::int64_t across = l % g.kw * p.dilation[1];
+                    const std::int64_t ky = l % taps / g.kw, kx = l % g.kw;
                     for (std::int64_t j = 0; j < width; ++j) {
-                        // Output (oy, ox) reads this input position through tap (ky, kx).
-                        std::int64_t oy = top[j] - down, ox = left[j] - across;
-                        bool reaches = oy >= 0 && ox >= 0;
-                        if constexpr (!decltype(unitStride)::value) {
-                            reaches = reaches && oy % p.stride[0] == 0 && ox % p.stride[1] == 0;
-                            oy /= p.stride[0];
-                            ox /= p.stride[1];
-                        }
-                        reaches = reaches && oy < g.oh && ox < g.ow;
-                        to[j] = reaches ? channel[oy * g.ow + ox] : T(0);
+                        const std::int64_t oy = g.outputRow(in.row[j], ky);
+                        const std::int64_t ox = g.outputColumn(in.column[j], kx);
+                        to[j] = oy >= 0 && ox >= 0 ? channel[oy * g.ow + ox] : T(0);
                     }
                 }
             };
-            const GemmOutput<T> out{gx + g.x(b, group * g.ci, 0, 0), plane};
-            if (p.stride[0] == 1 && p.stride[1] == 1)
-                sequentialGemm(transposed.data(), depth, g.ci, depth, plane,
-                               std::bind_front(gather, std::true_type{}), out, panel);
-            else
-                sequentialGemm(transposed.data(), depth, g.ci, depth, plane,
-                               std::bind_front(gather, std::false_type{}), out, panel);
+            sequentialGemm(transposed.data(), depth, g.ci, depth, plane, gather,
+                           GemmOutput<T>{gx + g.x(b, group * g.ci, 0, 0), plane}, panel);
         }
     }
 }
@@ -257,9 +229,7 @@ void inputGradAsGemm(const T* gy, const T* w, const ConvGeometry& g, const Conv2
 // Weight gradient, per group: dw_g (O/groups × (c, kh, kw)) = Σ over images, in order, of dy_g
 // (O/groups × oh·ow) · the taps of x (rows (oh, ow), columns (c, kh, kw)): each image continues
 // the sums the previous one left in dw.
-template <class T>
-void weightGradAsGemm(const T* x, const T* gy, const ConvGeometry& g, const Conv2dParams& p,
-                      T* gw) {
+template <class T> void weightGradAsGemm(const T* x, const T* gy, const Taps& g, T* gw) {
     const std::int64_t og = g.outPerGroup(), taps = g.kh * g.kw, columns = g.ci * taps;
     const std::int64_t plane = g.oh * g.ow;
     std::fill(gw, gw + g.o * columns, T(0));
@@ -269,20 +239,19 @@ void weightGradAsGemm(const T* x, const T* gy, const ConvGeometry& g, const Conv
             const T* image = x + g.x(b, group * g.ci, 0, 0);
             const auto gather = [&](std::int64_t l0, std::int64_t rows, std::int64_t j0,
                                     std::int64_t width, T* to) {
-                std::int64_t channel[kPanelColumns<T>], down[kPanelColumns<T>],
-                    across[kPanelColumns<T>];
+                // Column j is tap (ky, kx) of one channel: (row, column) of the panel positions.
+                PanelPositions tap(j0, width, g.kw);
+                std::int64_t channel[kPanelColumns<T>];
                 for (std::int64_t j = 0; j < width; ++j) {
-                    channel[j] = (j0 + j) / taps * g.h * g.w;
-                    down[j] = (j0 + j) % taps / g.kw * p.dilation[0] - p.padding[0];
-                    across[j] = (j0 + j) % g.kw * p.dilation[1] - p.padding[1];
+                    channel[j] = tap.row[j] / g.kh * g.h * g.w;
+                    tap.row[j] %= g.kh;
                 }
                 for (std::int64_t l = l0; l < l0 + rows; ++l, to += kPanelColumns<T>) {
-                    const std::int64_t top = l / g.ow * p.stride[0], left = l % g.ow * p.stride[1];
+                    const std::int64_t oy = l / g.ow, ox = l % g.ow;
                     for (std::int64_t j = 0; j < width; ++j) {
-                        const std::int64_t iy = top + down[j], ix = left + across[j];
-                        to[j] = inside(iy, g.h) && inside(ix, g.w)
-                                    ? image[channel[j] + iy * g.w + ix]
-                                    : T(0);
+                        const std::int64_t iy = g.inputRow(oy, tap.row[j]);
+                        const std::int64_t ix = g.inputColumn(ox, tap.column[j]);
+                        to[j] = g.inside(iy, ix) ? image[channel[j] + iy * g.w + ix] : T(0);
                     }
                 }
             };
@@ -297,7 +266,7 @@ Expected<Tensor> runConvOp(OpCode op, Args args, const Attributes& attrs, const 
     auto out = Tensor::allocate(spec.dtype, spec.shape);
     if (!out)
         return out;
-    const Conv2dParams params = core::ops::conv2dParams(attrs).value();
+    const core::ops::Conv2dParams params = core::ops::conv2dParams(attrs).value();
     const Shape& input = op == OpCode::Conv2dInputGrad ? spec.shape : args[0].shape();
     const Shape& weight = op == OpCode::Conv2d            ? args[1].shape()
                           : op == OpCode::Conv2dInputGrad ? args[1].shape()
@@ -305,7 +274,7 @@ Expected<Tensor> runConvOp(OpCode op, Args args, const Attributes& attrs, const 
     const Shape& output = op == OpCode::Conv2d            ? spec.shape
                           : op == OpCode::Conv2dInputGrad ? args[0].shape()
                                                           : args[1].shape();
-    const ConvGeometry g = core::ops::conv2dGeometry(input, weight, output, params.groups);
+    const Taps g = core::ops::conv2dTaps(input, weight, output, params);
     visitDType(spec.dtype, [&](auto t) {
         using T = decltype(t);
         if constexpr (std::is_floating_point_v<T>) {
@@ -322,13 +291,11 @@ Expected<Tensor> runConvOp(OpCode op, Args args, const Attributes& attrs, const 
             const bool gemm =
                 finite && (op == OpCode::Conv2dInputGrad ? g.ci : g.outPerGroup()) >= kGemmRows;
             if (op == OpCode::Conv2d)
-                gemm ? conv2dAsGemm(a, b, g, params, result) : conv2d(a, b, g, params, result);
+                gemm ? conv2dAsGemm(a, b, g, result) : conv2d(a, b, g, result);
             else if (op == OpCode::Conv2dInputGrad)
-                gemm ? inputGradAsGemm(a, b, g, params, result)
-                     : inputGrad(a, b, g, params, result);
+                gemm ? inputGradAsGemm(a, b, g, result) : inputGrad(a, b, g, result);
             else
-                gemm ? weightGradAsGemm(a, b, g, params, result)
-                     : weightGrad(a, b, g, params, result);
+                gemm ? weightGradAsGemm(a, b, g, result) : weightGrad(a, b, g, result);
         }
     });
     return out;

@@ -1,7 +1,7 @@
 // Private to goblin_reference: the canonical matrix product, C (m × n) = A (m × k) · B (k × n),
 // each C[i][j] the sum over l = 0, 1, … k−1 of A[i][l]·B[l][j] in that order from 0, multiply then
-// add in the dtype (the library builds with -ffp-contract=off: no FMA). However it is blocked, every
-// element gets the bits of that sequential loop.
+// add in the dtype (the library builds with -ffp-contract=off: no FMA). However it is blocked,
+// every element gets the bits of that sequential loop.
 //
 // B is never read in place: panelOf(l0, depth, j0, width, panel) writes B's rows l0 … l0+depth−1,
 // columns j0 … j0+width−1 to panel[(l − l0)·kPanelColumns<T> + (j − j0)]. A matmul copies them

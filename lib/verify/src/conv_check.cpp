@@ -14,28 +14,8 @@ using core::MatrixView;
 using core::Tensor;
 using core::ops::OpCode;
 
-// One convolution's sizes and offsets (core::ops::Conv2dGeometry) with its parameters.
-struct Geometry : core::ops::Conv2dGeometry {
-    core::ops::Conv2dParams p;
-    std::int64_t og() const { return outPerGroup(); }
-    // The input row/column a tap reads, or −1 in the padding.
-    std::int64_t inY(std::int64_t oy, std::int64_t ky) const {
-        const std::int64_t iy = oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
-        return iy >= 0 && iy < h ? iy : -1;
-    }
-    std::int64_t inX(std::int64_t ox, std::int64_t kx) const {
-        const std::int64_t ix = ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
-        return ix >= 0 && ix < w ? ix : -1;
-    }
-    // The output row/column that reads input position `in` through tap `k`, or −1.
-    static std::int64_t outOf(std::int64_t in, std::int64_t k, std::int64_t stride,
-                              std::int64_t padding, std::int64_t dilation, std::int64_t size) {
-        const std::int64_t shifted = in + padding - k * dilation;
-        if (shifted < 0 || shifted % stride != 0 || shifted / stride >= size)
-            return -1;
-        return shifted / stride;
-    }
-};
+// One convolution's sizes, offsets and taps.
+using Geometry = core::ops::Conv2dTaps;
 
 std::optional<Geometry> geometryOf(const core::graph::GraphNode& node, const core::Shape& first,
                                    const core::Shape& second, const core::Shape& result) {
@@ -57,7 +37,7 @@ std::optional<Geometry> geometryOf(const core::graph::GraphNode& node, const cor
     if (input->size() != 4 || weight->size() != 4 || output->size() != 4)
         return std::nullopt;
     const core::Shape &x = *input, &wt = *weight, &y = *output;
-    return Geometry{core::ops::conv2dGeometry(x, wt, y, params->groups), *params};
+    return core::ops::conv2dTaps(x, wt, y, *params);
 }
 
 template <class T> bool allFinite(const Tensor& t) {
@@ -112,26 +92,26 @@ struct TapTables {
         TapTables t;
         for (std::int64_t oy = 0; oy < g.oh; ++oy)
             for (std::int64_t ky = 0; ky < g.kh; ++ky) {
-                const std::int64_t iy = g.inY(oy, ky);
-                t.rowAt.push_back(iy < 0 ? -1 : iy * g.w);
+                const std::int64_t iy = g.inputRow(oy, ky);
+                t.rowAt.push_back(g.insideRow(iy) ? iy * g.w : -1);
             }
         for (std::int64_t ox = 0; ox < g.ow; ++ox)
-            for (std::int64_t kx = 0; kx < g.kw; ++kx)
-                t.columnAt.push_back(g.inX(ox, kx));
+            for (std::int64_t kx = 0; kx < g.kw; ++kx) {
+                const std::int64_t ix = g.inputColumn(ox, kx);
+                t.columnAt.push_back(g.insideColumn(ix) ? ix : -1);
+            }
         return t;
     }
     static TapTables backward(const Geometry& g) {
         TapTables t;
         for (std::int64_t iy = 0; iy < g.h; ++iy)
             for (std::int64_t ky = 0; ky < g.kh; ++ky) {
-                const std::int64_t oy =
-                    Geometry::outOf(iy, ky, g.p.stride[0], g.p.padding[0], g.p.dilation[0], g.oh);
+                const std::int64_t oy = g.outputRow(iy, ky);
                 t.rowAt.push_back(oy < 0 ? -1 : oy * g.ow);
             }
         for (std::int64_t ix = 0; ix < g.w; ++ix)
             for (std::int64_t kx = 0; kx < g.kw; ++kx)
-                t.columnAt.push_back(
-                    Geometry::outOf(ix, kx, g.p.stride[1], g.p.padding[1], g.p.dilation[1], g.ow));
+                t.columnAt.push_back(g.outputColumn(ix, kx));
         return t;
     }
 };
@@ -204,7 +184,7 @@ ConvCheckReport checkForward(const Tensor& xt, const Tensor& wt, const Tensor& y
     const T* x = xt.values<T>().data();
     const T* w = wt.values<T>().data();
     const T* y = yt.values<T>().data();
-    const std::int64_t k = g.ci * g.kh * g.kw, og = g.og(), m = g.oh * g.ow;
+    const std::int64_t k = g.ci * g.kh * g.kw, og = g.outPerGroup(), m = g.oh * g.ow;
     auto bStore = buffer<T>(k * og);
     auto aStore = buffer<T>(m * k);
     auto cStore = buffer<T>(m * og);
@@ -244,7 +224,8 @@ ConvCheckReport checkInputGrad(const Tensor& dyt, const Tensor& wt, const Tensor
     const T* dy = dyt.values<T>().data();
     const T* w = wt.values<T>().data();
     const T* dx = dxt.values<T>().data();
-    const std::int64_t og = g.og(), tapCount = g.kh * g.kw, k = og * tapCount, m = g.h * g.w;
+    const std::int64_t og = g.outPerGroup(), tapCount = g.kh * g.kw, k = og * tapCount,
+                       m = g.h * g.w;
     auto bStore = buffer<T>(k * g.ci);
     auto aStore = buffer<T>(m * k);
     auto cStore = buffer<T>(m * g.ci);
@@ -291,7 +272,8 @@ ConvCheckReport checkWeightGrad(const Tensor& xt, const Tensor& dyt, const Tenso
     const core::DType dtype = dwt.dtype();
     const T* x = xt.values<T>().data();
     const T* dy = dyt.values<T>().data();
-    const std::int64_t og = g.og(), k = g.ci * g.kh * g.kw, m = g.oh * g.ow, inner = g.n * m;
+    const std::int64_t og = g.outPerGroup(), k = g.ci * g.kh * g.kw, m = g.oh * g.ow,
+                       inner = g.n * m;
     const std::int64_t slab = std::clamp<std::int64_t>(kMaxSlabElements / inner, 1, k);
     auto aStore = buffer<T>(og * inner);
     auto bStore = buffer<T>(inner * slab);
@@ -347,10 +329,10 @@ ConvSizes convSizesOf(const core::graph::GraphNode& node, const core::graph::Gra
     if (!g || g->o % g->groups != 0)
         return {};
     if (node.op == OpCode::Conv2d)
-        return {g->ci * g->kh * g->kw, g->og()};
+        return {g->ci * g->kh * g->kw, g->outPerGroup()};
     if (node.op == OpCode::Conv2dInputGrad)
-        return {g->og() * g->kh * g->kw, g->ci};
-    return {g->n * g->oh * g->ow, g->og()};
+        return {g->outPerGroup() * g->kh * g->kw, g->ci};
+    return {g->n * g->oh * g->ow, g->outPerGroup()};
 }
 
 ConvCheckReport checkClaimedConv(const core::graph::GraphNode& node,

@@ -13,44 +13,31 @@ namespace goblin::compute {
 namespace {
 
 using core::ops::Conv2dGeometry;
-using core::ops::Conv2dParams;
 using core::ops::OpCode;
 
-// The input position a tap reads: row iy of (oy, ky), column ix of (ox, kx).
-struct Taps {
-    const Conv2dGeometry& g;
-    const Conv2dParams& p;
-    std::int64_t row(std::int64_t oy, std::int64_t ky) const {
-        return oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
-    }
-    std::int64_t column(std::int64_t ox, std::int64_t kx) const {
-        return ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
-    }
-    bool inside(std::int64_t iy, std::int64_t ix) const {
-        return iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
-    }
-    // Visits the im2col matrix of image b's group channels for output positions [first, last)
-    // (position = oy·ow + ox): K = (ch, ky, kx) rows × (last − first) columns in row-major order,
-    // with the input index each entry reads (−1 in the padding).
-    template <class Visit>
-    void walk(std::int64_t b, std::int64_t group, std::int64_t first, std::int64_t last,
-              Visit&& visit) const {
-        std::int64_t entry = 0;
-        for (std::int64_t ch = 0; ch < g.ci; ++ch)
-            for (std::int64_t ky = 0; ky < g.kh; ++ky)
-                for (std::int64_t kx = 0; kx < g.kw; ++kx) {
-                    std::int64_t oy = first / g.ow, ox = first % g.ow;
-                    for (std::int64_t at = first; at < last; ++at, ++entry) {
-                        const std::int64_t iy = row(oy, ky), ix = column(ox, kx);
-                        visit(entry, inside(iy, ix) ? g.x(b, group * g.ci + ch, iy, ix) : -1);
-                        if (++ox == g.ow) {
-                            ox = 0;
-                            ++oy;
-                        }
+using Taps = core::ops::Conv2dTaps;
+
+// Visits the im2col matrix of image b's group channels for output positions [first, last)
+// (position = oy·ow + ox): K = (ch, ky, kx) rows × (last − first) columns in row-major order,
+// with the input index each entry reads (−1 in the padding).
+template <class Visit>
+void walkTaps(const Taps& g, std::int64_t b, std::int64_t group, std::int64_t first,
+              std::int64_t last, Visit&& visit) {
+    std::int64_t entry = 0;
+    for (std::int64_t ch = 0; ch < g.ci; ++ch)
+        for (std::int64_t ky = 0; ky < g.kh; ++ky)
+            for (std::int64_t kx = 0; kx < g.kw; ++kx) {
+                std::int64_t oy = first / g.ow, ox = first % g.ow;
+                for (std::int64_t at = first; at < last; ++at, ++entry) {
+                    const std::int64_t iy = g.inputRow(oy, ky), ix = g.inputColumn(ox, kx);
+                    visit(entry, g.inside(iy, ix) ? g.x(b, group * g.ci + ch, iy, ix) : -1);
+                    if (++ox == g.ow) {
+                        ox = 0;
+                        ++oy;
                     }
                 }
-    }
-};
+            }
+}
 
 // At most this many im2col entries are built at once: a convolution walks its output positions
 // in slabs this wide ÷ K, so its workspace stays bounded whatever the image size.
@@ -76,7 +63,7 @@ template <class Visit> void forEachSlab(const Conv2dGeometry& g, std::int64_t sl
 template <class T>
 void gatherColumns(const T* x, const Taps& taps, std::int64_t b, std::int64_t group,
                    std::int64_t first, std::int64_t width, std::vector<T>& columns) {
-    taps.walk(b, group, first, first + width, [&](std::int64_t entry, std::int64_t at) {
+    walkTaps(taps, b, group, first, first + width, [&](std::int64_t entry, std::int64_t at) {
         columns[static_cast<std::size_t>(entry)] = at < 0 ? T(0) : x[at];
     });
 }
@@ -85,7 +72,7 @@ void gatherColumns(const T* x, const Taps& taps, std::int64_t b, std::int64_t gr
 template <class T>
 void forward(const T* x, const T* w, T* y, const Taps& taps, std::vector<T>& columns,
              std::int64_t slab) {
-    const Conv2dGeometry& g = taps.g;
+    const Taps& g = taps;
     const Eigen::Index k = g.ci * g.kh * g.kw, m = g.oh * g.ow, og = g.outPerGroup();
     forEachSlab(
         g, slab, [&](std::int64_t b, std::int64_t group, std::int64_t first, std::int64_t width) {
@@ -101,20 +88,21 @@ void forward(const T* x, const T* w, T* y, const Taps& taps, std::vector<T>& col
 template <class T>
 void inputGradient(const T* gy, const T* w, T* gx, const Taps& taps, std::vector<T>& columns,
                    std::int64_t slab) {
-    const Conv2dGeometry& g = taps.g;
+    const Taps& g = taps;
     const Eigen::Index k = g.ci * g.kh * g.kw, m = g.oh * g.ow, og = g.outPerGroup();
     std::fill(gx, gx + g.n * g.c * g.h * g.w, T(0));
-    forEachSlab(
-        g, slab, [&](std::int64_t b, std::int64_t group, std::int64_t first, std::int64_t width) {
-            Eigen::Map<RowMajorMatrix<T>>(columns.data(), k, width).noalias() =
-                ConstMatrix<T>(w + group * og * k, og, k).transpose() *
-                ConstColumns<T>(gy + g.out(b, group * og, 0, 0) + first, og, width,
-                                Eigen::OuterStride<>(m));
-            taps.walk(b, group, first, first + width, [&](std::int64_t entry, std::int64_t at) {
-                if (at >= 0)
-                    gx[at] += columns[static_cast<std::size_t>(entry)];
-            });
-        });
+    forEachSlab(g, slab,
+                [&](std::int64_t b, std::int64_t group, std::int64_t first, std::int64_t width) {
+                    Eigen::Map<RowMajorMatrix<T>>(columns.data(), k, width).noalias() =
+                        ConstMatrix<T>(w + group * og * k, og, k).transpose() *
+                        ConstColumns<T>(gy + g.out(b, group * og, 0, 0) + first, og, width,
+                                        Eigen::OuterStride<>(m));
+                    walkTaps(taps, b, group, first, first + width,
+                             [&](std::int64_t entry, std::int64_t at) {
+                                 if (at >= 0)
+                                     gx[at] += columns[static_cast<std::size_t>(entry)];
+                             });
+                });
 }
 
 // grad_w_g (O/groups × K) = Σ over images and slabs of grad_out_g's columns (O/groups × width) ·
@@ -122,7 +110,7 @@ void inputGradient(const T* gy, const T* w, T* gx, const Taps& taps, std::vector
 template <class T>
 void weightGradient(const T* x, const T* gy, T* gw, const Taps& taps, std::vector<T>& columns,
                     std::int64_t slab) {
-    const Conv2dGeometry& g = taps.g;
+    const Taps& g = taps;
     const Eigen::Index k = g.ci * g.kh * g.kw, m = g.oh * g.ow, og = g.outPerGroup();
     std::fill(gw, gw + g.o * k, T(0));
     forEachSlab(g, slab,
@@ -138,7 +126,7 @@ void weightGradient(const T* x, const T* gy, T* gw, const Taps& taps, std::vecto
 template <class T>
 void convolve(OpCode op, const core::Tensor& first, const core::Tensor& second, core::Tensor& out,
               const Taps& taps) {
-    const Conv2dGeometry& g = taps.g;
+    const Taps& g = taps;
     const std::int64_t k = g.ci * g.kh * g.kw, m = g.oh * g.ow;
     // Output positions per slab: as many as kMaxColumnEntries allows, at least one.
     const std::int64_t slab = std::clamp<std::int64_t>(
@@ -182,8 +170,7 @@ Expected<core::Tensor> blasConvolution(OpCode op, const core::Tensor& first,
     const core::Shape& output = op == OpCode::Conv2d            ? spec->shape
                                 : op == OpCode::Conv2dInputGrad ? first.shape()
                                                                 : second.shape();
-    const Conv2dGeometry g = core::ops::conv2dGeometry(input, weight, output, params->groups);
-    const Taps taps{g, *params};
+    const Taps taps = core::ops::conv2dTaps(input, weight, output, *params);
     if (spec->dtype == core::DType::F32)
         convolve<float>(op, first, second, *out, taps);
     else

@@ -109,4 +109,9 @@ Conv2dGeometry conv2dGeometry(const core::Shape& input, const core::Shape& weigh
             weight[2], weight[3], output[2], output[3], groups};
 }
 
+Conv2dTaps conv2dTaps(const core::Shape& input, const core::Shape& weight,
+                      const core::Shape& output, const Conv2dParams& params) {
+    return {conv2dGeometry(input, weight, output, params.groups), params};
+}
+
 } // namespace goblin::core::ops

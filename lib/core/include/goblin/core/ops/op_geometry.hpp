@@ -52,6 +52,43 @@ struct Conv2dGeometry {
 Conv2dGeometry conv2dGeometry(const core::Shape& input, const core::Shape& weight,
                               const core::Shape& output, std::int64_t groups);
 
+// Where a convolution's taps read (docs/ops.md), for every kernel and checker: tap (ky, kx) of
+// output (oy, ox) reads input (inputRow(oy, ky), inputColumn(ox, kx)) when that is inside the
+// image, and is skipped otherwise; outputRow and outputColumn invert it for the input gradient.
+struct Conv2dTaps : Conv2dGeometry {
+    Conv2dParams p;
+    std::int64_t inputRow(std::int64_t oy, std::int64_t ky) const {
+        return oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
+    }
+    std::int64_t inputColumn(std::int64_t ox, std::int64_t kx) const {
+        return ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
+    }
+    bool insideRow(std::int64_t iy) const { return iy >= 0 && iy < h; }
+    bool insideColumn(std::int64_t ix) const { return ix >= 0 && ix < w; }
+    bool inside(std::int64_t iy, std::int64_t ix) const {
+        return insideRow(iy) && insideColumn(ix);
+    }
+    // The output row (column) whose tap ky (kx) reads input row iy (column ix), or −1 where
+    // none does (the stride steps over it, or it lies past the output).
+    std::int64_t outputRow(std::int64_t iy, std::int64_t ky) const {
+        return outputOf(iy + p.padding[0] - ky * p.dilation[0], p.stride[0], oh);
+    }
+    std::int64_t outputColumn(std::int64_t ix, std::int64_t kx) const {
+        return outputOf(ix + p.padding[1] - kx * p.dilation[1], p.stride[1], ow);
+    }
+
+private:
+    static std::int64_t outputOf(std::int64_t shifted, std::int64_t stride, std::int64_t size) {
+        if (shifted < 0)
+            return -1;
+        if (stride == 1) // no division for the common case
+            return shifted < size ? shifted : -1;
+        return shifted % stride == 0 && shifted / stride < size ? shifted / stride : -1;
+    }
+};
+Conv2dTaps conv2dTaps(const core::Shape& input, const core::Shape& weight,
+                      const core::Shape& output, const Conv2dParams& params);
+
 // The max_pool2d family: kernel required; stride absent or empty = kernel; padding ≤ kernel/2.
 struct Pool2dParams {
     Pair kernel{1, 1};
