@@ -8,9 +8,9 @@
 // +0 unchanged (such a sum is never −0). With a non-finite weight (or grad_out, for the weight
 // gradient) w·0 would be NaN, so those run the tap-by-tap kernels, which skip.
 #include <algorithm>
-#include <cmath>
 #include <vector>
 
+#include "goblin/core/finite_values.hpp"
 #include "goblin/core/ops/op_geometry.hpp"
 #include "kernels.hpp"
 #include "sequential_gemm.hpp"
@@ -150,42 +150,66 @@ template <class T> void weightGrad(const T* x, const T* gy, const Taps& g, T* gw
         }
 }
 
-template <class T> bool allFinite(const T* values, std::int64_t count) {
-    return std::all_of(values, values + count, [](T v) { return std::isfinite(v); });
-}
-
-// The output position (row, column) of each of a panel's columns j0 … j0+width−1, where the
-// columns are an image's positions in C order (`across` of them per row).
-struct PanelPositions {
-    std::int64_t row[32], column[32];
-    PanelPositions(std::int64_t j0, std::int64_t width, std::int64_t across) {
-        for (std::int64_t j = 0; j < width; ++j) {
-            row[j] = (j0 + j) / across;
-            column[j] = (j0 + j) % across;
+// A panel's columns j0 … j0+width−1 when they are an image's positions in C order (`across`
+// per row): runs along one row each, a run's panel columns j … j+length−1 at row `row`, columns
+// `column` … column+length−1.
+struct RowRuns {
+    struct Run {
+        std::int64_t j, length, row, column;
+    };
+    Run runs[32];
+    std::int64_t count = 0;
+    RowRuns(std::int64_t j0, std::int64_t width, std::int64_t across) {
+        for (std::int64_t j = 0; j < width; j += runs[count++].length) {
+            const std::int64_t row = (j0 + j) / across, column = (j0 + j) % across;
+            runs[count] = {j, std::min(width - j, across - column), row, column};
         }
     }
+    const Run* begin() const { return runs; }
+    const Run* end() const { return runs + count; }
 };
 static_assert(kPanelColumns<float> <= 32 && kPanelColumns<double> <= 32);
 
+// Writes into[t] = from[at + (t − lo)·step] for t in [lo, hi) and 0 for the rest of [0, length).
+template <class T>
+void copyRun(const T* from, std::int64_t at, std::int64_t step, std::int64_t lo, std::int64_t hi,
+             std::int64_t length, T* into) {
+    std::fill(into, into + lo, T(0));
+    if (step == 1)
+        std::copy_n(from + at, hi - lo, into + lo);
+    else
+        for (std::int64_t t = lo; t < hi; ++t, at += step)
+            into[t] = from[at];
+    std::fill(into + hi, into + length, T(0));
+}
+
 // conv2d, per image and group: y_g (O/groups × oh·ow) = w_g (O/groups × (c, kh, kw)) · the taps
-// of x (rows (c, kh, kw), columns (oh, ow)).
+// of x (rows (c, kh, kw), columns (oh, ow)). A panel row is one tap over a few output rows: in
+// each, the output columns that read inside the image are a range (insideColumns), copied.
 template <class T> void conv2dAsGemm(const T* x, const T* w, const Taps& g, T* y) {
     const std::int64_t og = g.outPerGroup(), taps = g.kh * g.kw, depth = g.ci * taps;
     const std::int64_t plane = g.oh * g.ow;
+    std::vector<ColumnRange> readable;
+    for (std::int64_t kx = 0; kx < g.kw; ++kx)
+        readable.push_back(insideColumns(kx, g));
     std::vector<T> panel;
     for (std::int64_t b = 0; b < g.n; ++b)
         for (std::int64_t group = 0; group < g.groups; ++group) {
             const T* image = x + g.x(b, group * g.ci, 0, 0);
             const auto gather = [&](std::int64_t l0, std::int64_t rows, std::int64_t j0,
                                     std::int64_t width, T* to) {
-                const PanelPositions out(j0, width, g.ow);
+                const RowRuns out(j0, width, g.ow);
                 for (std::int64_t l = l0; l < l0 + rows; ++l, to += kPanelColumns<T>) {
                     const T* channel = image + l / taps * g.h * g.w;
                     const std::int64_t ky = l % taps / g.kw, kx = l % g.kw;
-                    for (std::int64_t j = 0; j < width; ++j) {
-                        const std::int64_t iy = g.inputRow(out.row[j], ky);
-                        const std::int64_t ix = g.inputColumn(out.column[j], kx);
-                        to[j] = g.inside(iy, ix) ? channel[iy * g.w + ix] : T(0);
+                    for (const RowRuns::Run& run : out) {
+                        const std::int64_t iy = g.inputRow(run.row, ky);
+                        const std::int64_t end = run.column + run.length;
+                        const std::int64_t lo = std::clamp(readable[kx].first, run.column, end);
+                        const std::int64_t hi =
+                            g.insideRow(iy) ? std::clamp(readable[kx].last, lo, end) : lo;
+                        copyRun(channel, iy * g.w + g.inputColumn(lo, kx), g.p.stride[1],
+                                lo - run.column, hi - run.column, run.length, to + run.j);
                     }
                 }
             };
@@ -195,7 +219,8 @@ template <class T> void conv2dAsGemm(const T* x, const T* w, const Taps& g, T* y
 }
 
 // Input gradient, per image and group: dx_g (C/groups × h·w) = w_gᵀ (C/groups × (o, kh, kw)) ·
-// the taps of dy that reach each input position (rows (o, kh, kw), columns (h, w)).
+// the taps of dy that reach each input position (rows (o, kh, kw), columns (h, w)). With stride
+// 1 the input columns a tap reaches in a row are a range, copied; otherwise element by element.
 template <class T> void inputGradAsGemm(const T* gy, const T* w, const Taps& g, T* gx) {
     const std::int64_t og = g.outPerGroup(), taps = g.kh * g.kw, depth = og * taps;
     const std::int64_t plane = g.h * g.w;
@@ -209,14 +234,28 @@ template <class T> void inputGradAsGemm(const T* gy, const T* w, const Taps& g, 
             const T* grads = gy + g.out(b, group * og, 0, 0);
             const auto gather = [&](std::int64_t l0, std::int64_t rows, std::int64_t j0,
                                     std::int64_t width, T* to) {
-                const PanelPositions in(j0, width, g.w);
+                const RowRuns in(j0, width, g.w);
                 for (std::int64_t l = l0; l < l0 + rows; ++l, to += kPanelColumns<T>) {
                     const T* channel = grads + l / taps * g.oh * g.ow;
                     const std::int64_t ky = l % taps / g.kw, kx = l % g.kw;
-                    for (std::int64_t j = 0; j < width; ++j) {
-                        const std::int64_t oy = g.outputRow(in.row[j], ky);
-                        const std::int64_t ox = g.outputColumn(in.column[j], kx);
-                        to[j] = oy >= 0 && ox >= 0 ? channel[oy * g.ow + ox] : T(0);
+                    for (const RowRuns::Run& run : in) {
+                        const std::int64_t oy = g.outputRow(run.row, ky);
+                        T* into = to + run.j;
+                        if (oy < 0) {
+                            std::fill_n(into, run.length, T(0));
+                        } else if (g.p.stride[1] == 1) { // ox = ix − shift ∈ [0, ow)
+                            const std::int64_t shift = g.inputColumn(0, kx),
+                                               end = run.column + run.length;
+                            const std::int64_t lo = std::clamp(shift, run.column, end);
+                            const std::int64_t hi = std::clamp(shift + g.ow, lo, end);
+                            copyRun(channel, oy * g.ow + lo - shift, 1, lo - run.column,
+                                    hi - run.column, run.length, into);
+                        } else {
+                            for (std::int64_t t = 0; t < run.length; ++t) {
+                                const std::int64_t ox = g.outputColumn(run.column + t, kx);
+                                into[t] = ox >= 0 ? channel[oy * g.ow + ox] : T(0);
+                            }
+                        }
                     }
                 }
             };
@@ -228,7 +267,8 @@ template <class T> void inputGradAsGemm(const T* gy, const T* w, const Taps& g, 
 
 // Weight gradient, per group: dw_g (O/groups × (c, kh, kw)) = Σ over images, in order, of dy_g
 // (O/groups × oh·ow) · the taps of x (rows (oh, ow), columns (c, kh, kw)): each image continues
-// the sums the previous one left in dw.
+// the sums the previous one left in dw. A panel row is one output position read through the
+// panel's taps: where all of them read inside the image, at fixed offsets from the position.
 template <class T> void weightGradAsGemm(const T* x, const T* gy, const Taps& g, T* gw) {
     const std::int64_t og = g.outPerGroup(), taps = g.kh * g.kw, columns = g.ci * taps;
     const std::int64_t plane = g.oh * g.ow;
@@ -239,20 +279,30 @@ template <class T> void weightGradAsGemm(const T* x, const T* gy, const Taps& g,
             const T* image = x + g.x(b, group * g.ci, 0, 0);
             const auto gather = [&](std::int64_t l0, std::int64_t rows, std::int64_t j0,
                                     std::int64_t width, T* to) {
-                // Column j is tap (ky, kx) of one channel: (row, column) of the panel positions.
-                PanelPositions tap(j0, width, g.kw);
-                std::int64_t channel[kPanelColumns<T>];
+                // Column j is tap (ky, kx) of a channel: it reads input (inputRow(oy, ky),
+                // inputColumn(ox, kx)) = (oy·stride + down[j], ox·stride + across[j]).
+                std::int64_t offset[kPanelColumns<T>], down[kPanelColumns<T>],
+                    across[kPanelColumns<T>];
                 for (std::int64_t j = 0; j < width; ++j) {
-                    channel[j] = tap.row[j] / g.kh * g.h * g.w;
-                    tap.row[j] %= g.kh;
+                    const std::int64_t q = j0 + j, ky = q % taps / g.kw, kx = q % g.kw;
+                    down[j] = g.inputRow(0, ky);
+                    across[j] = g.inputColumn(0, kx);
+                    offset[j] = q / taps * g.h * g.w + down[j] * g.w + across[j];
                 }
+                const auto [top, bottom] = std::minmax_element(down, down + width);
+                const auto [left, right] = std::minmax_element(across, across + width);
                 for (std::int64_t l = l0; l < l0 + rows; ++l, to += kPanelColumns<T>) {
-                    const std::int64_t oy = l / g.ow, ox = l % g.ow;
-                    for (std::int64_t j = 0; j < width; ++j) {
-                        const std::int64_t iy = g.inputRow(oy, tap.row[j]);
-                        const std::int64_t ix = g.inputColumn(ox, tap.column[j]);
-                        to[j] = g.inside(iy, ix) ? image[channel[j] + iy * g.w + ix] : T(0);
+                    const std::int64_t iy = l / g.ow * g.p.stride[0];
+                    const std::int64_t ix = l % g.ow * g.p.stride[1];
+                    const std::int64_t at = iy * g.w + ix;
+                    if (g.inside(iy + *top, ix + *left) && g.inside(iy + *bottom, ix + *right)) {
+                        for (std::int64_t j = 0; j < width; ++j)
+                            to[j] = image[at + offset[j]];
+                        continue;
                     }
+                    for (std::int64_t j = 0; j < width; ++j)
+                        to[j] =
+                            g.inside(iy + down[j], ix + across[j]) ? image[at + offset[j]] : T(0);
                 }
             };
             sequentialGemm(gy + g.out(b, group * og, 0, 0), plane, og, plane, columns, gather,
@@ -285,9 +335,7 @@ Expected<Tensor> runConvOp(OpCode op, Args args, const Attributes& attrs, const 
             // finite; with fewer than kGemmRows rows a product gathers more than it multiplies
             // (an input gradient of 3 channels: 4 GFLOP/s as a product, 12 tap by tap).
             constexpr std::int64_t kGemmRows = 8;
-            const bool finite = op == OpCode::Conv2dWeightGrad
-                                    ? allFinite(b, g.n * g.o * g.oh * g.ow)
-                                    : allFinite(b, g.o * g.ci * g.kh * g.kw);
+            const bool finite = core::allFinite(args[1].values<T>());
             const bool gemm =
                 finite && (op == OpCode::Conv2dInputGrad ? g.ci : g.outPerGroup()) >= kGemmRows;
             if (op == OpCode::Conv2d)

@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "goblin/core/finite_values.hpp"
 #include "goblin/core/ops/op_geometry.hpp"
 
 namespace goblin::verify {
@@ -38,13 +39,6 @@ std::optional<Geometry> geometryOf(const core::graph::GraphNode& node, const cor
         return std::nullopt;
     const core::Shape &x = *input, &wt = *weight, &y = *output;
     return core::ops::conv2dTaps(x, wt, y, *params);
-}
-
-template <class T> bool allFinite(const Tensor& t) {
-    for (T v : t.values<T>())
-        if (!std::isfinite(v))
-            return false;
-    return true;
 }
 
 MatrixView viewOf(const std::vector<std::byte>& storage, core::DType dtype, std::int64_t rows,
@@ -84,9 +78,25 @@ bool fold(const MatmulCheckReport& tile, const std::string& where, ConvCheckRepo
 // arithmetic per element. Forward (conv2d and its weight gradient): rowAt[oy·kh + ky] = iy·w and
 // columnAt[ox·kw + kx] = ix, −1 where the tap falls in the padding. Backward (the input
 // gradient): rowAt[iy·kh + ky] = oy·ow and columnAt[ix·kw + kx] = ox of the output position that
-// reads input (iy, ix) through the tap, −1 where none does.
+// reads input (iy, ix) through the tap, −1 where none does. rowWhole[r] (columnWhole[c]): none of
+// row r's (column c's) kh (kw) entries is −1.
 struct TapTables {
     std::vector<std::int64_t> rowAt, columnAt;
+    std::vector<char> rowWhole, columnWhole;
+
+    // Whether every tap of position (r, c) reads a value (no check per element needed).
+    bool whole(std::int64_t r, std::int64_t c) const { return rowWhole[r] && columnWhole[c]; }
+    void markWhole(std::int64_t kh, std::int64_t kw) {
+        const auto wholeOf = [](const std::vector<std::int64_t>& at, std::int64_t taps) {
+            std::vector<char> flags;
+            for (std::size_t first = 0; first < at.size(); first += static_cast<std::size_t>(taps))
+                flags.push_back(std::none_of(at.begin() + first, at.begin() + first + taps,
+                                             [](std::int64_t v) { return v < 0; }));
+            return flags;
+        };
+        rowWhole = wholeOf(rowAt, kh);
+        columnWhole = wholeOf(columnAt, kw);
+    }
 
     static TapTables forward(const Geometry& g) {
         TapTables t;
@@ -100,6 +110,7 @@ struct TapTables {
                 const std::int64_t ix = g.inputColumn(ox, kx);
                 t.columnAt.push_back(g.insideColumn(ix) ? ix : -1);
             }
+        t.markWhole(g.kh, g.kw);
         return t;
     }
     static TapTables backward(const Geometry& g) {
@@ -112,16 +123,23 @@ struct TapTables {
         for (std::int64_t ix = 0; ix < g.w; ++ix)
             for (std::int64_t kx = 0; kx < g.kw; ++kx)
                 t.columnAt.push_back(g.outputColumn(ix, kx));
+        t.markWhole(g.kh, g.kw);
         return t;
     }
 };
 
 // Appends one (row, column) position's taps of one plane, (ky, kx) in order: plane[rowAt +
 // columnAt] or 0 where either is −1. `rows` and `columns` point at the position's kh and kw table
-// entries.
+// entries; `whole`: none of them is −1.
 template <class T>
 T* gatherTaps(const T* plane, const std::int64_t* rows, const std::int64_t* columns,
-              std::int64_t kh, std::int64_t kw, T* out) {
+              std::int64_t kh, std::int64_t kw, bool whole, T* out) {
+    if (whole) {
+        for (std::int64_t ky = 0; ky < kh; ++ky)
+            for (std::int64_t kx = 0; kx < kw; ++kx)
+                *out++ = plane[rows[ky] + columns[kx]];
+        return out;
+    }
     for (std::int64_t ky = 0; ky < kh; ++ky) {
         const std::int64_t r = rows[ky];
         if (r < 0) {
@@ -143,7 +161,7 @@ void im2col(const T* x, const Geometry& g, const TapTables& taps, std::int64_t b
         for (std::int64_t ox = 0; ox < g.ow; ++ox)
             for (std::int64_t ch = 0; ch < g.ci; ++ch)
                 rows = gatherTaps(channels + ch * g.h * g.w, &taps.rowAt[oy * g.kh],
-                                  &taps.columnAt[ox * g.kw], g.kh, g.kw, rows);
+                                  &taps.columnAt[ox * g.kw], g.kh, g.kw, taps.whole(oy, ox), rows);
 }
 
 // Columns [first, last) of image b's im2col in group g (rows (oy, ox), last − first wide): the
@@ -153,20 +171,31 @@ template <class T>
 void im2colColumns(const T* x, const Geometry& g, const TapTables& taps, std::int64_t b,
                    std::int64_t group, std::int64_t first, std::int64_t last, T* rows) {
     const std::int64_t tapCount = g.kh * g.kw;
-    std::vector<std::int64_t> planeOf, kyOf, kxOf; // per column of the slab
+    // Column q reads channels[planeOf[q] + rowAt[kyOf[q]] + columnAt[kxOf[q]]]; at a position
+    // whose taps all read inside the image, channels[oy·stride·w + ox·stride + offsetOf[q]].
+    std::vector<std::int64_t> planeOf, kyOf, kxOf, offsetOf;
     for (std::int64_t q = first; q < last; ++q) {
         planeOf.push_back(q / tapCount * g.h * g.w);
         kyOf.push_back(q % tapCount / g.kw);
         kxOf.push_back(q % g.kw);
+        offsetOf.push_back(planeOf.back() + g.inputRow(0, kyOf.back()) * g.w +
+                           g.inputColumn(0, kxOf.back()));
     }
     const T* channels = x + g.x(b, group * g.ci, 0, 0);
+    const auto width = static_cast<std::int64_t>(planeOf.size());
     for (std::int64_t oy = 0; oy < g.oh; ++oy)
-        for (std::int64_t ox = 0; ox < g.ow; ++ox) {
+        for (std::int64_t ox = 0; ox < g.ow; ++ox, rows += width) {
+            if (taps.whole(oy, ox)) {
+                const std::int64_t at = oy * g.p.stride[0] * g.w + ox * g.p.stride[1];
+                for (std::int64_t q = 0; q < width; ++q)
+                    rows[q] = channels[at + offsetOf[static_cast<std::size_t>(q)]];
+                continue;
+            }
             const std::int64_t* rowAt = &taps.rowAt[oy * g.kh];
             const std::int64_t* columnAt = &taps.columnAt[ox * g.kw];
             for (std::size_t q = 0; q < planeOf.size(); ++q) {
                 const std::int64_t r = rowAt[kyOf[q]], c = columnAt[kxOf[q]];
-                *rows++ = r < 0 || c < 0 ? T(0) : channels[planeOf[q] + r + c];
+                rows[q] = r < 0 || c < 0 ? T(0) : channels[planeOf[q] + r + c];
             }
         }
 }
@@ -245,7 +274,8 @@ ConvCheckReport checkInputGrad(const Tensor& dyt, const Tensor& wt, const Tensor
                 for (std::int64_t ix = 0; ix < g.w; ++ix)
                     for (std::int64_t j = 0; j < og; ++j)
                         row = gatherTaps(planes + j * g.oh * g.ow, &taps.rowAt[iy * g.kh],
-                                         &taps.columnAt[ix * g.kw], g.kh, g.kw, row);
+                                         &taps.columnAt[ix * g.kw], g.kh, g.kw, taps.whole(iy, ix),
+                                         row);
             T* cm = typed<T>(cStore);
             for (std::int64_t ch = 0; ch < g.ci; ++ch) {
                 const T* plane = dx + g.x(b, group * g.ci + ch, 0, 0);
@@ -309,7 +339,8 @@ template <class T>
 ConvCheckReport check(const core::graph::GraphNode& node, std::span<const Tensor> args,
                       const Tensor& claim, const Geometry& g, const MatmulCheckOptions& options,
                       core::RandomSource& random, GreyZone greyZone) {
-    if (!allFinite<T>(args[0]) || !allFinite<T>(args[1]) || !allFinite<T>(claim))
+    if (!core::allFinite(args[0].values<T>()) || !core::allFinite(args[1].values<T>()) ||
+        !core::allFinite(claim.values<T>()))
         return {Verdict::Escalate, 0.0, "non-finite operand or value"};
     if (node.op == OpCode::Conv2d)
         return checkForward<T>(args[0], args[1], claim, g, options, random, greyZone);
