@@ -72,14 +72,17 @@ struct GraphChunk {
     // products cut, and the tiles this task computes.
     std::int64_t tiledMatmuls = 0;
     std::int64_t tiles = 0;
-    // With GraphVerification::Freivalds: the heavy matmuls, conv2ds and conv2d gradients whose
-    // values are outputs (the node checks them by Freivalds), which volunteers may compute with
-    // any GEMM (gemm_nodes); volunteers of protocols before kConvGradientGemmProtocol are named
-    // the matmuls and conv2ds alone (they refuse a task naming a gradient).
+    // With GraphVerification::Freivalds: the heavy matmuls and conv2ds, then the conv2d
+    // gradients, whose values are outputs (the node checks them by Freivalds), which volunteers
+    // may compute with any GEMM (gemm_nodes); volunteers of protocols before
+    // kConvGradientGemmProtocol are named the first gemmNodesWithoutGradients alone (they refuse
+    // a task naming a gradient).
     std::vector<std::int64_t> gemmNodes;
-    std::vector<std::int64_t> gemmNodesBeforeConvGradients;
-    const std::vector<std::int64_t>& gemmNodesFor(int protocol) const {
-        return protocol >= kConvGradientGemmProtocol ? gemmNodes : gemmNodesBeforeConvGradients;
+    std::size_t gemmNodesWithoutGradients = 0;
+    std::vector<std::int64_t> gemmNodesFor(int protocol) const {
+        const std::size_t named =
+            protocol >= kConvGradientGemmProtocol ? gemmNodes.size() : gemmNodesWithoutGradients;
+        return {gemmNodes.begin(), gemmNodes.begin() + static_cast<std::ptrdiff_t>(named)};
     }
     static constexpr int kConvGradientGemmProtocol = 9;
 };

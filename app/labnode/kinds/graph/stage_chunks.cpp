@@ -241,9 +241,12 @@ void finishChunk(GraphChunk& chunk, GraphVerification verification, int planner)
         verify::addWitnessOutputs(chunk.graph, chunk.plan, net::Limits{}.maxTensorsPerMessage);
     if (verification == GraphVerification::Freivalds) {
         chunk.gemmNodes =
-            verify::checkedGemmNodes(chunk.graph, chunk.plan, verify::GemmOps::WithConvGradients);
-        chunk.gemmNodesBeforeConvGradients =
             verify::checkedGemmNodes(chunk.graph, chunk.plan, verify::GemmOps::MatmulAndConv2d);
+        chunk.gemmNodesWithoutGradients = chunk.gemmNodes.size();
+        for (std::int64_t id :
+             verify::checkedGemmNodes(chunk.graph, chunk.plan, verify::GemmOps::WithConvGradients))
+            if (std::ranges::find(chunk.gemmNodes, id) == chunk.gemmNodes.end())
+                chunk.gemmNodes.push_back(id); // a gradient
     }
     chunk.json = core::graph::encodeGraph(chunk.graph);
     chunk.tolerances = verify::outputTolerances(chunk.graph, chunk.plan);
