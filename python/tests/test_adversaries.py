@@ -580,18 +580,24 @@ def heavy_graph(batch, features=64, hidden=64, seed=7):
     return g, [rng.standard_normal((batch, features)).astype(np.float32)]
 
 
+def start_gemm_liars(cluster, strategy):
+    """The node, 2 honest volunteers and a pair of `strategy` shifting gemm values by 3× their
+    own bound; returns (client, adversary, pair ids, honest ids)."""
+    token = cluster.add_researcher()
+    cluster.start_node()
+    honest_ids = start_honest(cluster, 2)
+    adversary, ids = cluster.start_adversary(strategy, identities=2,
+                                             extra_args=["--slots", "2", "--factor", "3"])
+    wait_for_connected(cluster, 4)
+    return cluster.connect(token), adversary, ids, honest_ids
+
+
 def test_gemm_lie_past_its_bound_is_caught_under_freivalds(cluster):
     """A colluding pair that shifts one element of a gemm node (a matmul the node checks by
     Freivalds instead of comparing bits) by 3× its own bound, and computes everything after it
     from the shifted value, is rejected on every lie: agreement buys nothing when the node checks
     every task; honest volunteers (real ones, on OpenBLAS) are never rejected."""
-    token = cluster.add_researcher()
-    cluster.start_node()
-    honest_ids = start_honest(cluster, 2)
-    adversary, ids = cluster.start_adversary("gemm-past-bound", identities=2,
-                                             extra_args=["--slots", "2", "--factor", "3"])
-    wait_for_connected(cluster, 4)
-    client = cluster.connect(token)
+    client, adversary, ids, honest_ids = start_gemm_liars(cluster, "gemm-past-bound")
     g, inputs = heavy_graph(48)
     [output] = client.run(g, inputs, batch=0, chunks=12, verification="freivalds",
                           timeout=JOB_TIMEOUT)

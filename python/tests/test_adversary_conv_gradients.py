@@ -9,7 +9,7 @@ import torch
 
 from goblin import graph as gg
 from test_adversaries import (JOB_TIMEOUT, assert_graph_lies_caught, graph_results, lied_tasks,
-                              start_honest, wait_for_connected)
+                              start_gemm_liars)
 
 CONV = {"stride": [1, 1], "padding": [1, 1], "dilation": [1, 1], "groups": 1}
 CHUNKS = 12
@@ -47,13 +47,7 @@ def test_conv_gradient_lies_past_their_bound_are_caught_under_freivalds(cluster)
     conv2d_weight_grad by 3× its own bound: the node's convolution check rejects every lie (not a
     frame check, not a recomputation), honest volunteers (real ones, on OpenBLAS) are never
     rejected, and the researcher gets PyTorch's gradients within float32 rounding."""
-    token = cluster.add_researcher()
-    cluster.start_node()
-    honest_ids = start_honest(cluster, 2)
-    adversary, ids = cluster.start_adversary("conv-gradient-past-bound", identities=2,
-                                             extra_args=["--slots", "2", "--factor", "3"])
-    wait_for_connected(cluster, 4)
-    client = cluster.connect(token)
+    client, adversary, ids, honest_ids = start_gemm_liars(cluster, "conv-gradient-past-bound")
     g, inputs, w = conv_gradient_graph(IMAGES * CHUNKS)
     dx, dw = client.run(g, inputs, batch={"inputs": [0, 0], "outputs": [0, "sum"]},
                         micro_batch=IMAGES, verification="freivalds", timeout=JOB_TIMEOUT)

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 
 #include "goblin/core/ops/op_geometry.hpp"
@@ -57,6 +58,18 @@ std::vector<ConvCase> convCases() {
     return cases;
 }
 
+// The input position (iy, ix) that tap (ky, kx) of output (oy, ox) reads, or nullopt where it
+// falls in the padding: docs/ops.md written out here, not the kernels' Conv2dTaps.
+std::optional<std::array<std::int64_t, 2>> tapInput(const Conv2dParams& p, const Conv2dGeometry& g,
+                                                    std::int64_t oy, std::int64_t ox,
+                                                    std::int64_t ky, std::int64_t kx) {
+    const std::int64_t iy = oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
+    const std::int64_t ix = ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
+    if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w)
+        return std::nullopt;
+    return std::array<std::int64_t, 2>{iy, ix};
+}
+
 bool sameBits(const Tensor& got, const std::vector<float>& want) {
     return got.values<float>().size() == want.size() &&
            std::memcmp(got.values<float>().data(), want.data(), want.size() * sizeof(float)) == 0;
@@ -78,12 +91,10 @@ std::vector<float> sequentialConv2d(const Tensor& x, const Tensor& w, const Shap
                     for (std::int64_t ch = 0; ch < g.ci; ++ch)
                         for (std::int64_t ky = 0; ky < g.kh; ++ky)
                             for (std::int64_t kx = 0; kx < g.kw; ++kx) {
-                                const std::int64_t iy =
-                                    oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
-                                const std::int64_t ix =
-                                    ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
-                                if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w)
+                                const auto in = tapInput(p, g, oy, ox, ky, kx);
+                                if (!in)
                                     continue;
+                                const auto [iy, ix] = *in;
                                 const std::int64_t first = oc / g.outPerGroup() * g.ci;
                                 acc =
                                     acc + xv[g.x(b, first + ch, iy, ix)] * wv[g.wt(oc, ch, ky, kx)];
@@ -116,12 +127,10 @@ bool sameGradients(const Tensor& x, const Tensor& w, const Tensor& gy, const Att
                 for (std::int64_t kx = 0; kx < g.kw; ++kx)
                     for (std::int64_t oy = 0; oy < g.oh; ++oy)
                         for (std::int64_t ox = 0; ox < g.ow; ++ox) {
-                            const std::int64_t iy =
-                                oy * p.stride[0] - p.padding[0] + ky * p.dilation[0];
-                            const std::int64_t ix =
-                                ox * p.stride[1] - p.padding[1] + kx * p.dilation[1];
-                            if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w)
+                            const auto in = tapInput(p, g, oy, ox, ky, kx);
+                            if (!in)
                                 continue;
+                            const auto [iy, ix] = *in;
                             const std::int64_t first = oc / g.outPerGroup() * g.ci;
                             const float grad = gyv[g.out(b, oc, oy, ox)];
                             for (std::int64_t ch = 0; ch < g.ci; ++ch) {

@@ -200,8 +200,8 @@ template <class T> void conv2dAsGemm(const T* x, const T* w, const Taps& g, T* y
                                     std::int64_t width, T* to) {
                 const RowRuns out(j0, width, g.ow);
                 for (std::int64_t l = l0; l < l0 + rows; ++l, to += kPanelColumns<T>) {
-                    const T* channel = image + l / taps * g.h * g.w;
-                    const std::int64_t ky = l % taps / g.kw, kx = l % g.kw;
+                    const auto [c, ky, kx] = g.tapAt(l);
+                    const T* channel = image + c * g.h * g.w;
                     for (const RowRuns::Run& run : out) {
                         const std::int64_t iy = g.inputRow(run.row, ky);
                         const std::int64_t end = run.column + run.length;
@@ -236,8 +236,8 @@ template <class T> void inputGradAsGemm(const T* gy, const T* w, const Taps& g, 
                                     std::int64_t width, T* to) {
                 const RowRuns in(j0, width, g.w);
                 for (std::int64_t l = l0; l < l0 + rows; ++l, to += kPanelColumns<T>) {
-                    const T* channel = grads + l / taps * g.oh * g.ow;
-                    const std::int64_t ky = l % taps / g.kw, kx = l % g.kw;
+                    const auto [o, ky, kx] = g.tapAt(l);
+                    const T* channel = grads + o * g.oh * g.ow;
                     for (const RowRuns::Run& run : in) {
                         const std::int64_t oy = g.outputRow(run.row, ky);
                         T* into = to + run.j;
@@ -284,10 +284,10 @@ template <class T> void weightGradAsGemm(const T* x, const T* gy, const Taps& g,
                 std::int64_t offset[kPanelColumns<T>], down[kPanelColumns<T>],
                     across[kPanelColumns<T>];
                 for (std::int64_t j = 0; j < width; ++j) {
-                    const std::int64_t q = j0 + j, ky = q % taps / g.kw, kx = q % g.kw;
+                    const auto [c, ky, kx] = g.tapAt(j0 + j);
                     down[j] = g.inputRow(0, ky);
                     across[j] = g.inputColumn(0, kx);
-                    offset[j] = q / taps * g.h * g.w + down[j] * g.w + across[j];
+                    offset[j] = c * g.h * g.w + down[j] * g.w + across[j];
                 }
                 const auto [top, bottom] = std::minmax_element(down, down + width);
                 const auto [left, right] = std::minmax_element(across, across + width);

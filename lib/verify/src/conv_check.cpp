@@ -170,14 +170,14 @@ void im2col(const T* x, const Geometry& g, const TapTables& taps, std::int64_t b
 template <class T>
 void im2colColumns(const T* x, const Geometry& g, const TapTables& taps, std::int64_t b,
                    std::int64_t group, std::int64_t first, std::int64_t last, T* rows) {
-    const std::int64_t tapCount = g.kh * g.kw;
     // Column q reads channels[planeOf[q] + rowAt[kyOf[q]] + columnAt[kxOf[q]]]; at a position
     // whose taps all read inside the image, channels[oy·stride·w + ox·stride + offsetOf[q]].
     std::vector<std::int64_t> planeOf, kyOf, kxOf, offsetOf;
     for (std::int64_t q = first; q < last; ++q) {
-        planeOf.push_back(q / tapCount * g.h * g.w);
-        kyOf.push_back(q % tapCount / g.kw);
-        kxOf.push_back(q % g.kw);
+        const auto [channel, ky, kx] = g.tapAt(q);
+        planeOf.push_back(channel * g.h * g.w);
+        kyOf.push_back(ky);
+        kxOf.push_back(kx);
         offsetOf.push_back(planeOf.back() + g.inputRow(0, kyOf.back()) * g.w +
                            g.inputColumn(0, kxOf.back()));
     }

@@ -68,6 +68,12 @@ struct Conv2dTaps : Conv2dGeometry {
     bool inside(std::int64_t iy, std::int64_t ix) const {
         return insideRow(iy) && insideColumn(ix);
     }
+    // Index q of (channel, ky, kx) in C order over [channels][kh][kw] (a weight row's layout),
+    // split up.
+    struct Tap {
+        std::int64_t channel, ky, kx;
+    };
+    Tap tapAt(std::int64_t q) const { return {q / (kh * kw), q % (kh * kw) / kw, q % kw}; }
     // The output row (column) whose tap ky (kx) reads input row iy (column ix), or −1 where
     // none does (the stride steps over it, or it lies past the output).
     std::int64_t outputRow(std::int64_t iy, std::int64_t ky) const {
