@@ -175,7 +175,7 @@ template <class T>
 void copyRun(const T* from, std::int64_t at, std::int64_t step, std::int64_t lo, std::int64_t hi,
              std::int64_t length, T* into) {
     std::fill(into, into + lo, T(0));
-    if (step == 1)
+    if (step == 1 && hi > lo) // `at` may lie outside the image when nothing is read
         std::copy_n(from + at, hi - lo, into + lo);
     else
         for (std::int64_t t = lo; t < hi; ++t, at += step)
