@@ -7,6 +7,7 @@ nobody trusts stands for a wrong one.
 import datetime
 import ipaddress
 import re
+import socket
 import ssl
 import subprocess
 import urllib.request
@@ -177,6 +178,26 @@ def test_http_pages_are_served_over_https(tls_cluster, pki):
     with urllib.request.urlopen("https://localhost:%d/metrics" % tls_cluster.port,
                                 context=context, timeout=30) as answer:
         assert b"goblin_volunteers_connected" in answer.read()
+
+
+def test_node_sends_no_tls_session_tickets(tls_cluster, pki):
+    """A TLS 1.3 session ticket arrives after the handshake, while a threaded client (websockets'
+    sync client reads in one thread and writes in another) may be writing its upgrade request:
+    CPython's SSL sockets are not safe for that, and the request could be lost. The node sends
+    none (it resumes no sessions), so the first record a client reads is the node's answer."""
+    context = ssl.create_default_context(cafile=str(pki / "ca.crt"))
+    context.minimum_version = ssl.TLSVersion.TLSv1_3
+    with socket.create_connection(("127.0.0.1", tls_cluster.port), timeout=30) as raw:
+        with context.wrap_socket(raw, server_hostname="localhost") as tls:
+            assert tls.version() == "TLSv1.3"
+            tls.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+            answer = b""
+            while chunk := tls.recv(4096):
+                answer += chunk
+            assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(b"ok\n")
+            # Reading the answer processed every record before it, tickets included.
+            assert tls.session is not None
+            assert not tls.session.has_ticket
 
 
 def test_tls_keys_in_a_config_file(cluster, pki):

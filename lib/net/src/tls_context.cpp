@@ -68,6 +68,14 @@ Expected<TlsContext> makeServerTlsContext(const std::string& certFile, const std
     }
     if (ec)
         return tl::unexpected(failure("no PEM private key in", keyFile, ec).error());
+    // The node resumes no sessions, so it sends no session tickets. A TLS 1.3 ticket arrives after
+    // the handshake, when a client reading in one thread and writing in another (websockets' sync
+    // client, under the goblin package) reads it while it writes its upgrade request: CPython's SSL
+    // sockets are not safe for that, and the request can be lost (the node then waits out its
+    // handshake timeout). Without tickets, a client's first read is the node's answer.
+    SSL_CTX_set_num_tickets((*context)->native_handle(), 0);
+    SSL_CTX_set_options((*context)->native_handle(), SSL_OP_NO_TICKET);
+    SSL_CTX_set_session_cache_mode((*context)->native_handle(), SSL_SESS_CACHE_OFF);
     return context;
 }
 
