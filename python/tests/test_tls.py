@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 import goblin
-from conftest import LABNODE, LISTENING, START_TIMEOUT, Process
+from conftest import LABNODE, LISTENING, START_TIMEOUT
 
 pytestmark = pytest.mark.integration
 
