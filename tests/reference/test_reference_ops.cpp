@@ -193,6 +193,84 @@ private Q_SLOTS:
                     }
         }
     }
+    void reductionsCombineEachOutputsElementsInOrder() {
+        // The kernel advances many outputs at once (across a row when the kept dims are last,
+        // eight chains otherwise); every output must still combine its elements in C order from
+        // the start, in the dtype: the bits of this loop, with NaN and Inf among the values.
+        // Magnitudes from 1e-3 to 1e7 make any other order show in the low bits.
+        const Shape shape{5, 9, 13};
+        std::mt19937 rng(31);
+        std::uniform_real_distribution<float> mantissa(-1.0f, 1.0f);
+        std::uniform_int_distribution<int> exponent(-3, 7);
+        Tensor x = Tensor::allocate(DType::F32, shape).value();
+        for (float& v : x.values<float>())
+            v = mantissa(rng) * std::pow(10.0f, static_cast<float>(exponent(rng)));
+        Tensor special = x;
+        special.values<float>()[17] = kNan;
+        special.values<float>()[200] = kInf;
+        special.values<float>()[201] = -kInf;
+        const std::vector<IntList> dimsList{{0}, {1}, {2}, {0, 1}, {0, 2}, {1, 2}, {0, 1, 2}};
+        const auto strides = [&](std::size_t d) {
+            std::int64_t stride = 1;
+            for (std::size_t e = d + 1; e < shape.size(); ++e)
+                stride *= shape[e];
+            return stride;
+        };
+        // The offsets of every index over `axes`, in C order.
+        const auto offsets = [&](const std::vector<std::size_t>& axes) {
+            std::vector<std::int64_t> result{0};
+            for (std::size_t axis : axes) {
+                std::vector<std::int64_t> next;
+                for (std::int64_t base : result)
+                    for (std::int64_t i = 0; i < shape[axis]; ++i)
+                        next.push_back(base + i * strides(axis));
+                result = next;
+            }
+            return result;
+        };
+        for (const Tensor* input : {&x, &special})
+            for (const IntList& dims : dimsList)
+                for (OpCode op :
+                     {OpCode::Sum, OpCode::Mean, OpCode::Prod, OpCode::Amax, OpCode::Amin}) {
+                    std::vector<std::size_t> kept, reduced;
+                    for (std::size_t d = 0; d < shape.size(); ++d)
+                        (std::find(dims.begin(), dims.end(), static_cast<std::int64_t>(d)) !=
+                                 dims.end()
+                             ? reduced
+                             : kept)
+                            .push_back(d);
+                    const auto got = run<float>(op, {*input}, {{"dims", dims}});
+                    const auto bases = offsets(kept), members = offsets(reduced);
+                    QCOMPARE(got.size(), bases.size());
+                    for (std::size_t o = 0; o < bases.size(); ++o) {
+                        const auto at = [&](std::int64_t member) {
+                            return input->values<float>()[static_cast<std::size_t>(bases[o] +
+                                                                                   member)];
+                        };
+                        float want = op == OpCode::Prod ? 1.0f : 0.0f;
+                        if (op == OpCode::Amax || op == OpCode::Amin)
+                            want = at(members[0]);
+                        for (std::int64_t member : members) {
+                            const float v = at(member);
+                            if (op == OpCode::Amax || op == OpCode::Amin)
+                                want = std::isnan(want) || std::isnan(v) ? kNan
+                                       : op == OpCode::Amax              ? std::max(want, v)
+                                                                         : std::min(want, v);
+                            else
+                                want = op == OpCode::Prod ? want * v : want + v;
+                        }
+                        if (op == OpCode::Mean)
+                            want = want / static_cast<float>(members.size());
+                        const bool same = std::isnan(want) ? std::isnan(got[o])
+                                                           : std::memcmp(&got[o], &want,
+                                                                         sizeof want) == 0;
+                        QVERIFY2(same, (std::string(opInfo(op).name) + " over " +
+                                        std::to_string(dims.size()) + " dims at " +
+                                        std::to_string(o))
+                                           .c_str());
+                    }
+                }
+    }
     void randomUnaryWithinUlpBudget() {
         std::mt19937 rng(7);
         std::uniform_real_distribution<float> uniform(-4.0f, 4.0f);

@@ -1,6 +1,7 @@
 // Reference kernels of reductions, arg-reductions, cumsum and softmax: every reduction accumulates
 // sequentially in C order of the reduced elements, in the output dtype (a fixed order, so repeated
 // runs and a sequential OpenCL kernel agree bit for bit).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -34,48 +35,111 @@ IntList lineDim(const Attributes& attrs, std::size_t rank) {
     return {*dim < 0 ? *dim + static_cast<std::int64_t>(rank) : *dim};
 }
 
+// Combines each output's elements in order, `combine(acc, element)`, from `start` (Amax/Amin: from
+// the first element). Outputs whose elements sit next to each other in the input (the kept dims
+// last) advance together one reduced element at a time: a pass reads the input in memory order
+// and the loop vectorises across outputs. Others go eight at a time, eight independent chains.
+// Either way each output's own chain is the sequential one, so the bits are.
+template <class T, class A, class Combine>
+void combineInOrder(const T* in, const ReductionIndex& index, A* result, A start,
+                    bool fromFirst, Combine combine) {
+    constexpr std::size_t kChains = 8;
+    const std::size_t outputs = index.bases.size(), count = index.members.size();
+    const std::int64_t* bases = index.bases.data();
+    const std::int64_t* members = index.members.data();
+    const auto first = [&](std::size_t o) {
+        return fromFirst ? static_cast<A>(in[bases[o] + members[0]]) : start;
+    };
+    for (std::size_t o = 0; o < outputs;) {
+        std::size_t run = 1;
+        while (o + run < outputs && bases[o + run] == bases[o] + static_cast<std::int64_t>(run))
+            ++run;
+        if (run >= kChains) {
+            A* acc = result + o;
+            for (std::size_t i = 0; i < run; ++i)
+                acc[i] = first(o + i);
+            for (std::size_t j = 0; j < count; ++j) {
+                const T* row = in + bases[o] + members[j];
+                for (std::size_t i = 0; i < run; ++i)
+                    acc[i] = combine(acc[i], static_cast<A>(row[i]));
+            }
+            o += run;
+            continue;
+        }
+        // A full group's width is a constant, so its chains stay in registers.
+        const auto chainsOf = [&](auto chains) {
+            A acc[kChains];
+            for (std::size_t g = 0; g < chains; ++g)
+                acc[g] = first(o + g);
+            for (std::size_t j = 0; j < count; ++j)
+                for (std::size_t g = 0; g < chains; ++g)
+                    acc[g] = combine(acc[g], static_cast<A>(in[bases[o + g] + members[j]]));
+            std::copy_n(acc, chains, result + o);
+            o += chains;
+        };
+        if (outputs - o >= kChains)
+            chainsOf(std::integral_constant<std::size_t, kChains>{});
+        else
+            chainsOf(outputs - o);
+    }
+}
+
+// The reduction's step in the dtype: integers wrap (docs/ops.md), extremes let a NaN win.
+template <class T, class A>
+void combineAll(OpCode op, const T* in, const ReductionIndex& index, A* result) {
+    const auto with = [&](A start, bool fromFirst, auto combine) {
+        combineInOrder(in, index, result, start, fromFirst, combine);
+    };
+    switch (op) {
+    case OpCode::Prod:
+        return with(A{1}, false, [](A acc, A v) {
+            if constexpr (kIsInt<A>)
+                return wrapMul(acc, v);
+            else
+                return acc * v;
+        });
+    case OpCode::Amax:
+        return with(A{0}, true, [](A acc, A v) { return nanMax(acc, v); });
+    case OpCode::Amin:
+        return with(A{0}, true, [](A acc, A v) { return nanMin(acc, v); });
+    default:
+        return with(A{0}, false, [](A acc, A v) {
+            if constexpr (kIsInt<A>)
+                return wrapAdd(acc, v);
+            else
+                return acc + v;
+        });
+    }
+}
+
 template <class T, class A>
 void reduce(OpCode op, const Tensor& x, const ReductionIndex& index, Tensor& out,
             std::int64_t correction) {
     const auto in = x.values<T>();
     auto result = out.values<A>();
     const auto n = static_cast<A>(index.members.size());
-    for (std::size_t o = 0; o < index.bases.size(); ++o) {
-        auto at = [&](std::size_t j) {
-            return static_cast<A>(in[static_cast<std::size_t>(index.bases[o] + index.members[j])]);
-        };
-        A acc = op == OpCode::Prod ? A{1} : A{0};
-        if (op == OpCode::Amax || op == OpCode::Amin)
-            acc = at(0);
-        for (std::size_t j = 0; j < index.members.size(); ++j) {
-            const A v = at(j);
-            if constexpr (kIsInt<A>) {
-                acc = op == OpCode::Prod   ? wrapMul(acc, v)
-                      : op == OpCode::Amax ? nanMax(acc, v)
-                      : op == OpCode::Amin ? nanMin(acc, v)
-                                           : wrapAdd(acc, v);
-            } else {
-                acc = op == OpCode::Prod   ? acc * v
-                      : op == OpCode::Amax ? nanMax(acc, v)
-                      : op == OpCode::Amin ? nanMin(acc, v)
-                                           : acc + v;
-            }
-        }
-        if constexpr (std::is_floating_point_v<A>) {
-            if (op == OpCode::Mean)
-                acc = acc / n;
-            if (op == OpCode::Var) {
+    // Sums (Var: its mean's), products and extremes; an empty reduction leaves the start.
+    combineAll<T, A>(op == OpCode::Var ? OpCode::Sum : op, in.data(), index, result.data());
+    if constexpr (std::is_floating_point_v<A>) {
+        if (op == OpCode::Mean)
+            for (A& value : result)
+                value = value / n;
+        if (op == OpCode::Var) {
+            const auto divisor = static_cast<A>(std::max<std::int64_t>(
+                static_cast<std::int64_t>(index.members.size()) - correction, 0));
+            for (std::size_t o = 0; o < index.bases.size(); ++o) {
                 // Two passes: the mean, then squared deviations (no E[x²]−E[x]² cancellation).
-                const A mean = acc / n;
+                const A mean = result[o] / n;
                 A squares = 0;
-                for (std::size_t j = 0; j < index.members.size(); ++j)
-                    squares += (at(j) - mean) * (at(j) - mean);
-                const auto divisor = static_cast<A>(std::max<std::int64_t>(
-                    static_cast<std::int64_t>(index.members.size()) - correction, 0));
-                acc = squares / divisor;
+                for (std::int64_t member : index.members) {
+                    const auto deviation =
+                        static_cast<A>(in[static_cast<std::size_t>(index.bases[o] + member)]) -
+                        mean;
+                    squares += deviation * deviation;
+                }
+                result[o] = squares / divisor;
             }
         }
-        result[o] = acc;
     }
 }
 
