@@ -34,6 +34,14 @@ void binaryRows(const RowWalk& wa, const RowWalk& wb, const T* va, const T* vb, 
         if (wa.step == 1 && wb.step == 1) {
             for (std::int64_t j = 0; j < wa.width; ++j)
                 out[j] = f(pa[j], pb[j]);
+        } else if (wa.step == 1 && wb.step == 0) { // one value of b per row (x / sum, x · scale)
+            const T b = *pb;
+            for (std::int64_t j = 0; j < wa.width; ++j)
+                out[j] = f(pa[j], b);
+        } else if (wa.step == 0 && wb.step == 1) {
+            const T a = *pa;
+            for (std::int64_t j = 0; j < wa.width; ++j)
+                out[j] = f(a, pb[j]);
         } else {
             for (std::int64_t j = 0; j < wa.width; ++j)
                 out[j] = f(pa[j * wa.step], pb[j * wb.step]);
