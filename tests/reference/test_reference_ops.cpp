@@ -92,6 +92,13 @@ private Q_SLOTS:
         auto column = make<float>(DType::F32, {2, 1}, {10, 20});
         QCOMPARE(run<float>(OpCode::Add, {column, row}),
                  (std::vector<float>{11, 12, 13, 21, 22, 23}));
+        // One value per row on either side (a per-row scalar loop): the operands keep their order.
+        QCOMPARE(run<float>(OpCode::Sub, {row, column}),
+                 (std::vector<float>{-9, -8, -7, -19, -18, -17}));
+        QCOMPARE(run<float>(OpCode::Sub, {column, row}),
+                 (std::vector<float>{9, 8, 7, 19, 18, 17}));
+        QCOMPARE(run<float>(OpCode::Div, {column, row}),
+                 (std::vector<float>{10.0f, 5.0f, 10.0f / 3.0f, 20.0f, 10.0f, 20.0f / 3.0f}));
     }
     void varianceCorrection() {
         auto x = make<double>(DType::F64, {4}, {1, 2, 3, 4});
