@@ -95,8 +95,7 @@ private Q_SLOTS:
         // One value per row on either side (a per-row scalar loop): the operands keep their order.
         QCOMPARE(run<float>(OpCode::Sub, {row, column}),
                  (std::vector<float>{-9, -8, -7, -19, -18, -17}));
-        QCOMPARE(run<float>(OpCode::Sub, {column, row}),
-                 (std::vector<float>{9, 8, 7, 19, 18, 17}));
+        QCOMPARE(run<float>(OpCode::Sub, {column, row}), (std::vector<float>{9, 8, 7, 19, 18, 17}));
         QCOMPARE(run<float>(OpCode::Div, {column, row}),
                  (std::vector<float>{10.0f, 5.0f, 10.0f / 3.0f, 20.0f, 10.0f, 20.0f / 3.0f}));
     }
@@ -251,8 +250,8 @@ private Q_SLOTS:
                     QCOMPARE(got.size(), bases.size());
                     for (std::size_t o = 0; o < bases.size(); ++o) {
                         const auto at = [&](std::int64_t member) {
-                            return input->values<float>()[static_cast<std::size_t>(bases[o] +
-                                                                                   member)];
+                            return input
+                                ->values<float>()[static_cast<std::size_t>(bases[o] + member)];
                         };
                         float want = op == OpCode::Prod ? 1.0f : 0.0f;
                         if (op == OpCode::Amax || op == OpCode::Amin)
@@ -268,13 +267,13 @@ private Q_SLOTS:
                         }
                         if (op == OpCode::Mean)
                             want = want / static_cast<float>(members.size());
-                        const bool same = std::isnan(want) ? std::isnan(got[o])
-                                                           : std::memcmp(&got[o], &want,
-                                                                         sizeof want) == 0;
-                        QVERIFY2(same, (std::string(opInfo(op).name) + " over " +
-                                        std::to_string(dims.size()) + " dims at " +
-                                        std::to_string(o))
-                                           .c_str());
+                        const bool same = std::isnan(want)
+                                              ? std::isnan(got[o])
+                                              : std::memcmp(&got[o], &want, sizeof want) == 0;
+                        QVERIFY2(same,
+                                 (std::string(opInfo(op).name) + " over " +
+                                  std::to_string(dims.size()) + " dims at " + std::to_string(o))
+                                     .c_str());
                     }
                 }
     }

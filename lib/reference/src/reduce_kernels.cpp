@@ -41,8 +41,8 @@ IntList lineDim(const Attributes& attrs, std::size_t rank) {
 // and the loop vectorises across outputs. Others go eight at a time, eight independent chains.
 // Either way each output's own chain is the sequential one, so the bits are.
 template <class T, class A, class Combine>
-void combineInOrder(const T* in, const ReductionIndex& index, A* result, A start,
-                    bool fromFirst, Combine combine) {
+void combineInOrder(const T* in, const ReductionIndex& index, A* result, A start, bool fromFirst,
+                    Combine combine) {
     constexpr std::size_t kChains = 8;
     const std::size_t outputs = index.bases.size(), count = index.members.size();
     const std::int64_t* bases = index.bases.data();
