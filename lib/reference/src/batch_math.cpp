@@ -81,8 +81,9 @@ inline void erfIntervals(const double* x, std::size_t count, ErfIntervals& work)
     for (std::size_t i = 0; i < count; ++i) {
         const double a = std::fabs(x[i]);
         // (int)((a − 0.25)·4) truncates, so below 0.25 (where the series at 0 is kept) it reads
-        // interval 0.
-        const int interval = static_cast<int>((a - 0.25) * 4.0);
+        // interval 0; at a = 0 (x = 0, or an element that is not ordinary) it is −1, which would
+        // read before the table, hence the max.
+        const int interval = std::max(0, static_cast<int>((a - 0.25) * 4.0));
         work.h[i] = a - (0.25 + 0.25 * (static_cast<double>(interval) + 0.5));
         work.base[i] = interval * 16;
     }
