@@ -12,7 +12,7 @@
 
 namespace goblin::core {
 
-// Page-aligned from 256 KiB, 64-byte aligned below. Throws std::bad_alloc like operator new.
+// Page-aligned for 256 KiB and more, 64-byte aligned below. Throws std::bad_alloc like operator new.
 void* allocateBulk(std::size_t bytes);
 // `bytes` must be the size the buffer was allocated with.
 void freeBulk(void* memory, std::size_t bytes) noexcept;
