@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <bit>
 #include <mutex>
 #include <unordered_map>
 #include <utility>
@@ -14,18 +13,11 @@ namespace goblin::core {
 namespace {
 
 constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
-// Buffers from here up are mapped and kept; smaller ones come from the heap. (The heap's own
-// reuse does not reach this far: glibc maps such blocks, or trims its heaps under them, so each
-// new one faulted its pages in afresh; a training audit makes thousands a round.)
-constexpr std::size_t kMappedBytes = std::size_t{256} << 10;
 constexpr std::align_val_t kHeapAlignment{64};
 
 // A mapping whose length is a multiple of 2 MiB starts on a 2 MiB boundary (Linux ≥ 6.7 aligns
-// such anonymous mappings), so every page of it can be a huge one. Below 2 MiB the length is the
-// next power of two, so that a kept buffer serves the next of its class.
+// such anonymous mappings), so every page of it can be a huge one.
 std::size_t mappedLength(std::size_t bytes) {
-    if (bytes < kHugePageBytes)
-        return std::bit_ceil(bytes);
     return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
 }
 
@@ -50,9 +42,9 @@ std::size_t keptLimit() {
 // the length of every mapping handed out.
 class MappingPool {
 public:
-    // Every kept mapping is at least kMappedBytes, so the list never outgrows this: giving a
-    // buffer back never allocates.
-    MappingPool() : m_limit(keptLimit()) { m_kept.reserve(m_limit / kMappedBytes); }
+    // Every kept mapping is at least 2 MiB, so the list never outgrows this: giving a buffer back
+    // never allocates.
+    MappingPool() : m_limit(keptLimit()) { m_kept.reserve(m_limit / kHugePageBytes); }
 
     std::size_t limit() const { return m_limit; }
 
@@ -146,7 +138,7 @@ MappingPool& pool() {
 } // namespace
 
 void* allocateBulk(std::size_t bytes) {
-    if (bytes < kMappedBytes)
+    if (bytes < kHugePageBytes)
         return ::operator new(bytes == 0 ? 1 : bytes, kHeapAlignment);
     if (bytes > static_cast<std::size_t>(-1) - kHugePageBytes)
         throw std::bad_alloc();
@@ -156,7 +148,7 @@ void* allocateBulk(std::size_t bytes) {
 void freeBulk(void* memory, std::size_t bytes) noexcept {
     if (memory == nullptr)
         return;
-    if (bytes < kMappedBytes)
+    if (bytes < kHugePageBytes)
         ::operator delete(memory, kHeapAlignment);
     else
         pool().give(memory);

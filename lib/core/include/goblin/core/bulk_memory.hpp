@@ -1,10 +1,9 @@
-// Memory for bulk buffers (tensor elements, message buffers). A buffer of 256 KiB or more is an
-// anonymous mapping (from 2 MiB a multiple of 2 MiB advised to be backed by transparent huge
-// pages, below it a power of two), and a freed one is kept (up to keptBulkLimit() in all,
-// reclaimable by the kernel under memory pressure) for the next buffer of about its size: on the
-// VMs this project runs on, the first touch of fresh memory costs 0.6-1.9 ms per MiB (page faults,
-// zeroing, the host backing the page), and a 4096² matmul job moved about 900 MiB through fresh
-// buffers in the node alone. Smaller buffers come from the heap. Any thread.
+// Memory for bulk buffers (tensor elements, message buffers). A buffer of 2 MiB or more is an
+// anonymous mapping advised to be backed by transparent huge pages, and a freed one is kept (up to
+// keptBulkLimit() in all, reclaimable by the kernel under memory pressure) for the next buffer of
+// about its size: on the VMs this project runs on, the first touch of fresh memory costs 0.6-1.9 ms
+// per MiB (page faults, zeroing, the host backing the page), and a 4096² matmul job moved about 900
+// MiB through fresh buffers in the node alone. Smaller buffers come from the heap. Any thread.
 #pragma once
 
 #include <cstddef>
@@ -12,7 +11,7 @@
 
 namespace goblin::core {
 
-// Page-aligned for 256 KiB and more, 64-byte aligned below. Throws std::bad_alloc like operator new.
+// Page-aligned for 2 MiB and more, 64-byte aligned below. Throws std::bad_alloc like operator new.
 void* allocateBulk(std::size_t bytes);
 // `bytes` must be the size the buffer was allocated with.
 void freeBulk(void* memory, std::size_t bytes) noexcept;
