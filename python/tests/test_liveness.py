@@ -62,4 +62,6 @@ def test_a_task_its_volunteers_keep_dropping_is_computed_by_the_node(cluster):
         match = re.search(r"graph task (\d+) attempt \d+ \(v-\S+\): volunteer disconnected", line)
         if match:
             dropped[match.group(1)] = dropped.get(match.group(1), 0) + 1
-    assert dropped and max(dropped.values()) <= DROPPED_LEASES_BEFORE_THE_NODE_COMPUTES, dropped
+    # A task has two replicas: when its sixth hand-back makes the node compute it, the other
+    # replica's lease may still be out, and its holder drops it once more.
+    assert dropped and max(dropped.values()) <= DROPPED_LEASES_BEFORE_THE_NODE_COMPUTES + 1, dropped
