@@ -370,6 +370,9 @@ class Client:
         "clean", "rechecking", "stands", "corrected" (its `outputs` are the job's corrected
         outputs, in the order run()/matmul() returned them) or "unverifiable" (the node had
         already deleted the job's data). Matmul jobs are always clean: each tile is checked alone.
+        A training job's audit covers its rounds: when one is corrected after the job ended, the
+        node trains the job again from it ("rechecking", then "corrected" with `outputs` the flat
+        parameters and the optimizer state; fetch_train(job, model) returns that TrainResult).
         """
         return lifecycle.audit(self.connection, job_id, timeout)
 

@@ -200,7 +200,7 @@ def test_the_dashboard_shows_a_training_job_with_its_rounds_and_losses(node, bro
     card = '#training-jobs [data-job="%s"]' % result.job
     node.wait_until(lambda: browser.execute_script(
         "const c = document.querySelector(arguments[0]);"
-        "return c && c.dataset.state === 'released' && c.querySelectorAll('tr[data-round]')"
+        "return c && c.dataset.state === 'retained' && c.querySelectorAll('tr[data-round]')"
         ".length === 3;", card), WAIT, "the training job's card with three rounds", 0.2)
     assert "3 of 3 rounds" in text_of(browser, card)
     rounds = browser.execute_script(
@@ -216,9 +216,10 @@ def test_the_dashboard_shows_a_training_job_with_its_rounds_and_losses(node, bro
     np.testing.assert_allclose(lines[result.job], result.losses, rtol=1e-6)
     assert browser.execute_script(PAINTED, "loss-chart") > 0
     assert not shown(browser, "training-empty")
-    # The jobs table lists the training job, not its rounds' graph jobs.
+    # The jobs table lists the training job, not its rounds' graph jobs; released, it keeps its
+    # data for the audits of its rounds (retained).
     state, cells = job_row(browser, result.job)
-    assert cells[1:3] == ["train", "released"] and cells[3].strip() == "3 of 3 rounds", cells
+    assert cells[1:3] == ["train", "retained"] and cells[3].strip() == "3 of 3 rounds", cells
     for graph_job in round_jobs:
         assert job_row(browser, graph_job) is None, graph_job
     assert still_the_same_page(browser)
@@ -227,7 +228,7 @@ def test_the_dashboard_shows_a_training_job_with_its_rounds_and_losses(node, bro
     assert errors == [], errors
 
     jobs = families(node)["goblin_jobs"]
-    assert value(jobs, kind="train", state="released") == 1
+    assert value(jobs, kind="train", state="retained") == 1
     assert value(jobs, kind="train", state="running") == 0
 
 

@@ -109,9 +109,12 @@ bool ResearcherDesk::admitsUpload(const Peer& researcher, const net::Message& me
 bool ResearcherDesk::refuseReleasedFetch(const ResearcherRequest& request,
                                          const std::string& jobId) {
     const auto job = findJob(m_context.store.database(), jobId);
+    // A training job kept for the audits of its rounds is fetched again: a late catch may have
+    // trained it again (kinds/train/late_catches.hpp).
+    const bool fetchable = job && job->kind == "train";
     if (!job || job->researcherId != request.researcherId ||
         (job->state != jobStateName(JobState::Released) &&
-         job->state != jobStateName(JobState::Retained)))
+         (job->state != jobStateName(JobState::Retained) || fetchable)))
         return false;
     replyError(request.peer, request.requestId,
                Error{ErrorCode::NotFound,

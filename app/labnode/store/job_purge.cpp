@@ -24,10 +24,12 @@ const std::vector<const char*> kGraphRows{
     "DELETE FROM graph_job_audits WHERE job_id = ?1",
     "DELETE FROM graph_tasks WHERE job_id = ?1",
     "DELETE FROM graph_jobs WHERE id = ?1"};
-const std::vector<const char*> kTrainRows{
-    "DELETE FROM train_batches WHERE job_id = ?1", "DELETE FROM train_snapshots WHERE job_id = ?1",
-    "DELETE FROM train_rewinds WHERE job_id = ?1", "DELETE FROM train_rounds WHERE job_id = ?1",
-    "DELETE FROM train_jobs WHERE id = ?1"};
+const std::vector<const char*> kTrainRows{"DELETE FROM train_batches WHERE job_id = ?1",
+                                          "DELETE FROM train_snapshots WHERE job_id = ?1",
+                                          "DELETE FROM train_rewinds WHERE job_id = ?1",
+                                          "DELETE FROM train_late_catches WHERE job_id = ?1",
+                                          "DELETE FROM train_rounds WHERE job_id = ?1",
+                                          "DELETE FROM train_jobs WHERE id = ?1"};
 
 } // namespace
 

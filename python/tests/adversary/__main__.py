@@ -53,6 +53,11 @@ def parse(argv):
     parser.add_argument("--careless-gap", type=int, default=0,
                         help="patient-pair: tasks answered honestly after the --careless-after "
                              "lies before it turns careless (so those lies' jobs finish first)")
+    parser.add_argument("--wake-file",
+                        help="patient-pair: honest until this file exists (a test creates it near "
+                             "the end of a job, so the pair lies only there)")
+    parser.add_argument("--careless-file",
+                        help="patient-pair: once this file exists, lie on every task")
     parser.add_argument("--nudge", action="store_true",
                         help="patient-pair: the lies before --careless-after move one element of "
                              "the first output by one ulp (within a matmul's rounding bound)")

@@ -3,6 +3,7 @@ project's own canonical bits (canonical.py) until both have a history, then lie 
 both of them hold, so no honest replica ever disagrees with a lie and only the node's own checks
 can see it."""
 
+import os
 import threading
 import time
 
@@ -43,7 +44,8 @@ class PatientPair(Strategy):
     answered with the same lie by both, at most --lies tasks (0: no limit); a task only one of
     them holds is answered honestly. With --careless-after N, after N such lies it lies on every
     task (so an honest replica beside it gets it caught: a late catch, after lies were used), once
-    it answered --careless-gap more tasks honestly. With
+    it answered --careless-gap more tasks honestly. --wake-file keeps it honest until that file
+    exists; once --careless-file exists it lies on every task. With
     --nudge the lies before that are one-ulp nudges (nudged()), logged as "nudge"."""
 
     identities = 2
@@ -63,13 +65,21 @@ class PatientPair(Strategy):
     def awake(self) -> bool:
         counts = [self.answered_by.get(i, 0) for i in range(self.options.identities or 2)]
         limit = self.options.lies
-        return min(counts) >= self.options.honest_tasks and (not limit or self.lies_told < limit)
+        woken = not self.options.wake_file or os.path.exists(self.options.wake_file)
+        return woken and min(counts) >= self.options.honest_tasks and \
+            (not limit or self.lies_told < limit)
+
+    def careless_now(self) -> bool:
+        return bool(self.options.careless_file) and os.path.exists(self.options.careless_file)
 
     def both_lie(self, who, task) -> bool:
         task_id = task["task"]
         with self.partner_came:
             self.holders.setdefault(task_id, set()).add(who.index)
             self.partner_came.notify_all()
+            if task_id not in self.decided and self.careless_now():
+                self.decided[task_id] = True
+                self.careless_tasks.add(task_id)
             careless = self.options.careless_after
             if careless and self.lies_told >= careless and task_id not in self.decided:
                 # Careless once it answered --careless-gap tasks since its last lie, honest

@@ -15,17 +15,6 @@ namespace {
 
 constexpr int kAuditProtocol = 2; // audit_report goes only to researchers that speak it
 
-// The report's state: the most urgent of its audits'.
-std::string jobAuditState(const std::vector<JobAuditRow>& audits) {
-    if (audits.empty())
-        return "clean";
-    for (const char* state : {"rechecking", "unverifiable", "corrected"})
-        if (std::any_of(audits.begin(), audits.end(),
-                        [&](const JobAuditRow& audit) { return audit.state == state; }))
-            return state;
-    return "stands";
-}
-
 } // namespace
 
 DeliveredAudits::DeliveredAudits(NodeContext& context, PeerRegistry& peers, TrustBook& trust,
@@ -203,16 +192,7 @@ void DeliveredAudits::report(std::uint64_t peer, std::int64_t requestId, const G
 
 net::AuditReport DeliveredAudits::reportOf(const std::string& jobId, std::int64_t requestId) {
     const std::vector<JobAuditRow> audits = jobAuditsOf(m_context.store.database(), jobId);
-    net::AuditReport report{requestId, jobId, jobAuditState(audits), {}, {}};
-    // The newest audits, if a job ever had more than a report carries.
-    const std::size_t first =
-        audits.size() > net::kMaxAuditEntries ? audits.size() - net::kMaxAuditEntries : 0;
-    for (std::size_t i = first; i < audits.size(); ++i) {
-        const JobAuditRow& audit = audits[i];
-        report.audits.push_back(net::JobAuditEntry{audit.volunteerId, audit.reason, audit.state,
-                                                   audit.tasks, audit.corrected, audit.createdAt});
-    }
-    return report;
+    return auditReport(requestId, jobId, jobAuditState(audits), audits);
 }
 
 void DeliveredAudits::sendReport(const GraphJobRow& job, std::vector<std::uint64_t> peers,

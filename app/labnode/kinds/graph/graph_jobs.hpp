@@ -115,6 +115,12 @@ public:
         m_audits.addCorrectionListener(std::move(listener));
     }
 
+    // Told at start-up and hourly the time before which data kept for audits is due for deletion
+    // (a training job keeps its states for the audits of its rounds' graph jobs).
+    void addRetentionListener(std::function<void(double finishedBefore)> listener) {
+        m_retention.addPruneListener(std::move(listener));
+    }
+
     // The scheduler's side: GraphTaskSource.
     bool hasQueued() const override { return m_book.hasQueued(); }
     std::optional<TaskClaim> claimTaskFor(const Peer& volunteer,

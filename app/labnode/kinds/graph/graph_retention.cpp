@@ -72,6 +72,8 @@ void GraphRetention::prune() {
         deleteData(jobId);
         m_context.log("graph job " + jobId + ": its retention for audits ended; data deleted");
     }
+    for (const auto& listener : m_pruneListeners)
+        listener(m_context.clock() - m_retentionSeconds);
 }
 
 void GraphRetention::deleteData(const std::string& jobId) {

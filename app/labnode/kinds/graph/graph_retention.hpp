@@ -8,8 +8,10 @@
 // steady timer deletes what is due every hour, and at start().
 #pragma once
 
+#include <functional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <boost/asio/steady_timer.hpp>
 
@@ -33,6 +35,11 @@ public:
     void prune();
     // Deletes the job's inputs and task outputs now (a cancel, a purge), whatever its state.
     void deleteData(const std::string& jobId);
+    // Told at every prune the time before which a job must have finished for its retention to
+    // have passed (another kind's data kept for the same audits: a training job's).
+    void addPruneListener(std::function<void(double finishedBefore)> listener) {
+        m_pruneListeners.push_back(std::move(listener));
+    }
 
 private:
     void schedule();
@@ -43,6 +50,7 @@ private:
     double m_retentionSeconds;
     boost::asio::steady_timer m_timer;
     std::set<std::string> m_unreleased; // releases the database could not record
+    std::vector<std::function<void(double)>> m_pruneListeners;
 };
 
 } // namespace goblin::labnode

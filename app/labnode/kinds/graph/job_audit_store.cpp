@@ -1,6 +1,32 @@
 #include "kinds/graph/job_audit_store.hpp"
 
+#include <algorithm>
+
 namespace goblin::labnode {
+
+std::string jobAuditState(const std::vector<JobAuditRow>& audits) {
+    if (audits.empty())
+        return "clean";
+    for (const char* state : {"rechecking", "unverifiable", "corrected"})
+        if (std::any_of(audits.begin(), audits.end(),
+                        [&](const JobAuditRow& audit) { return audit.state == state; }))
+            return state;
+    return "stands";
+}
+
+net::AuditReport auditReport(std::int64_t requestId, const std::string& jobId,
+                             const std::string& state, const std::vector<JobAuditRow>& audits) {
+    net::AuditReport report{requestId, jobId, state, {}, {}};
+    // The newest audits, if a job ever had more than a report carries.
+    const std::size_t first =
+        audits.size() > net::kMaxAuditEntries ? audits.size() - net::kMaxAuditEntries : 0;
+    for (std::size_t i = first; i < audits.size(); ++i) {
+        const JobAuditRow& audit = audits[i];
+        report.audits.push_back(net::JobAuditEntry{audit.volunteerId, audit.reason, audit.state,
+                                                   audit.tasks, audit.corrected, audit.createdAt});
+    }
+    return report;
+}
 
 namespace {
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "goblin/core/error.hpp"
+#include "goblin/net/messages/researcher_messages.hpp"
 #include "store/database.hpp"
 
 namespace goblin::labnode {
@@ -42,6 +43,12 @@ std::vector<SuspectTask> suspectTasks(Database& db, const std::string& jobId,
 // (attempt, volunteer) of every accepted replica of a task.
 std::vector<std::pair<std::int64_t, std::string>> acceptedReplicas(Database& db,
                                                                    std::int64_t taskId);
+
+// A job's audit state: "clean" without audits, else the most urgent of its audits' states.
+std::string jobAuditState(const std::vector<JobAuditRow>& audits);
+// The report (no outputs) of a job in `state` with these audits: the newest kMaxAuditEntries.
+net::AuditReport auditReport(std::int64_t requestId, const std::string& jobId,
+                             const std::string& state, const std::vector<JobAuditRow>& audits);
 
 Expected<std::int64_t> insertJobAudit(Database& db, const JobAuditRow& audit);
 Expected<void> finishJobAudit(Database& db, std::int64_t id, const std::string& state,

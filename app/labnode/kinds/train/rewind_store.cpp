@@ -83,4 +83,45 @@ Expected<std::vector<std::string>> rewindTrainJob(Database& db, const std::strin
     return undone;
 }
 
+Expected<void> insertLateCatch(Database& db, const std::string& jobId, const LateCatch& caught,
+                               double now) {
+    auto insert = db.prepare("INSERT INTO train_late_catches(job_id, graph_job, reason, released, "
+                             "started_at) VALUES(?,?,?,?,?)");
+    return insert.bind(1, jobId)
+        .bind(2, caught.graphJob)
+        .bind(3, caught.reason)
+        .bind(4, std::int64_t{caught.released ? 1 : 0})
+        .bind(5, now)
+        .run();
+}
+
+Expected<void> endLateCatch(Database& db, const std::string& jobId, const std::string& error,
+                            double now) {
+    auto update = db.prepare("UPDATE train_late_catches SET ended_at = ?, error = ? WHERE "
+                             "job_id = ? AND ended_at IS NULL");
+    return update.bind(1, now).bind(2, error).bind(3, jobId).run();
+}
+
+std::vector<LateCatch> lateCatchesOf(Database& db, const std::string& jobId) {
+    std::vector<LateCatch> caught;
+    auto query = db.prepare("SELECT graph_job, reason, released, started_at, ended_at IS NOT NULL, "
+                            "coalesce(error, '') FROM train_late_catches WHERE job_id = ? "
+                            "ORDER BY rowid");
+    query.bind(1, jobId);
+    while (query.step().value_or(false))
+        caught.push_back(LateCatch{query.columnText(0), query.columnText(1),
+                                   query.columnInt(2) != 0, query.columnInt(4) != 0,
+                                   query.columnText(5), query.columnDouble(3)});
+    return caught;
+}
+
+std::vector<std::string> jobsRetraining(Database& db) {
+    std::vector<std::string> jobs;
+    auto query =
+        db.prepare("SELECT DISTINCT job_id FROM train_late_catches WHERE ended_at IS NULL");
+    while (query.step().value_or(false))
+        jobs.push_back(query.columnText(0));
+    return jobs;
+}
+
 } // namespace goblin::labnode

@@ -1,6 +1,7 @@
-// Durable records of training rewinds (docs/training.md, "Rewinds"): the state a running training
-// job had before each of its rounds (train_snapshots) and every rewind (train_rewinds: which
-// committed rounds were trained again, and why). Schema in store/schema.cpp. Callers group
+// Durable records of training rewinds (docs/training.md, "Rewinds"): the state a training job had
+// before each of its rounds (train_snapshots), every rewind (train_rewinds: which committed
+// rounds were trained again, and why) and the late catches of jobs that had ended
+// (train_late_catches). Schema in store/schema.cpp. Callers group
 // writes in a Transaction. Core thread only.
 #pragma once
 
@@ -46,5 +47,26 @@ std::string whyRedone(Database& db, const std::string& jobId, std::int64_t round
 // held, for the caller to delete unused blobs once this commits.
 Expected<std::vector<std::string>> rewindTrainJob(Database& db, const std::string& jobId,
                                                   const TrainRewind& rewind, double now);
+
+// A late catch (table train_late_catches): a round of a job that had ended was found poisoned and
+// the node trains the job again from that round. `released`: the researcher had released the job,
+// so it returns to 'retained' (else 'done') when the retraining ends.
+struct LateCatch {
+    std::string graphJob;
+    std::string reason;
+    bool released = false;
+    bool ended = false;
+    std::string error; // why the retraining could not end with the job trained again
+    double startedAt = 0;
+};
+Expected<void> insertLateCatch(Database& db, const std::string& jobId, const LateCatch& caught,
+                               double now);
+// Ends the job's running late catch (`error` empty: the job is trained again).
+Expected<void> endLateCatch(Database& db, const std::string& jobId, const std::string& error,
+                            double now);
+// Oldest first.
+std::vector<LateCatch> lateCatchesOf(Database& db, const std::string& jobId);
+// Jobs with a late catch still retraining (a restarted node resumes them).
+std::vector<std::string> jobsRetraining(Database& db);
 
 } // namespace goblin::labnode

@@ -83,6 +83,24 @@ std::vector<TrainJobRow> unreleasedTrainJobs(Database& db) {
     return jobs;
 }
 
+bool anyRoundKeptForAudits(Database& db, const std::string& id) {
+    auto query = db.prepare("SELECT 1 FROM train_rounds r JOIN graph_jobs g ON g.id = r.graph_job "
+                            "WHERE r.job_id = ? AND g.state = 'retained' LIMIT 1");
+    query.bind(1, id);
+    return query.step().value_or(false);
+}
+
+std::vector<std::string> retainedTrainJobsDue(Database& db, double endedBefore) {
+    auto query =
+        db.prepare("SELECT id FROM train_jobs WHERE state = 'retained' AND updated_at < ? AND id "
+                   "NOT IN (SELECT job_id FROM train_late_catches WHERE ended_at IS NULL)");
+    query.bind(1, endedBefore);
+    std::vector<std::string> jobs;
+    while (query.step().value_or(false))
+        jobs.push_back(query.columnText(0));
+    return jobs;
+}
+
 namespace {
 
 std::vector<TrainRoundRow> roundRows(Database& db, const std::string& id, const char* order) {

@@ -48,6 +48,11 @@ Expected<void> setTrainJobState(Database& db, const std::string& id, JobState st
 std::optional<TrainJobRow> trainJob(Database& db, const std::string& id);
 // Jobs to load at start-up: running ones continue, done and failed ones wait for their researcher.
 std::vector<TrainJobRow> unreleasedTrainJobs(Database& db);
+// Whether the graph job of one of its committed rounds keeps its data for audits (retained).
+bool anyRoundKeptForAudits(Database& db, const std::string& id);
+// Jobs released while their data was kept for audits (state 'retained', not retraining after a
+// late catch) whose last change was before `endedBefore`.
+std::vector<std::string> retainedTrainJobsDue(Database& db, double endedBefore);
 std::vector<TrainRoundRow> trainRounds(Database& db, const std::string& id);
 // A streamed job's batch held for training: x then y as stored tensors; empty `tensors` marks
 // where the data ended (docs/protocol.md, "Streamed training data").

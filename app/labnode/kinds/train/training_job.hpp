@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,7 @@ namespace goblin::labnode {
 struct TrainingJob {
     std::string id;
     std::int64_t researcher = 0;
-    JobState state = JobState::Running; // running, done, failed, cancelled (until released)
+    JobState state = JobState::Running; // running, done, failed, cancelled, retained (loaded)
     TrainSubmission submission;
     core::Tensor params;
     std::vector<core::Tensor> optimizerState;
@@ -27,6 +28,9 @@ struct TrainingJob {
     double roundStarted = 0;
     bool stepping = false;
     std::int64_t rewinds = 0; // a step taken before the latest rewind never commits
+    // Set while a late catch trains a job that had ended again (state running in memory): the
+    // state it keeps in the store meanwhile and returns to, done or retained.
+    std::optional<JobState> retraining;
     // Streamed data (streamed_batches.hpp): batches held for the rounds to come (stored
     // tensors), the next batch the node expects, whether the data ended, whether the round waits
     // for its batch.
@@ -35,6 +39,11 @@ struct TrainingJob {
     bool dataEnded = false;
     bool waitingForBatch = false;
 
+    // The state a round's commit stores: running until the last round, then done (for a job
+    // trained again after a late catch, the state it had).
+    JobState storedState(bool lastRound) const {
+        return retraining ? *retraining : lastRound ? JobState::Done : JobState::Running;
+    }
     // The absolute number of the round it runs next (a resumed run continues its count).
     std::int64_t round() const { return submission.plan.firstRound + roundsDone; }
 };

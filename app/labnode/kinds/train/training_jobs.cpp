@@ -9,6 +9,7 @@
 #include "kinds/graph/graph_store.hpp"
 #include "kinds/graph/graph_submission.hpp"
 #include "kinds/train/rewind_store.hpp"
+#include "kinds/train/train_delivery.hpp"
 #include "node/quota_gate.hpp"
 #include "node/secrets.hpp"
 #include "store/job_purge.hpp"
@@ -30,40 +31,31 @@ TrainingJobs::TrainingJobs(NodeContext& context, PeerRegistry& peers, Researcher
                TrainingRounds::Hooks{
                    [this](const std::string& jobId) { return findJob(jobId); },
                    [this](TrainingJob& job, const Error& error) { failJob(job, error); },
-                   [this](TrainingJob& job) { finishJob(job, true); }}) {
+                   [this](TrainingJob& job) { finishJob(job, true); }}),
+      m_late(context, peers, desk, graphs, m_rounds,
+             LateCatches::Hooks{[this](const std::string& jobId) { return findJob(jobId); },
+                                [this](const std::string& jobId) { return loadRetained(jobId); },
+                                [this](const std::string& jobId) { m_jobs.erase(jobId); },
+                                [this](TrainingJob& job) {
+                                    m_desk.deliverToWatchers(
+                                        job.id, [&](std::uint64_t peer) { deliver(peer, job, 0); });
+                                }}) {
     graphs.addCorrectionListener([this](const std::string& graphJob, const std::string& why) {
-        onRoundCorrected(graphJob, why);
+        m_late.onRoundCorrected(graphJob, why);
     });
+    graphs.addRetentionListener([this](double endedBefore) { m_late.prune(endedBefore); });
 }
 
-void TrainingJobs::onRoundCorrected(const std::string& graphJob, const std::string& why) {
-    const auto ref = trainRoundOfGraphJob(m_context.store.database(), graphJob);
-    if (!ref)
-        return; // not a round
-    TrainingJob* job = findJob(ref->jobId);
-    const std::string what = "training job " + ref->jobId + ": round " +
-                             std::to_string(ref->round) + "'s graph job " + graphJob +
-                             " was corrected after " + why;
-    if (!job || job->state != JobState::Running)
-        return m_context.log.warn(what + "; the job had ended, so it is not rewound (the audit "
-                                         "of that graph job reports the correction)");
-    if (job->submission.plan.streamed)
-        return m_context.log.warn(what + "; a streamed job is not rewound (the batches it "
-                                         "trained are gone)");
-    if (ref->round >= job->round())
-        return; // undone by an earlier rewind already
-    m_rounds.rewind(*job, ref->round,
-                    "round " + std::to_string(ref->round) + "'s graph job " + graphJob +
-                        " was corrected after " + why);
-}
-
-void TrainingJobs::dropSnapshots(const std::string& jobId) {
-    auto held = dropTrainSnapshots(m_context.store.database(), jobId);
-    if (!held)
-        return m_context.log.error("training job " + jobId + ": its kept states could not be " +
-                                   "dropped (" + held.error().message + ")");
-    for (const std::string& stored : *held)
-        deleteUnusedBlobs(m_context.store, m_context.blobs, stored);
+TrainingJob* TrainingJobs::loadRetained(const std::string& jobId) {
+    const auto row = trainJob(m_context.store.database(), jobId);
+    if (!row || row->state != JobState::Retained)
+        return nullptr;
+    if (auto loaded = resumeJob(*row); !loaded) {
+        m_context.log.error("training job " + jobId + " cannot be read back (" +
+                            loaded.error().message + ")");
+        return nullptr;
+    }
+    return findJob(jobId);
 }
 
 Expected<void> TrainingJobs::onRouted(const ResearcherRequest& request, net::Message message) {
@@ -175,6 +167,7 @@ void TrainingJobs::recover() {
                                    resumed.error().message, m_context.clock());
         }
     }
+    m_late.recover();
 }
 
 Expected<void> TrainingJobs::resumeJob(const TrainJobRow& row) {
@@ -227,6 +220,8 @@ Expected<void> TrainingJobs::resumeJob(const TrainJobRow& row) {
 }
 
 void TrainingJobs::finishJob(TrainingJob& job, bool committed) {
+    if (job.retraining)
+        return m_late.endRetraining(job, {});
     if (!committed) { // its data ended where the next round would have started
         (void)setTrainJobState(m_context.store.database(), job.id, JobState::Done, {},
                                m_context.clock());
@@ -236,7 +231,8 @@ void TrainingJobs::finishJob(TrainingJob& job, bool committed) {
     job.state = JobState::Done;
     job.waitingForBatch = false;
     m_batches.dropAll(job);
-    dropSnapshots(job.id);
+    if (!m_late.keepsForAudits(job)) // else kept for a late catch until its release is due
+        m_late.dropSnapshots(job.id);
     m_context.log("training job " + job.id + " done");
     m_desk.deliverToWatchers(job.id, [&](std::uint64_t peer) { deliver(peer, job, 0); });
 }
@@ -244,6 +240,12 @@ void TrainingJobs::finishJob(TrainingJob& job, bool committed) {
 void TrainingJobs::failJob(TrainingJob& job, const Error& error) {
     if (job.state != JobState::Running)
         return;
+    if (job.retraining) { // it stays what it was; its audit says it could not be trained again
+        if (!job.roundJob.empty())
+            m_graphs.releaseFor(job.roundJob);
+        job.roundJob.clear();
+        return m_late.endRetraining(job, error.describe());
+    }
     job.state = JobState::Failed;
     (void)setTrainJobState(m_context.store.database(), job.id, JobState::Failed, error.describe(),
                            m_context.clock());
@@ -253,27 +255,12 @@ void TrainingJobs::failJob(TrainingJob& job, const Error& error) {
     job.error = error.describe();
     job.waitingForBatch = false;
     m_batches.dropAll(job);
-    dropSnapshots(job.id);
+    m_late.dropSnapshots(job.id);
     m_desk.reportFailure(job.id, error); // a fetch still gets the rounds committed before it
 }
 
 void TrainingJobs::deliver(std::uint64_t peer, const TrainingJob& job, std::int64_t requestId) {
-    json::array history;
-    for (const TrainRoundRow& round : trainRounds(m_context.store.database(), job.id))
-        history.push_back(roundRecordJson(round));
-    json::object summary{{"kind", "train"},
-                         {"state", jobStateName(job.state)},
-                         {"rounds", job.roundsDone},
-                         {"first_round", job.submission.plan.firstRound},
-                         {"optimizer_state", job.optimizerState.size()},
-                         {"history", std::move(history)}};
-    if (job.state == JobState::Failed || job.state == JobState::Cancelled)
-        summary["error"] = job.error;
-    std::vector<net::TensorPtr> tensors{std::make_shared<const core::Tensor>(job.params)};
-    for (const core::Tensor& buffer : job.optimizerState)
-        tensors.push_back(std::make_shared<const core::Tensor>(buffer));
-    m_peers.send(peer, net::toMessage(net::JobDone{requestId, job.id, std::move(summary),
-                                                   std::move(tensors)}));
+    m_peers.send(peer, net::toMessage(trainJobDone(m_context.store.database(), job, requestId)));
 }
 
 // -- the researcher's requests --------------------------------------------------------------------
@@ -281,6 +268,11 @@ void TrainingJobs::deliver(std::uint64_t peer, const TrainingJob& job, std::int6
 TrainingJob* TrainingJobs::ownedJob(const ResearcherRequest& request, const std::string& jobId) {
     if (TrainingJob* job = findJob(jobId); job && job->researcher == request.researcherId)
         return job;
+    // Released while its data is kept for audits: read back for its fetch or release.
+    if (const auto row = trainJob(m_context.store.database(), jobId);
+        !findJob(jobId) && row && row->researcherId == request.researcherId)
+        if (TrainingJob* loaded = loadRetained(jobId))
+            return loaded;
     // Released, or another researcher's: say only what this researcher may know.
     m_desk.replyError(request.peer, request.requestId,
                       Error{ErrorCode::NotFound, "no job " + jobId});
@@ -294,8 +286,8 @@ void TrainingJobs::fetch(const ResearcherRequest& request, const std::string& jo
     // A failed job is delivered too: the rounds it committed, with its error in the summary.
     m_desk.answerFetch(request.peer,
                        net::JobStatus{request.requestId, jobId,
-                                      std::string(jobStateName(job->state)), job->roundsDone,
-                                      job->submission.plan.rounds},
+                                      std::string(jobStateName(researcherState(job->state))),
+                                      job->roundsDone, job->submission.plan.rounds},
                        [&] { deliver(request.peer, *job, request.requestId); });
 }
 
@@ -306,8 +298,20 @@ void TrainingJobs::release(const ResearcherRequest& request, const std::string& 
     if (m_desk.refuseRunningRelease(request, jobId, job->state))
         return;
     Database& db = m_context.store.database();
+    if (job->state == JobState::Retained ||
+        (job->state == JobState::Done && m_late.keepsForAudits(*job))) {
+        if (job->state == JobState::Done)
+            (void)setTrainJobState(db, jobId, JobState::Retained, {}, m_context.clock());
+        m_desk.unwatch(jobId, request.peer);
+        m_jobs.erase(jobId);
+        m_context.log("training job " + jobId +
+                      " released: its data and states are kept for "
+                      "the audits of its rounds");
+        m_peers.send(request.peer, net::toMessage(net::Released{request.requestId, jobId}));
+        return;
+    }
     const auto row = trainJob(db, jobId);
-    dropSnapshots(jobId); // none left once it ended, unless a node stopped in between
+    m_late.dropSnapshots(jobId); // none left once it ended, unless a node stopped in between
     (void)setTrainJobState(db, jobId, JobState::Released, {}, m_context.clock());
     if (row) // the data and parameters are deleted unless another job shares a blob
         for (const std::string& stored : {row->inputs, row->params})
@@ -320,7 +324,7 @@ void TrainingJobs::release(const ResearcherRequest& request, const std::string& 
 
 Expected<void> TrainingJobs::cancel(const std::string& jobId, const std::string& who) {
     TrainingJob* running = findJob(jobId);
-    if (!running || running->state != JobState::Running)
+    if (!running || running->state != JobState::Running || running->retraining)
         return makeError(ErrorCode::InvalidInput, "training job " + jobId + " is not running");
     TrainingJob& job = *running;
     const Error error = cancelledError(jobId, who);
@@ -336,7 +340,7 @@ Expected<void> TrainingJobs::cancel(const std::string& jobId, const std::string&
     job.roundJob.clear();
     job.waitingForBatch = false;
     m_batches.dropAll(job);
-    dropSnapshots(jobId);
+    m_late.dropSnapshots(jobId);
     m_context.log("training job " + jobId + " cancelled by " + who + " after " +
                   std::to_string(job.roundsDone) + " committed round(s)");
     m_desk.reportFailure(jobId, error);
@@ -348,8 +352,10 @@ Expected<void> TrainingJobs::purge(const std::string& jobId) {
     const auto row = trainJob(db, jobId);
     if (!row)
         return makeError(ErrorCode::NotFound, "no job " + jobId);
-    if (row->state == JobState::Running)
+    if (const TrainingJob* loaded = findJob(jobId);
+        row->state == JobState::Running || (loaded && loaded->state == JobState::Running))
         return makeError(ErrorCode::InvalidInput, "training job " + jobId + " is running");
+    m_late.dropSnapshots(jobId);
     std::vector<std::string> graphJobs;
     for (const TrainRoundRow& round : trainRounds(db, jobId))
         graphJobs.push_back(round.graphJob);
@@ -365,11 +371,11 @@ Expected<void> TrainingJobs::purge(const std::string& jobId) {
 }
 
 void TrainingJobs::audit(const ResearcherRequest& request, const std::string& jobId) {
-    m_desk.replyError(request.peer, request.requestId,
-                      Error{ErrorCode::InvalidInput,
-                            "a training job has no audit of its own: audit its rounds' graph "
-                            "jobs (history[].graph_job) for " +
-                                jobId});
+    const auto row = trainJob(m_context.store.database(), jobId);
+    if (!row || row->researcherId != request.researcherId)
+        return m_desk.replyError(request.peer, request.requestId,
+                                 Error{ErrorCode::NotFound, "no job " + jobId});
+    m_late.sendReport(jobId, {request.peer}, request.requestId);
 }
 
 } // namespace goblin::labnode

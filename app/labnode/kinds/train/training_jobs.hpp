@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kinds/graph/graph_jobs.hpp"
+#include "kinds/train/late_catches.hpp"
 #include "kinds/train/streamed_batches.hpp"
 #include "kinds/train/train_store.hpp"
 #include "kinds/train/train_submission.hpp"
@@ -71,11 +72,8 @@ private:
     // where the next round would start: done, delivered to its watchers.
     void finishJob(TrainingJob& job, bool committed);
     void deliver(std::uint64_t peer, const TrainingJob& job, std::int64_t requestId);
-    // An audit corrected a delivered graph job: when it is a committed round of a running job,
-    // the job is rewound to that round (TrainingRounds::rewind).
-    void onRoundCorrected(const std::string& graphJob, const std::string& why);
-    // A job that ended is never rewound: the states kept for it go.
-    void dropSnapshots(const std::string& jobId);
+    // A job released while its data is kept for audits, read back into memory; null if none.
+    TrainingJob* loadRetained(const std::string& jobId);
     // The loaded job (running or ended, until released), or null.
     TrainingJob* findJob(const std::string& jobId);
     TrainingJob* ownedJob(const ResearcherRequest& request, const std::string& jobId);
@@ -88,6 +86,7 @@ private:
     std::map<std::string, TrainingJob> m_jobs;
     StreamedBatches m_batches;
     TrainingRounds m_rounds;
+    LateCatches m_late;
 };
 
 } // namespace goblin::labnode

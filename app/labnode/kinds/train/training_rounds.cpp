@@ -143,10 +143,9 @@ void TrainingRounds::commit(const std::string& jobId, std::int64_t rewinds,
     const bool last = job.roundsDone + 1 == job.submission.plan.rounds;
     Database& db = m_context.store.database();
     auto transaction = Transaction::begin(db);
-    auto committed =
-        transaction ? commitTrainRound(db, job.id, step->record, step->stored,
-                                       last ? JobState::Done : JobState::Running, m_context.clock())
-                    : Expected<void>(tl::unexpected(transaction.error()));
+    auto committed = transaction ? commitTrainRound(db, job.id, step->record, step->stored,
+                                                    job.storedState(last), m_context.clock())
+                                 : Expected<void>(tl::unexpected(transaction.error()));
     if (committed)
         committed = transaction->commit();
     if (!committed) {
@@ -181,17 +180,19 @@ void TrainingRounds::commit(const std::string& jobId, std::int64_t rewinds,
     m_hooks.finished(job);
 }
 
-void TrainingRounds::rewind(TrainingJob& job, std::int64_t round, const std::string& why) {
+bool TrainingRounds::rewind(TrainingJob& job, std::int64_t round, const std::string& why) {
     Database& db = m_context.store.database();
     const std::string what = "training job " + job.id + ": round " + std::to_string(round);
     const auto snapshot = trainSnapshot(db, job.id, round);
     auto state = snapshot ? loadTensors(m_context.blobs, *snapshot)
                           : Expected<std::vector<core::Tensor>>(
                                 makeError(ErrorCode::NotFound, "its starting state is not kept"));
-    if (!state || state->empty())
-        return m_context.log.error(
-            what + " was found poisoned (" + why + ") but cannot be " + "trained again: " +
-            (state ? std::string("its state is empty") : state.error().message));
+    if (!state || state->empty()) {
+        m_context.log.error(what + " was found poisoned (" + why + ") but cannot be " +
+                            "trained again: " +
+                            (state ? std::string("its state is empty") : state.error().message));
+        return false;
+    }
     const TrainRewind rewind{round, round - job.submission.plan.firstRound, job.round(), *snapshot,
                              why};
     auto transaction = Transaction::begin(db);
@@ -201,10 +202,12 @@ void TrainingRounds::rewind(TrainingJob& job, std::int64_t round, const std::str
     if (written)
         if (auto committed = transaction->commit(); !committed)
             written = tl::unexpected(committed.error());
-    if (!written)
-        return m_context.log.error(what + " was found poisoned (" + why +
-                                   ") but the rewind could not be recorded (" +
-                                   written.error().message + ")");
+    if (!written) {
+        m_context.log.error(what + " was found poisoned (" + why +
+                            ") but the rewind could not be recorded (" + written.error().message +
+                            ")");
+        return false;
+    }
     const std::string inFlight = job.roundJob;
     job.roundJob.clear(); // before the cancel: its follower no longer speaks for the job
     if (!inFlight.empty())
@@ -225,6 +228,7 @@ void TrainingRounds::rewind(TrainingJob& job, std::int64_t round, const std::str
     m_desk.reportProgress(job.id, job.roundsDone, job.submission.plan.rounds,
                           ProgressPace::EveryStep);
     start(job);
+    return true;
 }
 
 } // namespace goblin::labnode

@@ -40,8 +40,10 @@ public:
     // Committed round `round` was found poisoned (an audit after a quarantine corrected its graph
     // job): the job goes back to the state it had before that round (its snapshot), the records
     // of that round and later ones go, the round in flight is cancelled, and training goes on
-    // from there; each round trained again says `why` in its record (`redone`).
-    void rewind(TrainingJob& job, std::int64_t round, const std::string& why);
+    // from there; each round trained again says `why` in its record (`redone`). False (logged,
+    // nothing changed) when the state before that round is not kept or the rewind cannot be
+    // recorded.
+    bool rewind(TrainingJob& job, std::int64_t round, const std::string& why);
 
 private:
     // Follows the round's graph job; false when it is not loaded.
