@@ -302,7 +302,8 @@ def test_staff_see_training_jobs_with_their_rounds_and_verdicts(client, shared_c
                           timeout=ROUND_TIMEOUT)
     listing = [line.split() for line in shared_cluster.staff("jobs", "list").stdout.splitlines()]
     row = next(line for line in listing if line and line[0] == result.job)
-    assert row[1:4] == ["train", "released", "2/2"], row
+    # Released, its data kept for the audits of its rounds' graph jobs.
+    assert row[1:4] == ["train", "retained", "2/2"], row
     detail = shared_cluster.staff("jobs", "show", result.job).stdout
     assert re.search(r"^rounds +2/2 done$", detail, re.M), detail
     accepted = len(result.history) * (BATCH // MICRO) * 2  # two replicas per task

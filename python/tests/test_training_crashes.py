@@ -127,5 +127,5 @@ def test_a_client_killed_mid_run_re_attaches_to_the_same_bits(cluster):
     result = fetch(client, job)
     assert bits(result) == bits(uninterrupted)
     assert [r.round for r in result.history] == list(range(ROUNDS))
-    # Released once fetched: the node no longer has it.
-    assert cluster.query("SELECT state FROM train_jobs WHERE id = ?", (job,)) == [("released",)]
+    # Released once fetched: the node keeps its data only for the audits of its rounds.
+    assert cluster.query("SELECT state FROM train_jobs WHERE id = ?", (job,)) == [("retained",)]

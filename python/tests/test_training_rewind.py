@@ -79,7 +79,8 @@ def test_a_pair_caught_late_has_its_rounds_trained_again(cluster):
     assert not cluster.query("SELECT * FROM train_snapshots"), "kept states outlived the job"
 
 
-def test_a_pair_caught_after_the_job_ended_has_it_trained_again(cluster, tmp_path):
+@pytest.mark.parametrize("node_killed", [False, True], ids=["", "node-killed-while-retraining"])
+def test_a_pair_caught_after_the_job_ended_has_it_trained_again(cluster, tmp_path, node_killed):
     """The pair lies only near the end of a training job: it stays honest until round 4 of 8 has
     committed (the test then creates its wake file), agrees poisoned gradients into later rounds,
     and the job ends and is released with them. Then it lies on every task of later graph jobs
@@ -87,7 +88,8 @@ def test_a_pair_caught_after_the_job_ended_has_it_trained_again(cluster, tmp_pat
     job again from the first poisoned round: the job's audit (pushed, and on request) says
     "corrected" and carries an honest run's parameters bit for bit; fetch_train returns them with
     the rounds trained again saying why. Without the retraining the audit stays off (the test
-    fails)."""
+    fails). A node killed (SIGKILL) while it trains the job again resumes the retraining and
+    reaches the same bits."""
     if not RUNNER.exists():
         pytest.fail("%s is missing: build the ci preset" % RUNNER)
     wake, careless = tmp_path / "wake", tmp_path / "careless"
@@ -121,6 +123,14 @@ def test_a_pair_caught_after_the_job_ended_has_it_trained_again(cluster, tmp_pat
     cluster.wait_until(lambda: all(banned(adversary, i) for i in ids), EVENT_TIMEOUT,
                        "both identities of the pair quarantined")
     reports = []
+    if node_killed:
+        cluster.wait_until(lambda: reports.append(client.audit(attacked.job)) or
+                           reports[-1].state in ("rechecking", "corrected"), JOB_TIMEOUT,
+                           "the released training job %s trained again" % attacked.job)
+        assert reports[-1].state == "rechecking", "retrained before the node could be killed"
+        cluster.node.kill9()
+        cluster.start_node(port=cluster.port, extra_args=LOWERED_CHECKS)  # volunteers come back
+        client = cluster.connect(token, timeout=120)
     cluster.wait_until(lambda: reports.append(client.audit(attacked.job)) or
                        reports[-1].state == "corrected", JOB_TIMEOUT,
                        "the released training job %s trained again" % attacked.job)
@@ -134,6 +144,7 @@ def test_a_pair_caught_after_the_job_ended_has_it_trained_again(cluster, tmp_pat
         "the lies never reached the delivered parameters"
     for mine, theirs in zip(corrected.outputs[1:], control.optimizer_state):
         assert mine.tobytes() == theirs.tobytes()
+    # Pushed to the researcher's connection when the retraining ended.
     assert any(n.job == attacked.job and n.state == "corrected" for n in client.audit_notices)
     again = client.fetch_train(attacked.job, model)
     assert again.flat_params.tobytes() == control.flat_params.tobytes()
