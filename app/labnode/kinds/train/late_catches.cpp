@@ -63,10 +63,11 @@ void LateCatches::onRoundCorrected(const std::string& graphJob, const std::strin
     if (job->state == JobState::Running) {
         // Trained again already: this round's correction is one more the job's audit lists.
         if (job->retraining)
-            (void)insertLateCatch(m_context.store.database(), job->id,
-                                  LateCatch{graphJob, corrected,
-                                            *job->retraining == JobState::Retained, false, {}, 0},
-                                  m_context.clock());
+            (void)insertLateCatch(
+                m_context.store.database(), job->id,
+                LateCatch{
+                    graphJob, corrected, *job->retraining == JobState::Retained, false, {}, 0},
+                m_context.clock());
         m_rounds.rewind(*job, ref->round, corrected);
         return;
     }

@@ -32,10 +32,10 @@ struct Lab {
     Lab() {
         const auto researcher = store.addResearcher("ada@lab.example", "hash");
         if (!researcher ||
-            !insertTrainJob(db,
-                            TrainJobRow{kJob, *researcher, JobState::Running, "{}", "[]", "[]", 0,
-                                        {}, {}, 1.0},
-                            1.0))
+            !insertTrainJob(
+                db,
+                TrainJobRow{kJob, *researcher, JobState::Running, "{}", "[]", "[]", 0, {}, {}, 1.0},
+                1.0))
             qFatal("the job could not be stored");
         for (int round = 0; round < 3; ++round) {
             const std::string graphJob = "g-" + std::to_string(round);
@@ -56,10 +56,11 @@ struct Lab {
 
     // An audit of graph job `graphJob` that ended in `state`.
     void audited(const std::string& graphJob, const std::string& state, double at) {
-        auto id = insertJobAudit(db, JobAuditRow{0, graphJob, "v-liar", "caught", "rechecking",
-                                                 0, 0, at});
+        auto id = insertJobAudit(
+            db, JobAuditRow{0, graphJob, "v-liar", "caught", "rechecking", 0, 0, at});
         QVERIFY(id.has_value());
-        QVERIFY(finishJobAudit(db, *id, state, 4, state == "corrected" ? 2 : 0, at + 1).has_value());
+        QVERIFY(
+            finishJobAudit(db, *id, state, 4, state == "corrected" ? 2 : 0, at + 1).has_value());
     }
 };
 
