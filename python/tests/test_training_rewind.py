@@ -26,7 +26,9 @@ LOWERED_CHECKS = ["--audit-floor", "0", "--probation-audits", "0",
                   "--shared-address-audit-rate", "0", "--second-opinion-seconds", "2"]
 
 
-def test_a_pair_caught_late_has_its_rounds_trained_again(cluster):
+def start_pair(cluster, pair_args):
+    """A node with lowered checks, one honest volunteer and the pair (--slots 4 each, so it often
+    holds both opinions of a task); (researcher token, client, adversary, pair ids, honest ids)."""
     if not RUNNER.exists():
         pytest.fail("%s is missing: build the ci preset" % RUNNER)
     token = cluster.add_researcher()
@@ -34,10 +36,15 @@ def test_a_pair_caught_late_has_its_rounds_trained_again(cluster):
     honest_ids = [honest_id(cluster.start_volunteer(threads=1, slots=1))]
     adversary, ids = cluster.start_adversary(
         "patient-pair", identities=2,
-        extra_args=["--addresses", "127.0.0.2,127.0.0.3", "--slots", "4", "--honest-tasks", "2",
-                    "--careless-after", "6", "--runner", str(RUNNER), "--pair-wait", PAIR_WAIT])
+        extra_args=["--addresses", "127.0.0.2,127.0.0.3", "--slots", "4", "--runner", str(RUNNER),
+                    "--pair-wait", PAIR_WAIT] + list(pair_args))
     wait_for_connected(cluster, 3)
-    client = cluster.connect(token, timeout=120)
+    return token, cluster.connect(token, timeout=120), adversary, ids, honest_ids
+
+
+def test_a_pair_caught_late_has_its_rounds_trained_again(cluster):
+    token, client, adversary, ids, honest_ids = start_pair(
+        cluster, ["--honest-tasks", "2", "--careless-after", "6"])
     model, loss_fn, x, y = training_family("mlp", samples=64, seed=12)
     redone_seen = []
 
@@ -90,19 +97,9 @@ def test_a_pair_caught_after_the_job_ended_has_it_trained_again(cluster, tmp_pat
     the rounds trained again saying why. Without the retraining the audit stays off (the test
     fails). A node killed (SIGKILL) while it trains the job again resumes the retraining and
     reaches the same bits."""
-    if not RUNNER.exists():
-        pytest.fail("%s is missing: build the ci preset" % RUNNER)
     wake, careless = tmp_path / "wake", tmp_path / "careless"
-    token = cluster.add_researcher()
-    cluster.start_node(extra_args=LOWERED_CHECKS)
-    honest_ids = [honest_id(cluster.start_volunteer(threads=1, slots=1))]
-    adversary, ids = cluster.start_adversary(
-        "patient-pair", identities=2,
-        extra_args=["--addresses", "127.0.0.2,127.0.0.3", "--slots", "4", "--honest-tasks", "0",
-                    "--wake-file", str(wake), "--careless-file", str(careless),
-                    "--runner", str(RUNNER), "--pair-wait", PAIR_WAIT])
-    wait_for_connected(cluster, 3)
-    client = cluster.connect(token, timeout=120)
+    token, client, adversary, ids, honest_ids = start_pair(
+        cluster, ["--honest-tasks", "0", "--wake-file", str(wake), "--careless-file", str(careless)])
     model, loss_fn, x, y = training_family("mlp", samples=64, seed=13)
 
     def train(callback=None):
