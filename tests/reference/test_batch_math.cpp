@@ -132,6 +132,21 @@ class TestBatchMath : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    // Erf and GELU take AVX-512 where the processor has it and the portable series otherwise:
+    // both give the scalar function's bits (on a processor without AVX-512 both runs take the
+    // portable one).
+    void erfSeriesBothPathsGiveTheScalarBits() {
+        for (bool wide : {false, true}) {
+            setBatchWideVectors(wide);
+            for (BatchOp op : {BatchOp::Erf, BatchOp::Gelu}) {
+                QCOMPARE(mismatches(op, randomValues<float>(11)), 0);
+                QCOMPARE(mismatches(op, randomValues<double>(12)), 0);
+                QCOMPARE(mismatches(op, boundaryValues<float>()), 0);
+                QCOMPARE(mismatches(op, boundaryValues<double>()), 0);
+            }
+        }
+        setBatchWideVectors(true);
+    }
     void f32StrideThroughEveryBitPattern() {
         std::vector<float> values;
         for (std::uint64_t bits = 0; bits < (std::uint64_t{1} << 32); bits += 65521) {
