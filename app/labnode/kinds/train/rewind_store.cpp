@@ -95,6 +95,12 @@ Expected<void> insertLateCatch(Database& db, const std::string& jobId, const Lat
         .run();
 }
 
+Expected<void> releaseLateCatch(Database& db, const std::string& jobId) {
+    auto update = db.prepare(
+        "UPDATE train_late_catches SET released = 1 WHERE job_id = ? AND ended_at IS NULL");
+    return update.bind(1, jobId).run();
+}
+
 Expected<void> endLateCatch(Database& db, const std::string& jobId, const std::string& error,
                             double now) {
     auto update = db.prepare("UPDATE train_late_catches SET ended_at = ?, error = ? WHERE "

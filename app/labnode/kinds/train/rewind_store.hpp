@@ -61,6 +61,8 @@ struct LateCatch {
 };
 Expected<void> insertLateCatch(Database& db, const std::string& jobId, const LateCatch& caught,
                                double now);
+// Its researcher released the job while a late catch trains it again: it returns to retained.
+Expected<void> releaseLateCatch(Database& db, const std::string& jobId);
 // Ends the job's running late catch (`error` empty: the job is trained again).
 Expected<void> endLateCatch(Database& db, const std::string& jobId, const std::string& error,
                             double now);

@@ -295,9 +295,17 @@ void TrainingJobs::release(const ResearcherRequest& request, const std::string& 
     TrainingJob* job = ownedJob(request, jobId);
     if (!job)
         return;
+    Database& db = m_context.store.database();
+    if (job->retraining) { // a late catch trains it again: it ends retained, not done
+        if (*job->retraining == JobState::Done && releaseLateCatch(db, jobId) &&
+            setTrainJobState(db, jobId, JobState::Retained, {}, m_context.clock()))
+            job->retraining = JobState::Retained;
+        m_desk.unwatch(jobId, request.peer);
+        m_peers.send(request.peer, net::toMessage(net::Released{request.requestId, jobId}));
+        return;
+    }
     if (m_desk.refuseRunningRelease(request, jobId, job->state))
         return;
-    Database& db = m_context.store.database();
     if (job->state == JobState::Retained ||
         (job->state == JobState::Done && m_late.keepsForAudits(*job))) {
         if (job->state == JobState::Done)

@@ -107,12 +107,16 @@ void TestTrainAudit::aLateCatchRechecksUntilTheJobIsTrainedAgain() {
     // Round 1 was found poisoned after the job ended: it is trained again from round 1, so rounds
     // 1 and 2 are no longer the job's records.
     lab.audited("g-1", "corrected", 10.0);
-    QVERIFY(insertLateCatch(db, kJob, LateCatch{"g-1", "round 1 was corrected", true, false, {}, 0},
-                            20.0)
+    QVERIFY(insertLateCatch(db, kJob,
+                            LateCatch{"g-1", "round 1 was corrected", false, false, {}, 0}, 20.0)
                 .has_value());
     QVERIFY(rewindTrainJob(db, kJob, TrainRewind{1, 1, 3, "[]", "round 1 was corrected"}, 20.0)
                 .has_value());
     QCOMPARE(jobsRetraining(db), std::vector<std::string>{kJob});
+    // Its researcher releases it meanwhile: it will return to retained.
+    QVERIFY(!lateCatchesOf(db, kJob).front().released);
+    QVERIFY(releaseLateCatch(db, kJob).has_value());
+    QVERIFY(lateCatchesOf(db, kJob).front().released);
     auto report = trainAuditReport(db, kJob, 0);
     QCOMPARE(report.state, std::string("rechecking"));
     QCOMPARE(report.audits.size(), std::size_t{1});
