@@ -120,12 +120,12 @@ CREATE TABLE IF NOT EXISTS train_rewinds(
   end_round INTEGER NOT NULL, reason TEXT NOT NULL, created_at REAL NOT NULL);
 -- A late catch: a round of a training job that had ended (done, or released while its data was
 -- kept for audits) was found poisoned, and the node trains it again from that round
--- (kinds/train/training_jobs): the round's graph job, why, whether the researcher had released
--- the job (it returns to 'retained', else 'done'), and when the retraining ended (NULL while it
--- runs; `error` when it could not). Created by the schema above on any database.
+-- (kinds/train/late_catches): the round's graph job, why, and when the retraining ended (NULL
+-- while it runs; `error` when it could not). The job keeps its stored state (done or retained)
+-- meanwhile. Created by the schema above on any database.
 CREATE TABLE IF NOT EXISTS train_late_catches(
   job_id TEXT NOT NULL REFERENCES train_jobs(id), graph_job TEXT NOT NULL, reason TEXT NOT NULL,
-  released INTEGER NOT NULL, started_at REAL NOT NULL, ended_at REAL, error TEXT);
+  started_at REAL NOT NULL, ended_at REAL, error TEXT);
 -- The dashboard lists a round's graph job under its training job.
 CREATE INDEX IF NOT EXISTS train_rounds_by_graph_job ON train_rounds(graph_job);
 -- A streamed training job's batches the node holds but has not trained: x then y as

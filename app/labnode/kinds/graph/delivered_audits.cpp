@@ -11,12 +11,6 @@ namespace goblin::labnode {
 
 namespace asio = boost::asio;
 
-namespace {
-
-constexpr int kAuditProtocol = 2; // audit_report goes only to researchers that speak it
-
-} // namespace
-
 DeliveredAudits::DeliveredAudits(NodeContext& context, PeerRegistry& peers, TrustBook& trust,
                                  GraphIntakeSettings settings, OnCorrected onCorrected)
     : m_context(context), m_peers(peers), m_trust(trust), m_settings(std::move(settings)),
@@ -181,7 +175,7 @@ void DeliveredAudits::afterAudit(const std::string& jobId, bool corrected) {
     // "rechecking" last; a correction still reaches a done job's outputs at once.
     std::vector<std::uint64_t> peers;
     if (settled && !audits.empty())
-        peers = m_peers.researcherConnections(job->researcherId, kAuditProtocol);
+        peers = m_peers.researcherConnections(job->researcherId, kAuditReportProtocol);
     if (corrected || !peers.empty())
         sendReport(*job, std::move(peers), 0, corrected);
 }

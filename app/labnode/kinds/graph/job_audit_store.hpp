@@ -44,6 +44,8 @@ std::vector<SuspectTask> suspectTasks(Database& db, const std::string& jobId,
 std::vector<std::pair<std::int64_t, std::string>> acceptedReplicas(Database& db,
                                                                    std::int64_t taskId);
 
+// audit_report is pushed only to researchers' connections that speak this protocol or later.
+inline constexpr int kAuditReportProtocol = 2;
 // A job's audit state: "clean" without audits, else the most urgent of its audits' states.
 std::string jobAuditState(const std::vector<JobAuditRow>& audits);
 // The report (no outputs) of a job in `state` with these audits: the newest kMaxAuditEntries.

@@ -9,12 +9,6 @@
 
 namespace goblin::labnode {
 
-namespace {
-
-constexpr int kAuditProtocol = 2; // audit_report goes only to researchers that speak it
-
-} // namespace
-
 LateCatches::LateCatches(NodeContext& context, PeerRegistry& peers, ResearcherDesk& desk,
                          GraphJobs& graphs, TrainingRounds& rounds, Hooks hooks)
     : m_context(context), m_peers(peers), m_desk(desk), m_graphs(graphs), m_rounds(rounds),
@@ -58,16 +52,15 @@ void LateCatches::onRoundCorrected(const std::string& graphJob, const std::strin
         if (job->submission.plan.streamed) // (a streamed job is never retained)
             m_context.log.warn(what + "; a streamed job is not rewound (the batches it trained "
                                       "are gone)");
+        if (job->state == JobState::Retained) // read back for this alone
+            m_hooks.unload(job->id);
         return; // else undone by an earlier rewind already
     }
     if (job->state == JobState::Running) {
         // Trained again already: this round's correction is one more the job's audit lists.
         if (job->retraining)
-            (void)insertLateCatch(
-                m_context.store.database(), job->id,
-                LateCatch{
-                    graphJob, corrected, *job->retraining == JobState::Retained, false, {}, 0},
-                m_context.clock());
+            (void)insertLateCatch(m_context.store.database(), job->id,
+                                  LateCatch{graphJob, corrected, false, {}, 0}, m_context.clock());
         m_rounds.rewind(*job, ref->round, corrected);
         return;
     }
@@ -77,7 +70,7 @@ void LateCatches::onRoundCorrected(const std::string& graphJob, const std::strin
 void LateCatches::retrain(TrainingJob& job, const std::string& graphJob, std::int64_t round,
                           const std::string& why) {
     Database& db = m_context.store.database();
-    const LateCatch caught{graphJob, why, job.state == JobState::Retained, false, {}, 0};
+    const LateCatch caught{graphJob, why, false, {}, 0};
     if (auto ok = insertLateCatch(db, job.id, caught, m_context.clock()); !ok)
         return m_context.log.error("training job " + job.id + ": " + why +
                                    ", but its retraining could not be recorded (" +
@@ -109,7 +102,7 @@ void LateCatches::endRetraining(TrainingJob& job, const std::string& error) {
                             "late catch (" + error + "): its audit reports it unverifiable");
     if (back == JobState::Done)
         m_hooks.deliverToWatchers(job);
-    sendReport(job.id, m_peers.researcherConnections(job.researcher, kAuditProtocol), 0);
+    sendReport(job.id, m_peers.researcherConnections(job.researcher, kAuditReportProtocol), 0);
     if (back == JobState::Retained) // released: its parameters are read from the store again
         boost::asio::post(m_context.core, [this, id = job.id] {
             if (TrainingJob* loaded = m_hooks.find(id);

@@ -85,20 +85,9 @@ Expected<std::vector<std::string>> rewindTrainJob(Database& db, const std::strin
 
 Expected<void> insertLateCatch(Database& db, const std::string& jobId, const LateCatch& caught,
                                double now) {
-    auto insert = db.prepare("INSERT INTO train_late_catches(job_id, graph_job, reason, released, "
-                             "started_at) VALUES(?,?,?,?,?)");
-    return insert.bind(1, jobId)
-        .bind(2, caught.graphJob)
-        .bind(3, caught.reason)
-        .bind(4, std::int64_t{caught.released ? 1 : 0})
-        .bind(5, now)
-        .run();
-}
-
-Expected<void> releaseLateCatch(Database& db, const std::string& jobId) {
-    auto update = db.prepare(
-        "UPDATE train_late_catches SET released = 1 WHERE job_id = ? AND ended_at IS NULL");
-    return update.bind(1, jobId).run();
+    auto insert = db.prepare("INSERT INTO train_late_catches(job_id, graph_job, reason, "
+                             "started_at) VALUES(?,?,?,?)");
+    return insert.bind(1, jobId).bind(2, caught.graphJob).bind(3, caught.reason).bind(4, now).run();
 }
 
 Expected<void> endLateCatch(Database& db, const std::string& jobId, const std::string& error,
@@ -110,14 +99,14 @@ Expected<void> endLateCatch(Database& db, const std::string& jobId, const std::s
 
 std::vector<LateCatch> lateCatchesOf(Database& db, const std::string& jobId) {
     std::vector<LateCatch> caught;
-    auto query = db.prepare("SELECT graph_job, reason, released, started_at, ended_at IS NOT NULL, "
+    auto query = db.prepare("SELECT graph_job, reason, started_at, ended_at IS NOT NULL, "
                             "coalesce(error, '') FROM train_late_catches WHERE job_id = ? "
                             "ORDER BY rowid");
     query.bind(1, jobId);
     while (query.step().value_or(false))
         caught.push_back(LateCatch{query.columnText(0), query.columnText(1),
-                                   query.columnInt(2) != 0, query.columnInt(4) != 0,
-                                   query.columnText(5), query.columnDouble(3)});
+                                   query.columnInt(3) != 0, query.columnText(4),
+                                   query.columnDouble(2)});
     return caught;
 }
 

@@ -49,20 +49,16 @@ Expected<std::vector<std::string>> rewindTrainJob(Database& db, const std::strin
                                                   const TrainRewind& rewind, double now);
 
 // A late catch (table train_late_catches): a round of a job that had ended was found poisoned and
-// the node trains the job again from that round. `released`: the researcher had released the job,
-// so it returns to 'retained' (else 'done') when the retraining ends.
+// the node trains the job again from that round (its stored state, done or retained, stays).
 struct LateCatch {
     std::string graphJob;
     std::string reason;
-    bool released = false;
     bool ended = false;
     std::string error; // why the retraining could not end with the job trained again
     double startedAt = 0;
 };
 Expected<void> insertLateCatch(Database& db, const std::string& jobId, const LateCatch& caught,
                                double now);
-// Its researcher released the job while a late catch trains it again: it returns to retained.
-Expected<void> releaseLateCatch(Database& db, const std::string& jobId);
 // Ends the job's running late catch (`error` empty: the job is trained again).
 Expected<void> endLateCatch(Database& db, const std::string& jobId, const std::string& error,
                             double now);

@@ -297,7 +297,7 @@ void TrainingJobs::release(const ResearcherRequest& request, const std::string& 
         return;
     Database& db = m_context.store.database();
     if (job->retraining) { // a late catch trains it again: it ends retained, not done
-        if (*job->retraining == JobState::Done && releaseLateCatch(db, jobId) &&
+        if (*job->retraining == JobState::Done &&
             setTrainJobState(db, jobId, JobState::Retained, {}, m_context.clock()))
             job->retraining = JobState::Retained;
         m_desk.unwatch(jobId, request.peer);

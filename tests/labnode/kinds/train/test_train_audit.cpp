@@ -107,16 +107,11 @@ void TestTrainAudit::aLateCatchRechecksUntilTheJobIsTrainedAgain() {
     // Round 1 was found poisoned after the job ended: it is trained again from round 1, so rounds
     // 1 and 2 are no longer the job's records.
     lab.audited("g-1", "corrected", 10.0);
-    QVERIFY(insertLateCatch(db, kJob,
-                            LateCatch{"g-1", "round 1 was corrected", false, false, {}, 0}, 20.0)
+    QVERIFY(insertLateCatch(db, kJob, LateCatch{"g-1", "round 1 was corrected", false, {}, 0}, 20.0)
                 .has_value());
     QVERIFY(rewindTrainJob(db, kJob, TrainRewind{1, 1, 3, "[]", "round 1 was corrected"}, 20.0)
                 .has_value());
     QCOMPARE(jobsRetraining(db), std::vector<std::string>{kJob});
-    // Its researcher releases it meanwhile: it will return to retained.
-    QVERIFY(!lateCatchesOf(db, kJob).front().released);
-    QVERIFY(releaseLateCatch(db, kJob).has_value());
-    QVERIFY(lateCatchesOf(db, kJob).front().released);
     auto report = trainAuditReport(db, kJob, 0);
     QCOMPARE(report.state, std::string("rechecking"));
     QCOMPARE(report.audits.size(), std::size_t{1});
@@ -125,7 +120,7 @@ void TestTrainAudit::aLateCatchRechecksUntilTheJobIsTrainedAgain() {
     QVERIFY(jobsRetraining(db).empty());
     const auto caught = lateCatchesOf(db, kJob);
     QCOMPARE(caught.size(), std::size_t{1});
-    QVERIFY(caught[0].ended && caught[0].released && caught[0].error.empty());
+    QVERIFY(caught[0].ended && caught[0].error.empty());
     QCOMPARE(caught[0].graphJob, std::string("g-1"));
     report = trainAuditReport(db, kJob, 0);
     QCOMPARE(report.state, std::string("corrected"));
@@ -133,8 +128,7 @@ void TestTrainAudit::aLateCatchRechecksUntilTheJobIsTrainedAgain() {
 
     // A second late catch that could not train the job again.
     lab.audited("g-0", "corrected", 40.0);
-    QVERIFY(insertLateCatch(db, kJob, LateCatch{"g-0", "round 0 was corrected", true, false, {}, 0},
-                            41.0)
+    QVERIFY(insertLateCatch(db, kJob, LateCatch{"g-0", "round 0 was corrected", false, {}, 0}, 41.0)
                 .has_value());
     QVERIFY(endLateCatch(db, kJob, "the state before round 0 is not kept", 42.0).has_value());
     report = trainAuditReport(db, kJob, 0);
@@ -153,8 +147,8 @@ void TestTrainAudit::aRetainedJobIsDueOnceItsRetentionPassedUnlessTrainedAgain()
     QVERIFY(setTrainJobState(db, kJob, JobState::Retained, {}, 100.0).has_value());
     QVERIFY(retainedTrainJobsDue(db, 100.0).empty()); // its retention has not passed
     QCOMPARE(retainedTrainJobsDue(db, 101.0), std::vector<std::string>{kJob});
-    QVERIFY(insertLateCatch(db, kJob, LateCatch{"g-1", "round 1", true, false, {}, 0}, 102.0)
-                .has_value());
+    QVERIFY(
+        insertLateCatch(db, kJob, LateCatch{"g-1", "round 1", false, {}, 0}, 102.0).has_value());
     QVERIFY(retainedTrainJobsDue(db, 1000.0).empty()); // trained again now
 }
 
