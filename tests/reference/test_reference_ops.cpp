@@ -63,6 +63,64 @@ private Q_SLOTS:
         QCOMPARE(r[1], 0.5f);
         QVERIFY(std::isnan(r[2]));
     }
+    void whereSelectsTheBitsOfEitherSideUnderEveryBroadcast() {
+        // Condition, a and b each full [3, 5], a row [5], a column [3, 1] or a scalar: the result
+        // is, bit for bit, the side the condition names (NaN payloads and −0 included).
+        std::mt19937 bits(7);
+        const std::vector<Shape> shapes{{3, 5}, {5}, {3, 1}, {}};
+        static const auto count = [](const Shape& shape) {
+            std::int64_t n = 1;
+            for (std::int64_t d : shape)
+                n *= d;
+            return n;
+        };
+        const auto at = [](const Shape& shape, std::int64_t r, std::int64_t c) {
+            if (shape.empty())
+                return std::int64_t{0};
+            if (shape.size() == 1)
+                return c;
+            return shape[1] == 1 ? r : r * 5 + c;
+        };
+        for (const Shape& cs : shapes)
+            for (const Shape& as : shapes)
+                for (const Shape& bs : shapes) {
+                    const auto wide = [](const Shape& shape) { return count(shape) > 1; };
+                    const bool rows = cs.size() == 2 || as.size() == 2 || bs.size() == 2;
+                    const bool columns = (wide(cs) && cs != Shape{3, 1}) ||
+                                         (wide(as) && as != Shape{3, 1}) ||
+                                         (wide(bs) && bs != Shape{3, 1});
+                    if (!rows || !columns)
+                        continue; // the result is not [3, 5]: other shapes cover those
+                    std::vector<std::uint8_t> flags;
+                    std::vector<std::uint32_t> aBits, bBits;
+                    for (std::int64_t i = 0; i < count(cs); ++i)
+                        flags.push_back(bits() & 1u);
+                    for (std::int64_t i = 0; i < count(as); ++i)
+                        aBits.push_back(bits());
+                    for (std::int64_t i = 0; i < count(bs); ++i)
+                        bBits.push_back(bits());
+                    Tensor cond = Tensor::allocate(DType::Bool, cs).value();
+                    for (std::size_t i = 0; i < flags.size(); ++i)
+                        cond.values<bool>()[i] = flags[i] != 0;
+                    Tensor a = Tensor::allocate(DType::F32, as).value();
+                    Tensor b = Tensor::allocate(DType::F32, bs).value();
+                    std::memcpy(a.bytes().data(), aBits.data(), aBits.size() * 4);
+                    std::memcpy(b.bytes().data(), bBits.data(), bBits.size() * 4);
+                    const Tensor out =
+                        runOp(OpCode::Where, std::vector<Tensor>{cond, a, b}, {}).value();
+                    QCOMPARE(out.shape(), (Shape{3, 5}));
+                    for (std::int64_t r = 0; r < 3; ++r)
+                        for (std::int64_t c = 0; c < 5; ++c) {
+                            std::uint32_t got;
+                            std::memcpy(&got, out.bytes().data() + (r * 5 + c) * 4, 4);
+                            const bool pick = flags[static_cast<std::size_t>(at(cs, r, c))] != 0;
+                            const std::uint32_t want =
+                                pick ? aBits[static_cast<std::size_t>(at(as, r, c))]
+                                     : bBits[static_cast<std::size_t>(at(bs, r, c))];
+                            QCOMPARE(got, want);
+                        }
+                }
+    }
     void nanPropagation() {
         auto a = make<float>(DType::F32, {2, 3}, {1, kNan, 3, -kInf, 2, 0});
         auto zero = make<float>(DType::F32, {}, {0});

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
+#include "conv_gather.hpp"
+#include "conv_row_sums.hpp"
 #include "goblin/core/finite_values.hpp"
 #include "goblin/core/ops/op_geometry.hpp"
 
@@ -15,8 +18,11 @@ using core::MatrixView;
 using core::Tensor;
 using core::ops::OpCode;
 
-// One convolution's sizes, offsets and taps.
-using Geometry = core::ops::Conv2dTaps;
+using detail::gatherTaps;
+using detail::Geometry;
+using detail::im2col;
+using detail::im2colColumns;
+using detail::TapTables;
 
 std::optional<Geometry> geometryOf(const core::graph::GraphNode& node, const core::Shape& first,
                                    const core::Shape& second, const core::Shape& result) {
@@ -63,6 +69,25 @@ MatmulCheckReport decided(MatmulCheckReport tile, const MatrixView& a, const Mat
     return tile;
 }
 
+// One tile of conv2d or its input gradient checked against `probe`: from A's row sums computed
+// straight from the convolution's operands where they serve (conv_row_sums.hpp), else from A
+// gathered into `a` by gatherA() (f64's compensated sums read A); a grey-zone tile as `decided`
+// says, with A gathered for the exact check.
+template <class T, class GatherA, class RowSums>
+MatmulCheckReport checked(const GatherA& gatherA, const RowSums& rowSums, const MatrixView& a,
+                          const MatrixView& b, const MatrixView& c, const ColumnProbe& probe,
+                          const Geometry& g, GreyZone greyZone) {
+    if (std::is_same_v<T, float> && detail::rowSumsApply(g, probe.vectors)) {
+        const MatmulCheckReport tile = detail::checkWithRowSums(c.dtype, c, probe, rowSums());
+        if (tile.verdict != Verdict::Escalate || greyZone != GreyZone::CheckExactly)
+            return tile;
+        gatherA();
+        return checkMatmulTileExactly(a, b, c);
+    }
+    gatherA();
+    return decided(checkMatmulTileWithProbe(a, b, c, probe), a, b, c, greyZone);
+}
+
 // Folds one tile's verdict into the report; false when the check must stop there.
 bool fold(const MatmulCheckReport& tile, const std::string& where, ConvCheckReport& report) {
     if (tile.verdict == Verdict::Accepted) {
@@ -72,132 +97,6 @@ bool fold(const MatmulCheckReport& tile, const std::string& where, ConvCheckRepo
     report.verdict = tile.verdict;
     report.reason = where + ": " + tile.reason;
     return false;
-}
-
-// Where each tap reads, worked out once per check so that the gathers below do no index
-// arithmetic per element. Forward (conv2d and its weight gradient): rowAt[oy·kh + ky] = iy·w and
-// columnAt[ox·kw + kx] = ix, −1 where the tap falls in the padding. Backward (the input
-// gradient): rowAt[iy·kh + ky] = oy·ow and columnAt[ix·kw + kx] = ox of the output position that
-// reads input (iy, ix) through the tap, −1 where none does. rowWhole[r] (columnWhole[c]): none of
-// row r's (column c's) kh (kw) entries is −1.
-struct TapTables {
-    std::vector<std::int64_t> rowAt, columnAt;
-    std::vector<char> rowWhole, columnWhole;
-
-    // Whether every tap of position (r, c) reads a value (no check per element needed).
-    bool whole(std::int64_t r, std::int64_t c) const { return rowWhole[r] && columnWhole[c]; }
-    void markWhole(std::int64_t kh, std::int64_t kw) {
-        const auto wholeOf = [](const std::vector<std::int64_t>& at, std::int64_t taps) {
-            std::vector<char> flags;
-            for (std::size_t first = 0; first < at.size(); first += static_cast<std::size_t>(taps))
-                flags.push_back(std::none_of(at.begin() + first, at.begin() + first + taps,
-                                             [](std::int64_t v) { return v < 0; }));
-            return flags;
-        };
-        rowWhole = wholeOf(rowAt, kh);
-        columnWhole = wholeOf(columnAt, kw);
-    }
-
-    static TapTables forward(const Geometry& g) {
-        TapTables t;
-        for (std::int64_t oy = 0; oy < g.oh; ++oy)
-            for (std::int64_t ky = 0; ky < g.kh; ++ky) {
-                const std::int64_t iy = g.inputRow(oy, ky);
-                t.rowAt.push_back(g.insideRow(iy) ? iy * g.w : -1);
-            }
-        for (std::int64_t ox = 0; ox < g.ow; ++ox)
-            for (std::int64_t kx = 0; kx < g.kw; ++kx) {
-                const std::int64_t ix = g.inputColumn(ox, kx);
-                t.columnAt.push_back(g.insideColumn(ix) ? ix : -1);
-            }
-        t.markWhole(g.kh, g.kw);
-        return t;
-    }
-    static TapTables backward(const Geometry& g) {
-        TapTables t;
-        for (std::int64_t iy = 0; iy < g.h; ++iy)
-            for (std::int64_t ky = 0; ky < g.kh; ++ky) {
-                const std::int64_t oy = g.outputRow(iy, ky);
-                t.rowAt.push_back(oy < 0 ? -1 : oy * g.ow);
-            }
-        for (std::int64_t ix = 0; ix < g.w; ++ix)
-            for (std::int64_t kx = 0; kx < g.kw; ++kx)
-                t.columnAt.push_back(g.outputColumn(ix, kx));
-        t.markWhole(g.kh, g.kw);
-        return t;
-    }
-};
-
-// Appends one (row, column) position's taps of one plane, (ky, kx) in order: plane[rowAt +
-// columnAt] or 0 where either is −1. `rows` and `columns` point at the position's kh and kw table
-// entries; `whole`: none of them is −1.
-template <class T>
-T* gatherTaps(const T* plane, const std::int64_t* rows, const std::int64_t* columns,
-              std::int64_t kh, std::int64_t kw, bool whole, T* out) {
-    if (whole) {
-        for (std::int64_t ky = 0; ky < kh; ++ky)
-            for (std::int64_t kx = 0; kx < kw; ++kx)
-                *out++ = plane[rows[ky] + columns[kx]];
-        return out;
-    }
-    for (std::int64_t ky = 0; ky < kh; ++ky) {
-        const std::int64_t r = rows[ky];
-        if (r < 0) {
-            out = std::fill_n(out, kw, T(0));
-            continue;
-        }
-        for (std::int64_t kx = 0; kx < kw; ++kx)
-            *out++ = columns[kx] < 0 ? T(0) : plane[r + columns[kx]];
-    }
-    return out;
-}
-
-// im2col of image b, group g: rows (oy, ox), columns (ch, ky, kx). `taps` is TapTables::forward.
-template <class T>
-void im2col(const T* x, const Geometry& g, const TapTables& taps, std::int64_t b,
-            std::int64_t group, T* rows) {
-    const T* channels = x + g.x(b, group * g.ci, 0, 0);
-    for (std::int64_t oy = 0; oy < g.oh; ++oy)
-        for (std::int64_t ox = 0; ox < g.ow; ++ox)
-            for (std::int64_t ch = 0; ch < g.ci; ++ch)
-                rows = gatherTaps(channels + ch * g.h * g.w, &taps.rowAt[oy * g.kh],
-                                  &taps.columnAt[ox * g.kw], g.kh, g.kw, taps.whole(oy, ox), rows);
-}
-
-// Columns [first, last) of image b's im2col in group g (rows (oy, ox), last − first wide): the
-// weight gradient's B in slabs of columns, so its memory stays bounded. `taps` is
-// TapTables::forward.
-template <class T>
-void im2colColumns(const T* x, const Geometry& g, const TapTables& taps, std::int64_t b,
-                   std::int64_t group, std::int64_t first, std::int64_t last, T* rows) {
-    // Column q reads channels[planeOf[q] + rowAt[kyOf[q]] + columnAt[kxOf[q]]]; at a position
-    // whose taps all read inside the image, channels[oy·stride·w + ox·stride + offsetOf[q]].
-    std::vector<std::int64_t> planeOf, kyOf, kxOf, offsetOf;
-    for (std::int64_t q = first; q < last; ++q) {
-        const auto [channel, ky, kx] = g.tapAt(q);
-        planeOf.push_back(channel * g.h * g.w);
-        kyOf.push_back(ky);
-        kxOf.push_back(kx);
-        offsetOf.push_back(planeOf.back() + g.inputRow(0, kyOf.back()) * g.w +
-                           g.inputColumn(0, kxOf.back()));
-    }
-    const T* channels = x + g.x(b, group * g.ci, 0, 0);
-    const auto width = static_cast<std::int64_t>(planeOf.size());
-    for (std::int64_t oy = 0; oy < g.oh; ++oy)
-        for (std::int64_t ox = 0; ox < g.ow; ++ox, rows += width) {
-            if (taps.whole(oy, ox)) {
-                const std::int64_t at = oy * g.p.stride[0] * g.w + ox * g.p.stride[1];
-                for (std::int64_t q = 0; q < width; ++q)
-                    rows[q] = channels[at + offsetOf[static_cast<std::size_t>(q)]];
-                continue;
-            }
-            const std::int64_t* rowAt = &taps.rowAt[oy * g.kh];
-            const std::int64_t* columnAt = &taps.columnAt[ox * g.kw];
-            for (std::size_t q = 0; q < planeOf.size(); ++q) {
-                const std::int64_t r = rowAt[kyOf[q]], c = columnAt[kxOf[q]];
-                rows[q] = r < 0 || c < 0 ? T(0) : channels[planeOf[q] + r + c];
-            }
-        }
 }
 
 // The weight gradient's im2col operand is N·OH·OW × K; it is built and checked in slabs of
@@ -226,7 +125,6 @@ ConvCheckReport checkForward(const Tensor& xt, const Tensor& wt, const Tensor& y
         const MatrixView bv = viewOf(bStore, dtype, k, og);
         const ColumnProbe probe = probeColumns(bv, options, random);
         for (std::int64_t b = 0; b < g.n; ++b) {
-            im2col(x, g, taps, b, group, typed<T>(aStore));
             T* cm = typed<T>(cStore);
             for (std::int64_t j = 0; j < og; ++j) {
                 const T* plane = y + g.out(b, group * og + j, 0, 0);
@@ -234,8 +132,15 @@ ConvCheckReport checkForward(const Tensor& xt, const Tensor& wt, const Tensor& y
                     cm[pos * og + j] = plane[pos];
             }
             const MatrixView av = viewOf(aStore, dtype, m, k), cv = viewOf(cStore, dtype, m, og);
-            const auto tile =
-                decided(checkMatmulTileWithProbe(av, bv, cv, probe), av, bv, cv, greyZone);
+            const auto gatherA = [&] { im2col(x, g, taps, b, group, typed<T>(aStore)); };
+            const auto rowSums = [&] {
+                if constexpr (std::is_same_v<T, float>)
+                    return detail::forwardRowSums(x + g.x(b, group * g.ci, 0, 0), g,
+                                                  detail::rowSideKernels(probe));
+                else
+                    return detail::BlockSums{};
+            };
+            const auto tile = checked<T>(gatherA, rowSums, av, bv, cv, probe, g, greyZone);
             if (!fold(tile, "group " + std::to_string(group) + " image " + std::to_string(b),
                       report))
                 return report;
@@ -268,14 +173,16 @@ ConvCheckReport checkInputGrad(const Tensor& dyt, const Tensor& wt, const Tensor
         const MatrixView bv = viewOf(bStore, dtype, k, g.ci);
         const ColumnProbe probe = probeColumns(bv, options, random);
         for (std::int64_t b = 0; b < g.n; ++b) {
-            T* row = typed<T>(aStore); // A[(iy,ix)][(j,ky,kx)] = dy[b, group·og + j, oy, ox] or 0
             const T* planes = dy + g.out(b, group * og, 0, 0);
-            for (std::int64_t iy = 0; iy < g.h; ++iy)
-                for (std::int64_t ix = 0; ix < g.w; ++ix)
-                    for (std::int64_t j = 0; j < og; ++j)
-                        row = gatherTaps(planes + j * g.oh * g.ow, &taps.rowAt[iy * g.kh],
-                                         &taps.columnAt[ix * g.kw], g.kh, g.kw, taps.whole(iy, ix),
-                                         row);
+            const auto gatherA = [&] {
+                T* row = typed<T>(aStore); // A[(iy,ix)][(j,ky,kx)] = dy[b, group·og + j, oy, ox]
+                for (std::int64_t iy = 0; iy < g.h; ++iy)
+                    for (std::int64_t ix = 0; ix < g.w; ++ix)
+                        for (std::int64_t j = 0; j < og; ++j)
+                            row = gatherTaps(planes + j * g.oh * g.ow, &taps.rowAt[iy * g.kh],
+                                             &taps.columnAt[ix * g.kw], g.kh, g.kw,
+                                             taps.whole(iy, ix), row);
+            };
             T* cm = typed<T>(cStore);
             for (std::int64_t ch = 0; ch < g.ci; ++ch) {
                 const T* plane = dx + g.x(b, group * g.ci + ch, 0, 0);
@@ -284,12 +191,61 @@ ConvCheckReport checkInputGrad(const Tensor& dyt, const Tensor& wt, const Tensor
             }
             const MatrixView av = viewOf(aStore, dtype, m, k);
             const MatrixView cv = viewOf(cStore, dtype, m, g.ci);
-            const auto tile =
-                decided(checkMatmulTileWithProbe(av, bv, cv, probe), av, bv, cv, greyZone);
+            const auto rowSums = [&] {
+                if constexpr (std::is_same_v<T, float>)
+                    return detail::inputGradRowSums(planes, g, detail::rowSideKernels(probe));
+                else
+                    return detail::BlockSums{};
+            };
+            const auto tile = checked<T>(gatherA, rowSums, av, bv, cv, probe, g, greyZone);
             if (!fold(tile, "group " + std::to_string(group) + " image " + std::to_string(b),
                       report))
                 return report;
         }
+    }
+    return report;
+}
+
+// A[j][(b,oy,ox)] = dy[b, group·og + j, oy, ox]: the weight gradient's A for one group.
+template <class T> void gatherDy(const T* dy, const Geometry& g, std::int64_t group, T* am) {
+    const std::int64_t m = g.oh * g.ow, inner = g.n * m;
+    for (std::int64_t j = 0; j < g.outPerGroup(); ++j)
+        for (std::int64_t b = 0; b < g.n; ++b) {
+            const T* plane = dy + g.out(b, group * g.outPerGroup() + j, 0, 0);
+            std::copy(plane, plane + m, am + j * inner + b * m);
+        }
+}
+
+// The f32 weight gradient checked without gathering B (detail::weightGradProbe), where that
+// serves and B's probes fit the slab budget; nullopt where it does not serve, or where a group's
+// tile needs the exact check (which reads B: the caller checks it the gathered way).
+std::optional<ConvCheckReport> checkWeightGradWithoutB(const Tensor& xt, const Tensor& dyt,
+                                                       const Tensor& dwt, const Geometry& g,
+                                                       const MatmulCheckOptions& options,
+                                                       core::RandomSource& random,
+                                                       GreyZone greyZone) {
+    const std::int64_t og = g.outPerGroup(), k = g.ci * g.kh * g.kw, inner = g.n * g.oh * g.ow;
+    const std::int64_t width =
+        options.blockWidth > 0 ? options.blockWidth : defaultBlockWidth(inner);
+    if (!detail::rowSumsApply(g, std::clamp(options.vectors, 1, 16)) ||
+        3 * inner * ((k + width - 1) / width) > kMaxSlabElements)
+        return std::nullopt;
+    ConvCheckReport report{Verdict::Accepted, 0.0, {}};
+    auto aStore = buffer<float>(og * inner);
+    for (std::int64_t group = 0; group < g.groups; ++group) {
+        gatherDy(dyt.values<float>().data(), g, group, typed<float>(aStore));
+        const ColumnProbe probe =
+            detail::weightGradProbe(xt.values<float>().data(), group, g, options, random);
+        const MatrixView av = viewOf(aStore, core::DType::F32, og, inner);
+        const MatrixView cv{core::DType::F32,
+                            dwt.bytes().data() +
+                                static_cast<std::size_t>(group * og * k) * sizeof(float),
+                            og, k, k};
+        const MatmulCheckReport tile = detail::checkWithoutB(av, cv, probe);
+        if (tile.verdict == Verdict::Escalate && greyZone == GreyZone::CheckExactly)
+            return std::nullopt;
+        if (!fold(tile, "group " + std::to_string(group), report))
+            return report;
     }
     return report;
 }
@@ -309,12 +265,7 @@ ConvCheckReport checkWeightGrad(const Tensor& xt, const Tensor& dyt, const Tenso
     auto bStore = buffer<T>(inner * slab);
     const TapTables taps = TapTables::forward(g);
     for (std::int64_t group = 0; group < g.groups; ++group) {
-        T* am = typed<T>(aStore); // A[j][(b,oy,ox)] = dy[b, group·og + j, oy, ox]
-        for (std::int64_t j = 0; j < og; ++j)
-            for (std::int64_t b = 0; b < g.n; ++b) {
-                const T* plane = dy + g.out(b, group * og + j, 0, 0);
-                std::copy(plane, plane + m, am + j * inner + b * m);
-            }
+        gatherDy(dy, g, group, typed<T>(aStore));
         for (std::int64_t first = 0; first < k; first += slab) {
             const std::int64_t last = std::min(k, first + slab), width = last - first;
             for (std::int64_t b = 0; b < g.n; ++b) // B = im2col of the whole batch, these columns
@@ -346,6 +297,11 @@ ConvCheckReport check(const core::graph::GraphNode& node, std::span<const Tensor
         return checkForward<T>(args[0], args[1], claim, g, options, random, greyZone);
     if (node.op == OpCode::Conv2dInputGrad)
         return checkInputGrad<T>(args[0], args[1], claim, g, options, random, greyZone);
+    if constexpr (std::is_same_v<T, float>) {
+        if (auto report =
+                checkWeightGradWithoutB(args[0], args[1], claim, g, options, random, greyZone))
+            return *report;
+    }
     return checkWeightGrad<T>(args[0], args[1], claim, g, options, random, greyZone);
 }
 

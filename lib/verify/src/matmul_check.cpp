@@ -85,29 +85,30 @@ std::optional<std::string> gateProblem(const MatrixView& a, const MatrixView& b,
     return std::nullopt;
 }
 
-// w_j = 1 ÷ mean_p |B_pj|: with these weights every column of |A||B| weighs alike in a block's
-// sum, however the columns of B are scaled. A column of zeros (or a non-finite one, which the
-// gate refuses anyway) gets the largest weight of the others.
-template <class T> std::vector<double> columnWeightsOf(const MatrixView& b) {
+// Σ_p |B_pj| per column j.
+template <class T> std::vector<double> columnMagnitudesOf(const MatrixView& b) {
     std::vector<double> sums(static_cast<std::size_t>(b.cols), 0.0);
     for (std::int64_t p = 0; p < b.rows; ++p) {
         const T* row = b.row<T>(p);
         for (std::int64_t j = 0; j < b.cols; ++j)
             sums[static_cast<std::size_t>(j)] += std::fabs(static_cast<double>(row[j]));
     }
+    return sums;
+}
+
+// w_j = 1 ÷ mean_p |B_pj| (from `sums`, Σ_p |B_pj| over B's k rows): with these weights every
+// column of |A||B| weighs alike in a block's sum, however the columns of B are scaled. A column of
+// zeros (or a non-finite one, which the gate refuses anyway) gets the largest weight of the others.
+std::vector<double> columnWeights(std::vector<double> sums, std::int64_t k) {
     double largest = 0.0;
     for (double& sum : sums) {
-        const double mean = sum / static_cast<double>(std::max<std::int64_t>(b.rows, 1));
+        const double mean = sum / static_cast<double>(std::max<std::int64_t>(k, 1));
         sum = std::isfinite(mean) && mean > 0.0 ? 1.0 / std::max(mean, kSmallestMean) : 0.0;
         largest = std::max(largest, sum);
     }
     for (double& weight : sums)
         weight = weight > 0.0 ? weight : (largest > 0.0 ? largest : 1.0);
     return sums;
-}
-
-std::vector<double> columnWeights(const MatrixView& b) {
-    return b.dtype == DType::F32 ? columnWeightsOf<float>(b) : columnWeightsOf<double>(b);
 }
 
 std::vector<std::int64_t> blockStartsFor(std::int64_t n, std::int64_t width) {
@@ -205,18 +206,32 @@ std::optional<std::pair<std::int64_t, std::int64_t>> findNonFinite(const core::M
 ColumnProbe probeColumns(const core::MatrixView& b, const MatmulCheckOptions& options,
                          core::RandomSource& random) {
     assert(core::isFloatingPoint(b.dtype) && "probeColumns() needs an f32 or f64 view");
+    std::vector<double> magnitudes =
+        b.dtype == DType::F32 ? columnMagnitudesOf<float>(b) : columnMagnitudesOf<double>(b);
+    return detail::probeColumnsOf(
+        b.dtype, b.rows, std::move(magnitudes),
+        [&](const std::vector<detail::BlockProbes>& blocks, int vectors) {
+            return detail::blockSums(b, blocks, vectors);
+        },
+        options, random);
+}
+
+namespace detail {
+
+ColumnProbe probeColumnsOf(DType dtype, std::int64_t k, std::vector<double> columnMagnitudes,
+                           const RowSumsOfB& rowSumsOfB, const MatmulCheckOptions& options,
+                           core::RandomSource& random) {
     ColumnProbe probe;
-    probe.dtype = b.dtype;
-    probe.k = b.rows;
-    probe.n = b.cols;
+    probe.dtype = dtype;
+    probe.k = k;
+    probe.n = static_cast<std::int64_t>(columnMagnitudes.size());
     probe.vectors = std::clamp(options.vectors, 1, kMaxVectors);
     probe.threshold = options.threshold;
-    const std::int64_t width =
-        options.blockWidth > 0 ? options.blockWidth : defaultBlockWidth(b.rows);
-    probe.blockStarts = blockStartsFor(b.cols, width);
-    probe.weights = columnWeights(b);
+    const std::int64_t width = options.blockWidth > 0 ? options.blockWidth : defaultBlockWidth(k);
+    probe.blockStarts = blockStartsFor(probe.n, width);
+    probe.weights = columnWeights(std::move(columnMagnitudes), k);
     probe.values = randomValues(probe.weights, probe.vectors, random);
-    const detail::BlockSums sums = detail::blockSums(b, columnSideProbes(probe), probe.vectors);
+    const BlockSums sums = rowSumsOfB(columnSideProbes(probe), probe.vectors);
     // Transposed so the row side reads each block's probe columns contiguously.
     const std::int64_t blocks = probe.blocks();
     const std::int64_t stride = probe.vectors + 1;
@@ -232,6 +247,13 @@ ColumnProbe probeColumns(const core::MatrixView& b, const MatmulCheckOptions& op
         transpose(sums.tails, probe.rowProbeTails);
     return probe;
 }
+
+MatmulCheckReport checkWithoutB(const MatrixView& a, const MatrixView& c,
+                                const ColumnProbe& probe) {
+    return checkWithRowSums(a.dtype, c, probe, blockSums(a, rowSideProbes(probe), probe.vectors));
+}
+
+} // namespace detail
 
 MatmulCheckReport checkMatmulTile(const core::MatrixView& a, const core::MatrixView& b,
                                   const core::MatrixView& c, const MatmulCheckOptions& options,
@@ -266,8 +288,22 @@ MatmulCheckReport checkMatmulTileWithProbe(const core::MatrixView& a, const core
         if (auto problem = nonFiniteProblem(a, b, c))
             return rejected(*problem);
     }
-    return detail::judgeResiduals(a, probe, cSums, aSums);
+    return detail::judgeResiduals(a.dtype, a.rows, probe, cSums, aSums);
 }
+
+namespace detail {
+
+MatmulCheckReport checkWithRowSums(DType dtype, const MatrixView& c, const ColumnProbe& probe,
+                                   const BlockSums& aSums) {
+    assert(c.dtype == dtype && probe.dtype == dtype && c.cols == probe.n &&
+           aSums.sums.size() ==
+               static_cast<std::size_t>(c.rows * probe.blocks() * (probe.vectors + 1)) &&
+           "the row sums were made for another tile");
+    const BlockSums cSums = blockSums(c, columnSideProbes(probe), probe.vectors);
+    return judgeResiduals(dtype, c.rows, probe, cSums, aSums);
+}
+
+} // namespace detail
 
 MatmulCheckReport checkMatmulTileExactly(const core::MatrixView& a, const core::MatrixView& b,
                                          const core::MatrixView& c) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "goblin/core/tensor.hpp"
@@ -37,14 +38,33 @@ struct BlockSums {
 BlockSums blockSums(const core::MatrixView& matrix, const std::vector<BlockProbes>& blocks,
                     int vectors);
 
-// Compares every residual |C·r − A·(B·r)| (from `cSums` of C's rows and `aSums` of A's rows
-// against `probe`) with its block's threshold and sound bound, after the gates have passed:
-// accepted, escalated (the grey zone) or rejected, with the worst element's error ratio.
-MatmulCheckReport judgeResiduals(const core::MatrixView& a, const ColumnProbe& probe,
+// Compares every residual |C·r − A·(B·r)| (from `cSums` of C's rows and `aSums` of A's `rows`
+// rows of `dtype` against `probe`) with its block's threshold and sound bound, after the gates
+// have passed: accepted, escalated (the grey zone) or rejected, with the worst element's error
+// ratio.
+MatmulCheckReport judgeResiduals(core::DType dtype, std::int64_t rows, const ColumnProbe& probe,
                                  const BlockSums& cSums, const BlockSums& aSums);
+
+// The check of `c` against A·B when the caller computed A's sums itself (`aSums` as
+// blockSums(A, the row side of `probe`, …) gives them: A is never materialised) for an A of
+// `dtype`, c.rows × probe.k, that the caller knows to be finite, like B and c.
+MatmulCheckReport checkWithRowSums(core::DType dtype, const core::MatrixView& c,
+                                   const ColumnProbe& probe, const BlockSums& aSums);
 
 // The exact check after the gates passed: C against A·B recomputed in float64, per element.
 MatmulCheckReport compareExactly(const core::MatrixView& a, const core::MatrixView& b,
                                  const core::MatrixView& c);
+
+// probeColumns for a k × n B that the caller never materialises (a convolution's im2col): from
+// `columnMagnitudes`, Σ_p |B_pj| for each of its n columns, and `rowSumsOfB`, which gives what
+// blockSums(B, blocks, vectors) would.
+using RowSumsOfB = std::function<BlockSums(const std::vector<BlockProbes>& blocks, int vectors)>;
+ColumnProbe probeColumnsOf(core::DType dtype, std::int64_t k, std::vector<double> columnMagnitudes,
+                           const RowSumsOfB& rowSumsOfB, const MatmulCheckOptions& options,
+                           core::RandomSource& random);
+
+// The check of `c` against `a`·B for a probe of B made by probeColumnsOf (a, B and c finite).
+MatmulCheckReport checkWithoutB(const core::MatrixView& a, const core::MatrixView& c,
+                                const ColumnProbe& probe);
 
 } // namespace goblin::verify::detail

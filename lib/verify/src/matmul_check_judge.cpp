@@ -38,14 +38,14 @@ struct JudgeFactors {
     double magnitudeSlack = 1.0; // the computed magnitude sums are at most this much too small
 };
 
-JudgeFactors judgeFactors(const MatrixView& a, const ColumnProbe& probe) {
+JudgeFactors judgeFactors(DType dtype, const ColumnProbe& probe) {
     std::int64_t widest = 0;
     for (std::int64_t block = 0; block < probe.blocks(); ++block)
         widest = std::max(widest, probe.blockStarts[static_cast<std::size_t>(block) + 1] -
                                       probe.blockStarts[static_cast<std::size_t>(block)]);
     JudgeFactors factors;
-    factors.tile = gamma(probe.k, unitRoundoff(a.dtype));
-    if (a.dtype == DType::F32) {
+    factors.tile = gamma(probe.k, unitRoundoff(dtype));
+    if (dtype == DType::F32) {
         // The check itself sums a block's w terms for B·r and k for A·(B·r), in plain float64:
         // ≈ w·2⁻²⁹ of a block's mean element bound, negligible.
         factors.check = gamma(probe.k + widest + 2, kF64Roundoff);
@@ -61,7 +61,7 @@ JudgeFactors judgeFactors(const MatrixView& a, const ColumnProbe& probe) {
     }
     // Nested sums of non-negative terms come out at least (1 − γ_{k+w})× the exact ones.
     factors.magnitudeSlack = 1.0 + 2.0 * gamma(probe.k + widest + 4, kF64Roundoff);
-    const double minNormal = a.dtype == DType::F32
+    const double minNormal = dtype == DType::F32
                                  ? static_cast<double>(std::numeric_limits<float>::min())
                                  : std::numeric_limits<double>::min();
     factors.underflow = static_cast<double>(probe.k) * minNormal;
@@ -99,9 +99,9 @@ double residualAt(const BlockSums& cSums, const BlockSums& aSums, std::size_t at
 
 } // namespace
 
-MatmulCheckReport judgeResiduals(const MatrixView& a, const ColumnProbe& probe,
+MatmulCheckReport judgeResiduals(DType dtype, std::int64_t rows, const ColumnProbe& probe,
                                  const BlockSums& cSums, const BlockSums& aSums) {
-    const JudgeFactors factors = judgeFactors(a, probe);
+    const JudgeFactors factors = judgeFactors(dtype, probe);
     const std::int64_t blocks = probe.blocks();
     const int vectors = probe.vectors;
     std::vector<double> weightSums(static_cast<std::size_t>(blocks), 0.0);
@@ -114,7 +114,7 @@ MatmulCheckReport judgeResiduals(const MatrixView& a, const ColumnProbe& probe,
     report.verdict = Verdict::Accepted;
     report.threshold = probe.threshold;
     bool escalate = false, reject = false;
-    for (std::int64_t i = 0; i < a.rows; ++i) {
+    for (std::int64_t i = 0; i < rows; ++i) {
         for (std::int64_t block = 0; block < blocks; ++block) {
             const std::size_t at = static_cast<std::size_t>((i * blocks + block) * (vectors + 1));
             const auto index = static_cast<std::size_t>(block);
