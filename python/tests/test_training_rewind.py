@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 
 from goblin import optim
+from goblin.errors import RemoteError
+from goblin.training import TrainingError
 
 from test_adversaries import (EVENT_TIMEOUT, JOB_TIMEOUT, banned, honest_id, lied_tasks, small_graph,
                               wait_for_connected)
@@ -152,4 +154,12 @@ def test_a_pair_caught_after_the_job_ended_has_it_trained_again(cluster, tmp_pat
         [np.float64(r.loss) for r in control.history]
     assert cluster.query("SELECT ended_at IS NOT NULL, error FROM train_late_catches "
                          "WHERE job_id = ?", (attacked.job,))[0] == (1, "")
+    # Another researcher's audit or fetch of the job is "not found", like an unknown id's.
+    intruder = cluster.connect(cluster.add_researcher("mallory@example.org"))
+    with pytest.raises(RemoteError) as refused:
+        intruder.audit(attacked.job)
+    assert refused.value.code == "not_found"
+    with pytest.raises(TrainingError) as refused:
+        intruder.fetch_train(attacked.job, model)
+    assert refused.value.code == "not_found"
     assert honest_ids
