@@ -1,8 +1,8 @@
 // The convolution check (checkClaimedConv) on f32 values, whose row sums it computes straight from
-// the convolution's operands where the width's stride is 1 (and gathers otherwise): over strides, dilations, paddings wider than the kernel needs,
-// 1×1 kernels and groups (depthwise included), every honest conv2d, input gradient and weight
-// gradient from the reference is accepted, and one element moved by three times its own bound
-// γ_K·(op(|a|, |b|))_e is caught, whatever the seed.
+// the convolution's operands where the width's stride is 1 (and gathers otherwise): over strides,
+// dilations, paddings wider than the kernel needs, 1×1 kernels and groups (depthwise included),
+// every honest conv2d, input gradient and weight gradient from the reference is accepted, and one
+// element moved by three times its own bound γ_K·(op(|a|, |b|))_e is caught, whatever the seed.
 #include <QtTest/QtTest>
 
 #include <cmath>
@@ -70,7 +70,9 @@ std::vector<Geometry> geometries() {
          {2, 5, 8, 6},
          {8, 5, 3, 3},
          {{"padding", ops::IntList{2, 0}}, {"dilation", ops::IntList{1, 2}}}},
-        {"depthwise", {1, 4, 5, 5}, {4, 1, 3, 3},
+        {"depthwise",
+         {1, 4, 5, 5},
+         {4, 1, 3, 3},
          {{"padding", ops::IntList{1, 1}}, {"groups", std::int64_t{4}}}},
     };
 }
@@ -131,8 +133,10 @@ void TestConvCheck::honestF32ConvolutionsAreAccepted() {
 void TestConvCheck::anElementThreeTimesItsBoundIsCaught() {
     for (const Geometry& g : geometries())
         for (const Case& c : casesOf(g, 50)) {
-            const Tensor magnitude = goblin::reference::runOp(
-                c.op, std::vector<Tensor>{absF64(c.a), absF64(c.b)}, c.attrs).value();
+            const Tensor magnitude =
+                goblin::reference::runOp(c.op, std::vector<Tensor>{absF64(c.a), absF64(c.b)},
+                                         c.attrs)
+                    .value();
             const double ku = static_cast<double>(c.k) * std::ldexp(1.0, -24);
             const std::size_t count = c.honest.values<float>().size();
             for (std::size_t start : {std::size_t{0}, count / 2 + 1, count - 1})

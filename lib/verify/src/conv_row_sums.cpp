@@ -26,8 +26,8 @@ struct PaddedPlanes {
     std::vector<double> values;
     std::int64_t rows = 0, margin = 0, stride = 0; // stride: one padded row
 
-    PaddedPlanes(const float* planes, std::int64_t count, std::int64_t height,
-                 std::int64_t width, std::int64_t padding)
+    PaddedPlanes(const float* planes, std::int64_t count, std::int64_t height, std::int64_t width,
+                 std::int64_t padding)
         : rows(height), margin(padding), stride(width + 2 * padding) {
         values.assign(static_cast<std::size_t>(count * height * stride), 0.0);
         for (std::int64_t r = 0; r < count * height; ++r)
@@ -58,8 +58,7 @@ inline void loadLanes(const double* source, Lanes& lanes) {
 // out[x · 3 + v].
 GOBLIN_CPU_CLONES void rowBlockSums(const SourceRow* sources, std::int64_t sourceCount,
                                     const std::int64_t* shift, std::int64_t kw,
-                                    const double* const* kernels, std::int64_t width,
-                                    double* out) {
+                                    const double* const* kernels, std::int64_t width, double* out) {
     const LaneBits noSign = ~LaneBits{} >> 1;
     for (std::int64_t x0 = 0; x0 < width; x0 += kChunk) {
         Lanes s0 = {}, s1 = {}, m0 = {}, t0 = {}, t1 = {}, n0 = {};
@@ -134,8 +133,8 @@ bool rowSumsApply(const Geometry& g, int vectors) {
 std::vector<BlockKernels> rowSideKernels(const ColumnProbe& probe) {
     std::vector<BlockKernels> blocks;
     for (std::int64_t block = 0; block < probe.blocks(); ++block)
-        blocks.push_back({{probe.rowProbe(block, 0), probe.rowProbe(block, 1),
-                           probe.rowProbe(block, 2)}});
+        blocks.push_back(
+            {{probe.rowProbe(block, 0), probe.rowProbe(block, 1), probe.rowProbe(block, 2)}});
     return blocks;
 }
 
@@ -148,16 +147,15 @@ BlockSums forwardRowSums(const float* channels, const Geometry& g,
     const std::int64_t margin =
         std::max(g.p.padding[1], (g.kw - 1) * g.p.dilation[1]) + g.ow + kChunk;
     const PaddedPlanes planes(channels, g.ci, g.h, g.w, margin);
-    return sumsOf(g.oh, g.ow, shift, g.kw, blocks,
-                  [&](std::int64_t oy, std::vector<SourceRow>& sources) {
-                      for (std::int64_t channel = 0; channel < g.ci; ++channel)
-                          for (std::int64_t ky = 0; ky < g.kh; ++ky) {
-                              const std::int64_t iy = g.inputRow(oy, ky);
-                              if (g.insideRow(iy))
-                                  sources.push_back({planes.row(channel, iy),
-                                                     (channel * g.kh + ky) * g.kw});
-                          }
-                  });
+    return sumsOf(
+        g.oh, g.ow, shift, g.kw, blocks, [&](std::int64_t oy, std::vector<SourceRow>& sources) {
+            for (std::int64_t channel = 0; channel < g.ci; ++channel)
+                for (std::int64_t ky = 0; ky < g.kh; ++ky) {
+                    const std::int64_t iy = g.inputRow(oy, ky);
+                    if (g.insideRow(iy))
+                        sources.push_back({planes.row(channel, iy), (channel * g.kh + ky) * g.kw});
+                }
+        });
 }
 
 BlockSums inputGradRowSums(const float* planes, const Geometry& g,
