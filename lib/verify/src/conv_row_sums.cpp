@@ -41,6 +41,13 @@ struct PaddedPlanes {
     }
 };
 
+// The zeros a padded row needs on either side: a tap reads at most max(padding, (kw − 1)·dilation)
+// before column 0 and, from the last chunk's last lane, at most that plus kChunk past the row's
+// end (stride 1: ow = w + 2·padding − (kw − 1)·dilation).
+std::int64_t marginOf(const Geometry& g) {
+    return std::max(g.p.padding[1], (g.kw - 1) * g.p.dilation[1]) + kChunk;
+}
+
 // One row of the image a destination row reads: that source row's column 0 and the index of its
 // first tap (kx = 0) among A's columns.
 struct SourceRow {
@@ -144,8 +151,7 @@ BlockSums forwardRowSums(const float* channels, const Geometry& g,
     std::vector<std::int64_t> shift;
     for (std::int64_t kx = 0; kx < g.kw; ++kx)
         shift.push_back(g.inputColumn(0, kx));
-    const std::int64_t margin =
-        std::max(g.p.padding[1], (g.kw - 1) * g.p.dilation[1]) + g.ow + kChunk;
+    const std::int64_t margin = marginOf(g);
     const PaddedPlanes planes(channels, g.ci, g.h, g.w, margin);
     return sumsOf(
         g.oh, g.ow, shift, g.kw, blocks, [&](std::int64_t oy, std::vector<SourceRow>& sources) {
@@ -164,8 +170,7 @@ BlockSums inputGradRowSums(const float* planes, const Geometry& g,
     std::vector<std::int64_t> shift;
     for (std::int64_t kx = 0; kx < g.kw; ++kx)
         shift.push_back(-g.inputColumn(0, kx));
-    const std::int64_t margin =
-        std::max(g.p.padding[1], (g.kw - 1) * g.p.dilation[1]) + g.w + kChunk;
+    const std::int64_t margin = marginOf(g);
     const PaddedPlanes padded(planes, g.outPerGroup(), g.oh, g.ow, margin);
     return sumsOf(g.h, g.w, shift, g.kw, blocks,
                   [&](std::int64_t iy, std::vector<SourceRow>& sources) {
