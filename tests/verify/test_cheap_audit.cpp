@@ -236,6 +236,17 @@ void TestCheapAudit::integerAndNonFiniteMatmulsAreRecomputed() {
     const verify::CheapAuditReport report = audit(p, inputs, honest);
     QVERIFY2(report.passed, report.reason.c_str());
     QVERIFY(report.recomputed >= 1);
+
+    // A NaN or an infinity claimed where the honest witness is finite: recomputed, and caught.
+    const std::vector<Tensor> finite = chainInputs();
+    const auto truth = goblin::reference::runGraph(p.graph, p.plan, finite).value();
+    for (float lie :
+         {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::infinity()}) {
+        auto lying = truth;
+        lying[1] = copyOf(lying[1]); // the witness of node 3
+        lying[1].values<float>()[70] = lie;
+        QVERIFY(!audit(p, finite, lying).passed);
+    }
 }
 
 void TestCheapAudit::wrongWitnessFails() {

@@ -66,14 +66,17 @@ HeavyCheck checkClaimedMatmul(const Tensor& a, const Tensor& b, const Tensor& c,
         const MatrixView av = core::batchMatrix(a, core::broadcastMatrixIndex(a.shape(), out, t));
         const MatrixView bv = core::batchMatrix(b, core::broadcastMatrixIndex(b.shape(), out, t));
         const MatrixView cv = core::batchMatrix(c, t);
-        // Honest values may overflow or carry NaN; the gates of the check would reject them. A
-        // shared probe exists only for a finite B.
+        // A shared probe exists only for a finite B.
         const auto probe = checker.sharedProbe(bv);
-        if (anyNonFinite(av) || anyNonFinite(cv) || (!probe && anyNonFinite(bv)))
-            return HeavyCheck::NeedsRecompute;
         MatmulCheckReport check =
             probe ? checkMatmulTileWithProbe(av, bv, cv, *probe)
                   : checkMatmulTile(av, bv, cv, checker.options, checker.random);
+        // Honest values may overflow or carry NaN, which the check's gates refuse: recomputed,
+        // never rejected. An accepted tile was finite (its magnitude sums prove it), so only a
+        // tile the check did not accept is scanned.
+        if (check.verdict != Verdict::Accepted &&
+            (anyNonFinite(av) || anyNonFinite(cv) || (!probe && anyNonFinite(bv))))
+            return HeavyCheck::NeedsRecompute;
         if (check.verdict == Verdict::Escalate) {
             if (checker.greyZone == GreyZone::RecomputeBitwise)
                 return HeavyCheck::NeedsRecompute;
