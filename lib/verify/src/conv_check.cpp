@@ -70,22 +70,30 @@ MatmulCheckReport decided(MatmulCheckReport tile, const MatrixView& a, const Mat
 }
 
 // One tile of conv2d or its input gradient checked against `probe`: from A's row sums computed
-// straight from the convolution's operands where they serve (conv_row_sums.hpp), else from A
-// gathered into `a` by gatherA() (f64's compensated sums read A); a grey-zone tile as `decided`
-// says, with A gathered for the exact check.
+// straight from the convolution's operands where they serve (conv_row_sums.hpp), else from A as
+// gatherA() gathers it (f64's compensated sums read A); a grey-zone tile as `decided` says, with
+// A gathered for the exact check.
 template <class T, class GatherA, class RowSums>
-MatmulCheckReport checked(const GatherA& gatherA, const RowSums& rowSums, const MatrixView& a,
-                          const MatrixView& b, const MatrixView& c, const ColumnProbe& probe,
-                          const Geometry& g, GreyZone greyZone) {
+MatmulCheckReport checked(const GatherA& gatherA, const RowSums& rowSums, const MatrixView& b,
+                          const MatrixView& c, const ColumnProbe& probe, const Geometry& g,
+                          GreyZone greyZone) {
     if (std::is_same_v<T, float> && detail::rowSumsApply(g, probe.vectors)) {
         const MatmulCheckReport tile = detail::checkWithRowSums(c.dtype, c, probe, rowSums());
         if (tile.verdict != Verdict::Escalate || greyZone != GreyZone::CheckExactly)
             return tile;
-        gatherA();
-        return checkMatmulTileExactly(a, b, c);
+        return checkMatmulTileExactly(gatherA(), b, c);
     }
-    gatherA();
+    const MatrixView a = gatherA();
     return decided(checkMatmulTileWithProbe(a, b, c, probe), a, b, c, greyZone);
+}
+
+// A's storage, m × k of T, made when first gathered (the row sums never need it).
+template <class T>
+MatrixView gatheredView(std::vector<std::byte>& storage, core::DType dtype, std::int64_t m,
+                        std::int64_t k) {
+    if (storage.empty())
+        storage = buffer<T>(m * k);
+    return viewOf(storage, dtype, m, k);
 }
 
 // Folds one tile's verdict into the report; false when the check must stop there.
@@ -114,7 +122,7 @@ ConvCheckReport checkForward(const Tensor& xt, const Tensor& wt, const Tensor& y
     const T* y = yt.values<T>().data();
     const std::int64_t k = g.ci * g.kh * g.kw, og = g.outPerGroup(), m = g.oh * g.ow;
     auto bStore = buffer<T>(k * og);
-    auto aStore = buffer<T>(m * k);
+    std::vector<std::byte> aStore; // made only if A is gathered
     auto cStore = buffer<T>(m * og);
     const TapTables taps = TapTables::forward(g);
     for (std::int64_t group = 0; group < g.groups; ++group) {
@@ -131,8 +139,12 @@ ConvCheckReport checkForward(const Tensor& xt, const Tensor& wt, const Tensor& y
                 for (std::int64_t pos = 0; pos < m; ++pos)
                     cm[pos * og + j] = plane[pos];
             }
-            const MatrixView av = viewOf(aStore, dtype, m, k), cv = viewOf(cStore, dtype, m, og);
-            const auto gatherA = [&] { im2col(x, g, taps, b, group, typed<T>(aStore)); };
+            const MatrixView cv = viewOf(cStore, dtype, m, og);
+            const auto gatherA = [&] {
+                const MatrixView av = gatheredView<T>(aStore, dtype, m, k);
+                im2col(x, g, taps, b, group, typed<T>(aStore));
+                return av;
+            };
             const auto rowSums = [&] {
                 if constexpr (std::is_same_v<T, float>)
                     return detail::forwardRowSums(x + g.x(b, group * g.ci, 0, 0), g,
@@ -140,7 +152,7 @@ ConvCheckReport checkForward(const Tensor& xt, const Tensor& wt, const Tensor& y
                 else
                     return detail::BlockSums{};
             };
-            const auto tile = checked<T>(gatherA, rowSums, av, bv, cv, probe, g, greyZone);
+            const auto tile = checked<T>(gatherA, rowSums, bv, cv, probe, g, greyZone);
             if (!fold(tile, "group " + std::to_string(group) + " image " + std::to_string(b),
                       report))
                 return report;
@@ -161,7 +173,7 @@ ConvCheckReport checkInputGrad(const Tensor& dyt, const Tensor& wt, const Tensor
     const std::int64_t og = g.outPerGroup(), tapCount = g.kh * g.kw, k = og * tapCount,
                        m = g.h * g.w;
     auto bStore = buffer<T>(k * g.ci);
-    auto aStore = buffer<T>(m * k);
+    std::vector<std::byte> aStore; // made only if A is gathered
     auto cStore = buffer<T>(m * g.ci);
     const TapTables taps = TapTables::backward(g);
     for (std::int64_t group = 0; group < g.groups; ++group) {
@@ -175,6 +187,7 @@ ConvCheckReport checkInputGrad(const Tensor& dyt, const Tensor& wt, const Tensor
         for (std::int64_t b = 0; b < g.n; ++b) {
             const T* planes = dy + g.out(b, group * og, 0, 0);
             const auto gatherA = [&] {
+                const MatrixView av = gatheredView<T>(aStore, dtype, m, k);
                 T* row = typed<T>(aStore); // A[(iy,ix)][(j,ky,kx)] = dy[b, group·og + j, oy, ox]
                 for (std::int64_t iy = 0; iy < g.h; ++iy)
                     for (std::int64_t ix = 0; ix < g.w; ++ix)
@@ -182,6 +195,7 @@ ConvCheckReport checkInputGrad(const Tensor& dyt, const Tensor& wt, const Tensor
                             row = gatherTaps(planes + j * g.oh * g.ow, &taps.rowAt[iy * g.kh],
                                              &taps.columnAt[ix * g.kw], g.kh, g.kw,
                                              taps.whole(iy, ix), row);
+                return av;
             };
             T* cm = typed<T>(cStore);
             for (std::int64_t ch = 0; ch < g.ci; ++ch) {
@@ -189,7 +203,6 @@ ConvCheckReport checkInputGrad(const Tensor& dyt, const Tensor& wt, const Tensor
                 for (std::int64_t pos = 0; pos < m; ++pos)
                     cm[pos * g.ci + ch] = plane[pos];
             }
-            const MatrixView av = viewOf(aStore, dtype, m, k);
             const MatrixView cv = viewOf(cStore, dtype, m, g.ci);
             const auto rowSums = [&] {
                 if constexpr (std::is_same_v<T, float>)
@@ -197,7 +210,7 @@ ConvCheckReport checkInputGrad(const Tensor& dyt, const Tensor& wt, const Tensor
                 else
                     return detail::BlockSums{};
             };
-            const auto tile = checked<T>(gatherA, rowSums, av, bv, cv, probe, g, greyZone);
+            const auto tile = checked<T>(gatherA, rowSums, bv, cv, probe, g, greyZone);
             if (!fold(tile, "group " + std::to_string(group) + " image " + std::to_string(b),
                       report))
                 return report;
