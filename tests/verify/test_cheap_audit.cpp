@@ -17,12 +17,14 @@
 #include "goblin/reference/graph_executor.hpp"
 #include "goblin/verify/cheap_audit.hpp"
 #include "goblin/verify/graph_witnesses.hpp"
+#include "support/tensor_magnitudes.hpp"
 
 using goblin::core::DType;
 using goblin::core::Tensor;
 namespace graph = goblin::core::graph;
 namespace ops = goblin::core::ops;
 namespace verify = goblin::verify;
+using goblin::testing::absF64;
 
 namespace {
 
@@ -102,18 +104,6 @@ std::vector<Tensor> convInputs(DType dtype = DType::F32, std::uint64_t seed = 20
             randomTensor(dtype, {32, 8, 3, 3}, seed + 1),
             randomTensor(dtype, {16, 32, 3, 3}, seed + 2),
             randomTensor(dtype, {2, 16, 6, 11}, seed + 3)};
-}
-
-Tensor absF64(const Tensor& t) {
-    Tensor out = Tensor::allocate(DType::F64, t.shape()).value();
-    auto values = out.values<double>();
-    if (t.dtype() == DType::F32)
-        for (std::size_t i = 0; i < values.size(); ++i)
-            values[i] = std::abs(static_cast<double>(t.values<float>()[i]));
-    else
-        for (std::size_t i = 0; i < values.size(); ++i)
-            values[i] = std::abs(t.values<double>()[i]);
-    return out;
 }
 
 // An element's own bound γ_K·(op(|a|, |b|))_e for values of a's dtype (f32 or f64).

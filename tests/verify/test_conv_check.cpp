@@ -7,11 +7,14 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "goblin/core/random_source.hpp"
 #include "goblin/reference/graph_executor.hpp"
 #include "goblin/verify/conv_check.hpp"
+#include "support/random_tensors.hpp"
+#include "support/tensor_magnitudes.hpp"
 
 using goblin::core::DType;
 using goblin::core::Shape;
@@ -19,22 +22,12 @@ using goblin::core::Tensor;
 namespace graph = goblin::core::graph;
 namespace ops = goblin::core::ops;
 namespace verify = goblin::verify;
+using goblin::testing::absF64;
 
 namespace {
 
 Tensor randomF32(Shape shape, std::uint64_t seed) {
-    Tensor t = Tensor::allocate(DType::F32, std::move(shape)).value();
-    goblin::core::SeededRandom random(seed);
-    for (float& v : t.values<float>())
-        v = static_cast<float>(random.uniform01() * 2.0 - 1.0);
-    return t;
-}
-
-Tensor absF64(const Tensor& t) {
-    Tensor out = Tensor::allocate(DType::F64, t.shape()).value();
-    for (std::size_t i = 0; i < t.values<float>().size(); ++i)
-        out.values<double>()[i] = std::fabs(static_cast<double>(t.values<float>()[i]));
-    return out;
+    return goblin::testing::randomTensor(DType::F32, std::move(shape), seed, {0.0, 1.0});
 }
 
 Tensor run(ops::OpCode op, const Tensor& a, const Tensor& b, const ops::Attributes& attrs) {

@@ -132,6 +132,7 @@ ConvCheckReport checkForward(const Tensor& xt, const Tensor& wt, const Tensor& y
                 bm[i * og + j] = w[(group * og + j) * k + i];
         const MatrixView bv = viewOf(bStore, dtype, k, og);
         const ColumnProbe probe = probeColumns(bv, options, random);
+        const std::vector<detail::BlockKernels> kernels = detail::rowSideKernels(probe);
         for (std::int64_t b = 0; b < g.n; ++b) {
             T* cm = typed<T>(cStore);
             for (std::int64_t j = 0; j < og; ++j) {
@@ -147,8 +148,7 @@ ConvCheckReport checkForward(const Tensor& xt, const Tensor& wt, const Tensor& y
             };
             const auto rowSums = [&] {
                 if constexpr (std::is_same_v<T, float>)
-                    return detail::forwardRowSums(x + g.x(b, group * g.ci, 0, 0), g,
-                                                  detail::rowSideKernels(probe));
+                    return detail::forwardRowSums(x + g.x(b, group * g.ci, 0, 0), g, kernels);
                 else
                     return detail::BlockSums{};
             };
@@ -184,6 +184,7 @@ ConvCheckReport checkInputGrad(const Tensor& dyt, const Tensor& wt, const Tensor
                     bm[(j * tapCount + t) * g.ci + ch] = w[g.wt(group * og + j, ch, 0, 0) + t];
         const MatrixView bv = viewOf(bStore, dtype, k, g.ci);
         const ColumnProbe probe = probeColumns(bv, options, random);
+        const std::vector<detail::BlockKernels> kernels = detail::rowSideKernels(probe);
         for (std::int64_t b = 0; b < g.n; ++b) {
             const T* planes = dy + g.out(b, group * og, 0, 0);
             const auto gatherA = [&] {
@@ -206,7 +207,7 @@ ConvCheckReport checkInputGrad(const Tensor& dyt, const Tensor& wt, const Tensor
             const MatrixView cv = viewOf(cStore, dtype, m, g.ci);
             const auto rowSums = [&] {
                 if constexpr (std::is_same_v<T, float>)
-                    return detail::inputGradRowSums(planes, g, detail::rowSideKernels(probe));
+                    return detail::inputGradRowSums(planes, g, kernels);
                 else
                     return detail::BlockSums{};
             };
@@ -240,7 +241,7 @@ std::optional<ConvCheckReport> checkWeightGradWithoutB(const Tensor& xt, const T
     const std::int64_t og = g.outPerGroup(), k = g.ci * g.kh * g.kw, inner = g.n * g.oh * g.ow;
     const std::int64_t width =
         options.blockWidth > 0 ? options.blockWidth : defaultBlockWidth(inner);
-    if (!detail::rowSumsApply(g, std::clamp(options.vectors, 1, 16)) ||
+    if (!detail::rowSumsApply(g, std::clamp(options.vectors, 1, detail::kMaxVectors)) ||
         3 * inner * ((k + width - 1) / width) > kMaxSlabElements)
         return std::nullopt;
     ConvCheckReport report{Verdict::Accepted, 0.0, {}};

@@ -1,6 +1,7 @@
 #include "conv_row_sums.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -215,7 +216,10 @@ ColumnProbe weightGradProbe(const float* x, std::int64_t group, const Geometry& 
             }
     // B's rows are every image's output positions: image by image, the conv2d sums of x against
     // each column-side block's probes as kernels (zero outside the block's columns).
-    const auto rowSumsOfB = [&](const std::vector<BlockProbes>& blocks, int) {
+    // Two signed vectors and the magnitudes: rowSumsApply (V = 2) gates every caller.
+    const auto rowSumsOfB = [&](const std::vector<BlockProbes>& blocks, int vectors) {
+        assert(vectors == 2);
+        (void)vectors;
         std::vector<std::vector<double>> storage;
         std::vector<BlockKernels> kernels;
         for (const BlockProbes& block : blocks) {
