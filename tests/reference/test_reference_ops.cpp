@@ -2,10 +2,12 @@
 // NaN/Inf, empty and broadcast shapes) and random inputs checked against the op's tolerance class.
 #include <QtTest/QtTest>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <random>
 
 #include "goblin/reference/graph_executor.hpp"
@@ -21,6 +23,34 @@ namespace {
 
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// Element i of an f32, i32 or f64 tensor, as a double (exact for the values the tests write).
+double elementOf(const Tensor& t, std::int64_t i) {
+    const auto at = static_cast<std::size_t>(i);
+    if (t.dtype() == DType::F32)
+        return t.values<float>()[at];
+    if (t.dtype() == DType::I32)
+        return t.values<std::int32_t>()[at];
+    return t.values<double>()[at];
+}
+
+void setElement(Tensor& t, std::int64_t i, double value) {
+    const auto at = static_cast<std::size_t>(i);
+    if (t.dtype() == DType::F32)
+        t.values<float>()[at] = static_cast<float>(value);
+    else if (t.dtype() == DType::I32)
+        t.values<std::int32_t>()[at] = static_cast<std::int32_t>(value);
+    else
+        t.values<double>()[at] = value;
+}
+
+// C-order strides, in elements.
+std::vector<std::int64_t> stridesOfShape(const Shape& shape) {
+    std::vector<std::int64_t> strides(shape.size(), 1);
+    for (std::size_t d = shape.size(); d-- > 1;)
+        strides[d - 1] = strides[d] * shape[d];
+    return strides;
+}
 
 } // namespace
 
@@ -192,6 +222,39 @@ private Q_SLOTS:
         auto c = make<std::int32_t>(DType::I32, {2, 1}, {7, 8});
         QCOMPARE(run<std::int32_t>(OpCode::Expand, {c}, {{"shape", IntList{2, 2}}}),
                  (std::vector<std::int32_t>{7, 7, 8, 8}));
+    }
+    // Every order of the dims of shapes whose rows are and are not multiples of 8 (transposes
+    // move whole 8 × 8 blocks of 4-byte elements, the edges one by one): each element lands
+    // where its index says, for f32, i32 and f64.
+    void permuteMovesEveryElementWhereItsIndexSays() {
+        const std::vector<Shape> shapes = {{24, 40}, {13, 21}, {8, 8}, {3, 16, 9}, {2, 5, 8, 12}};
+        for (DType dtype : {DType::F32, DType::I32, DType::F64})
+            for (const Shape& shape : shapes) {
+                auto x = Tensor::allocate(dtype, shape).value();
+                const std::int64_t count = x.elementCount();
+                for (std::int64_t i = 0; i < count; ++i)
+                    setElement(x, i, static_cast<double>(i * 7 % 1009) - 300.5);
+                IntList dims(shape.size());
+                std::iota(dims.begin(), dims.end(), std::int64_t{0});
+                do {
+                    auto y = runOp(OpCode::Permute, std::vector<Tensor>{x}, {{"dims", dims}});
+                    QVERIFY(y.has_value());
+                    const auto strides = stridesOfShape(shape);
+                    for (std::int64_t out = 0; out < count; ++out) {
+                        // out's index in y's shape, then the element of x it names.
+                        std::int64_t rest = out, from = 0;
+                        for (std::size_t d = dims.size(); d-- > 0;) {
+                            const auto dim = static_cast<std::size_t>(dims[d]);
+                            from += rest % shape[dim] * strides[dim];
+                            rest /= shape[dim];
+                        }
+                        if (elementOf(*y, out) != elementOf(x, from))
+                            QFAIL(qPrintable(QString("permute of %1 dims: element %2 wrong")
+                                                 .arg(shape.size())
+                                                 .arg(out)));
+                    }
+                } while (std::next_permutation(dims.begin(), dims.end()));
+            }
     }
     void randomMatmulWithinBound() {
         std::mt19937 rng(5);

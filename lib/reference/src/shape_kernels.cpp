@@ -5,6 +5,10 @@
 #include <limits>
 #include <vector>
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 #include "kernels.hpp"
 #include "scalar_math.hpp"
 #include "sequential_gemm.hpp"
@@ -47,7 +51,49 @@ void cast(const Tensor& x, Tensor& out) {
 // `Size` bytes move by memcpy, so none is read through a pointer of another type; a fixed-size
 // memcpy compiles to one load and one store. A strided walk (a transpose: neighbouring rows start
 // at neighbouring elements) goes in tiles of rows × columns, so a cache line read for one row
-// serves the next rows too; only the order of the copies changes, never a value.
+// serves the next rows too, and 4-byte elements of eight such rows move as 8 × 8 blocks
+// transposed in registers; only the order of the copies changes, never a value.
+#if defined(__AVX2__)
+// Whether output rows r … r+7 start at eight neighbouring elements of x (a transpose's rows do):
+// then the 8 × 8 blocks of those rows are 8 × 8 blocks of x, read 8 elements at a time.
+bool neighbouringRows(const RowWalk& walk, std::size_t r) {
+    if (r + 8 > walk.rowStarts.size())
+        return false;
+    for (std::size_t a = 1; a < 8; ++a)
+        if (walk.rowStarts[r + a] != walk.rowStarts[r] + static_cast<std::int64_t>(a))
+            return false;
+    return true;
+}
+
+// Output rows r … r+7 (neighbouringRows), columns [0, width − width % 8), of 4-byte elements: each
+// 8 × 8 block loaded as eight rows of x, transposed in registers, stored as eight output rows.
+void transposeEightRows(const std::byte* in, const RowWalk& walk, std::size_t r, std::byte* out) {
+    const auto width = static_cast<std::size_t>(walk.width);
+    const auto step = static_cast<std::size_t>(walk.step);
+    const auto* from = reinterpret_cast<const float*>(in) + walk.rowStarts[r];
+    for (std::size_t j = 0; j + 8 <= width; j += 8) {
+        __m256 v[8];
+        for (std::size_t b = 0; b < 8; ++b)
+            v[b] = _mm256_loadu_ps(from + (j + b) * step);
+        const __m256 t0 = _mm256_unpacklo_ps(v[0], v[1]), t1 = _mm256_unpackhi_ps(v[0], v[1]);
+        const __m256 t2 = _mm256_unpacklo_ps(v[2], v[3]), t3 = _mm256_unpackhi_ps(v[2], v[3]);
+        const __m256 t4 = _mm256_unpacklo_ps(v[4], v[5]), t5 = _mm256_unpackhi_ps(v[4], v[5]);
+        const __m256 t6 = _mm256_unpacklo_ps(v[6], v[7]), t7 = _mm256_unpackhi_ps(v[6], v[7]);
+        const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+        const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+        const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+        const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+        const __m256 rows[8] = {
+            _mm256_permute2f128_ps(u0, u4, 0x20), _mm256_permute2f128_ps(u1, u5, 0x20),
+            _mm256_permute2f128_ps(u2, u6, 0x20), _mm256_permute2f128_ps(u3, u7, 0x20),
+            _mm256_permute2f128_ps(u0, u4, 0x31), _mm256_permute2f128_ps(u1, u5, 0x31),
+            _mm256_permute2f128_ps(u2, u6, 0x31), _mm256_permute2f128_ps(u3, u7, 0x31)};
+        for (std::size_t a = 0; a < 8; ++a)
+            _mm256_storeu_ps(reinterpret_cast<float*>(out + ((r + a) * width + j) * 4), rows[a]);
+    }
+}
+#endif
+
 template <std::size_t Size>
 void copyWalk(const std::byte* in, const RowWalk& walk, std::byte* out) {
     const auto width = static_cast<std::size_t>(walk.width);
@@ -64,12 +110,22 @@ void copyWalk(const std::byte* in, const RowWalk& walk, std::byte* out) {
     const std::size_t rows = walk.rowStarts.size();
     for (std::size_t r0 = 0; r0 < rows; r0 += kTileRows) {
         const std::size_t r1 = std::min(rows, r0 + kTileRows);
+        // Columns before `done` of a row are already copied (by whole 8 × 8 blocks).
+        std::size_t done[kTileRows] = {};
+#if defined(__AVX2__)
+        if constexpr (Size == 4)
+            for (std::size_t r = r0; r + 8 <= r1; r += 8)
+                if (walk.step != 0 && neighbouringRows(walk, r)) {
+                    transposeEightRows(in, walk, r, out);
+                    std::fill_n(done + (r - r0), 8, width - width % 8);
+                }
+#endif
         for (std::size_t j0 = 0; j0 < width; j0 += kTileColumns) {
             const std::size_t j1 = std::min(width, j0 + kTileColumns);
             for (std::size_t r = r0; r < r1; ++r) {
                 const std::byte* row = in + static_cast<std::size_t>(walk.rowStarts[r]) * Size;
                 std::byte* to = out + r * width * Size;
-                for (std::size_t j = j0; j < j1; ++j)
+                for (std::size_t j = std::max(j0, done[r - r0]); j < j1; ++j)
                     std::memcpy(to + j * Size, row + j * step, Size);
             }
         }
