@@ -166,6 +166,15 @@ std::vector<detail::BlockProbes> rowSideProbes(const ColumnProbe& probe) {
     return blocks;
 }
 
+// A's sums against the row side of `probe`: as small matrix products for an f32 A checked against
+// several column blocks, else one dot product per row and block.
+constexpr std::int64_t kPanelBlocks = 4;
+detail::BlockSums rowSideSums(const MatrixView& a, const ColumnProbe& probe) {
+    if (a.dtype == DType::F32 && probe.blocks() >= kPanelBlocks)
+        return detail::rowSideSumsByPanels(a, probe);
+    return detail::blockSums(a, rowSideProbes(probe), probe.vectors);
+}
+
 // A NaN or Inf anywhere in a, b or c makes a magnitude sum non-finite: the weights are never zero,
 // and Inf·0 is NaN. So finite sums prove finite inputs without a separate pass over them.
 bool magnitudeSumsFinite(const std::vector<double>& sums, int vectors) {
@@ -250,7 +259,7 @@ ColumnProbe probeColumnsOf(DType dtype, std::int64_t k, std::vector<double> colu
 
 MatmulCheckReport checkWithoutB(const MatrixView& a, const MatrixView& c,
                                 const ColumnProbe& probe) {
-    return checkWithRowSums(a.dtype, c, probe, blockSums(a, rowSideProbes(probe), probe.vectors));
+    return checkWithRowSums(a.dtype, c, probe, rowSideSums(a, probe));
 }
 
 } // namespace detail
@@ -281,7 +290,7 @@ MatmulCheckReport checkMatmulTileWithProbe(const core::MatrixView& a, const core
         return empty;
     }
     const detail::BlockSums cSums = detail::blockSums(c, columnSideProbes(probe), probe.vectors);
-    const detail::BlockSums aSums = detail::blockSums(a, rowSideProbes(probe), probe.vectors);
+    const detail::BlockSums aSums = rowSideSums(a, probe);
     // The NaN/Inf gate (c first, then a, b) scans the data only when the sums say it must.
     if (!magnitudeSumsFinite(cSums.sums, probe.vectors) ||
         !magnitudeSumsFinite(aSums.sums, probe.vectors)) {
