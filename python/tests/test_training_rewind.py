@@ -97,8 +97,9 @@ def test_a_pair_caught_after_the_job_ended_has_it_trained_again(cluster, tmp_pat
     job again from the first poisoned round: the job's audit (pushed, and on request) says
     "corrected" and carries an honest run's parameters bit for bit; fetch_train returns them with
     the rounds trained again saying why. Without the retraining the audit stays off (the test
-    fails). A node killed (SIGKILL) while it trains the job again resumes the retraining and
-    reaches the same bits."""
+    fails). A node killed (SIGKILL) while it trains the job again, and
+    restarted with no retention for audits (so its start-up deletes what released jobs kept),
+    resumes the retraining and reaches the same bits."""
     wake, careless = tmp_path / "wake", tmp_path / "careless"
     token, client, adversary, ids, honest_ids = start_pair(
         cluster, ["--honest-tasks", "0", "--wake-file", str(wake), "--careless-file", str(careless)])
@@ -128,7 +129,10 @@ def test_a_pair_caught_after_the_job_ended_has_it_trained_again(cluster, tmp_pat
                            "the released training job %s trained again" % attacked.job)
         assert reports[-1].state == "rechecking", "retrained before the node could be killed"
         cluster.node.kill9()
-        cluster.start_node(port=cluster.port, extra_args=LOWERED_CHECKS)  # volunteers come back
+        # Restarted with no retention for audits: its start-up pruning, which deletes what
+        # released jobs kept, must leave the job being trained again alone (volunteers come back).
+        cluster.start_node(port=cluster.port,
+                           extra_args=LOWERED_CHECKS + ["--audit-retention-hours", "0"])
         client = cluster.connect(token, timeout=120)
     cluster.wait_until(lambda: reports.append(client.audit(attacked.job)) or
                        reports[-1].state == "corrected", JOB_TIMEOUT,

@@ -6,6 +6,7 @@
 #include <boost/asio/post.hpp>
 
 #include "goblin/net/messages/researcher_messages.hpp"
+#include "kinds/graph/graph_blobs.hpp"
 
 namespace goblin::labnode {
 
@@ -99,6 +100,7 @@ void DeliveredAudits::apply(const JobAuditRow& audit, const JobRecheck& recheck)
     Database& db = m_context.store.database();
     std::int64_t corrected = 0;
     std::set<std::string> overturned;
+    std::vector<std::string> replaced; // the outputs the corrections replace
     const std::string reason = "delivered job " + audit.jobId + " rechecked by the node after " +
                                audit.volunteerId + " was quarantined";
     auto written = [&]() -> Expected<void> {
@@ -118,8 +120,10 @@ void DeliveredAudits::apply(const JobAuditRow& audit, const JobRecheck& recheck)
                     return ok;
                 overturned.insert(volunteer);
             }
-            if (auto ok = replaceGraphTaskOutputs(db, task.taskId, task.storedOutputs); !ok)
-                return ok;
+            auto previous = replaceGraphTaskOutputs(db, task.taskId, task.storedOutputs);
+            if (!previous)
+                return tl::unexpected(previous.error());
+            replaced.push_back(std::move(*previous));
             ++corrected;
         }
         if (auto ok = finishJobAudit(db, audit.id, corrected > 0 ? "corrected" : "stands",
@@ -139,6 +143,8 @@ void DeliveredAudits::apply(const JobAuditRow& audit, const JobRecheck& recheck)
     m_context.log("graph job " + audit.jobId + " (delivered) rechecked by the node: " +
                   (corrected == 0 ? std::string("its outputs stand")
                                   : std::to_string(corrected) + " task(s) corrected"));
+    for (const std::string& stored : replaced) // the lies the node's outputs replaced
+        deleteUnusedBlobs(m_context.store, m_context.blobs, stored);
     for (const std::string& volunteer : overturned)
         m_trust.quarantine(volunteer, "its accepted result in delivered graph job " + audit.jobId +
                                           " was overturned by the node's recheck");

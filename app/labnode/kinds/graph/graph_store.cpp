@@ -79,16 +79,19 @@ Expected<std::vector<GraphTaskRow>> replanGraphTasks(Database& db, const std::st
     return rows;
 }
 
-Expected<void> replaceGraphTaskOutputs(Database& db, std::int64_t taskId,
-                                       const std::string& outputs) {
-    auto update =
-        db.prepare("UPDATE graph_tasks SET outputs = ? WHERE id = ? AND state = 'accepted'");
-    if (auto ok = update.bind(1, outputs).bind(2, taskId).run(); !ok)
-        return ok;
-    if (db.changes() != 1)
+Expected<std::string> replaceGraphTaskOutputs(Database& db, std::int64_t taskId,
+                                              const std::string& outputs) {
+    auto current =
+        db.prepare("SELECT outputs FROM graph_tasks WHERE id = ? AND state = 'accepted'");
+    current.bind(1, taskId);
+    if (!current.step().value_or(false))
         return makeError(ErrorCode::Internal,
                          "graph task " + std::to_string(taskId) + " is not decided");
-    return {};
+    std::string replaced = current.columnText(0);
+    auto update = db.prepare("UPDATE graph_tasks SET outputs = ? WHERE id = ?");
+    if (auto ok = update.bind(1, outputs).bind(2, taskId).run(); !ok)
+        return tl::unexpected(ok.error());
+    return replaced;
 }
 
 Expected<void> overturnGraphVerdict(Database& db, std::int64_t taskId, std::int64_t attempt,

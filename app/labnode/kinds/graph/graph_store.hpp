@@ -49,9 +49,10 @@ Expected<void> setGraphTaskAccepted(Database& db, std::int64_t taskId, const std
 // A task to compute again (a stage whose input was replaced): queued, with no outputs; its
 // verdicts stay.
 Expected<void> setGraphTaskQueued(Database& db, std::int64_t taskId);
-// A decided task rechecked by the node: its outputs become the node's.
-Expected<void> replaceGraphTaskOutputs(Database& db, std::int64_t taskId,
-                                       const std::string& outputs);
+// A decided task rechecked by the node: its outputs become the node's. Returns the stored list it
+// replaced, whose blobs the caller deletes once the change is committed (deleteUnusedBlobs).
+Expected<std::string> replaceGraphTaskOutputs(Database& db, std::int64_t taskId,
+                                              const std::string& outputs);
 // An accepted replica found wrong afterwards: rejected, and its volunteer's counters moved.
 Expected<void> overturnGraphVerdict(Database& db, std::int64_t taskId, std::int64_t attempt,
                                     const std::string& volunteerId, const std::string& method,

@@ -146,7 +146,8 @@ std::vector<JobAuditRow> unfinishedJobAudits(Database& db) {
 
 std::vector<std::string> retainedJobsDue(Database& db, double finishedBefore) {
     auto query = db.prepare("SELECT id FROM graph_jobs WHERE state = 'retained' AND "
-                            "coalesce(finished_at, 0) < ? ORDER BY finished_at");
+                            "coalesce(finished_at, 0) < ? AND id NOT IN (SELECT job_id FROM "
+                            "graph_job_audits WHERE state = 'rechecking') ORDER BY finished_at");
     query.bind(1, finishedBefore);
     std::vector<std::string> jobs;
     while (query.step().value_or(false))

@@ -60,7 +60,7 @@ std::vector<JobAuditRow> jobAuditsOf(Database& db, const std::string& jobId);
 std::vector<JobAuditRow> unfinishedJobAudits(Database& db);
 
 // Jobs released while their data was kept for audits (state 'retained') that finished before
-// `finishedBefore`.
+// `finishedBefore`, less those an audit is rechecking now (their data is read until it ends).
 std::vector<std::string> retainedJobsDue(Database& db, double finishedBefore);
 // Whether a job's outputs rest on two volunteers' agreement anywhere (so its data is worth
 // keeping).

@@ -88,6 +88,7 @@ void QuarantineRecheck::onRechecked(std::int64_t taskId, Outcome outcome) {
     const auto& overturned = outcome.overturned;
     const std::optional<std::string>& stored = outcome.stored;
     Database& db = m_context.store.database();
+    std::string replaced; // the outputs the node's replace
     auto written = [&]() -> Expected<void> {
         auto transaction = Transaction::begin(db);
         if (!transaction)
@@ -97,13 +98,17 @@ void QuarantineRecheck::onRechecked(std::int64_t taskId, Outcome outcome) {
                                                "the node's recheck after a quarantine disagrees");
                 !ok)
                 return ok;
-        if (stored)
-            if (auto ok = replaceGraphTaskOutputs(db, taskId, *stored); !ok)
-                return ok;
+        if (stored) {
+            auto previous = replaceGraphTaskOutputs(db, taskId, *stored);
+            if (!previous)
+                return tl::unexpected(previous.error());
+            replaced = std::move(*previous);
+        }
         return transaction->commit();
     }();
     if (!written)
         return m_hooks.failJob(job, Error{ErrorCode::Internal, written.error().message});
+    deleteUnusedBlobs(m_context.store, m_context.blobs, replaced);
     if (stored) {
         task.outputs = std::move(*outcome.reference);
         task.nodeOutputs = true;

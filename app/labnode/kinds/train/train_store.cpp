@@ -93,7 +93,9 @@ bool anyRoundKeptForAudits(Database& db, const std::string& id) {
 std::vector<std::string> retainedTrainJobsDue(Database& db, double endedBefore) {
     auto query =
         db.prepare("SELECT id FROM train_jobs WHERE state = 'retained' AND updated_at < ? AND id "
-                   "NOT IN (SELECT job_id FROM train_late_catches WHERE ended_at IS NULL)");
+                   "NOT IN (SELECT job_id FROM train_late_catches WHERE ended_at IS NULL) AND id "
+                   "NOT IN (SELECT r.job_id FROM train_rounds r JOIN graph_job_audits a ON "
+                   "a.job_id = r.graph_job WHERE a.state = 'rechecking')");
     query.bind(1, endedBefore);
     std::vector<std::string> jobs;
     while (query.step().value_or(false))

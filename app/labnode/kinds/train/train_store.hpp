@@ -51,7 +51,8 @@ std::vector<TrainJobRow> unreleasedTrainJobs(Database& db);
 // Whether the graph job of one of its committed rounds keeps its data for audits (retained).
 bool anyRoundKeptForAudits(Database& db, const std::string& id);
 // Jobs released while their data was kept for audits (state 'retained', not retraining after a
-// late catch) whose last change was before `endedBefore`.
+// late catch, no round's graph job being rechecked: a correction there trains it again) whose
+// last change was before `endedBefore`.
 std::vector<std::string> retainedTrainJobsDue(Database& db, double endedBefore);
 std::vector<TrainRoundRow> trainRounds(Database& db, const std::string& id);
 // A streamed job's batch held for training: x then y as stored tensors; empty `tensors` marks

@@ -3,8 +3,8 @@
 // rechecks the delivered (released, retained) job, overturns both replicas, quarantines the
 // partner and pushes an audit_report with the corrected outputs, which `audit` returns too. A job
 // released without retention is reported unverifiable; a retained job's data is deleted once its
-// retention has passed; an unfinished audit is finished after a restart; clean jobs, other
-// researchers' jobs and matmul jobs answer as they should.
+// retention has passed, unless an audit is rechecking it; an unfinished audit is finished after a
+// restart; clean jobs, other researchers' jobs and matmul jobs answer as they should.
 #include <QtTest/QtTest>
 
 #include <filesystem>
@@ -99,6 +99,7 @@ private Q_SLOTS:
     void releasedWithoutRetentionIsUnverifiable();
     void retentionEndsAndTheDataIsDeleted();
     void unfinishedAuditIsFinishedAfterARestart();
+    void anAuditInFlightKeepsTheDataPastItsRetention();
     void cleanJobsAndOtherResearchers();
 };
 
@@ -247,6 +248,52 @@ void TestDeliveredAudits::unfinishedAuditIsFinishedAfterARestart() {
     QVERIFY(report);
     QCOMPARE(report->state, std::string("corrected"));
     QVERIFY(equalsRelu(report->outputs.at(0), x));
+}
+
+void TestDeliveredAudits::anAuditInFlightKeepsTheDataPastItsRetention() {
+    QTemporaryDir dir;
+    const std::string db = dir.filePath("node.db").toStdString();
+    const std::string blobs = dir.filePath("blobs").toStdString();
+    const core::Tensor x =
+        goblin::testing::randomTensor(core::DType::F32, {kReluRows, kReluCols}, 25);
+    std::string job;
+    {
+        NodeHarness node(db, blobs);
+        FakeCluster cluster(node, noAudits(3600));
+        DeliveredLie lie = deliverALie(node, cluster, x);
+        job = lie.job;
+        QVERIFY(!job.empty());
+        // The node stops right after recording the audit, before its recheck ran.
+        auto insert = node.store.database().prepare(
+            "INSERT INTO graph_job_audits(job_id, volunteer_id, reason, state, tasks, "
+            "created_at) VALUES (?, ?, 'caught elsewhere', 'rechecking', 2, 1000)");
+        insert.bind(1, job).bind(2, lie.one->id());
+        QVERIFY(insert.run());
+    }
+    // It starts again after the job's retention passed: the start-up's pruning leaves the job's
+    // data to the recheck, which corrects it.
+    NodeHarness node(db, blobs);
+    node.now += 7200;
+    {
+        FakeCluster cluster(node, noAudits(3600));
+        QVERIFY(node.waitUntil([&] {
+            return queryInt(node.store, "SELECT count(*) FROM graph_job_audits WHERE job_id = '" +
+                                            job + "' AND state = 'corrected' AND corrected = 2") ==
+                   1;
+        }));
+        QCOMPARE(stateOf(node, job), std::string("retained"));
+        auto researcher = cluster.connectResearcher();
+        cluster.fromResearcher(control({{"type", "audit"}, {"id", 4}, {"job", job}}));
+        QVERIFY(node.waitUntil([&] { return researcher->count("audit_report") == 1; }));
+        auto report = net::parseAuditReport(researcher->sentOfType("audit_report")[0]);
+        QVERIFY(report);
+        QCOMPARE(report->state, std::string("corrected"));
+        QVERIFY(equalsRelu(report->outputs.at(0), x));
+    }
+    // With the recheck over, the next pruning deletes it.
+    FakeCluster cluster(node, noAudits(3600));
+    QCOMPARE(stateOf(node, job), std::string("released"));
+    QCOMPARE(blobCount(blobs), std::size_t{0});
 }
 
 void TestDeliveredAudits::cleanJobsAndOtherResearchers() {

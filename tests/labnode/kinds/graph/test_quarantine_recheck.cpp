@@ -1,10 +1,11 @@
 // Tests of the recheck after a quarantine (quarantine_recheck.hpp) through GraphDecisions on a
 // real GraphBook: when a volunteer of a task decided by two agreeing replicas is quarantined, the
 // node recomputes the task; right replicas stand, agreeing liars are overturned in graph_results,
-// the task's outputs become the node's and the partner is quarantined in turn; a task the node
-// checked alone (verification="freivalds") is not rechecked.
+// the task's outputs become the node's (the lie's blobs are deleted) and the partner is quarantined
+// in turn; a task the node checked alone (verification="freivalds") is not rechecked.
 #include <QtTest/QtTest>
 
+#include "kinds/graph/graph_blobs.hpp"
 #include "labnode/kinds/graph/graph_rig.hpp"
 
 using namespace goblin;
@@ -69,6 +70,8 @@ void TestQuarantineRecheck::agreeingLiarsAreOverturnedAndTheirOutputsReplaced() 
     QCOMPARE(g.verdictOf(task.id, one), std::string("accepted replica-agreement"));
     QCOMPARE(g.verdictOf(task.id, two), std::string("accepted replica-agreement"));
     QVERIFY(sameBits(g.storedOutputs(task.id), researcherOutputs(g.lying(0, "v-one").outputs)));
+    const std::vector<std::string> lies = storedDigests(g.storedText(task.id));
+    QVERIFY(!lies.empty() && g.rig.node.blobs.has(lies.front()));
     g.trust.quarantine("v-one", "caught elsewhere");
     QVERIFY(g.rig.node.waitUntil([&] { return g.recorded.rechecksDone == 1; }));
     QCOMPARE(g.verdictOf(task.id, one), std::string("rejected node-recheck"));
@@ -77,6 +80,8 @@ void TestQuarantineRecheck::agreeingLiarsAreOverturnedAndTheirOutputsReplaced() 
     QVERIFY(task.nodeOutputs);
     QVERIFY(sameBits(task.outputs, researcherOutputs(g.reference(0))));
     QVERIFY(sameBits(g.storedOutputs(task.id), researcherOutputs(g.reference(0))));
+    for (const std::string& digest : lies) // the lie's blobs, used nowhere now, are gone
+        QVERIFY(!g.rig.node.blobs.has(digest));
     // The partner is quarantined in turn; the node's outputs need no second recheck.
     QVERIFY(g.trust.isQuarantined("v-two"));
     QVERIFY(g.rig.node.waitUntil([&] { return g.recorded.quarantinesHandled == 2; }));

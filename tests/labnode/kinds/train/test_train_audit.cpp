@@ -4,7 +4,7 @@
 // unverifiable; a late catch makes it rechecking while the job is trained again and corrected
 // once that ended (unverifiable when it could not); its rounds' graph jobs kept for audits keep
 // the job, and a retained job is due for deletion once its retention passed, unless it is being
-// trained again.
+// trained again or a round's graph job is being rechecked.
 #include <QTemporaryDir>
 #include <QtTest/QtTest>
 
@@ -73,7 +73,7 @@ private Q_SLOTS:
     void unauditedRoundsAreCleanAndAuditsThatFoundNothingStand();
     void aCorrectedRoundNotTrainedAgainIsUnverifiable();
     void aLateCatchRechecksUntilTheJobIsTrainedAgain();
-    void aRetainedJobIsDueOnceItsRetentionPassedUnlessTrainedAgain();
+    void aRetainedJobIsDueOnceItsRetentionPassedUnlessTrainedAgainOrRechecked();
 };
 
 void TestTrainAudit::unauditedRoundsAreCleanAndAuditsThatFoundNothingStand() {
@@ -137,7 +137,7 @@ void TestTrainAudit::aLateCatchRechecksUntilTheJobIsTrainedAgain() {
              std::string("the state before round 0 is not kept"));
 }
 
-void TestTrainAudit::aRetainedJobIsDueOnceItsRetentionPassedUnlessTrainedAgain() {
+void TestTrainAudit::aRetainedJobIsDueOnceItsRetentionPassedUnlessTrainedAgainOrRechecked() {
     Lab lab;
     Database& db = lab.db;
     QVERIFY(anyRoundKeptForAudits(db, kJob));
@@ -146,6 +146,13 @@ void TestTrainAudit::aRetainedJobIsDueOnceItsRetentionPassedUnlessTrainedAgain()
     QVERIFY(retainedTrainJobsDue(db, 1000.0).empty()); // done, not released
     QVERIFY(setTrainJobState(db, kJob, JobState::Retained, {}, 100.0).has_value());
     QVERIFY(retainedTrainJobsDue(db, 100.0).empty()); // its retention has not passed
+    QCOMPARE(retainedTrainJobsDue(db, 101.0), std::vector<std::string>{kJob});
+    // A round's graph job being rechecked (a correction there would train the job again).
+    auto audit =
+        insertJobAudit(db, JobAuditRow{0, "g-1", "v-liar", "caught", "rechecking", 0, 0, 100.5});
+    QVERIFY(audit.has_value());
+    QVERIFY(retainedTrainJobsDue(db, 1000.0).empty());
+    QVERIFY(finishJobAudit(db, *audit, "stands", 4, 0, 100.6).has_value());
     QCOMPARE(retainedTrainJobsDue(db, 101.0), std::vector<std::string>{kJob});
     QVERIFY(
         insertLateCatch(db, kJob, LateCatch{"g-1", "round 1", false, {}, 0}, 102.0).has_value());
