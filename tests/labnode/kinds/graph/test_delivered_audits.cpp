@@ -89,6 +89,36 @@ void catchOne(NodeHarness& node, FakeCluster& cluster, DeliveredLie& lie, const 
     cluster.answer(*lie.one, misshapenResult);
 }
 
+// A node on `db` delivers a lie and stops right after recording an audit of the job (one colluder
+// caught elsewhere), before its recheck ran. Returns the job id (empty if the setup failed).
+std::string stopBeforeARecheck(const std::string& db, const std::string& blobs,
+                               const core::Tensor& x, double retentionSeconds) {
+    NodeHarness node(db, blobs);
+    FakeCluster cluster(node, noAudits(retentionSeconds));
+    DeliveredLie lie = deliverALie(node, cluster, x);
+    auto insert = node.store.database().prepare(
+        "INSERT INTO graph_job_audits(job_id, volunteer_id, reason, state, tasks, "
+        "created_at) VALUES (?, ?, 'caught elsewhere', 'rechecking', 2, 1000)");
+    insert.bind(1, lie.job).bind(2, lie.one->id());
+    return !lie.job.empty() && insert.run() ? lie.job : std::string();
+}
+
+// The restarted node finishes that recheck: both tasks corrected, and the job's audit says so
+// with the right outputs.
+bool recheckCorrects(NodeHarness& node, FakeCluster& cluster, const std::string& job,
+                     const core::Tensor& x) {
+    const bool corrected = node.waitUntil([&] {
+        return queryInt(node.store, "SELECT count(*) FROM graph_job_audits WHERE job_id = '" + job +
+                                        "' AND state = 'corrected' AND corrected = 2") == 1;
+    });
+    auto researcher = cluster.connectResearcher();
+    cluster.fromResearcher(control({{"type", "audit"}, {"id", 4}, {"job", job}}));
+    if (!corrected || !node.waitUntil([&] { return researcher->count("audit_report") == 1; }))
+        return false;
+    auto report = net::parseAuditReport(researcher->sentOfType("audit_report")[0]);
+    return report && report->state == "corrected" && equalsRelu(report->outputs.at(0), x);
+}
+
 } // namespace
 
 class TestDeliveredAudits : public QObject {
@@ -220,34 +250,11 @@ void TestDeliveredAudits::unfinishedAuditIsFinishedAfterARestart() {
     const std::string blobs = dir.filePath("blobs").toStdString();
     const core::Tensor x =
         goblin::testing::randomTensor(core::DType::F32, {kReluRows, kReluCols}, 24);
-    std::string job, oneId;
-    {
-        NodeHarness node(db, blobs);
-        FakeCluster cluster(node, noAudits());
-        DeliveredLie lie = deliverALie(node, cluster, x);
-        job = lie.job;
-        oneId = lie.one->id();
-        QVERIFY(!job.empty());
-        // The node stops right after recording the audit, before its recheck ran.
-        auto insert = node.store.database().prepare(
-            "INSERT INTO graph_job_audits(job_id, volunteer_id, reason, state, tasks, "
-            "created_at) VALUES (?, ?, 'caught elsewhere', 'rechecking', 2, 1000)");
-        insert.bind(1, job).bind(2, oneId);
-        QVERIFY(insert.run());
-    }
+    const std::string job = stopBeforeARecheck(db, blobs, x, 7 * 24 * 3600.0);
+    QVERIFY(!job.empty());
     NodeHarness node(db, blobs);
     FakeCluster cluster(node, noAudits());
-    QVERIFY(node.waitUntil([&] {
-        return queryInt(node.store, "SELECT count(*) FROM graph_job_audits WHERE job_id = '" + job +
-                                        "' AND state = 'corrected' AND corrected = 2") == 1;
-    }));
-    auto researcher = cluster.connectResearcher();
-    cluster.fromResearcher(control({{"type", "audit"}, {"id", 4}, {"job", job}}));
-    QVERIFY(node.waitUntil([&] { return researcher->count("audit_report") == 1; }));
-    auto report = net::parseAuditReport(researcher->sentOfType("audit_report")[0]);
-    QVERIFY(report);
-    QCOMPARE(report->state, std::string("corrected"));
-    QVERIFY(equalsRelu(report->outputs.at(0), x));
+    QVERIFY(recheckCorrects(node, cluster, job, x));
 }
 
 void TestDeliveredAudits::anAuditInFlightKeepsTheDataPastItsRetention() {
@@ -256,41 +263,18 @@ void TestDeliveredAudits::anAuditInFlightKeepsTheDataPastItsRetention() {
     const std::string blobs = dir.filePath("blobs").toStdString();
     const core::Tensor x =
         goblin::testing::randomTensor(core::DType::F32, {kReluRows, kReluCols}, 25);
-    std::string job;
-    {
-        NodeHarness node(db, blobs);
-        FakeCluster cluster(node, noAudits(3600));
-        DeliveredLie lie = deliverALie(node, cluster, x);
-        job = lie.job;
-        QVERIFY(!job.empty());
-        // The node stops right after recording the audit, before its recheck ran.
-        auto insert = node.store.database().prepare(
-            "INSERT INTO graph_job_audits(job_id, volunteer_id, reason, state, tasks, "
-            "created_at) VALUES (?, ?, 'caught elsewhere', 'rechecking', 2, 1000)");
-        insert.bind(1, job).bind(2, lie.one->id());
-        QVERIFY(insert.run());
-    }
+    const std::string job = stopBeforeARecheck(db, blobs, x, 3600);
+    QVERIFY(!job.empty());
     // It starts again after the job's retention passed: the start-up's pruning leaves the job's
     // data to the recheck, which corrects it.
     NodeHarness node(db, blobs);
     node.now += 7200;
     {
         FakeCluster cluster(node, noAudits(3600));
-        QVERIFY(node.waitUntil([&] {
-            return queryInt(node.store, "SELECT count(*) FROM graph_job_audits WHERE job_id = '" +
-                                            job + "' AND state = 'corrected' AND corrected = 2") ==
-                   1;
-        }));
+        QVERIFY(recheckCorrects(node, cluster, job, x));
         QCOMPARE(stateOf(node, job), std::string("retained"));
-        auto researcher = cluster.connectResearcher();
-        cluster.fromResearcher(control({{"type", "audit"}, {"id", 4}, {"job", job}}));
-        QVERIFY(node.waitUntil([&] { return researcher->count("audit_report") == 1; }));
-        auto report = net::parseAuditReport(researcher->sentOfType("audit_report")[0]);
-        QVERIFY(report);
-        QCOMPARE(report->state, std::string("corrected"));
-        QVERIFY(equalsRelu(report->outputs.at(0), x));
     }
-    // With the recheck over, the next pruning deletes it.
+    // With the recheck over, the next pruning deletes it, the outputs the recheck replaced too.
     FakeCluster cluster(node, noAudits(3600));
     QCOMPARE(stateOf(node, job), std::string("released"));
     QCOMPARE(blobCount(blobs), std::size_t{0});
