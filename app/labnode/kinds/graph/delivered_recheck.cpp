@@ -104,10 +104,14 @@ Expected<JobRecheck> recheckDeliveredTasks(const GraphJobRow& job,
             continue;
         if (auto filled = fillBoundaryInputs(chunks[c], outputsOf); !filled)
             return tl::unexpected(filled.error());
+        // A task whose inputs were corrected is compared bit for bit, as a canonical result,
+        // whatever computed it: its stored outputs come from the wrong inputs, so any difference
+        // replaces them (its volunteers are not blamed), or a later audit finds them stale.
+        const std::string backend =
+            inputsReplaced ? std::string("node-reference") : suspectOf.at(c)->backend;
         std::vector<core::Tensor> nodeOutputs;
         auto task =
-            recheckTask(chunks[c], tasks[c].id, tasks[c].outputs,
-                        suspect ? suspectOf.at(c)->backend : std::string(), blobs, nodeOutputs);
+            recheckTask(chunks[c], tasks[c].id, tasks[c].outputs, backend, blobs, nodeOutputs);
         if (!task)
             return tl::unexpected(task.error());
         task->inputsReplaced = inputsReplaced;
