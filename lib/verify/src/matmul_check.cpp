@@ -166,11 +166,10 @@ std::vector<detail::BlockProbes> rowSideProbes(const ColumnProbe& probe) {
     return blocks;
 }
 
-// A's sums against the row side of `probe`: as small matrix products for an f32 A checked against
-// several column blocks, else one dot product per row and block.
-constexpr std::int64_t kPanelBlocks = 4;
+// A's sums against the row side of `probe`: as small matrix products for an f32 A where the probe
+// was laid out for them, else one dot product per row and block.
 detail::BlockSums rowSideSums(const MatrixView& a, const ColumnProbe& probe) {
-    if (a.dtype == DType::F32 && probe.blocks() >= kPanelBlocks)
+    if (a.dtype == DType::F32 && !probe.signedPanels.empty())
         return detail::rowSideSumsByPanels(a, probe);
     return detail::blockSums(a, rowSideProbes(probe), probe.vectors);
 }
@@ -254,6 +253,7 @@ ColumnProbe probeColumnsOf(DType dtype, std::int64_t k, std::vector<double> colu
     transpose(sums.sums, probe.rowProbes);
     if (!sums.tails.empty())
         transpose(sums.tails, probe.rowProbeTails);
+    layOutPanels(probe);
     return probe;
 }
 

@@ -38,8 +38,12 @@ struct BlockSums {
 BlockSums blockSums(const core::MatrixView& matrix, const std::vector<BlockProbes>& blocks,
                     int vectors);
 
-// blockSums(A, the row side of `probe`, probe.vectors) for an f32 A (a.cols == probe.k), computed
-// as small matrix products: faster than blockSums where the probe has several column blocks.
+// Lays the probe's row side out for rowSideSumsByPanels (ColumnProbe::signedPanels and
+// magnitudePanels) when the panel products beat blockSums: an f32 probe of several column blocks.
+void layOutPanels(ColumnProbe& probe);
+
+// blockSums(A, the row side of `probe`, probe.vectors) for an f32 A (a.cols == probe.k) and a
+// probe layOutPanels laid out, computed as small matrix products.
 BlockSums rowSideSumsByPanels(const core::MatrixView& a, const ColumnProbe& probe);
 
 // Compares every residual |C·r − A·(B·r)| (from `cSums` of C's rows and `aSums` of A's `rows`

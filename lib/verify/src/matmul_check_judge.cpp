@@ -122,23 +122,28 @@ MatmulCheckReport judgeResiduals(DType dtype, std::int64_t rows, const ColumnPro
                 blockLimits(factors, aSums.sums[at + static_cast<std::size_t>(vectors)],
                             cSums.sums[at + static_cast<std::size_t>(vectors)], weightSums[index],
                             probe.blockStarts[index + 1] - probe.blockStarts[index]);
-            for (int v = 0; v < vectors; ++v) {
-                const double residual = residualAt(cSums, aSums, at + static_cast<std::size_t>(v));
-                // A NaN residual (overflow inside the check) fails the comparisons and rejects.
-                const double infinity = std::numeric_limits<double>::infinity();
-                const double ratio =
-                    std::isnan(residual) ? infinity : errorRatio(residual, limits.unit);
-                reject = reject || !(residual <= limits.sound);
-                escalate = escalate || !(residual <= limits.threshold);
-                report.boundRatio =
-                    std::max(report.boundRatio,
-                             std::isnan(residual) ? infinity : errorRatio(residual, limits.sound));
-                if (report.worstRow < 0 || ratio > report.maxErrorRatio) {
-                    report.maxErrorRatio = ratio;
-                    report.residual = residual;
-                    report.bound = limits.sound;
-                    report.worstRow = i;
-                }
+            // The block's largest residual over the vectors: every ratio below grows with the
+            // residual, so it is judged once per block. A NaN (overflow inside the check) stays,
+            // fails the comparisons and rejects.
+            double residual = 0.0;
+            for (int v = 0; v < vectors && !std::isnan(residual); ++v) {
+                const double next = residualAt(cSums, aSums, at + static_cast<std::size_t>(v));
+                if (std::isnan(next) || next > residual)
+                    residual = next;
+            }
+            const double infinity = std::numeric_limits<double>::infinity();
+            const double ratio =
+                std::isnan(residual) ? infinity : errorRatio(residual, limits.unit);
+            reject = reject || !(residual <= limits.sound);
+            escalate = escalate || !(residual <= limits.threshold);
+            report.boundRatio =
+                std::max(report.boundRatio,
+                         std::isnan(residual) ? infinity : errorRatio(residual, limits.sound));
+            if (report.worstRow < 0 || ratio > report.maxErrorRatio) {
+                report.maxErrorRatio = ratio;
+                report.residual = residual;
+                report.bound = limits.sound;
+                report.worstRow = i;
             }
         }
     }

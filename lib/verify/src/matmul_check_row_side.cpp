@@ -5,6 +5,7 @@
 // another order than blockSums', which the bounds allow (matmul_check_detail.hpp). Private to
 // goblin_verify. Pure; safe on any thread.
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -18,6 +19,8 @@ namespace {
 using Lanes = double __attribute__((vector_size(32)));
 constexpr int kRows = 4;
 constexpr std::int64_t kLanes = 4;
+// Below this many column blocks one dot product per row and block (blockSums) is as fast.
+constexpr std::int64_t kPanelBlocks = 4;
 
 // out[r][column + j] = Σ_p x[r][p]·probes[p][column + j] for j < 4·Panels, r < kRows (x: kRows
 // rows of k, probes: k rows of `width`).
@@ -61,25 +64,33 @@ std::int64_t roundUp(std::int64_t count) {
 
 } // namespace
 
-BlockSums rowSideSumsByPanels(const core::MatrixView& a, const ColumnProbe& probe) {
-    const std::int64_t k = probe.k, blocks = probe.blocks(), stride = probe.vectors + 1;
-    // The probe's columns by row: the signed ones (block, v) side by side, the magnitudes apart
-    // (they multiply |A|); zero columns pad each to whole panels.
-    const std::int64_t signedWidth = roundUp(blocks * probe.vectors),
-                       magnitudeWidth = roundUp(blocks);
-    std::vector<double> signedProbes(static_cast<std::size_t>(k * signedWidth), 0.0);
-    std::vector<double> magnitudeProbes(static_cast<std::size_t>(k * magnitudeWidth), 0.0);
+void layOutPanels(ColumnProbe& probe) {
+    const std::int64_t k = probe.k, blocks = probe.blocks();
+    if (probe.dtype != core::DType::F32 || blocks < kPanelBlocks)
+        return;
+    probe.signedPanelWidth = roundUp(blocks * probe.vectors);
+    probe.magnitudePanelWidth = roundUp(blocks);
+    probe.signedPanels.assign(static_cast<std::size_t>(k * probe.signedPanelWidth), 0.0);
+    probe.magnitudePanels.assign(static_cast<std::size_t>(k * probe.magnitudePanelWidth), 0.0);
     for (std::int64_t block = 0; block < blocks; ++block) {
         for (int v = 0; v < probe.vectors; ++v) {
             const double* column = probe.rowProbe(block, v);
             for (std::int64_t p = 0; p < k; ++p)
-                signedProbes[static_cast<std::size_t>(p * signedWidth + block * probe.vectors +
-                                                      v)] = column[p];
+                probe.signedPanels[static_cast<std::size_t>(p * probe.signedPanelWidth +
+                                                            block * probe.vectors + v)] = column[p];
         }
         const double* column = probe.rowProbe(block, probe.vectors);
         for (std::int64_t p = 0; p < k; ++p)
-            magnitudeProbes[static_cast<std::size_t>(p * magnitudeWidth + block)] = column[p];
+            probe.magnitudePanels[static_cast<std::size_t>(p * probe.magnitudePanelWidth + block)] =
+                column[p];
     }
+}
+
+BlockSums rowSideSumsByPanels(const core::MatrixView& a, const ColumnProbe& probe) {
+    const std::int64_t k = probe.k, blocks = probe.blocks(), stride = probe.vectors + 1;
+    const std::int64_t signedWidth = probe.signedPanelWidth,
+                       magnitudeWidth = probe.magnitudePanelWidth;
+    assert(!probe.signedPanels.empty() && "the probe was not laid out for panel products");
     BlockSums result;
     result.sums.assign(static_cast<std::size_t>(a.rows * blocks * stride), 0.0);
     std::vector<double> values(static_cast<std::size_t>(kRows * k)), magnitudes(values.size());
@@ -95,8 +106,8 @@ BlockSums rowSideSumsByPanels(const core::MatrixView& a, const ColumnProbe& prob
                 magnitudes[at] = std::fabs(values[at]);
             }
         }
-        rowProducts(values.data(), k, signedProbes.data(), signedWidth, signedSums.data());
-        rowProducts(magnitudes.data(), k, magnitudeProbes.data(), magnitudeWidth,
+        rowProducts(values.data(), k, probe.signedPanels.data(), signedWidth, signedSums.data());
+        rowProducts(magnitudes.data(), k, probe.magnitudePanels.data(), magnitudeWidth,
                     magnitudeSums.data());
         for (int r = 0; r < kRows && i + r < a.rows; ++r)
             for (std::int64_t block = 0; block < blocks; ++block) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include <boost/json.hpp>
 
@@ -18,11 +19,24 @@ namespace json = boost::json;
 
 namespace {
 
+constexpr std::string_view kNodeBackend = "node-reference";
+
+// How a task's stored outputs are compared with the node's: as a suspect volunteer's result
+// (within the tolerance its backend is allowed, bit for bit for a canonical one), or bit for bit
+// whatever computed them — a task whose inputs the recheck replaced (its stored outputs come from
+// the wrong inputs).
+enum class Comparison { AsTheSuspectsBackendAllows, BitForBit };
+struct StoredOutputs {
+    std::string digests;
+    std::string suspectBackend; // read for AsTheSuspectsBackendAllows
+    Comparison comparison = Comparison::AsTheSuspectsBackendAllows;
+};
+
 // The node's outputs for a chunk (its boundary inputs filled) against those stored.
 Expected<TaskRecheck> recheckTask(const GraphChunk& chunk, std::int64_t taskId,
-                                  const std::string& storedOutputs, const std::string& backend,
-                                  const BlobStore& blobs, std::vector<core::Tensor>& nodeOutputs) {
-    auto stored = loadTensors(blobs, storedOutputs);
+                                  const StoredOutputs& storedOutputs, const BlobStore& blobs,
+                                  std::vector<core::Tensor>& nodeOutputs) {
+    auto stored = loadTensors(blobs, storedOutputs.digests);
     if (!stored)
         return tl::unexpected(stored.error());
     auto computed = reference::runGraph(chunk.graph, chunk.plan, valuesOf(chunk.inputs));
@@ -30,10 +44,13 @@ Expected<TaskRecheck> recheckTask(const GraphChunk& chunk, std::int64_t taskId,
         return tl::unexpected(computed.error());
     verify::Replica delivered;
     delivered.volunteerId = "delivered";
-    delivered.backend = backend;
+    // The referee compares two canonical backends' outputs bit for bit.
+    delivered.backend = storedOutputs.comparison == Comparison::BitForBit
+                            ? std::string(kNodeBackend)
+                            : storedOutputs.suspectBackend;
     delivered.outputs = std::move(*stored);
     verify::Replica node;
-    node.backend = "node-reference";
+    node.backend = kNodeBackend;
     node.outputs = std::move(*computed);
     // Tasks keep the outputs they hand on only (older rows: the witnesses after them too).
     std::vector<verify::OutputTolerance> tolerances = chunk.tolerances;
@@ -107,11 +124,12 @@ Expected<JobRecheck> recheckDeliveredTasks(const GraphJobRow& job,
         // A task whose inputs were corrected is compared bit for bit, as a canonical result,
         // whatever computed it: its stored outputs come from the wrong inputs, so any difference
         // replaces them (its volunteers are not blamed), or a later audit finds them stale.
-        const std::string backend =
-            inputsReplaced ? std::string("node-reference") : suspectOf.at(c)->backend;
+        const StoredOutputs stored =
+            inputsReplaced ? StoredOutputs{tasks[c].outputs, {}, Comparison::BitForBit}
+                           : StoredOutputs{tasks[c].outputs, suspectOf.at(c)->backend,
+                                           Comparison::AsTheSuspectsBackendAllows};
         std::vector<core::Tensor> nodeOutputs;
-        auto task =
-            recheckTask(chunks[c], tasks[c].id, tasks[c].outputs, backend, blobs, nodeOutputs);
+        auto task = recheckTask(chunks[c], tasks[c].id, stored, blobs, nodeOutputs);
         if (!task)
             return tl::unexpected(task.error());
         task->inputsReplaced = inputsReplaced;

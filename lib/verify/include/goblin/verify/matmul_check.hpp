@@ -83,6 +83,13 @@ struct ColumnProbe {
     // magnitude columns hold 0). B·r_v = rowProbe + rowProbeTail, a compensated (double-double)
     // sum, so the check's own rounding stays far below an f64 tile's element bounds.
     std::vector<double> rowProbeTails;
+    // f32 probes of several blocks only (else empty): the same columns laid out by row for the
+    // row side's panel products, made once with the probe — every signed column (block, v) side
+    // by side in `signedPanels` (k rows of signedPanelWidth), every magnitude column in
+    // `magnitudePanels` (k rows of magnitudePanelWidth), each padded with zero columns to whole
+    // panels.
+    std::vector<double> signedPanels, magnitudePanels;
+    std::int64_t signedPanelWidth = 0, magnitudePanelWidth = 0;
 
     std::int64_t blocks() const { return static_cast<std::int64_t>(blockStarts.size()) - 1; }
     const double* rowProbe(std::int64_t block, int column) const {
