@@ -18,9 +18,11 @@ void HeadlessThrottle::start() {
 }
 
 void HeadlessThrottle::schedule() {
+    if (m_stopped)
+        return;
     m_timer.expires_after(m_interval);
     m_timer.async_wait([this](const boost::system::error_code& ec) {
-        if (ec)
+        if (ec || m_stopped)
             return;
         evaluate();
         schedule();

@@ -27,7 +27,12 @@ public:
 
     // Decides once at once (so the engine starts with the right plan), then on every tick.
     void start();
-    void stop() { m_timer.cancel(); }
+    // No tick after this, not even one whose wait ended before it (queued already, it would
+    // otherwise run and schedule the next: the io_context never ran out of work).
+    void stop() {
+        m_stopped = true;
+        m_timer.cancel();
+    }
     const ThrottleDecision& decision() const { return m_tracker.decision(); }
 
 private:
@@ -41,6 +46,7 @@ private:
     PlanSink m_plan;
     LogSink m_log;
     std::chrono::milliseconds m_interval;
+    bool m_stopped = false;
 };
 
 // "computing (2 thread(s), 50 % CPU time)", "waiting: you are using the computer".

@@ -4,7 +4,10 @@
 #include <QtTest>
 
 #include <future>
+#include <thread>
 #include <vector>
+
+#include <boost/asio/post.hpp>
 
 #include "fake_gate_clock.hpp"
 #include "headless_throttle.hpp"
@@ -19,6 +22,7 @@ private Q_SLOTS:
     void idleOnlyWaitsForTheUser();
     void dutyCycleRestsInProportion();
     void describesTheDecision();
+    void stopEndsTheTicksEvenWithOneDue();
 };
 
 namespace {
@@ -27,13 +31,18 @@ struct Rig {
     boost::asio::io_context io;
     HostState host;
     double steady = 0;
+    int samples = 0;
     std::vector<ComputePlan> plans;
     std::vector<std::string> lines;
     HeadlessThrottle throttle;
 
     explicit Rig(const ThrottleSettings& settings)
         : throttle(
-              io, settings, [this] { return host; },
+              io, settings,
+              [this] {
+                  ++samples;
+                  return host;
+              },
               [this] {
                   return ThrottleNow{steady, 0, 600};
               },
@@ -132,6 +141,20 @@ void TestHeadlessThrottle::describesTheDecision() {
     QCOMPARE(describeDecision(decision), std::string("waiting: you are using the computer"));
     decision = ThrottleDecision{true, ThrottleReason::None, 1, 30, {}};
     QCOMPARE(describeDecision(decision), std::string("computing (1 thread(s), 30 % CPU time)"));
+}
+
+// The headless volunteer stops its throttle when the node refuses it, and exits once its
+// io_context runs out of work: a tick whose wait had already ended when stop() came (its handler
+// queued, so cancel() cannot reach it) must not schedule another, or the volunteer runs on.
+void TestHeadlessThrottle::stopEndsTheTicksEvenWithOneDue() {
+    Rig rig(ThrottleSettings{});
+    rig.throttle.start();
+    const int before = rig.samples;
+    std::this_thread::sleep_for(20ms); // the 1 ms tick is due: the first poll queues it
+    boost::asio::post(rig.io, [&rig] { rig.throttle.stop(); });
+    rig.io.run_for(10s); // returns at once when no work is left
+    QVERIFY2(rig.io.stopped(), "the throttle kept the io_context busy after stop()");
+    QCOMPARE(rig.samples, before);
 }
 
 QTEST_APPLESS_MAIN(TestHeadlessThrottle)
