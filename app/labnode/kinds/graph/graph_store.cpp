@@ -84,7 +84,10 @@ Expected<std::string> replaceGraphTaskOutputs(Database& db, std::int64_t taskId,
     auto current =
         db.prepare("SELECT outputs FROM graph_tasks WHERE id = ? AND state = 'accepted'");
     current.bind(1, taskId);
-    if (!current.step().value_or(false))
+    auto found = current.step();
+    if (!found)
+        return tl::unexpected(found.error()); // the database's own error, not "not decided"
+    if (!*found)
         return makeError(ErrorCode::Internal,
                          "graph task " + std::to_string(taskId) + " is not decided");
     std::string replaced = current.columnText(0);

@@ -144,14 +144,24 @@ std::vector<JobAuditRow> unfinishedJobAudits(Database& db) {
     return readAudits(query);
 }
 
+std::set<std::string> jobsBeingRechecked(Database& db) {
+    auto query = db.prepare("SELECT DISTINCT job_id FROM graph_job_audits WHERE state = "
+                            "'rechecking'");
+    std::set<std::string> jobs;
+    while (query.step().value_or(false))
+        jobs.insert(query.columnText(0));
+    return jobs;
+}
+
 std::vector<std::string> retainedJobsDue(Database& db, double finishedBefore) {
+    const std::set<std::string> rechecking = jobsBeingRechecked(db);
     auto query = db.prepare("SELECT id FROM graph_jobs WHERE state = 'retained' AND "
-                            "coalesce(finished_at, 0) < ? AND id NOT IN (SELECT job_id FROM "
-                            "graph_job_audits WHERE state = 'rechecking') ORDER BY finished_at");
+                            "coalesce(finished_at, 0) < ? ORDER BY finished_at");
     query.bind(1, finishedBefore);
     std::vector<std::string> jobs;
     while (query.step().value_or(false))
-        jobs.push_back(query.columnText(0));
+        if (std::string id = query.columnText(0); !rechecking.contains(id))
+            jobs.push_back(std::move(id));
     return jobs;
 }
 

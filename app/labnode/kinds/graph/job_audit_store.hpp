@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -59,8 +60,10 @@ Expected<void> deleteJobAudit(Database& db, std::int64_t id);
 std::vector<JobAuditRow> jobAuditsOf(Database& db, const std::string& jobId);
 std::vector<JobAuditRow> unfinishedJobAudits(Database& db);
 
+// The graph jobs an audit is rechecking now (their data is read until it ends).
+std::set<std::string> jobsBeingRechecked(Database& db);
 // Jobs released while their data was kept for audits (state 'retained') that finished before
-// `finishedBefore`, less those an audit is rechecking now (their data is read until it ends).
+// `finishedBefore`, less those an audit is rechecking now.
 std::vector<std::string> retainedJobsDue(Database& db, double finishedBefore);
 // Whether a job's outputs rest on two volunteers' agreement anywhere (so its data is worth
 // keeping).

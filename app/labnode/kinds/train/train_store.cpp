@@ -1,5 +1,10 @@
 #include "kinds/train/train_store.hpp"
 
+#include <algorithm>
+#include <set>
+
+#include "kinds/graph/job_audit_store.hpp"
+
 namespace goblin::labnode {
 namespace {
 
@@ -93,13 +98,22 @@ bool anyRoundKeptForAudits(Database& db, const std::string& id) {
 std::vector<std::string> retainedTrainJobsDue(Database& db, double endedBefore) {
     auto query =
         db.prepare("SELECT id FROM train_jobs WHERE state = 'retained' AND updated_at < ? AND id "
-                   "NOT IN (SELECT job_id FROM train_late_catches WHERE ended_at IS NULL) AND id "
-                   "NOT IN (SELECT r.job_id FROM train_rounds r JOIN graph_job_audits a ON "
-                   "a.job_id = r.graph_job WHERE a.state = 'rechecking')");
+                   "NOT IN (SELECT job_id FROM train_late_catches WHERE ended_at IS NULL)");
     query.bind(1, endedBefore);
-    std::vector<std::string> jobs;
+    std::vector<std::string> ended;
     while (query.step().value_or(false))
-        jobs.push_back(query.columnText(0));
+        ended.push_back(query.columnText(0));
+    // A round whose graph job an audit is rechecking keeps the job's states: the recheck may
+    // rewind to them.
+    const std::set<std::string> rechecking = jobsBeingRechecked(db);
+    std::vector<std::string> jobs;
+    for (std::string& id : ended) {
+        const std::vector<TrainRoundRow> rounds = trainRounds(db, id);
+        if (std::none_of(rounds.begin(), rounds.end(), [&](const TrainRoundRow& round) {
+                return rechecking.contains(round.graphJob);
+            }))
+            jobs.push_back(std::move(id));
+    }
     return jobs;
 }
 

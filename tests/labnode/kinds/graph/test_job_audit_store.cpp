@@ -3,14 +3,13 @@
 // alone decided it or the node's cheap audit of the agreed outputs did (that audit passes values
 // within a matmul's rounding bound); a task checked alone (one accepted result), one the node
 // computed itself, and a job still running are not.
-#include <QTemporaryDir>
 #include <QtTest/QtTest>
 
 #include <algorithm>
 #include <string>
 
 #include "kinds/graph/job_audit_store.hpp"
-#include "store/node_store.hpp"
+#include "labnode/store_lab.hpp"
 
 using namespace goblin::labnode;
 
@@ -18,11 +17,7 @@ namespace {
 
 const std::string kLiar = "v-liar";
 
-struct Lab {
-    QTemporaryDir dir;
-    NodeStore store{(dir.path() + "/node.db").toStdString()};
-    Database& db = store.database();
-    std::int64_t researcher = store.addResearcher("ada@lab.example", "hash").value_or(0);
+struct Lab : goblin::labnode::testing::StoreLab {
     std::int64_t nextTask = 1;
 
     void job(const std::string& id, const std::string& state) {

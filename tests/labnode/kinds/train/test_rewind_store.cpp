@@ -3,14 +3,13 @@
 // states of later rounds (returning them, so their blobs can go), sets the job back to the kept
 // state, and every round it undid says why once it is trained again; a round's graph job leads
 // back to its training job; the states of an ended job are dropped.
-#include <QTemporaryDir>
 #include <QtTest/QtTest>
 
 #include <string>
 
 #include "kinds/train/rewind_store.hpp"
 #include "kinds/train/train_store.hpp"
-#include "store/node_store.hpp"
+#include "labnode/store_lab.hpp"
 
 using namespace goblin::labnode;
 
@@ -45,25 +44,20 @@ void train(Database& db, std::int64_t rounds) {
 }
 
 // A store on a temporary file with job kJob of one researcher, before its first round.
-struct Lab {
-    QTemporaryDir dir;
-    NodeStore store{(dir.path() + "/node.db").toStdString()};
-    Database& db = store.database();
-
+struct Lab : goblin::labnode::testing::StoreLab {
     Lab() {
-        const auto researcher = store.addResearcher("ada@lab.example", "hash");
-        if (!researcher || !insertTrainJob(db,
-                                           TrainJobRow{kJob,
-                                                       *researcher,
-                                                       JobState::Running,
-                                                       "{}",
-                                                       "[]",
-                                                       state("before-0"),
-                                                       0,
-                                                       {},
-                                                       {},
-                                                       1.0},
-                                           1.0))
+        if (researcher == 0 || !insertTrainJob(db,
+                                               TrainJobRow{kJob,
+                                                           researcher,
+                                                           JobState::Running,
+                                                           "{}",
+                                                           "[]",
+                                                           state("before-0"),
+                                                           0,
+                                                           {},
+                                                           {},
+                                                           1.0},
+                                               1.0))
             qFatal("the job could not be stored");
     }
 };

@@ -5,7 +5,6 @@
 // once that ended (unverifiable when it could not); its rounds' graph jobs kept for audits keep
 // the job, and a retained job is due for deletion once its retention passed, unless it is being
 // trained again or a round's graph job is being rechecked.
-#include <QTemporaryDir>
 #include <QtTest/QtTest>
 
 #include <string>
@@ -14,7 +13,7 @@
 #include "kinds/train/rewind_store.hpp"
 #include "kinds/train/train_audit.hpp"
 #include "kinds/train/train_store.hpp"
-#include "store/node_store.hpp"
+#include "labnode/store_lab.hpp"
 
 using namespace goblin::labnode;
 
@@ -24,24 +23,19 @@ const std::string kJob = "t-1";
 
 // A store on a temporary file with training job kJob, which committed rounds 0 to 2 as graph jobs
 // g-0 to g-2 (retained for audits, as a released round's graph job is).
-struct Lab {
-    QTemporaryDir dir;
-    NodeStore store{(dir.path() + "/node.db").toStdString()};
-    Database& db = store.database();
-
+struct Lab : goblin::labnode::testing::StoreLab {
     Lab() {
-        const auto researcher = store.addResearcher("ada@lab.example", "hash");
-        if (!researcher ||
+        if (researcher == 0 ||
             !insertTrainJob(
                 db,
-                TrainJobRow{kJob, *researcher, JobState::Running, "{}", "[]", "[]", 0, {}, {}, 1.0},
+                TrainJobRow{kJob, researcher, JobState::Running, "{}", "[]", "[]", 0, {}, {}, 1.0},
                 1.0))
             qFatal("the job could not be stored");
         for (int round = 0; round < 3; ++round) {
             const std::string graphJob = "g-" + std::to_string(round);
             if (!db.execute("INSERT INTO graph_jobs(id, researcher_id, tasks, request, inputs, "
                             "state, created_at) VALUES('" +
-                            graphJob + "', " + std::to_string(*researcher) +
+                            graphJob + "', " + std::to_string(researcher) +
                             ", 4, '{}', '[]', 'retained', 1.0)"))
                 qFatal("the round's graph job could not be stored");
             TrainRoundRow row;
