@@ -93,11 +93,13 @@ class Network:
         subprocess.run([LABNODE, "init", "--db", db], check=True, capture_output=True)
         self.token = subprocess.run([LABNODE, "researcher", "add", "bench@lab.example", "--db", db],
                                     check=True, capture_output=True, text=True).stdout.strip()
+        # The node's log goes to a file: a pipe nobody reads after the first line would fill
+        # (64 KiB) and then block the node's every log line.
         self.node_log = open(self.dir / "node.log", "w")
         self.node = subprocess.Popen([LABNODE, "serve", "--db", db, "--data-dir", self.dir / "data",
                                       "--listen", "127.0.0.1:0", *node_args],
-                                     stdout=subprocess.PIPE, text=True)
-        first = self.node.stdout.readline()
+                                     stdout=self.node_log, stderr=subprocess.STDOUT)
+        first = self._listening_line()
         match = re.match(r"goblin-labnode listening on 127\.0\.0\.1:(\d+)", first)
         if not match:
             raise RuntimeError("lab node did not start: " + first)
@@ -121,6 +123,19 @@ class Network:
                     raise RuntimeError("volunteer %d exited: %s" % (
                         i, (self.dir / f"volunteer-{i}.log").read_text().strip()))
             time.sleep(0.05)
+
+    def _listening_line(self):
+        """The node's "listening on" line, or what it logged instead if it exited or hung."""
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            text = (self.dir / "node.log").read_text()
+            for line in text.splitlines():
+                if "goblin-labnode listening on" in line:
+                    return line
+            if self.node.poll() is not None:
+                return "(exited with %d) %s" % (self.node.returncode, text.strip())
+            time.sleep(0.02)
+        return "(no listening line in 30 s) " + (self.dir / "node.log").read_text().strip()
 
     def _connected(self, i):
         return "connected to" in (self.dir / f"volunteer-{i}.log").read_text()
