@@ -1,15 +1,18 @@
 // What fake volunteers answer in the job-kind tests: a matmul tile as the float64 product rounded
 // once to f32 (optionally with element 0 off), and a relu graph job of two chunks with its honest,
 // lying (element 0 off by 0.5, from a canonical backend) and misshapen outputs; any graph task
-// run by the CPU reference; and whether the node quarantined a volunteer. Plain functions; the
+// run by the CPU reference; relu(x·w) in two chunks whose matmul is each chunk's witness; and
+// whether the node quarantined a volunteer. Plain functions; the
 // test's thread.
 #pragma once
 
 #include <algorithm>
+#include <utility>
 
 #include "fake_cluster.hpp"
 #include "goblin/core/graph/graph_json.hpp"
 #include "goblin/reference/graph_executor.hpp"
+#include "support/random_tensors.hpp"
 
 namespace goblin::labnode::testing {
 
@@ -100,6 +103,36 @@ inline net::Message answerWith(const net::Message& task, std::vector<core::Tenso
     for (core::Tensor& output : outputs)
         tensors.push_back(std::make_shared<const core::Tensor>(std::move(output)));
     return resultFor(task, std::move(tensors), backend);
+}
+
+inline constexpr std::int64_t kMlpRows = 8, kMlpInner = 64, kMlpCols = 4;
+
+// relu(x @ w) over x [8, 64] (split along dim 0 into two tasks) and w [64, 4]: the researcher's
+// one output is the relu; each chunk's graph also outputs the matmul's value as a witness.
+inline net::Message submitMatmulRelu(const core::Tensor& x, const core::Tensor& w) {
+    boost::json::object graph{
+        {"catalog", 3},
+        {"inputs",
+         {{{"id", 0}, {"dtype", "f32"}, {"shape", {kMlpRows, kMlpInner}}},
+          {{"id", 1}, {"dtype", "f32"}, {"shape", {kMlpInner, kMlpCols}}}}},
+        {"constants", boost::json::array{}},
+        {"nodes",
+         {{{"id", 2}, {"op", "matmul"}, {"args", {0, 1}}, {"attrs", boost::json::object{}}},
+          {{"id", 3}, {"op", "relu"}, {"args", {2}}, {"attrs", boost::json::object{}}}}},
+        {"outputs", {3}}};
+    return net::Message{
+        boost::json::object{{"type", "submit_graph"},
+                            {"id", 7},
+                            {"graph", std::move(graph)},
+                            {"batch", {{"inputs", {0, nullptr}}, {"outputs", {0}}, {"chunks", 2}}},
+                            {"tensors", 2}},
+        {std::make_shared<const core::Tensor>(x), std::make_shared<const core::Tensor>(w)}};
+}
+
+// x [kMlpRows, kMlpInner] and w [kMlpInner, kMlpCols] of relu(x·w), drawn from seeds `seed`, +1.
+inline std::pair<core::Tensor, core::Tensor> mlpInputs(std::uint64_t seed) {
+    return {goblin::testing::randomTensor(core::DType::F32, {kMlpRows, kMlpInner}, seed),
+            goblin::testing::randomTensor(core::DType::F32, {kMlpInner, kMlpCols}, seed + 1)};
 }
 
 } // namespace goblin::labnode::testing

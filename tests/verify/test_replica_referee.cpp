@@ -84,6 +84,34 @@ private Q_SLOTS:
         QVERIFY(!judged.verdicts[0].accepted && !judged.verdicts[1].accepted);
         QVERIFY(judged.verdicts[0].reason.find("canonical") != std::string::npos);
     }
+
+    // Protocol 10: a replica without the witnesses (the last outputs) is compared on the outputs
+    // it has; the one with them decides, since the node's audit reads them; a witness that
+    // differs is never compared (nothing reads the second copy), a researcher's output is.
+    void aReplicaWithoutWitnessesIsComparedOnTheResearchersOutputs() {
+        const core::Tensor y = goblin::testing::randomTensor(core::DType::F32, {4, 3}, 3);
+        const core::Tensor witness = goblin::testing::randomTensor(core::DType::F32, {4, 3}, 4);
+        const std::vector<OutputTolerance> tolerances = {oneOutput(0)[0], oneOutput(0)[0]};
+        Replica full = replica("v-full", "cpu-reference", y);
+        full.outputs.push_back(witness);
+        const Replica without = replica("v-without", "cpu-reference", y);
+        for (const auto& order : {std::vector<Replica>{without, full}, {full, without}}) {
+            const auto judged = judgeReplicas(tolerances, order);
+            QCOMPARE(judged.decision, Decision::Decided);
+            QCOMPARE(order[judged.decisive].volunteerId, std::string("v-full"));
+            QVERIFY(judged.verdicts[0].accepted && judged.verdicts[1].accepted);
+        }
+        const Replica wrong = replica("v-wrong", "cpu-reference", ulpOff(y));
+        QCOMPARE(judgeReplicas(tolerances, {full, wrong}).decision, Decision::NeedNodeReference);
+        // The node's replica (every output) decides against one without the witnesses.
+        Replica node = replica("", "node-reference", y);
+        node.outputs.push_back(witness);
+        const auto decided = judgeReplicas(tolerances, {wrong, node});
+        QCOMPARE(decided.decision, Decision::Decided);
+        QCOMPARE(decided.decisive, std::size_t{1});
+        QVERIFY(!decided.verdicts[0].accepted);
+        QVERIFY(judgeReplicas(tolerances, {without, node}).verdicts[0].accepted);
+    }
 };
 
 QTEST_APPLESS_MAIN(TestReplicaReferee)

@@ -71,6 +71,9 @@ public:
     // Counts the passes that hand out tasks: tasks claimed in the current one are not leases
     // yet (they are recorded together at its end).
     std::uint64_t pumps() const { return m_pumps; }
+    std::vector<Lease> leasesOfTask(std::string_view kind, std::int64_t task) const {
+        return m_leases.ofTask(kind, task);
+    }
     bool leasedOnBackend(std::string_view kind, std::int64_t task, std::string_view backend) const {
         return m_leases.leasedOnBackend(kind, task, backend);
     }

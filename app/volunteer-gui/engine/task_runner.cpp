@@ -1,5 +1,7 @@
 #include "task_runner.hpp"
 
+#include <algorithm>
+
 #include <boost/asio/post.hpp>
 #include <boost/json.hpp>
 
@@ -151,6 +153,11 @@ void TaskRunner::computeGraph(std::shared_ptr<net::WsConnection> connection,
             net::toMessage(net::TaskError{net::TaskOp::Graph, {taskId, attempt}, result.error()}));
         return finishTask(0, 1, 0, 0);
     }
+    // The witnesses another replica carries stay here (omit_witnesses: the graph's last ones).
+    const auto kept =
+        result->outputs.size() -
+        std::min(result->outputs.size(), static_cast<std::size_t>(task.omitWitnesses));
+    result->outputs.resize(kept);
     std::vector<net::TensorPtr> outputs;
     std::int64_t bytes = 0;
     for (core::Tensor& output : result->outputs) {

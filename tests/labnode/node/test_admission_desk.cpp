@@ -61,7 +61,7 @@ void TestAdmissionDesk::versionsOutsideTheNodesAreClosed() {
         QVERIFY(!rig.desk.onHello(*peer, researcherHello("tok", catalog)));
         QCOMPARE(link->closed()->code, ErrorCode::VersionMismatch);
         QCOMPARE(link->closed()->message,
-                 std::string("this node speaks protocols 1 to 9 with catalogs 1 to 3"));
+                 std::string("this node speaks protocols 1 to 10 with catalogs 1 to 3"));
     }
     auto [peer, link] = rig.connect(20, PeerRole::Researcher);
     auto hello = researcherHello("tok");

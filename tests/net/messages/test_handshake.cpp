@@ -72,7 +72,7 @@ void TestHandshake::researcherHelloFields() {
 
 void TestHandshake::volunteerHelloRoundTrip() {
     const Message message = toMessage(sampleVolunteerHello());
-    QCOMPARE(wireText(message), wireText(R"({"type":"hello","id":1,"protocol":9,"catalog":3,
+    QCOMPARE(wireText(message), wireText(R"({"type":"hello","id":1,"protocol":10,"catalog":3,
                  "identity":{"volunteer":"v-1234","secret":"s3cret"},
                  "capabilities":{"backend":"opencl-clblast","threads":2,"memory_bytes":4294967296,
                    "dtypes":["f32","f64"],"ops":["matmul","graph"],"slots":2,
@@ -177,7 +177,7 @@ void TestHandshake::welcomeRoundTrip() {
     welcome.secret = "new-secret";
     welcome.limits.maxTiles = 12;
     const Message message = toMessage(welcome);
-    QCOMPARE(wireText(message), wireText(R"({"type":"welcome","id":1,"protocol":9,"catalog":3,
+    QCOMPARE(wireText(message), wireText(R"({"type":"welcome","id":1,"protocol":10,"catalog":3,
                  "limits":{"max_control_bytes":65536,"max_authenticated_control_bytes":4194304,
                    "max_tensors_per_message":64,"max_tensor_bytes":1073741824,"max_tiles":12},
                  "secret":"new-secret","volunteer":"v-9"})"));

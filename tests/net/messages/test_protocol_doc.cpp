@@ -347,9 +347,9 @@ void TestProtocolDoc::exampleGraphsValidate() {
             QCOMPARE(static_cast<std::int64_t>(decoded->inputs.size()),
                      example.at("tensors").to_number<std::int64_t>());
     }
-    // submit_graph, a graph task, one with inputs by digest, one with gemm_nodes, submit_train,
-    // plan_graph
-    QCOMPARE(graphs, std::size_t{6});
+    // submit_graph, a graph task, one with inputs by digest, one with gemm_nodes, one with
+    // omit_witnesses, submit_train, plan_graph
+    QCOMPARE(graphs, std::size_t{7});
 }
 
 QTEST_APPLESS_MAIN(TestProtocolDoc)

@@ -43,6 +43,7 @@ private Q_SLOTS:
     void graphTaskFields();
     void graphTaskInputRefs();
     void graphTaskGemmNodes();
+    void graphTaskOmitWitnesses();
     void forgetInputs();
     void taskOps();
     void resultWireForms();
@@ -178,6 +179,33 @@ void TestVolunteerMessages::graphTaskGemmNodes() {
         QVERIFY2(!refused, json::serialize(wrong).substr(0, 40).c_str());
         QCOMPARE(refused.error().code, ErrorCode::InvalidMessage);
     }
+}
+
+void TestVolunteerMessages::graphTaskOmitWitnesses() {
+    GraphTask task = sampleGraphTask();
+    task.graph["outputs"] = json::array{5, 3, 4};
+    task.omitWitnesses = 2;
+    const Message message = toMessage(task);
+    QCOMPARE(wireText(message), wireText(R"({"type":"task","op":"graph","task":7,"attempt":2,
+                                             "graph":{"catalog":3,"outputs":[5,3,4]},
+                                             "omit_witnesses":2,"tensors":1})"));
+    auto parsed = parseGraphTask(overTheWire(message));
+    QVERIFY(parsed);
+    QCOMPARE(parsed->omitWitnesses, std::int64_t{2});
+    // Absent means every output; at most the graph's output count.
+    auto plain = parseGraphTask(overTheWire(toMessage(sampleGraphTask())));
+    QVERIFY(plain && plain->omitWitnesses == 0);
+    for (const json::value& wrong :
+         {json::value(4), json::value(-1), json::value(1.5), json::value("2"), json::value(true)}) {
+        Message bad = message;
+        bad.control["omit_witnesses"] = wrong;
+        auto refused = parseGraphTask(bad);
+        QVERIFY2(!refused, json::serialize(wrong).c_str());
+        QCOMPARE(refused.error().code, ErrorCode::InvalidMessage);
+    }
+    Message all = message;
+    all.control["omit_witnesses"] = 3;
+    QVERIFY(parseGraphTask(all));
 }
 
 void TestVolunteerMessages::forgetInputs() {

@@ -39,6 +39,9 @@ struct GraphTask {
     bool tiebreak = false;    // the node recomputes it because the volunteers disagreed
     bool redeciding = false;  // decided, and rechecked because a volunteer of it was quarantined
     bool nodeOutputs = false; // its decided outputs are the node's own computation
+    // Attempts leased with omit_witnesses whose result has not come (another replica carries
+    // the witnesses: docs/protocol.md, "Witnesses from one replica").
+    std::set<std::int64_t> withoutWitnesses;
     std::vector<core::Tensor> outputs;
 };
 

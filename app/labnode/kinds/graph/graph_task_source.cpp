@@ -13,11 +13,18 @@ using net::Message;
 
 namespace {
 
-// Cheap gates before any comparison: a replica with the wrong count, dtype or shape is wrong.
+// The first volunteers to speak of omit_witnesses.
+constexpr int kOmitWitnessesProtocol = 10;
+
+// Cheap gates before any comparison: a replica with the wrong count, dtype or shape is wrong. A
+// lease that said omit_witnesses may bring the researcher's outputs alone, or every output.
 std::optional<std::string> malformed(const GraphChunk& chunk,
-                                     const std::vector<net::TensorPtr>& outputs) {
-    if (outputs.size() != chunk.tolerances.size())
-        return "expected " + std::to_string(chunk.tolerances.size()) + " output(s), got " +
+                                     const std::vector<net::TensorPtr>& outputs,
+                                     bool witnessesOmitted) {
+    const std::size_t all = chunk.tolerances.size();
+    const bool withoutWitnesses = witnessesOmitted && outputs.size() == chunk.researcherOutputs();
+    if (outputs.size() != all && !withoutWitnesses)
+        return "expected " + std::to_string(all) + " output(s), got " +
                std::to_string(outputs.size());
     for (std::size_t o = 0; o < outputs.size(); ++o) {
         const auto& spec = chunk.tolerances[o].spec;
@@ -182,8 +189,24 @@ TaskFrame GraphTaskSource::frame(const Lease& lease) {
         graphTask.inputs = std::move(plan.following);
         graphTask.inputRefs = std::move(plan.refs);
     }
+    if (holder && holder->protocol >= kOmitWitnessesProtocol && chunk.witnesses > 0 &&
+        opinionsWanted(job) > 1 && witnessesCarriedBesides(task, lease.attempt)) {
+        graphTask.omitWitnesses = static_cast<std::int64_t>(chunk.witnesses);
+        m_book.task(lease.task)->withoutWitnesses.insert(lease.attempt);
+    }
     Message frame = net::toMessage(graphTask);
     return TaskFrame{[frame = std::move(frame)]() -> Expected<Message> { return frame; }, false};
+}
+
+bool GraphTaskSource::witnessesCarriedBesides(const GraphTask& task, std::int64_t attempt) const {
+    const std::size_t all = m_book.jobOf(task).chunks[task.chunk].tolerances.size();
+    for (const verify::Replica& replica : task.replicas)
+        if (replica.outputs.size() == all)
+            return true;
+    for (const Lease& other : m_scheduler.leasesOfTask(TaskVerdicts::kOp, task.id))
+        if (other.attempt != attempt && !task.withoutWitnesses.contains(other.attempt))
+            return true;
+    return false;
 }
 
 void GraphTaskSource::forgetInputsOf(const std::string& jobId) {
@@ -215,6 +238,7 @@ void GraphTaskSource::onLeaseLost(const Lease& lease, LeaseLoss why, const std::
     if (!found)
         return;
     GraphTask& task = *found;
+    task.withoutWitnesses.erase(lease.attempt);
     std::string what = detail;
     if (why == LeaseLoss::Disconnected) {
         // It may come back for it, unless the scheduler bars it (it held the lease too long).
@@ -254,7 +278,8 @@ void GraphTaskSource::onResult(const Lease& lease, Message message) {
     replica.computeSeconds = net::requireNumber(message.control, "compute_seconds").value_or(0.0);
     if (const Peer* sender = m_peers.find(lease.peer))
         replica.address = sender->volunteer.address;
-    if (auto wrong = malformed(chunk, message.tensors))
+    const bool witnessesOmitted = task.withoutWitnesses.erase(lease.attempt) > 0;
+    if (auto wrong = malformed(chunk, message.tensors, witnessesOmitted))
         return m_decisions.rejectMalformed(task, lease, replica.backend, replica.computeSeconds,
                                            *wrong);
     replica.outputs = valuesOf(message.tensors);

@@ -32,6 +32,8 @@ public:
                     double secondOpinionWaitSeconds);
 
     std::optional<TaskClaim> claimFor(const Peer& volunteer, const TaskFilter& mayTake);
+    // A replicated task's lease to a volunteer of protocol 10 omits the witnesses when another
+    // lease of it, or a replica in hand, carries them.
     TaskFrame frame(const Lease& lease);
     void onResult(const Lease& lease, net::Message message);
     void onLeaseLost(const Lease& lease, LeaseLoss why, const std::string& detail);
@@ -58,6 +60,10 @@ public:
     std::string whyWaiting(const GraphJob& job) const;
 
 private:
+    // Whether a replica in hand or another outstanding lease than `attempt` brings the task's
+    // witnesses.
+    bool witnessesCarriedBesides(const GraphTask& task, std::int64_t attempt) const;
+
     NodeContext& m_context;
     PeerRegistry& m_peers;
     Scheduler& m_scheduler;

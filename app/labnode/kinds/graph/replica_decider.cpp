@@ -80,9 +80,13 @@ void ReplicaDecider::audit(GraphTask& task, verify::Judgement judgement) {
     task.audited = true;
     // Drawn like the audit itself: a volunteer cannot know which audits are bit for bit. A
     // non-canonical replica's cheap nodes differ from the reference in their last bits, so a cheap
-    // audit of it would only fail into the full recomputation.
+    // audit of it would only fail into the full recomputation; one without the witnesses (the
+    // replica that was to carry them was dropped) gives the cheap audit nothing to check.
+    const verify::Replica& decisive = task.replicas[judgement.decisive];
+    const bool witnessed =
+        decisive.outputs.size() == m_book.jobOf(task).chunks[task.chunk].tolerances.size();
     if (m_context.random.chance(m_trust.settings().fullAuditShare) ||
-        !verify::isCanonicalBackend(task.replicas[judgement.decisive].backend))
+        !verify::isCanonicalBackend(decisive.backend) || !witnessed)
         return computeOnNode(task);
     task.nodeComputing = true; // nothing else decides it meanwhile
     std::vector<core::Tensor> claimed = task.replicas[judgement.decisive].outputs;

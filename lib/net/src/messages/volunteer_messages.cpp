@@ -58,6 +58,20 @@ Expected<std::vector<std::int64_t>> parseGemmNodes(const json::object& control) 
     return nodes;
 }
 
+// "omit_witnesses": absent (0), or an integer from 0 to the number of the graph's outputs.
+Expected<std::int64_t> parseOmitWitnesses(const json::object& control, const json::object& graph) {
+    const auto* field = control.if_contains("omit_witnesses");
+    if (!field)
+        return 0;
+    const auto* outputs = graph.if_contains("outputs");
+    const auto most = outputs && outputs->is_array()
+                          ? static_cast<std::int64_t>(outputs->get_array().size())
+                          : std::int64_t{0};
+    if (!field->is_int64() || field->get_int64() < 0 || field->get_int64() > most)
+        return invalid("field 'omit_witnesses' is an integer from 0 to the graph's output count");
+    return field->get_int64();
+}
+
 Expected<std::vector<std::optional<InputRef>>> parseInputRefs(const json::object& control,
                                                               std::size_t tensors) {
     std::vector<std::optional<InputRef>> refs;
@@ -154,6 +168,8 @@ Message toMessage(const GraphTask& task) {
             nodes.emplace_back(node);
         control["gemm_nodes"] = std::move(nodes);
     }
+    if (task.omitWitnesses > 0)
+        control["omit_witnesses"] = task.omitWitnesses;
     return detail::withTensors(std::move(control), task.inputs);
 }
 
@@ -264,8 +280,15 @@ Expected<GraphTask> parseGraphTask(const Message& message) {
     auto gemmNodes = parseGemmNodes(message.control);
     if (!gemmNodes)
         return tl::unexpected(gemmNodes.error());
-    return GraphTask{*ref, graph->get_object(), message.tensors, std::move(*refs),
-                     std::move(*gemmNodes)};
+    auto omitWitnesses = parseOmitWitnesses(message.control, graph->get_object());
+    if (!omitWitnesses)
+        return tl::unexpected(omitWitnesses.error());
+    return GraphTask{*ref,
+                     graph->get_object(),
+                     message.tensors,
+                     std::move(*refs),
+                     std::move(*gemmNodes),
+                     *omitWitnesses};
 }
 
 Expected<ForgetInputs> parseForgetInputs(const json::object& control) {

@@ -377,40 +377,10 @@ void TestGraphJobs::restartKeepsDecidedTasksAndAttempts() {
 
 namespace {
 
-constexpr std::int64_t kMlpRows = 8, kMlpInner = 64, kMlpCols = 4;
-
-// relu(x @ w) over x [8, 64] (split along dim 0 into two tasks) and w [64, 4]: the researcher's
-// one output is the relu; each chunk's graph also outputs the matmul's value as a witness.
-net::Message submitMatmulRelu(const core::Tensor& x, const core::Tensor& w) {
-    boost::json::object graph{
-        {"catalog", 3},
-        {"inputs",
-         {{{"id", 0}, {"dtype", "f32"}, {"shape", {kMlpRows, kMlpInner}}},
-          {{"id", 1}, {"dtype", "f32"}, {"shape", {kMlpInner, kMlpCols}}}}},
-        {"constants", boost::json::array{}},
-        {"nodes",
-         {{{"id", 2}, {"op", "matmul"}, {"args", {0, 1}}, {"attrs", boost::json::object{}}},
-          {{"id", 3}, {"op", "relu"}, {"args", {2}}, {"attrs", boost::json::object{}}}}},
-        {"outputs", {3}}};
-    return net::Message{
-        boost::json::object{{"type", "submit_graph"},
-                            {"id", 7},
-                            {"graph", std::move(graph)},
-                            {"batch", {{"inputs", {0, nullptr}}, {"outputs", {0}}, {"chunks", 2}}},
-                            {"tensors", 2}},
-        {std::make_shared<const core::Tensor>(x), std::make_shared<const core::Tensor>(w)}};
-}
-
 CoordinatorSettings cheapAuditsOnly() {
     CoordinatorSettings chosen; // default trust: new identities are audited on every task
     chosen.trust.fullAuditShare = 0.0;
     return chosen;
-}
-
-// x [kMlpRows, kMlpInner] and w [kMlpInner, kMlpCols] of relu(x·w), drawn from seeds `seed`, +1.
-std::pair<core::Tensor, core::Tensor> mlpInputs(std::uint64_t seed) {
-    return {goblin::testing::randomTensor(core::DType::F32, {kMlpRows, kMlpInner}, seed),
-            goblin::testing::randomTensor(core::DType::F32, {kMlpInner, kMlpCols}, seed + 1)};
 }
 
 } // namespace

@@ -19,10 +19,11 @@ namespace goblin::net {
 // version 7 check_quota and quota (a job's size checked against the researcher's quota first),
 // version 8 plan_graph and graph_plan (how a graph job would be cut, before it is sent), version 9
 // a graph task's gemm_nodes may name conv2d gradient nodes (volunteers that speak 9 compute them
-// with any GEMM; older ones are never sent such a task).
+// with any GEMM; older ones are never sent such a task), version 10 a graph task's omit_witnesses
+// (the volunteer leaves the witnesses out of its result: another replica carries them).
 // Every version-1 message is unchanged, so the node still admits peers that speak an older version;
 // it answers in the version the peer spoke.
-inline constexpr int kProtocolVersion = 9;
+inline constexpr int kProtocolVersion = 10;
 inline constexpr int kOldestProtocolVersion = 1;
 // Catalog versions a peer may speak: 1 is the matmul tile op alone, 3 adds op graphs (docs/ops.md).
 // A peer's hello states the highest catalog it runs; the node sends it only what that covers.

@@ -63,6 +63,11 @@ struct GraphTask {
     // Freivalds rather than comparing bits (absent = none; a volunteer that ignores
     // it computes them canonically, which passes the same check).
     std::vector<std::int64_t> gemmNodes;
+    // "omit_witnesses" (protocol 10): how many of the graph's last outputs — the witnesses the
+    // node checks its audits against — the volunteer leaves out of its result, because another
+    // volunteer's replica of the task carries them (absent = 0: every output). At most the
+    // graph's output count.
+    std::int64_t omitWitnesses = 0;
 };
 inline constexpr std::size_t kMaxGemmNodes = 4096;
 
