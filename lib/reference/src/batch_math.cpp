@@ -115,6 +115,16 @@ template <std::size_t side> void erfSeriesSide(std::size_t first, ErfIntervals& 
 
 bool wideVectorsAllowed = true; // setBatchWideVectors
 
+// Whether the processor has AVX-512 and its use is allowed.
+bool wideVectors() {
+#if defined(__x86_64__)
+    static const bool present = __builtin_cpu_supports("x86-64-v4");
+    return present && wideVectorsAllowed;
+#else
+    return false;
+#endif
+}
+
 #if defined(__x86_64__)
 // Coefficient k of every interval side by side (12 intervals, padded to 16 with zeros).
 struct ErfColumns {
@@ -154,11 +164,6 @@ __attribute__((target("avx512f"))) void erfSeriesWide(std::size_t first, ErfInte
     }
     for (std::size_t q = 0; q < 2; ++q)
         _mm512_storeu_pd(work.series + first + 8 * q, p[q]);
-}
-
-bool wideVectors() {
-    static const bool present = __builtin_cpu_supports("avx512f");
-    return present && wideVectorsAllowed;
 }
 #endif
 
@@ -303,6 +308,26 @@ template <class T> void batchOf(BatchOp op, const T* in, T* out, std::size_t cou
     }
 }
 
+// batchOf compiled for AVX-512 as well as for the library's own target (x86-64-v3 on x86-64),
+// every loop in it inlined (flatten) so that the loops take the wider vectors: the same operations
+// in the same order (no FMA: -ffp-contract=off; no reassociation), so the same bits, twice the
+// lanes at a time.
+#if defined(__x86_64__)
+template <class T>
+[[gnu::flatten, gnu::target("arch=x86-64-v4")]] void batchWide(BatchOp op, const T* in, T* out,
+                                                               std::size_t count) {
+    batchOf(op, in, out, count);
+}
+#endif
+
+template <class T> void batchOnThisProcessor(BatchOp op, const T* in, T* out, std::size_t count) {
+#if defined(__x86_64__)
+    if (wideVectors())
+        return batchWide(op, in, out, count);
+#endif
+    batchOf(op, in, out, count);
+}
+
 } // namespace
 
 void setBatchWideVectors(bool allowed) {
@@ -310,10 +335,10 @@ void setBatchWideVectors(bool allowed) {
 }
 
 void batchUnary(BatchOp op, const float* in, float* out, std::size_t count) {
-    batchOf(op, in, out, count);
+    batchOnThisProcessor(op, in, out, count);
 }
 void batchUnary(BatchOp op, const double* in, double* out, std::size_t count) {
-    batchOf(op, in, out, count);
+    batchOnThisProcessor(op, in, out, count);
 }
 
 } // namespace goblin::reference::detail

@@ -15,9 +15,9 @@ enum class BatchOp { Exp, Erf, Tanh, Sigmoid, Gelu, GeluTanh };
 // same array).
 void batchUnary(BatchOp op, const float* in, float* out, std::size_t count);
 void batchUnary(BatchOp op, const double* in, double* out, std::size_t count);
-// Whether erf (and GELU) may use AVX-512 where the processor has it (the default: the same bits,
-// faster); a test turns it off to check the other path on such a processor too. Not for use
-// while another thread computes.
+// Whether batchUnary may use AVX-512 where the processor has it (the default: the same bits,
+// faster); a test turns it off to check the other path on such a processor too. Not for use while
+// another thread computes.
 void setBatchWideVectors(bool allowed);
 
 } // namespace goblin::reference::detail
