@@ -72,6 +72,14 @@ private:
     std::string m_address = "127.0.0.1";
 };
 
+// The files of a node that a test stops and starts again: its database and its blob folder, in a
+// fresh temporary folder.
+struct NodeFiles {
+    QTemporaryDir dir;
+    std::string db = dir.filePath("node.db").toStdString();
+    std::string blobs = dir.filePath("blobs").toStdString();
+};
+
 class NodeHarness {
 public:
     explicit NodeHarness(const std::string& dbPath = ":memory:", const std::string& blobDir = {})

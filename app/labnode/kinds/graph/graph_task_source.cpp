@@ -169,7 +169,7 @@ std::optional<TaskClaim> GraphTaskSource::claimFor(const Peer& peer, const TaskF
 }
 
 TaskFrame GraphTaskSource::frame(const Lease& lease) {
-    const GraphTask& task = *m_book.task(lease.task);
+    GraphTask& task = *m_book.task(lease.task);
     const GraphJob& job = m_book.jobOf(task);
     const GraphChunk& chunk = job.chunks[task.chunk];
     // Only the computation: no job name, researcher or description reaches a volunteer.
@@ -192,7 +192,7 @@ TaskFrame GraphTaskSource::frame(const Lease& lease) {
     if (holder && holder->protocol >= kOmitWitnessesProtocol && chunk.witnesses > 0 &&
         opinionsWanted(job) > 1 && witnessesCarriedBesides(task, lease.attempt)) {
         graphTask.omitWitnesses = static_cast<std::int64_t>(chunk.witnesses);
-        m_book.task(lease.task)->withoutWitnesses.insert(lease.attempt);
+        task.withoutWitnesses.insert(lease.attempt); // until its result or its loss
     }
     Message frame = net::toMessage(graphTask);
     return TaskFrame{[frame = std::move(frame)]() -> Expected<Message> { return frame; }, false};

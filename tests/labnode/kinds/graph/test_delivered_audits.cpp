@@ -210,64 +210,58 @@ void TestDeliveredAudits::releasedWithoutRetentionIsUnverifiable() {
 }
 
 void TestDeliveredAudits::retentionEndsAndTheDataIsDeleted() {
-    QTemporaryDir dir;
-    const std::string db = dir.filePath("node.db").toStdString();
-    const std::string blobs = dir.filePath("blobs").toStdString();
+    const NodeFiles files;
     const core::Tensor x =
         goblin::testing::randomTensor(core::DType::F32, {kReluRows, kReluCols}, 23);
     std::string job;
     {
-        NodeHarness node(db, blobs);
+        NodeHarness node(files.db, files.blobs);
         FakeCluster cluster(node, noAudits(3600));
         DeliveredLie lie = deliverALie(node, cluster, x);
         job = lie.job;
         QVERIFY(!job.empty());
         QCOMPARE(stateOf(node, job), std::string("retained"));
-        QVERIFY(blobCount(blobs) > 0);
+        QVERIFY(blobCount(files.blobs) > 0);
         // A retained job is released as far as its researcher can tell.
         cluster.fromResearcher(control({{"type", "fetch"}, {"id", 8}, {"job", job}}));
         QVERIFY(node.waitUntil([&] { return lie.researcher->count("error") == 1; }));
         QCOMPARE(lie.researcher->sentOfType("error")[0].control.at("code"),
                  boost::json::value("not_found"));
     }
-    NodeHarness node(db, blobs);
+    NodeHarness node(files.db, files.blobs);
     node.now += 1800; // within the retention: kept
     {
         FakeCluster cluster(node, noAudits(3600));
         QCOMPARE(stateOf(node, job), std::string("retained"));
-        QVERIFY(blobCount(blobs) > 0);
+        QVERIFY(blobCount(files.blobs) > 0);
     }
     node.now += 3600; // past it: deleted when the node starts (and hourly)
     FakeCluster cluster(node, noAudits(3600));
     QCOMPARE(stateOf(node, job), std::string("released"));
-    QCOMPARE(blobCount(blobs), std::size_t{0});
+    QCOMPARE(blobCount(files.blobs), std::size_t{0});
     QVERIFY(node.logged("graph job " + job + ": its retention for audits ended"));
 }
 
 void TestDeliveredAudits::unfinishedAuditIsFinishedAfterARestart() {
-    QTemporaryDir dir;
-    const std::string db = dir.filePath("node.db").toStdString();
-    const std::string blobs = dir.filePath("blobs").toStdString();
+    const NodeFiles files;
     const core::Tensor x =
         goblin::testing::randomTensor(core::DType::F32, {kReluRows, kReluCols}, 24);
-    const std::string job = stopBeforeARecheck(db, blobs, x, 7 * 24 * 3600.0);
+    const std::string job = stopBeforeARecheck(files.db, files.blobs, x, 7 * 24 * 3600.0);
     QVERIFY(!job.empty());
-    NodeHarness node(db, blobs);
+    NodeHarness node(files.db, files.blobs);
     FakeCluster cluster(node, noAudits());
     QVERIFY(recheckCorrects(node, cluster, job, x));
 }
 
 void TestDeliveredAudits::anAuditInFlightKeepsTheDataPastItsRetention() {
-    QTemporaryDir dir;
-    const std::string db = dir.filePath("node.db").toStdString();
-    const std::string blobs = dir.filePath("blobs").toStdString();
+    const NodeFiles files;
     const core::Tensor x =
         goblin::testing::randomTensor(core::DType::F32, {kReluRows, kReluCols}, 25);
-    const std::string job = stopBeforeARecheck(db, blobs, x, 3600);
+    const std::string job = stopBeforeARecheck(files.db, files.blobs, x, 3600);
     QVERIFY(!job.empty());
     // It starts again after the job's retention passed: the start-up's pruning leaves the job's
     // data to the recheck, which corrects it.
-    NodeHarness node(db, blobs);
+    NodeHarness node(files.db, files.blobs);
     node.now += 7200;
     {
         FakeCluster cluster(node, noAudits(3600));
@@ -277,7 +271,7 @@ void TestDeliveredAudits::anAuditInFlightKeepsTheDataPastItsRetention() {
     // With the recheck over, the next pruning deletes it, the outputs the recheck replaced too.
     FakeCluster cluster(node, noAudits(3600));
     QCOMPARE(stateOf(node, job), std::string("released"));
-    QCOMPARE(blobCount(blobs), std::size_t{0});
+    QCOMPARE(blobCount(files.blobs), std::size_t{0});
 }
 
 void TestDeliveredAudits::cleanJobsAndOtherResearchers() {

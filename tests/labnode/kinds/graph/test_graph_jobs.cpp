@@ -323,16 +323,14 @@ void TestGraphJobs::wrongShapeIsRejectedAtTheGate() {
 }
 
 void TestGraphJobs::restartKeepsDecidedTasksAndAttempts() {
-    QTemporaryDir dir;
-    const std::string db = dir.filePath("node.db").toStdString();
-    const std::string blobs = dir.filePath("blobs").toStdString();
+    const NodeFiles files;
     const core::Tensor x =
         goblin::testing::randomTensor(core::DType::F32, {kReluRows, kReluCols}, 6);
     std::string job;
     std::int64_t decidedTask = 0;
     std::int64_t highestAttempt = 0;
     {
-        NodeHarness node(db, blobs);
+        NodeHarness node(files.db, files.blobs);
         FakeCluster cluster(node, settings());
         auto researcher = cluster.connectResearcher();
         auto& one = cluster.connectVolunteer(2, true);
@@ -352,7 +350,7 @@ void TestGraphJobs::restartKeepsDecidedTasksAndAttempts() {
         highestAttempt =
             queryInt(node.store, "SELECT max(attempt) FROM task_leases WHERE kind = 'graph'");
     }
-    NodeHarness node(db, blobs);
+    NodeHarness node(files.db, files.blobs);
     FakeCluster cluster(node, settings());
     QVERIFY(node.logged("graph job " + job + " resumed: 1 of 2 task(s) already decided"));
     auto researcher = cluster.connectResearcher();

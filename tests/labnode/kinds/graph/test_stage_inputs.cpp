@@ -170,16 +170,14 @@ void TestStageInputs::aStageIsComputedAgainWhenTheStageItReadIsReplaced() {
 // hands the second stages their stored inputs: no decided stage is computed again, and the job
 // has the whole graph's bits.
 void TestStageInputs::aRestartMidChainResumesFromTheDecidedStages() {
-    QTemporaryDir dir;
-    const std::string db = dir.filePath("node.db").toStdString();
-    const std::string blobs = dir.filePath("blobs").toStdString();
+    const NodeFiles files;
     const core::Tensor x = goblin::testing::randomTensor(core::DType::F32, {kRows, kWidth}, 13);
     const core::Tensor w1 = goblin::testing::randomTensor(core::DType::F32, {kWidth, kWidth}, 14);
     const core::Tensor w2 = goblin::testing::randomTensor(core::DType::F32, {kWidth, kWidth}, 15);
     std::string job;
     std::vector<std::int64_t> firstStages;
     {
-        NodeHarness node(db, blobs);
+        NodeHarness node(files.db, files.blobs);
         FakeCluster cluster(node, stagedWithoutAudits());
         auto researcher = cluster.connectResearcher();
         auto& one = cluster.connectVolunteer(2, true, "cpu-eigen", "10.0.0.1");
@@ -196,7 +194,7 @@ void TestStageInputs::aRestartMidChainResumesFromTheDecidedStages() {
         // Both first stages decided: the second stages are leased when the node dies.
         QVERIFY(node.waitUntil([&] { return one.link->count("task") == 4; }));
     }
-    NodeHarness node(db, blobs);
+    NodeHarness node(files.db, files.blobs);
     FakeCluster cluster(node, stagedWithoutAudits());
     QVERIFY(node.logged("graph job " + job + " resumed: 2 of 4 task(s) already decided"));
     auto researcher = cluster.connectResearcher();

@@ -226,15 +226,13 @@ void TestMatmulJobs::fetchAndRelease() {
 }
 
 void TestMatmulJobs::restartResumesWithoutRedoingAcceptedTiles() {
-    QTemporaryDir dir;
-    const std::string db = dir.filePath("node.db").toStdString();
-    const std::string blobs = dir.filePath("blobs").toStdString();
+    const NodeFiles files;
     Inputs inputs;
     std::string job;
     std::set<std::int64_t> acceptedBefore;
     std::int64_t highestAttempt = 0;
     {
-        NodeHarness node(db, blobs);
+        NodeHarness node(files.db, files.blobs);
         FakeCluster cluster(node, settings());
         auto researcher = cluster.connectResearcher();
         auto& volunteer = cluster.connectVolunteer(4, false);
@@ -251,7 +249,7 @@ void TestMatmulJobs::restartResumesWithoutRedoingAcceptedTiles() {
         QVERIFY(node.waitUntil([&] { return volunteer.verdicts().size() == 2; }));
         highestAttempt = queryInt(node.store, "SELECT max(attempt) FROM task_leases");
     }
-    NodeHarness node(db, blobs);
+    NodeHarness node(files.db, files.blobs);
     FakeCluster cluster(node, settings());
     QVERIFY(node.logged("job " + job + " resumed: 2 of 4 tile(s) already accepted"));
     auto researcher = cluster.connectResearcher();

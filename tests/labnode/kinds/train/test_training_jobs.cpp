@@ -199,13 +199,11 @@ void TestTrainingJobs::restartAfterACommittedRoundReachesTheSameBits() {
     const TrainData data;
     const std::vector<float> uninterrupted = honestRun(data);
     QCOMPARE(uninterrupted.size(), std::size_t(kDim));
-    QTemporaryDir dir;
-    const std::string db = dir.filePath("node.db").toStdString();
-    const std::string blobs = dir.filePath("blobs").toStdString();
+    const NodeFiles files;
     std::string job, roundJob;
     std::int64_t decidedTask = 0;
     {
-        Lab lab(db, blobs);
+        Lab lab(files.db, files.blobs);
         lab.cluster.fromResearcher(submitTrain(data));
         QVERIFY(lab.runUntil([&] { return lab.researcher->count("train_round") == 1; }));
         job = lab.job();
@@ -225,7 +223,7 @@ void TestTrainingJobs::restartAfterACommittedRoundReachesTheSameBits() {
                                                 roundJob + "' AND state = 'accepted'") == 1;
         }));
     }
-    Lab lab(db, blobs);
+    Lab lab(files.db, files.blobs);
     QVERIFY(lab.node.logged("training job " + job + " resumed after 1 committed round(s)"));
     lab.request("fetch", 3, job);
     QCOMPARE(lab.researcher->sentOfType("job_status").at(0).control.at("state").as_string(),
