@@ -93,6 +93,7 @@ public:
     GraphJob* job(const std::string& jobId);
     GraphTask* task(std::int64_t taskId);
     GraphJob& jobOf(const GraphTask& task) { return m_jobs.at(task.jobId); }
+    const GraphChunk& chunkOf(const GraphTask& task) { return jobOf(task).chunks[task.chunk]; }
     // Every task of every job, in id order.
     std::vector<std::int64_t> taskIds() const;
     // Every loaded job, in id order.

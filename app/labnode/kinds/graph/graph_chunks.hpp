@@ -50,6 +50,9 @@ struct GraphChunk {
     // The outputs a decided task keeps (graph.outputs' first ones): the researcher's and, for a
     // stage, the values later stages read.
     std::size_t researcherOutputs() const { return graph.outputs.size() - witnesses; }
+    // Whether a result of `count` outputs brought every one, the witnesses included (a lease told
+    // to omit them brings the researcher's alone).
+    bool withWitnesses(std::size_t count) const { return count == tolerances.size(); }
     // Per kept output: the researcher's output it is, or kNotMerged (a value only handed on).
     std::vector<std::size_t> mergedAs;
     // Per kept output: which part of its researcher output it is (0 when it is the whole), and

@@ -21,10 +21,9 @@ constexpr int kOmitWitnessesProtocol = 10;
 std::optional<std::string> malformed(const GraphChunk& chunk,
                                      const std::vector<net::TensorPtr>& outputs,
                                      bool witnessesOmitted) {
-    const std::size_t all = chunk.tolerances.size();
     const bool withoutWitnesses = witnessesOmitted && outputs.size() == chunk.researcherOutputs();
-    if (outputs.size() != all && !withoutWitnesses)
-        return "expected " + std::to_string(all) + " output(s), got " +
+    if (!chunk.withWitnesses(outputs.size()) && !withoutWitnesses)
+        return "expected " + std::to_string(chunk.tolerances.size()) + " output(s), got " +
                std::to_string(outputs.size());
     for (std::size_t o = 0; o < outputs.size(); ++o) {
         const auto& spec = chunk.tolerances[o].spec;
@@ -199,9 +198,8 @@ TaskFrame GraphTaskSource::frame(const Lease& lease) {
 }
 
 bool GraphTaskSource::witnessesCarriedBesides(const GraphTask& task, std::int64_t attempt) const {
-    const std::size_t all = m_book.jobOf(task).chunks[task.chunk].tolerances.size();
     for (const verify::Replica& replica : task.replicas)
-        if (replica.outputs.size() == all)
+        if (m_book.chunkOf(task).withWitnesses(replica.outputs.size()))
             return true;
     for (const Lease& other : m_scheduler.leasesOfTask(TaskVerdicts::kOp, task.id))
         if (other.attempt != attempt && !task.withoutWitnesses.contains(other.attempt))
@@ -269,7 +267,7 @@ void GraphTaskSource::onResult(const Lease& lease, Message message) {
     if (!found || m_book.settled(*found))
         return m_verdicts.sendStale(lease.peer, lease.task, lease.attempt);
     GraphTask& task = *found;
-    const GraphChunk& chunk = m_book.jobOf(task).chunks[task.chunk];
+    const GraphChunk& chunk = m_book.chunkOf(task);
     verify::Replica replica;
     replica.attempt = lease.attempt;
     replica.volunteerId = lease.volunteerId;

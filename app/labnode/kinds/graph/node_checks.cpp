@@ -14,7 +14,7 @@ namespace asio = boost::asio;
 NodeChecks::NodeChecks(NodeContext& context, GraphBook& book) : m_context(context), m_book(book) {}
 
 void NodeChecks::runReference(const GraphTask& task, ReferenceDone done) {
-    const GraphChunk& chunk = m_book.jobOf(task).chunks[task.chunk];
+    const GraphChunk& chunk = m_book.chunkOf(task);
     asio::post(m_context.workers, [this, taskId = task.id, graph = chunk.graph, plan = chunk.plan,
                                    inputs = valuesOf(chunk.inputs), done = std::move(done)] {
         const auto start = std::chrono::steady_clock::now();
@@ -30,7 +30,7 @@ void NodeChecks::runReference(const GraphTask& task, ReferenceDone done) {
 
 void NodeChecks::cheapAudit(const GraphTask& task, std::vector<core::Tensor> claimed,
                             verify::GreyZone greyZone, AuditDone done) {
-    const GraphChunk& chunk = m_book.jobOf(task).chunks[task.chunk];
+    const GraphChunk& chunk = m_book.chunkOf(task);
     // The worker gets its own stream, keyed from the node's CSPRNG here on the core thread.
     asio::post(m_context.workers, [this, taskId = task.id, graph = chunk.graph, plan = chunk.plan,
                                    inputs = valuesOf(chunk.inputs), claimed = std::move(claimed),

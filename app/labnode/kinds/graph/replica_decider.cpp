@@ -25,7 +25,7 @@ void ReplicaDecider::judge(GraphTask& task) {
     if (task.replicas.size() < 2 && !nodeReplica)
         return;
     task.judging = true;
-    const GraphChunk& chunk = m_book.jobOf(task).chunks[task.chunk];
+    const GraphChunk& chunk = m_book.chunkOf(task);
     asio::post(m_context.workers, [this, taskId = task.id, tolerances = chunk.tolerances,
                                    replicas = task.replicas] {
         const auto start = std::chrono::steady_clock::now();
@@ -83,8 +83,7 @@ void ReplicaDecider::audit(GraphTask& task, verify::Judgement judgement) {
     // audit of it would only fail into the full recomputation; one without the witnesses (the
     // replica that was to carry them was dropped) gives the cheap audit nothing to check.
     const verify::Replica& decisive = task.replicas[judgement.decisive];
-    const bool witnessed =
-        decisive.outputs.size() == m_book.jobOf(task).chunks[task.chunk].tolerances.size();
+    const bool witnessed = m_book.chunkOf(task).withWitnesses(decisive.outputs.size());
     if (m_context.random.chance(m_trust.settings().fullAuditShare) ||
         !verify::isCanonicalBackend(decisive.backend) || !witnessed)
         return computeOnNode(task);

@@ -140,7 +140,7 @@ void TaskVerdicts::commitDecision(std::int64_t taskId, const verify::Judgement& 
 // nothing the researcher gets was used nowhere. Witnesses are most of a training task's bytes
 // (docs/verification.md).
 std::size_t TaskVerdicts::keptOutputCount(const GraphTask& task) const {
-    return m_book.jobOf(task).chunks[task.chunk].researcherOutputs();
+    return m_book.chunkOf(task).researcherOutputs();
 }
 
 std::string TaskVerdicts::methodOf(const GraphTask& task, const verify::Judgement& judgement,
