@@ -133,8 +133,8 @@ endforeach()
 #    Nothing below them (work/ — the task engine, store/, http/, staff/, access/) includes a kind;
 #    in node/ only the coordinator, which composes the roles, and main.cpp know every kind; a kind
 #    includes no other kind, except the pairs listed in labnode_kind_exceptions.
-# The training kind still runs its rounds as graph jobs of the graph kind; it goes when training
-# rounds are tasks of the training job on the task engine.
+# The training kind runs its rounds as groups of graph tasks of the graph kind (owned groups:
+# app/labnode/work/group_owner.hpp), so it uses the graph kind's GraphJobs.
 set(labnode_kind_exceptions "train>graph")
 set(labnode_composers "node/coordinator.hpp;node/coordinator.cpp;main.cpp")
 set(labnode "${SOURCE_DIR}/app/labnode")

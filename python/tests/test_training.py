@@ -308,3 +308,17 @@ def test_staff_see_training_jobs_with_their_rounds_and_verdicts(client, shared_c
     assert re.search(r"^rounds +2/2 done$", detail, re.M), detail
     accepted = len(result.history) * (BATCH // MICRO) * 2  # two replicas per task
     assert re.search(r"^verdicts +%d accepted, 0 rejected$" % accepted, detail, re.M), detail
+    # A round's graph job is part of the training job: not listed, shown as its round, and
+    # neither fetched nor cancelled on its own.
+    first = result.history[0]
+    assert all(line[0] != first.job for line in listing if line), listing
+    shown = shared_cluster.staff("jobs", "show", first.job).stdout
+    assert re.search(r"^round +%d of training job %s$" % (first.round, result.job), shown,
+                     re.M), shown
+    with pytest.raises(InputError, match="of training job %s: fetch the training job"
+                       % result.job):
+        client.fetch_outputs(first.job)
+    with pytest.raises(InputError, match="of training job %s: cancel the training job"
+                       % result.job):
+        client.cancel(first.job)
+    assert client.audit(first.job).state == "clean"

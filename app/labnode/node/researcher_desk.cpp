@@ -68,6 +68,8 @@ void ResearcherDesk::onMessage(const Peer& researcher, net::Message message) {
     if (!kind) // job ids reveal nothing: an unknown one is just not found
         return replyError(researcher.id, request.requestId,
                           Error{ErrorCode::NotFound, "no job " + *jobId});
+    if (type != "audit" && refuseOwnedGroup(request, *jobId, type))
+        return;
     if (type == "fetch" && refuseReleasedFetch(request, *jobId))
         return;
     if (type == "fetch")
@@ -104,6 +106,15 @@ bool ResearcherDesk::admitsUpload(const Peer& researcher, const net::Message& me
         return true;
     replyError(researcher.id, upload->id, fits.error());
     return false;
+}
+
+bool ResearcherDesk::refuseOwnedGroup(const ResearcherRequest& request, const std::string& jobId,
+                                      std::string_view action) {
+    const auto job = findJob(m_context.store.database(), jobId);
+    if (!job || job->researcherId != request.researcherId || !job->owner.owned())
+        return false;
+    replyError(request.peer, request.requestId, job->owner.refusal(jobId, action));
+    return true;
 }
 
 bool ResearcherDesk::refuseReleasedFetch(const ResearcherRequest& request,

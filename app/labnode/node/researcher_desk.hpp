@@ -78,6 +78,10 @@ private:
     // upload (a matrix staged in row blocks): false, with the error sent, when the matrix alone is
     // over the researcher's quota or too many of its jobs run.
     bool admitsUpload(const Peer& researcher, const net::Message& message);
+    // fetch or release of a group of tasks the researcher's training job runs as a round
+    // (group_owner.hpp): says which job to act on (true).
+    bool refuseOwnedGroup(const ResearcherRequest& request, const std::string& jobId,
+                          std::string_view action);
     // fetch of a job this researcher released: says so (true) rather than "no job".
     bool refuseReleasedFetch(const ResearcherRequest& request, const std::string& jobId);
     // The kind that answers a message of this type beyond the lifecycle's, if any.

@@ -49,14 +49,17 @@ std::string taskCount(const JobListing& job) {
 }
 
 boost::json::object jobJson(const JobListing& job) {
-    return {{"id", job.id},
-            {"kind", job.kind},
-            {"state", job.state},
-            {"researcher", job.researcher},
-            {job.kind == "train" ? "rounds" : "tasks", job.tasks},
-            {job.kind == "train" ? "rounds_done" : "tasks_done", job.tasksDone},
-            {"created", jsonTime(job.createdAt)},
-            {"finished", jsonTime(job.finishedAt)}};
+    boost::json::object out{{"id", job.id},
+                            {"kind", job.kind},
+                            {"state", job.state},
+                            {"researcher", job.researcher},
+                            {job.kind == "train" ? "rounds" : "tasks", job.tasks},
+                            {job.kind == "train" ? "rounds_done" : "tasks_done", job.tasksDone},
+                            {"created", jsonTime(job.createdAt)},
+                            {"finished", jsonTime(job.finishedAt)}};
+    if (job.owner.owned())
+        out["round_of"] = {{"job", job.owner.job}, {"round", job.owner.round}};
+    return out;
 }
 
 int list(const std::vector<std::string>& args) {
@@ -114,6 +117,9 @@ int show(const std::vector<std::string>& args) {
               << "kind        " << job->kind << "\n"
               << "state       " << job->state << "\n"
               << "researcher  " << job->researcher << "\n"
+              << (job->owner.owned() ? "round       " + std::to_string(job->owner.round) +
+                                           " of training job " + job->owner.job + "\n"
+                                     : std::string())
               << "created     " << utcTime(job->createdAt) << "\n"
               << "finished    " << utcTime(job->finishedAt) << "\n"
               << (job->kind == "train" ? "rounds      " : "tasks       ") << taskCount(*job)
@@ -149,6 +155,8 @@ int requestAction(const std::vector<std::string>& args, JobAction action,
         message.append(id);
         throw std::runtime_error(message);
     }
+    if (job->owner.owned())
+        throw std::runtime_error(job->owner.refusal(id, verb).message);
     if (action == JobAction::Cancel && job->state != "running")
         throw std::runtime_error("job " + id + " is " + job->state + ": only a running job can " +
                                  "be cancelled");

@@ -8,23 +8,27 @@ constexpr const char* kJobs =
     "SELECT j.id AS id, 'matmul' AS kind, j.state, coalesce(r.email, ''), "
     "(SELECT count(*) FROM tasks t WHERE t.job_id = j.id), "
     "(SELECT count(*) FROM tasks t WHERE t.job_id = j.id AND t.state = 'accepted'), "
-    "j.created_at, coalesce(j.finished_at, 0) AS finished_at, j.researcher_id AS researcher_id "
+    "j.created_at, coalesce(j.finished_at, 0) AS finished_at, j.researcher_id AS researcher_id, "
+    "'' AS owner, 0 "
     "FROM jobs j LEFT JOIN researchers r ON r.id = j.researcher_id "
     "UNION ALL "
     "SELECT g.id, 'graph', g.state, coalesce(r.email, ''), g.tasks, "
     "(SELECT count(*) FROM graph_tasks t WHERE t.job_id = g.id AND t.state = 'accepted'), "
-    "g.created_at, coalesce(g.finished_at, 0), g.researcher_id "
+    "g.created_at, coalesce(g.finished_at, 0), g.researcher_id, coalesce(g.owner_job, ''), "
+    "coalesce(g.owner_round, 0) "
     "FROM graph_jobs g LEFT JOIN researchers r ON r.id = g.researcher_id "
     "UNION ALL "
     "SELECT t.id, 'train', t.state, coalesce(r.email, ''), "
     "coalesce(json_extract(t.request, '$.train.rounds'), 0), t.rounds_done, t.created_at, "
-    "CASE WHEN t.state = 'running' THEN 0 ELSE t.updated_at END, t.researcher_id "
+    "CASE WHEN t.state = 'running' THEN 0 ELSE t.updated_at END, t.researcher_id, '', 0 "
     "FROM train_jobs t LEFT JOIN researchers r ON r.id = t.researcher_id) ";
 
 JobListing readJob(const ScopedStatement& query) {
-    return JobListing{query.columnText(0),   query.columnText(1),   query.columnText(2),
-                      query.columnText(3),   query.columnInt(4),    query.columnInt(5),
-                      query.columnDouble(6), query.columnDouble(7), query.columnInt(8)};
+    return JobListing{query.columnText(0),   query.columnText(1),
+                      query.columnText(2),   query.columnText(3),
+                      query.columnInt(4),    query.columnInt(5),
+                      query.columnDouble(6), query.columnDouble(7),
+                      query.columnInt(8),    GroupOwner{query.columnText(9), query.columnInt(10)}};
 }
 
 std::int64_t countOf(Database& db, const char* sql) {
@@ -35,7 +39,7 @@ std::int64_t countOf(Database& db, const char* sql) {
 } // namespace
 
 std::vector<JobListing> listJobs(Database& db) {
-    auto query = db.prepare(std::string(kJobs) + "ORDER BY 7 DESC, 1");
+    auto query = db.prepare(std::string(kJobs) + "WHERE owner = '' ORDER BY 7 DESC, 1");
     std::vector<JobListing> jobs;
     while (query.step().value_or(false))
         jobs.push_back(readJob(query));
@@ -43,13 +47,8 @@ std::vector<JobListing> listJobs(Database& db) {
 }
 
 std::vector<JobListing> listJobsOf(Database& db, std::int64_t researcherId, std::size_t limit) {
-    // A training job's rounds are graph jobs of its researcher too: the training job stands for
-    // them.
-    auto query =
-        db.prepare(std::string(kJobs) +
-                   "WHERE researcher_id = ?1 AND NOT (kind = 'graph' AND (id IN (SELECT "
-                   "graph_job FROM train_rounds) OR id IN (SELECT round_job FROM "
-                   "train_jobs WHERE round_job IS NOT NULL))) ORDER BY 7 DESC, 1 LIMIT ?2");
+    auto query = db.prepare(std::string(kJobs) +
+                            "WHERE researcher_id = ?1 AND owner = '' ORDER BY 7 DESC, 1 LIMIT ?2");
     query.bind(1, researcherId);
     query.bind(2, static_cast<std::int64_t>(limit));
     std::vector<JobListing> jobs;
@@ -89,7 +88,7 @@ std::vector<std::string> finishedJobsBefore(Database& db, double before, std::si
     auto query =
         db.prepare(std::string(kJobs) +
                    "WHERE state IN ('done', 'failed', 'cancelled') AND finished_at > 0 AND "
-                   "finished_at < ?1 ORDER BY finished_at LIMIT ?2");
+                   "finished_at < ?1 AND owner = '' ORDER BY finished_at LIMIT ?2");
     query.bind(1, before);
     query.bind(2, static_cast<std::int64_t>(limit));
     std::vector<std::string> jobs;
@@ -101,8 +100,8 @@ std::vector<std::string> finishedJobsBefore(Database& db, double before, std::si
 NodeCounts countNode(Database& db) {
     NodeCounts counts;
     auto states = db.prepare("SELECT state, count(*) FROM (SELECT state FROM jobs UNION ALL "
-                             "SELECT state FROM graph_jobs UNION ALL SELECT state FROM "
-                             "train_jobs) GROUP BY state ORDER BY state");
+                             "SELECT state FROM graph_jobs WHERE owner_job IS NULL UNION ALL "
+                             "SELECT state FROM train_jobs) GROUP BY state ORDER BY state");
     while (states.step().value_or(false))
         counts.jobsByState.emplace_back(states.columnText(0), states.columnInt(1));
     counts.volunteers = countOf(db, "SELECT count(*) FROM volunteers");

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "store/database.hpp"
+#include "work/group_owner.hpp"
 
 namespace goblin::labnode {
 
@@ -19,10 +20,12 @@ struct JobListing {
     std::int64_t tasks = 0, tasksDone = 0;
     double createdAt = 0, finishedAt = 0;
     std::int64_t researcherId = 0;
+    GroupOwner owner; // a training job's round: the training job, which stands for it
 };
-std::vector<JobListing> listJobs(Database& db); // newest first, every kind together
-// One researcher's jobs, newest first, at most `limit`; its training jobs' rounds (graph jobs the
-// node submitted for it) are left out.
+// Newest first, every kind together; training jobs' rounds are left out (their training jobs
+// stand for them; findJob finds them).
+std::vector<JobListing> listJobs(Database& db);
+// One researcher's jobs, newest first, at most `limit`; its training jobs' rounds are left out.
 std::vector<JobListing> listJobsOf(Database& db, std::int64_t researcherId, std::size_t limit);
 std::optional<JobListing> findJob(Database& db, const std::string& id);
 
@@ -39,7 +42,7 @@ struct NodeCounts {
 NodeCounts countNode(Database& db);
 
 // Jobs done, failed or cancelled (never released) that finished before `before`, oldest first,
-// at most `limit` (training rounds' graph jobs, released with their round, are not among them).
+// at most `limit` (training jobs' rounds are not among them: their training jobs' are).
 std::vector<std::string> finishedJobsBefore(Database& db, double before, std::size_t limit);
 
 } // namespace goblin::labnode

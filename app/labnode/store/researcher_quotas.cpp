@@ -67,9 +67,8 @@ Expected<ResearcherQuota> setQuota(Database& db, const std::string& email,
 std::int64_t runningJobsOf(Database& db, std::int64_t researcherId) {
     auto query = db.prepare(
         "SELECT (SELECT count(*) FROM jobs WHERE researcher_id = ?1 AND state = 'running') + "
-        "(SELECT count(*) FROM graph_jobs g WHERE g.researcher_id = ?1 AND g.state = 'running' "
-        "AND g.id NOT IN (SELECT graph_job FROM train_rounds) AND g.id NOT IN (SELECT round_job "
-        "FROM train_jobs WHERE round_job IS NOT NULL)) + "
+        "(SELECT count(*) FROM graph_jobs WHERE researcher_id = ?1 AND state = 'running' "
+        "AND owner_job IS NULL) + "
         "(SELECT count(*) FROM train_jobs WHERE researcher_id = ?1 AND state = 'running')");
     query.bind(1, researcherId);
     auto row = query.step();

@@ -39,10 +39,13 @@ CREATE UNIQUE INDEX IF NOT EXISTS one_accepted_result ON results(task_id) WHERE 
 -- replica's verdict is recorded, with the method that decided it.
 -- request: the submit_graph fields {graph, batch}; inputs and outputs: JSON lists of stored
 -- tensors {digest, dtype, shape} (blobs), so a restarted node resumes running graph jobs.
+-- A row is a group of graph tasks: a researcher's graph job (owner_job NULL), or round
+-- owner_round of the training job owner_job (schema version 5), which alone fetches, releases,
+-- cancels, purges and lists it.
 CREATE TABLE IF NOT EXISTS graph_jobs(
   id TEXT PRIMARY KEY, researcher_id INTEGER NOT NULL REFERENCES researchers(id),
   tasks INTEGER NOT NULL, request TEXT NOT NULL, inputs TEXT NOT NULL, state TEXT NOT NULL,
-  created_at REAL NOT NULL, finished_at REAL);
+  created_at REAL NOT NULL, finished_at REAL, owner_job TEXT, owner_round INTEGER);
 CREATE TABLE IF NOT EXISTS graph_tasks(
   id INTEGER PRIMARY KEY, job_id TEXT NOT NULL REFERENCES graph_jobs(id), chunk INTEGER NOT NULL,
   state TEXT NOT NULL DEFAULT 'queued', outputs TEXT);
@@ -190,6 +193,36 @@ ALTER TABLE results ADD COLUMN threshold REAL;
 UPDATE schema_version SET version = 4;
 )sql";
 
+// Version 4 → 5: the graph jobs a training job ran as its rounds name it as their owner (from its
+// committed rounds and the round it had in flight). The columns are added where the table lacks
+// them (a version 1 database gains the graph tables, owner columns included, from the schema
+// above).
+constexpr const char* kAddOwnerColumns = R"sql(
+ALTER TABLE graph_jobs ADD COLUMN owner_job TEXT;
+ALTER TABLE graph_jobs ADD COLUMN owner_round INTEGER;
+)sql";
+constexpr const char* kMigrateTo5 = R"sql(
+UPDATE graph_jobs SET (owner_job, owner_round) =
+  (SELECT r.job_id, r.round FROM train_rounds r WHERE r.graph_job = graph_jobs.id)
+  WHERE id IN (SELECT graph_job FROM train_rounds);
+UPDATE graph_jobs SET (owner_job, owner_round) =
+  (SELECT t.id, t.rounds_done + coalesce(json_extract(t.request, '$.train.first_round'), 0)
+   FROM train_jobs t WHERE t.round_job = graph_jobs.id)
+  WHERE owner_job IS NULL AND id IN (SELECT round_job FROM train_jobs);
+UPDATE schema_version SET version = 5;
+)sql";
+
+// Indexes on columns a migration adds: created once the columns exist.
+constexpr const char* kLateIndexes = R"sql(
+CREATE INDEX IF NOT EXISTS graph_jobs_by_owner ON graph_jobs(owner_job);
+)sql";
+
+bool hasColumn(Database& db, const char* table, const char* column) {
+    auto query = db.prepare("SELECT count(*) FROM pragma_table_info(?) WHERE name = ?");
+    query.bind(1, std::string_view(table)).bind(2, std::string_view(column));
+    return query.step().value_or(false) && query.columnInt(0) > 0;
+}
+
 } // namespace
 
 Expected<void> migrateSchema(Database& db) {
@@ -206,23 +239,28 @@ Expected<void> migrateSchema(Database& db) {
     }
     if (!version) {
         auto insert = db.prepare("INSERT INTO schema_version(version) VALUES(?)");
-        return insert.bind(1, std::int64_t{kSchemaVersion}).run();
-    }
-    // Version 1 lacked the graph tables and version 2 the task_leases table, created above;
-    // version 3 the results' threshold column.
-    if (*version >= 1 && *version <= 3) {
+        if (auto ok = insert.bind(1, std::int64_t{kSchemaVersion}).run(); !ok)
+            return ok;
+    } else if (*version >= 1 && *version < kSchemaVersion) {
+        // Version 1 lacked the graph tables and version 2 the task_leases table, created above;
+        // version 3 the results' threshold column; version 4 the graph jobs' owner columns.
         std::string steps = "BEGIN;";
         if (*version < 3)
             steps += kMigrateTo3;
-        steps += kMigrateTo4;
-        return db.execute(steps + "COMMIT;");
-    }
-    if (*version != kSchemaVersion)
+        if (*version < 4)
+            steps += kMigrateTo4;
+        if (!hasColumn(db, "graph_jobs", "owner_job"))
+            steps += kAddOwnerColumns;
+        steps += kMigrateTo5;
+        if (auto ok = db.execute(steps + "COMMIT;"); !ok)
+            return ok;
+    } else if (*version != kSchemaVersion) {
         return makeError(ErrorCode::Internal, "database schema version " +
                                                   std::to_string(*version) +
                                                   " is not the version this node knows (" +
                                                   std::to_string(kSchemaVersion) + ")");
-    return {};
+    }
+    return db.execute(kLateIndexes);
 }
 
 } // namespace goblin::labnode

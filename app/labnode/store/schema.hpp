@@ -7,7 +7,7 @@
 
 namespace goblin::labnode {
 
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 // Creates what is missing and migrates an older database to kSchemaVersion, in one transaction
 // per step; an error for a database newer than this node.

@@ -19,6 +19,8 @@ Expected<void> JobControl::cancel(const std::string& jobId, const std::string& w
     const auto job = findJob(m_context.store.database(), jobId);
     if (!kind || !job)
         return makeError(ErrorCode::NotFound, "no job " + jobId);
+    if (job->owner.owned())
+        return tl::unexpected(job->owner.refusal(jobId, "cancel"));
     if (job->state != "running")
         return makeError(ErrorCode::InvalidInput, "job " + jobId + " is " + job->state +
                                                       ": only a running job is cancelled");
@@ -30,6 +32,8 @@ Expected<void> JobControl::purge(const std::string& jobId) {
     const auto job = findJob(m_context.store.database(), jobId);
     if (!kind || !job)
         return makeError(ErrorCode::NotFound, "no job " + jobId);
+    if (job->owner.owned())
+        return tl::unexpected(job->owner.refusal(jobId, "purge"));
     if (job->state == "running")
         return makeError(ErrorCode::InvalidInput, "job " + jobId +
                                                       " is running: cancel it first (jobs cancel " +
@@ -46,8 +50,12 @@ void JobControl::onCancel(const Peer& researcher, const net::Message& message) {
         return m_replyError(researcher.id, net::requestId(message.control), cancel.error());
     const auto job = findJob(m_context.store.database(), cancel->job);
     // Another researcher's job is "not found" too: job ids reveal nothing.
-    if (!job || job->researcherId != researcher.researcherId || job->state == "released" ||
-        job->state == "retained")
+    if (!job || job->researcherId != researcher.researcherId)
+        return m_replyError(researcher.id, cancel->id,
+                            Error{ErrorCode::NotFound, "no job " + cancel->job});
+    if (job->owner.owned())
+        return m_replyError(researcher.id, cancel->id, job->owner.refusal(cancel->job, "cancel"));
+    if (job->state == "released" || job->state == "retained")
         return m_replyError(researcher.id, cancel->id,
                             Error{ErrorCode::NotFound, "no job " + cancel->job});
     if (job->state != "cancelled")

@@ -38,7 +38,8 @@ public:
     // clock; `force` for every call). Called from checkStaffRequests.
     void purgeExpired(bool force = false);
 
-    // Cancels (or purges) `jobId` whoever owns it; the error says why not.
+    // Cancels (or purges) `jobId` whoever owns it; the error says why not (a training job's round
+    // is cancelled and purged with its training job: group_owner.hpp).
     Expected<void> cancel(const std::string& jobId, const std::string& who);
     Expected<void> purge(const std::string& jobId);
 

@@ -96,6 +96,7 @@ private Q_SLOTS:
     void cleanup();
     void schemaVersionRow();
     void version3GainsTheThresholdColumn();
+    void version4GraphJobsLearnTheirTrainingJob();
     void walJournalMode();
     void researcherByTokenHash();
     void volunteers();
@@ -179,10 +180,50 @@ void TestNodeStore::version3GainsTheThresholdColumn() {
                 .has_value());
     }
     NodeStore migrated(path());
-    QCOMPARE(queryInt(migrated, "SELECT version FROM schema_version"), std::int64_t{4});
+    QCOMPARE(queryInt(migrated, "SELECT version FROM schema_version"),
+             std::int64_t{kSchemaVersion});
     QCOMPARE(queryInt(migrated, "SELECT count(*) FROM results WHERE threshold IS NULL"),
              std::int64_t{1});
     QCOMPARE(queryText(migrated, "SELECT reason FROM results"), std::string("off"));
+}
+
+void TestNodeStore::version4GraphJobsLearnTheirTrainingJob() {
+    {
+        // A version 4 database: graph jobs without owners; training job t-1 (resumed at round 2)
+        // committed round 2 as g-round and runs round 3 as g-flight; g-own is a graph job.
+        NodeStore store(path());
+        Database& db = store.database();
+        QVERIFY(
+            db.execute(
+                  "DROP TABLE graph_jobs; CREATE TABLE graph_jobs(id TEXT PRIMARY KEY, "
+                  "researcher_id INTEGER NOT NULL REFERENCES researchers(id), tasks INTEGER NOT "
+                  "NULL, request TEXT NOT NULL, inputs TEXT NOT NULL, state TEXT NOT NULL, "
+                  "created_at REAL NOT NULL, finished_at REAL); "
+                  "INSERT INTO researchers(id, email, token_hash) VALUES (1, 'a@lab', 'h'); "
+                  "INSERT INTO graph_jobs VALUES ('g-round', 1, 2, '{}', '[]', 'released', 1, 2), "
+                  "('g-flight', 1, 2, '{}', '[]', 'running', 3, NULL), "
+                  "('g-own', 1, 1, '{}', '[]', 'done', 4, 5); "
+                  "INSERT INTO train_jobs(id, researcher_id, state, request, inputs, params, "
+                  "rounds_done, round_job, created_at, updated_at) VALUES ('t-1', 1, 'running', "
+                  "'{\"train\": {\"first_round\": 2}}', '[]', '[]', 1, 'g-flight', 1, 3); "
+                  "INSERT INTO train_rounds VALUES ('t-1', 2, 0.5, 1, 2, 0, 0, 0, 1, 0.1, "
+                  "'g-round'); UPDATE schema_version SET version = 4")
+                .has_value());
+    }
+    NodeStore migrated(path());
+    QCOMPARE(queryInt(migrated, "SELECT version FROM schema_version"),
+             std::int64_t{kSchemaVersion});
+    QCOMPARE(queryText(migrated, "SELECT group_concat(id || ':' || coalesce(owner_job, '-') || ':' "
+                                 "|| coalesce(owner_round, '-'), ' ') FROM (SELECT * FROM "
+                                 "graph_jobs ORDER BY id)"),
+             std::string("g-flight:t-1:3 g-own:-:- g-round:t-1:2"));
+    QCOMPARE(queryInt(migrated, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
+                                "name = 'graph_jobs_by_owner'"),
+             std::int64_t{1});
+    // Opened again: nothing more to migrate.
+    NodeStore again(path());
+    QCOMPARE(queryText(again, "SELECT owner_job FROM graph_jobs WHERE id = 'g-round'"),
+             std::string("t-1"));
 }
 
 void TestNodeStore::walJournalMode() {

@@ -130,9 +130,10 @@ void TestVerdictPath::graphVerdictsGoToTheirTable() {
     Rig rig;
     auto researcher = rig.node.store.addResearcher("r@lab.example", "t");
     QVERIFY(researcher.has_value());
-    QVERIFY(insertGraphJob(rig.node.store.database(),
-                           GraphJobRow{"g-1", *researcher, JobState::Running, 1, "{}", "[]", 1.0})
-                .has_value());
+    QVERIFY(
+        insertGraphJob(rig.node.store.database(),
+                       GraphJobRow{"g-1", *researcher, JobState::Running, 1, "{}", "[]", 1.0, {}})
+            .has_value());
     const auto task = insertGraphTask(rig.node.store.database(), "g-1", 0);
     QVERIFY(task.has_value());
     VerdictRecord record;

@@ -81,18 +81,30 @@ void TestGraphTask::pauseHoldsBetweenNodes() {
 
     ComputeGate gate;
     std::atomic<std::size_t> reached{0};
+    // The run waits at node 10 until the pause is set, so the pause comes mid-run however fast
+    // the machine is.
+    std::promise<void> atTen, pauseSet;
+    std::shared_future<void> pauseIsSet = pauseSet.get_future().share();
     goblin::reference::GraphRunHooks hooks;
     hooks.beforeNode = [&](std::size_t step, std::size_t) {
         reached = step;
+        if (step == 10) {
+            atTen.set_value();
+            pauseIsSet.wait();
+        }
         return gate.waitWhilePaused() == GateVerdict::Go;
     };
     auto running = std::async(std::launch::async,
                               [&] { return executors.run(chainGraph(300), inputs, {}, hooks); });
-    QTRY_VERIFY_WITH_TIMEOUT(reached.load() > 10, 10000);
+    if (atTen.get_future().wait_for(std::chrono::minutes(2)) != std::future_status::ready) {
+        pauseSet.set_value(); // unpaused, the run ends and the test fails
+        QFAIL("the run never reached node 10");
+    }
     gate.setPlan(ComputePlan{false});
-    QTRY_VERIFY_WITH_TIMEOUT(gate.parked(), 10000); // a pause holds before the next node…
+    pauseSet.set_value();
+    QTRY_VERIFY_WITH_TIMEOUT(gate.parked(), 60000); // a pause holds before the next node…
     const std::size_t atPause = reached.load();
-    QVERIFY(atPause < 599);
+    QCOMPARE(atPause, std::size_t{10});
     gate.wake(); // a re-check while paused keeps it parked
     QVERIFY(gate.parked());
     QCOMPARE(reached.load(), atPause); // …and holds

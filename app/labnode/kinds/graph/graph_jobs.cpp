@@ -84,6 +84,7 @@ Expected<GraphJob*> GraphJobs::addJob(const GraphJobRow& row, GraphIntake intake
     GraphJob job;
     job.id = row.id;
     job.researcher = row.researcherId;
+    job.owner = row.owner;
     job.createdAt = row.createdAt;
     job.submission = std::move(intake.submission);
     job.chunks = std::move(intake.chunks);
@@ -108,14 +109,16 @@ void GraphJobs::submit(const ResearcherRequest& request, Message message) {
     });
 }
 
-Expected<GraphJob*> GraphJobs::insertJob(std::int64_t researcherId, GraphIntake intake) {
+Expected<GraphJob*> GraphJobs::insertJob(std::int64_t researcherId, GroupOwner owner,
+                                         GraphIntake intake) {
     GraphJobRow row{randomId("g-", m_context.random),
                     researcherId,
                     JobState::Running,
                     static_cast<std::int64_t>(intake.chunks.size()),
                     std::move(intake.request),
                     std::move(intake.inputs),
-                    m_context.clock()};
+                    m_context.clock(),
+                    std::move(owner)};
     auto tasks = insertGraphJobAndTasks(m_context.store.database(), row);
     if (!tasks)
         return makeError(ErrorCode::Internal, tasks.error().message);
@@ -139,7 +142,7 @@ void GraphJobs::createJob(const ResearcherRequest& request, GraphIntake intake) 
         deleteUnusedBlobs(m_context.store, m_context.blobs, intake.inputs);
         return m_desk.replyError(request.peer, request.requestId, fits.error());
     }
-    auto added = insertJob(request.researcherId, std::move(intake));
+    auto added = insertJob(request.researcherId, {}, std::move(intake));
     if (!added)
         return m_desk.replyError(request.peer, request.requestId, added.error());
     m_desk.watch((*added)->id, request.peer);
@@ -149,23 +152,24 @@ void GraphJobs::createJob(const ResearcherRequest& request, GraphIntake intake) 
     m_scheduler.wake();
 }
 
-void GraphJobs::submitFor(std::int64_t researcherId, Message message,
+void GraphJobs::submitFor(std::int64_t researcherId, GroupOwner owner, Message message,
                           std::function<void(Expected<std::string>)> accepted) {
-    asio::post(m_context.workers, [this, researcherId, pool = m_tasks.volunteerPool(),
-                                   message = std::move(message),
+    asio::post(m_context.workers, [this, researcherId, owner = std::move(owner),
+                                   pool = m_tasks.volunteerPool(), message = std::move(message),
                                    accepted = std::move(accepted)]() mutable {
         auto intake =
             takeInGraph(message, pool, m_settings.intake, m_context.blobs, Unfittable::Waits);
-        asio::post(m_context.core, [this, researcherId, intake = std::move(intake),
-                                    accepted = std::move(accepted)]() mutable {
-            if (!intake)
-                return accepted(tl::unexpected(intake.error()));
-            auto added = insertJob(researcherId, std::move(*intake));
-            if (!added)
-                return accepted(tl::unexpected(added.error()));
-            accepted((*added)->id);
-            m_scheduler.wake();
-        });
+        asio::post(m_context.core,
+                   [this, researcherId, owner = std::move(owner), intake = std::move(intake),
+                    accepted = std::move(accepted)]() mutable {
+                       if (!intake)
+                           return accepted(tl::unexpected(intake.error()));
+                       auto added = insertJob(researcherId, std::move(owner), std::move(*intake));
+                       if (!added)
+                           return accepted(tl::unexpected(added.error()));
+                       accepted((*added)->id);
+                       m_scheduler.wake();
+                   });
     });
 }
 
@@ -192,6 +196,11 @@ void GraphJobs::releaseFor(const std::string& jobId) {
     if (auto outcome = m_retention.release(jobId); !outcome)
         m_context.log.error("graph job " + jobId + " not released: " + outcome.error().message);
     m_book.remove(jobId);
+}
+
+void GraphJobs::dropFor(const std::string& jobId, const std::string& who) {
+    if (auto cancelled = cancel(jobId, who); !cancelled)
+        releaseFor(jobId);
 }
 
 GraphJob* GraphJobs::ownedJob(const ResearcherRequest& request, const std::string& jobId) {

@@ -95,9 +95,10 @@ public:
         m_replan.check();
     }
 
-    // Graph jobs another kind runs for a researcher (training rounds), on core. `accepted` gets
-    // the durable job's id, or why the submission was refused.
-    void submitFor(std::int64_t researcherId, net::Message message,
+    // A group of graph tasks another job runs for its researcher (a training round, `owner`), on
+    // core: part of the owner's lifecycle (group_owner.hpp). `accepted` gets the durable group's
+    // id, or why the submission was refused.
+    void submitFor(std::int64_t researcherId, GroupOwner owner, net::Message message,
                    std::function<void(Expected<std::string>)> accepted);
     // Tells `follower` when the loaded job `jobId` ends (at once, posted, if it is done already);
     // false when no such job is loaded (released, failed or unknown).
@@ -109,6 +110,9 @@ public:
     }
     // Releases a followed job once its outputs are used (its data kept for audits like any).
     void releaseFor(const std::string& jobId);
+    // A group its owner no longer wants (a round a cancel or rewind undid): cancelled by `who`
+    // while it runs, released (its outputs unused) once it finished.
+    void dropFor(const std::string& jobId, const std::string& who);
     // Told when an audit after a quarantine corrected a delivered job's tasks (a training round's
     // graph job, say): the job and why.
     void addCorrectionListener(DeliveredAudits::OnRechecked listener) {
@@ -138,7 +142,7 @@ public:
 
 private:
     void createJob(const ResearcherRequest& request, GraphIntake intake);
-    Expected<GraphJob*> insertJob(std::int64_t researcherId, GraphIntake intake);
+    Expected<GraphJob*> insertJob(std::int64_t researcherId, GroupOwner owner, GraphIntake intake);
     Expected<void> resumeJob(const GraphJobRow& row);
     Expected<GraphJob*> addJob(const GraphJobRow& row, GraphIntake intake,
                                const std::vector<GraphTaskRow>& tasks);

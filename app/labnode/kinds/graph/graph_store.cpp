@@ -4,9 +4,13 @@ namespace goblin::labnode {
 
 Expected<void> insertGraphJob(Database& db, const GraphJobRow& job) {
     auto insert = db.prepare("INSERT INTO graph_jobs(id, researcher_id, tasks, request, inputs, "
-                             "state, created_at) VALUES(?,?,?,?,?,'running',?)");
+                             "state, created_at, owner_job, owner_round) "
+                             "VALUES(?,?,?,?,?,'running',?,nullif(?, ''),?)");
     insert.bind(1, job.id).bind(2, job.researcherId).bind(3, job.tasks).bind(4, job.request);
-    return insert.bind(5, job.inputs).bind(6, job.createdAt).run();
+    insert.bind(5, job.inputs).bind(6, job.createdAt).bind(7, job.owner.job);
+    if (job.owner.owned())
+        insert.bind(8, job.owner.round);
+    return insert.run();
 }
 
 Expected<std::int64_t> insertGraphTask(Database& db, const std::string& jobId, std::int64_t chunk) {
@@ -125,13 +129,18 @@ Expected<void> setGraphJobState(Database& db, const std::string& id, JobState st
 namespace {
 
 constexpr const char* kGraphJobColumns =
-    "SELECT id, researcher_id, state, tasks, request, inputs, created_at FROM graph_jobs ";
+    "SELECT id, researcher_id, state, tasks, request, inputs, created_at, coalesce(owner_job, ''), "
+    "coalesce(owner_round, 0) FROM graph_jobs ";
 
 GraphJobRow readGraphJob(const ScopedStatement& query) {
-    return GraphJobRow{
-        query.columnText(0),  query.columnInt(1),  storedJobState(query.columnText(2)),
-        query.columnInt(3),   query.columnText(4), query.columnText(5),
-        query.columnDouble(6)};
+    return GraphJobRow{query.columnText(0),
+                       query.columnInt(1),
+                       storedJobState(query.columnText(2)),
+                       query.columnInt(3),
+                       query.columnText(4),
+                       query.columnText(5),
+                       query.columnDouble(6),
+                       GroupOwner{query.columnText(7), query.columnInt(8)}};
 }
 
 } // namespace
@@ -151,6 +160,16 @@ std::vector<GraphJobRow> unreleasedGraphJobs(Database& db) {
     while (query.step().value_or(false))
         jobs.push_back(readGraphJob(query));
     return jobs;
+}
+
+std::vector<std::string> graphJobsOwnedBy(Database& db, const std::string& ownerJob) {
+    auto query =
+        db.prepare("SELECT id FROM graph_jobs WHERE owner_job = ? ORDER BY created_at, id");
+    query.bind(1, ownerJob);
+    std::vector<std::string> ids;
+    while (query.step().value_or(false))
+        ids.push_back(query.columnText(0));
+    return ids;
 }
 
 std::vector<GraphTaskRow> graphTasksOf(Database& db, const std::string& jobId) {

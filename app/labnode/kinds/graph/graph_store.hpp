@@ -10,6 +10,7 @@
 
 #include "goblin/core/error.hpp"
 #include "store/database.hpp"
+#include "work/group_owner.hpp"
 #include "work/job_state.hpp"
 
 namespace goblin::labnode {
@@ -22,6 +23,7 @@ struct GraphJobRow {
     std::string request; // {"graph": …, "batch": …}
     std::string inputs;  // stored tensors (graph_blobs.hpp)
     double createdAt = 0;
+    GroupOwner owner; // a training job's round, or none
 };
 
 struct GraphTaskRow {
@@ -66,6 +68,8 @@ Expected<void> setGraphJobState(Database& db, const std::string& id, JobState st
 std::optional<GraphJobRow> graphJob(Database& db, const std::string& id);
 // Jobs to load at start-up: running ones resume, done ones wait for their researcher.
 std::vector<GraphJobRow> unreleasedGraphJobs(Database& db);
+// The groups `ownerJob` ran as its rounds, oldest first.
+std::vector<std::string> graphJobsOwnedBy(Database& db, const std::string& ownerJob);
 std::vector<GraphTaskRow> graphTasksOf(Database& db, const std::string& jobId);
 GraphSummaryCounts graphSummaryCounts(Database& db, const std::string& jobId);
 

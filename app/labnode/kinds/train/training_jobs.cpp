@@ -343,8 +343,7 @@ Expected<void> TrainingJobs::cancel(const std::string& jobId, const std::string&
     job.state = JobState::Cancelled; // a round still stepping on a worker never commits
     job.error = error.describe();
     if (!job.roundJob.empty())
-        if (auto ok = m_graphs.cancel(job.roundJob, who); !ok)
-            m_graphs.releaseFor(job.roundJob); // it had finished: its outputs go unused
+        m_graphs.dropFor(job.roundJob, who);
     job.roundJob.clear();
     job.waitingForBatch = false;
     m_batches.dropAll(job);
@@ -364,14 +363,12 @@ Expected<void> TrainingJobs::purge(const std::string& jobId) {
         row->state == JobState::Running || (loaded && loaded->state == JobState::Running))
         return makeError(ErrorCode::InvalidInput, "training job " + jobId + " is running");
     m_late.dropSnapshots(jobId);
-    std::vector<std::string> graphJobs;
-    for (const TrainRoundRow& round : trainRounds(db, jobId))
-        graphJobs.push_back(round.graphJob);
-    if (!row->roundJob.empty()) // the round in flight when it failed or was cancelled
-        graphJobs.push_back(row->roundJob);
-    for (const std::string& graphJob : graphJobs)
+    // Every round it ran: committed, in flight when it ended, or undone by a rewind.
+    for (const std::string& graphJob : graphJobsOwnedBy(db, jobId)) {
+        m_graphs.dropFor(graphJob, "the purge of " + jobId); // none should still run
         if (auto ok = m_graphs.purge(graphJob); !ok && ok.error().code != ErrorCode::NotFound)
             return ok;
+    }
     for (const std::string& stored : {row->inputs, row->params})
         deleteUnusedBlobs(m_context.store, m_context.blobs, stored, jobId);
     m_jobs.erase(jobId);

@@ -69,10 +69,15 @@ void TrainingRounds::start(TrainingJob& job) {
     if (!message)
         return m_hooks.fail(job, message.error());
     m_graphs.submitFor(
-        job.researcher, std::move(*message), [this, id = job.id](Expected<std::string> graphJob) {
+        job.researcher, GroupOwner{job.id, job.round()}, std::move(*message),
+        [this, id = job.id, rewinds = job.rewinds](Expected<std::string> graphJob) {
             TrainingJob* found = m_hooks.find(id);
-            if (!found || found->state != JobState::Running)
+            if (!found || found->state != JobState::Running || found->rewinds != rewinds) {
+                // Ended or rewound while the round was taken in: the group is no round of it.
+                if (graphJob)
+                    m_graphs.dropFor(*graphJob, "training job " + id + ", which moved on");
                 return;
+            }
             TrainingJob& current = *found;
             if (!graphJob)
                 return m_hooks.fail(current, inRound(current.round(), graphJob.error()));
@@ -211,8 +216,7 @@ bool TrainingRounds::rewind(TrainingJob& job, std::int64_t round, const std::str
     const std::string inFlight = job.roundJob;
     job.roundJob.clear(); // before the cancel: its follower no longer speaks for the job
     if (!inFlight.empty())
-        if (auto ok = m_graphs.cancel(inFlight, "a rewind of " + job.id); !ok)
-            m_graphs.releaseFor(inFlight);
+        m_graphs.dropFor(inFlight, "a rewind of " + job.id);
     // The later snapshots were states of the rounds undone.
     for (const std::string& undone : *written)
         deleteUnusedBlobs(m_context.store, m_context.blobs, undone);

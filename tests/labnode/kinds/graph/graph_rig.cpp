@@ -116,7 +116,7 @@ void GraphRig::setUpJob(GraphVerification verification) {
         return;
     }
     const GraphJobRow row{"g-test",        *researcher,    JobState::Running, 2,
-                          intake->request, intake->inputs, rig.node.now};
+                          intake->request, intake->inputs, rig.node.now,      {}};
     auto tasks = insertGraphJobAndTasks(store.database(), row);
     if (!tasks) {
         m_setupError = tasks.error().message;

@@ -92,7 +92,8 @@ void TestGraphIntake::aJobReloadsWithTheCutItWasPlannedWith() {
                     static_cast<std::int64_t>(intake->chunks.size()),
                     intake->request,
                     intake->inputs,
-                    0};
+                    0,
+                    {}};
     auto reloaded = reloadGraphIntake(row, settings, blobs);
     QVERIFY2(reloaded, reloaded ? "" : reloaded.error().message.c_str());
     QCOMPARE(graphsOf(reloaded->chunks), graphsOf(intake->chunks));

@@ -27,7 +27,8 @@ struct Lab : goblin::labnode::testing::StoreLab {
                               2,
                               std::string(kRequest),
                               std::string(kInputs),
-                              1.0};
+                              1.0,
+                              {}};
         if (!insertGraphJob(db, row))
             return {};
         auto tasks = insertGraphTasks(db, row.id, 2);

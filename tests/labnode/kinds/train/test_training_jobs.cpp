@@ -2,14 +2,16 @@
 // GraphJobs) with fake peers: honest volunteers train to a float64 recomputation of SGD's rounds;
 // a liar's gradient is never applied and it is quarantined; a node restarted after a committed
 // round finishes with an uninterrupted run's bits; a cancel keeps the committed rounds and cancels
-// the round's graph job; a streamed round waits for its batch, and a misshapen batch is refused
-// with nothing lost.
+// the round's graph job, also when it comes while the round is taken in; a round's graph job is
+// the training job's (researchers and staff acting on it are told to act on the training job);
+// a streamed round waits for its batch, and a misshapen batch is refused with nothing lost.
 #include <QtTest/QtTest>
 
 #include <functional>
 #include <set>
 
 #include "labnode/kinds/train/training_rig.hpp"
+#include "store/job_requests.hpp"
 
 using namespace goblin;
 using namespace goblin::labnode;
@@ -102,6 +104,8 @@ private Q_SLOTS:
     void liarsGradientIsNeverApplied();
     void restartAfterACommittedRoundReachesTheSameBits();
     void cancelKeepsCommittedRoundsAndCancelsTheRound();
+    void aRoundIsActedOnOnlyThroughItsTrainingJob();
+    void aCancelWhileTheNextRoundIsTakenInLeavesNoRoundRunning();
     void streamedRoundWaitsForItsBatchAndBadBatchLosesNothing();
 };
 
@@ -285,6 +289,99 @@ void TestTrainingJobs::cancelKeepsCommittedRoundsAndCancelsTheRound() {
     QVERIFY(std::string(summary.at("error").as_string()).find("cancelled") != std::string::npos);
     const Float64Run want = sgdInFloat64(data, 1);
     QVERIFY(distance(paramsOf(done[0]), want.params) <= want.bound);
+}
+
+void TestTrainingJobs::aRoundIsActedOnOnlyThroughItsTrainingJob() {
+    const TrainData data;
+    const std::vector<float> whole = honestRun(data);
+    QCOMPARE(whole.size(), std::size_t(kDim));
+    Lab lab;
+    lab.cluster.fromResearcher(submitTrain(data));
+    QVERIFY(lab.runUntil([&] { return lab.researcher->count("train_round") == 1; }));
+    const std::string job = lab.job();
+    QVERIFY(lab.node.waitUntil(
+        [&] { return lab.one.link->count("task") == 4 && lab.two.link->count("task") == 4; }));
+    const std::string committed =
+        lab.sql("SELECT graph_job FROM train_rounds WHERE job_id = '" + job + "'");
+    const std::string inFlight =
+        lab.sql("SELECT round_job FROM train_jobs WHERE id = '" + job + "'");
+    const auto ownerOf = [&](const std::string& group) {
+        return lab.sql("SELECT owner_job || ' ' || owner_round FROM graph_jobs WHERE id = '" +
+                       group + "'");
+    };
+    QCOMPARE(ownerOf(committed), job + " 0");
+    QCOMPARE(ownerOf(inFlight), job + " 1");
+    // The researcher acting on a round itself is told which job to act on; nothing happens.
+    std::int64_t id = 20;
+    for (const std::string type : {"fetch", "release", "cancel"})
+        for (const std::string& group : {committed, inFlight}) {
+            lab.request(type.c_str(), id, group);
+            const auto errors = lab.researcher->sentOfType("error");
+            const auto refused = std::find_if(errors.begin(), errors.end(), [&](const auto& e) {
+                return e.control.at("id").template to_number<std::int64_t>() == id;
+            });
+            QVERIFY2(refused != errors.end(), (type + " " + group).c_str());
+            const std::string message(refused->control.at("message").as_string());
+            const std::string code(refused->control.at("code").as_string());
+            QVERIFY2(code == "invalid_input", (type + " " + code + ": " + message).c_str());
+            QVERIFY2(message.find("of training job " + job + ": " + type + " the training job") !=
+                         std::string::npos,
+                     message.c_str());
+            ++id;
+        }
+    QCOMPARE(lab.researcher->count("job_status") + lab.researcher->count("released") +
+                 lab.researcher->count("cancelled"),
+             std::size_t{0});
+    QCOMPARE(lab.sql("SELECT state FROM graph_jobs WHERE id = '" + inFlight + "'"),
+             std::string("running"));
+    // Its verification is the round's own: audit answers on the round's id.
+    lab.request("audit", 30, committed);
+    QVERIFY(lab.node.waitUntil([&] { return lab.researcher->count("audit_report") == 1; }));
+    // Lab staff are refused alike.
+    Database& db = lab.node.store.database();
+    const auto cancel = requestJobAction(db, inFlight, JobAction::Cancel, 50);
+    const auto purge = requestJobAction(db, committed, JobAction::Purge, 50);
+    QVERIFY(cancel && purge);
+    QVERIFY(lab.node.waitUntil(
+        [&] { return jobRequestOutcome(db, *cancel) && jobRequestOutcome(db, *purge); }));
+    QVERIFY(jobRequestOutcome(db, *cancel)
+                ->find("round 1 of training job " + job + ": cancel the training job") !=
+            std::string::npos);
+    QVERIFY(jobRequestOutcome(db, *purge)
+                ->find("round 0 of training job " + job + ": purge the training job") !=
+            std::string::npos);
+    // The researcher's list shows the training job alone.
+    lab.cluster.fromResearcher(control({{"type", "list_jobs"}, {"id", 40}}));
+    const auto lists = lab.researcher->sentOfType("job_list");
+    const auto& jobs = lists.at(0).control.at("jobs").as_array();
+    QCOMPARE(jobs.size(), std::size_t{1});
+    QCOMPARE(jobs[0].at("job").as_string(), job);
+    // Untouched, the training ends with an uninterrupted run's bits, every round its own group.
+    QVERIFY(lab.runUntil([&] { return lab.finished(); }));
+    QCOMPARE(paramsOf(lab.researcher->sentOfType("job_done").at(0)), whole);
+    QCOMPARE(lab.sql("SELECT count(*) FROM graph_jobs WHERE owner_job = '" + job + "'"),
+             std::to_string(kRounds));
+}
+
+void TestTrainingJobs::aCancelWhileTheNextRoundIsTakenInLeavesNoRoundRunning() {
+    const TrainData data;
+    Lab lab;
+    lab.cluster.fromResearcher(submitTrain(data));
+    // Round 0 commits and round 1 is handed to a worker to be taken in; the cancel comes before
+    // (or, on a slow core, just after) the node holds it as a group.
+    QVERIFY(lab.runUntil([&] { return lab.researcher->count("train_round") == 1; }));
+    const std::string job = lab.job();
+    lab.request("cancel", 9, job);
+    QCOMPARE(lab.researcher->count("cancelled"), std::size_t{1});
+    const auto groups = [&](const char* where) {
+        return lab.sql("SELECT count(*) FROM graph_jobs WHERE owner_job = '" + job + "'" + where);
+    };
+    QVERIFY(lab.node.waitUntil([&] { return groups("") == "2"; }));
+    lab.node.poll();
+    QCOMPARE(groups(" AND state = 'running'"), std::string("0"));
+    QCOMPARE(groups(" AND state = 'cancelled'"), std::string("1"));
+    QCOMPARE(lab.sql("SELECT state || ' ' || rounds_done FROM train_jobs"),
+             std::string("cancelled 1"));
 }
 
 void TestTrainingJobs::streamedRoundWaitsForItsBatchAndBadBatchLosesNothing() {

@@ -1,0 +1,20 @@
+#include "work/group_owner.hpp"
+
+namespace goblin::labnode {
+
+Error GroupOwner::refusal(std::string_view groupId, std::string_view action) const {
+    std::string message = "job ";
+    message.append(groupId)
+        .append(" is round ")
+        .append(std::to_string(round))
+        .append(" of training job ")
+        .append(job)
+        .append(": ")
+        .append(action)
+        .append(" the training job (audit ")
+        .append(groupId)
+        .append(" reports the round's verification)");
+    return Error{ErrorCode::InvalidInput, std::move(message)};
+}
+
+} // namespace goblin::labnode
