@@ -48,7 +48,6 @@ struct GraphTask {
 struct GraphJob {
     std::string id;
     std::int64_t researcher = 0;
-    GroupOwner owner; // the training job whose round it is, if any
     JobState state = JobState::Running;
     double createdAt = 0;
     GraphSubmission submission;

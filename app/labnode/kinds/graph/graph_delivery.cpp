@@ -32,4 +32,11 @@ net::Message graphDoneMessage(Database& db, const FinishedGraph& job, std::int64
     return net::toMessage(net::JobDone{requestId, job.id, std::move(summary), std::move(tensors)});
 }
 
+std::string describeVerdicts(Database& db, const std::string& jobId) {
+    const GraphSummaryCounts counts = graphSummaryCounts(db, jobId);
+    return std::to_string(counts.accepted) + " replica(s) accepted, " +
+           std::to_string(counts.rejected) + " rejected, " + std::to_string(counts.audited) +
+           " task(s) audited by the node (" + std::to_string(counts.caught) + " caught)";
+}
+
 } // namespace goblin::labnode

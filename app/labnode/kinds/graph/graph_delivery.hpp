@@ -22,5 +22,8 @@ struct FinishedGraph {
 };
 
 net::Message graphDoneMessage(Database& db, const FinishedGraph& job, std::int64_t requestId);
+// The recorded verdicts of a job, for its log line: replicas accepted and rejected, tasks the node
+// audited and the liars they caught.
+std::string describeVerdicts(Database& db, const std::string& jobId);
 
 } // namespace goblin::labnode

@@ -84,7 +84,6 @@ Expected<GraphJob*> GraphJobs::addJob(const GraphJobRow& row, GraphIntake intake
     GraphJob job;
     job.id = row.id;
     job.researcher = row.researcherId;
-    job.owner = row.owner;
     job.createdAt = row.createdAt;
     job.submission = std::move(intake.submission);
     job.chunks = std::move(intake.chunks);
@@ -196,11 +195,6 @@ void GraphJobs::releaseFor(const std::string& jobId) {
     if (auto outcome = m_retention.release(jobId); !outcome)
         m_context.log.error("graph job " + jobId + " not released: " + outcome.error().message);
     m_book.remove(jobId);
-}
-
-void GraphJobs::dropFor(const std::string& jobId, const std::string& who) {
-    if (auto cancelled = cancel(jobId, who); !cancelled)
-        releaseFor(jobId);
 }
 
 GraphJob* GraphJobs::ownedJob(const ResearcherRequest& request, const std::string& jobId) {
@@ -381,11 +375,7 @@ void GraphJobs::onMerged(const std::string& jobId, Expected<std::vector<core::Te
     job.state = JobState::Done;
     Database& db = m_context.store.database();
     (void)setGraphJobState(db, job.id, JobState::Done, m_context.clock());
-    const GraphSummaryCounts counts = graphSummaryCounts(db, job.id);
-    m_context.log("graph job " + job.id + " done: " + std::to_string(counts.accepted) +
-                  " replica(s) accepted, " + std::to_string(counts.rejected) + " rejected, " +
-                  std::to_string(counts.audited) + " task(s) audited by the node (" +
-                  std::to_string(counts.caught) + " caught)");
+    m_context.log("graph job " + job.id + " done: " + describeVerdicts(db, job.id));
     m_desk.deliverToWatchers(job.id, [&](std::uint64_t peer) { deliver(peer, job, 0); });
     // Inputs and per-task outputs are no longer needed; the merged result stays until release.
     for (std::int64_t taskId : job.taskIds) {

@@ -112,7 +112,10 @@ public:
     void releaseFor(const std::string& jobId);
     // A group its owner no longer wants (a round a cancel or rewind undid): cancelled by `who`
     // while it runs, released (its outputs unused) once it finished.
-    void dropFor(const std::string& jobId, const std::string& who);
+    void dropFor(const std::string& jobId, const std::string& who) {
+        if (auto cancelled = cancel(jobId, who); !cancelled)
+            releaseFor(jobId);
+    }
     // Told when an audit after a quarantine corrected a delivered job's tasks (a training round's
     // graph job, say): the job and why.
     void addCorrectionListener(DeliveredAudits::OnRechecked listener) {

@@ -105,7 +105,7 @@ private Q_SLOTS:
     void restartAfterACommittedRoundReachesTheSameBits();
     void cancelKeepsCommittedRoundsAndCancelsTheRound();
     void aRoundIsActedOnOnlyThroughItsTrainingJob();
-    void aCancelWhileTheNextRoundIsTakenInLeavesNoRoundRunning();
+    void aCancelWhileTheNextRoundIsTakenInLeavesNoRoundRunningOrKept();
     void streamedRoundWaitsForItsBatchAndBadBatchLosesNothing();
 };
 
@@ -363,7 +363,7 @@ void TestTrainingJobs::aRoundIsActedOnOnlyThroughItsTrainingJob() {
              std::to_string(kRounds));
 }
 
-void TestTrainingJobs::aCancelWhileTheNextRoundIsTakenInLeavesNoRoundRunning() {
+void TestTrainingJobs::aCancelWhileTheNextRoundIsTakenInLeavesNoRoundRunningOrKept() {
     const TrainData data;
     Lab lab;
     lab.cluster.fromResearcher(submitTrain(data));
@@ -382,6 +382,15 @@ void TestTrainingJobs::aCancelWhileTheNextRoundIsTakenInLeavesNoRoundRunning() {
     QCOMPARE(groups(" AND state = 'cancelled'"), std::string("1"));
     QCOMPARE(lab.sql("SELECT state || ' ' || rounds_done FROM train_jobs"),
              std::string("cancelled 1"));
+    // Staff's purge of the training job takes both groups, the one no round record names too.
+    Database& db = lab.node.store.database();
+    const auto purge = requestJobAction(db, job, JobAction::Purge, 50);
+    QVERIFY(purge);
+    QVERIFY(lab.node.waitUntil([&] { return jobRequestOutcome(db, *purge).has_value(); }));
+    QCOMPARE(jobRequestOutcome(db, *purge).value_or("?"), std::string("ok"));
+    QCOMPARE(lab.sql("SELECT count(*) FROM graph_jobs"), std::string("0"));
+    QCOMPARE(lab.sql("SELECT count(*) FROM graph_tasks"), std::string("0"));
+    QCOMPARE(lab.sql("SELECT count(*) FROM train_jobs"), std::string("0"));
 }
 
 void TestTrainingJobs::streamedRoundWaitsForItsBatchAndBadBatchLosesNothing() {
