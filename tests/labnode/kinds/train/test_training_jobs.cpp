@@ -53,6 +53,16 @@ struct Lab {
         return std::string(
             researcher->sentOfType("job_accepted").at(0).control.at("job").as_string());
     }
+    // Submits the training, lets round 0 commit and waits for round 1's tasks to be out: the job
+    // (empty after the deadline).
+    std::string inSecondRound(const TrainData& data) {
+        cluster.fromResearcher(submitTrain(data));
+        if (!runUntil([&] { return researcher->count("train_round") == 1; }) ||
+            !node.waitUntil(
+                [&] { return one.link->count("task") == 4 && two.link->count("task") == 4; }))
+            return {};
+        return job();
+    }
     std::string sql(const std::string& query) {
         auto statement = node.store.database().prepare(query);
         return statement.step().value_or(false) ? statement.columnText(0) : std::string("?");
@@ -252,11 +262,8 @@ void TestTrainingJobs::restartAfterACommittedRoundReachesTheSameBits() {
 void TestTrainingJobs::cancelKeepsCommittedRoundsAndCancelsTheRound() {
     const TrainData data;
     Lab lab;
-    lab.cluster.fromResearcher(submitTrain(data));
-    QVERIFY(lab.runUntil([&] { return lab.researcher->count("train_round") == 1; }));
-    const std::string job = lab.job();
-    QVERIFY(lab.node.waitUntil(
-        [&] { return lab.one.link->count("task") == 4 && lab.two.link->count("task") == 4; }));
+    const std::string job = lab.inSecondRound(data);
+    QVERIFY(!job.empty());
     const std::string roundJob =
         lab.sql("SELECT round_job FROM train_jobs WHERE id = '" + job + "'");
     QVERIFY(roundJob.starts_with("g-"));
@@ -296,11 +303,8 @@ void TestTrainingJobs::aRoundIsActedOnOnlyThroughItsTrainingJob() {
     const std::vector<float> whole = honestRun(data);
     QCOMPARE(whole.size(), std::size_t(kDim));
     Lab lab;
-    lab.cluster.fromResearcher(submitTrain(data));
-    QVERIFY(lab.runUntil([&] { return lab.researcher->count("train_round") == 1; }));
-    const std::string job = lab.job();
-    QVERIFY(lab.node.waitUntil(
-        [&] { return lab.one.link->count("task") == 4 && lab.two.link->count("task") == 4; }));
+    const std::string job = lab.inSecondRound(data);
+    QVERIFY(!job.empty());
     const std::string committed =
         lab.sql("SELECT graph_job FROM train_rounds WHERE job_id = '" + job + "'");
     const std::string inFlight =
