@@ -28,7 +28,9 @@ class RoundRecord:
     grad_norm: float     # the total 2-norm of the merged gradient, before clipping
     seconds: float
     verification_seconds: float  # the node's comparisons and audits of the round's tasks
-    job: str             # the round's graph job at the node
+    # The round's graph job at the node: part of the training job (fetched, released and
+    # cancelled with it; the node refuses those on this id), client.audit(job) reports the round.
+    job: str
     # Why the round was trained again after a rewind (a volunteer whose output it used was
     # caught later), or "" for a round trained once.
     redone: str = ""
