@@ -2,6 +2,11 @@
 
 namespace goblin::labnode {
 
+std::string GroupOwner::describe() const {
+    return owned() ? " (round " + std::to_string(round) + " of training job " + job + ")"
+                   : std::string();
+}
+
 Error GroupOwner::refusal(std::string_view groupId, std::string_view action) const {
     std::string message = "job ";
     message.append(groupId)

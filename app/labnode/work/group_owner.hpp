@@ -18,6 +18,8 @@ struct GroupOwner {
     std::int64_t round = 0;
 
     bool owned() const { return !job.empty(); }
+    // For log lines after the group's id: " (round R of training job T)", or "" for no owner.
+    std::string describe() const;
     // Why `action` ("fetch", "cancel", …) on the group `groupId` itself is refused.
     Error refusal(std::string_view groupId, std::string_view action) const;
 };

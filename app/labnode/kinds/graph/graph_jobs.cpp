@@ -125,7 +125,7 @@ Expected<GraphJob*> GraphJobs::insertJob(std::int64_t researcherId, GroupOwner o
     if (!inserted)
         return tl::unexpected(inserted.error());
     GraphJob& added = **inserted;
-    m_context.log("graph job " + added.id +
+    m_context.log("graph job " + added.id + row.owner.describe() +
                   " accepted: " + std::to_string(added.submission.graph.nodes.size()) +
                   " node(s), " + describeTasks(added.chunks) + ", " +
                   (opinionsWanted(added) > 1 ? std::string("each computed twice")

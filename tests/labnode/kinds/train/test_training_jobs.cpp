@@ -315,6 +315,8 @@ void TestTrainingJobs::aRoundIsActedOnOnlyThroughItsTrainingJob() {
     };
     QCOMPARE(ownerOf(committed), job + " 0");
     QCOMPARE(ownerOf(inFlight), job + " 1");
+    QVERIFY(lab.node.logged("graph job " + inFlight + " (round 1 of training job " + job +
+                            ") accepted"));
     // The researcher acting on a round itself is told which job to act on; nothing happens.
     std::int64_t id = 20;
     for (const std::string type : {"fetch", "release", "cancel"})
