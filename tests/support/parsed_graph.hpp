@@ -1,17 +1,17 @@
 // Test helpers for graphs written as JSON: decoded and validated (aborting the test binary on a
-// malformed fixture), and tensors compared bit for bit.
+// malformed fixture), and tensors compared bit for bit (tensor_bits.hpp).
 #pragma once
 
 #include <QtGlobal>
 
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include "goblin/core/graph/graph.hpp"
 #include "goblin/core/graph/graph_json.hpp"
 #include "goblin/core/tensor.hpp"
+#include "support/tensor_bits.hpp"
 
 namespace goblin::testing {
 
@@ -44,11 +44,6 @@ inline std::vector<core::Tensor> patternedInputs(const core::graph::Graph& graph
         inputs.push_back(std::move(t));
     }
     return inputs;
-}
-
-inline bool sameBits(const core::Tensor& a, const core::Tensor& b) {
-    return a.dtype() == b.dtype() && a.shape() == b.shape() &&
-           std::memcmp(a.bytes().data(), b.bytes().data(), a.byteSize()) == 0;
 }
 
 } // namespace goblin::testing

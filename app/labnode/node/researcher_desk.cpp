@@ -68,9 +68,7 @@ void ResearcherDesk::onMessage(const Peer& researcher, net::Message message) {
     if (!kind) // job ids reveal nothing: an unknown one is just not found
         return replyError(researcher.id, request.requestId,
                           Error{ErrorCode::NotFound, "no job " + *jobId});
-    if (type != "audit" && refuseOwnedGroup(request, *jobId, type))
-        return;
-    if (type == "fetch" && refuseReleasedFetch(request, *jobId))
+    if (type != "audit" && refuseLifecycleAction(request, *jobId, type))
         return;
     if (type == "fetch")
         return kind->fetch(request, *jobId);
@@ -108,24 +106,20 @@ bool ResearcherDesk::admitsUpload(const Peer& researcher, const net::Message& me
     return false;
 }
 
-bool ResearcherDesk::refuseOwnedGroup(const ResearcherRequest& request, const std::string& jobId,
-                                      std::string_view action) {
+bool ResearcherDesk::refuseLifecycleAction(const ResearcherRequest& request,
+                                           const std::string& jobId, std::string_view action) {
     const auto job = findJob(m_context.store.database(), jobId);
-    if (!job || job->researcherId != request.researcherId || !job->owner.owned())
-        return false;
-    replyError(request.peer, request.requestId, job->owner.refusal(jobId, action));
-    return true;
-}
-
-bool ResearcherDesk::refuseReleasedFetch(const ResearcherRequest& request,
-                                         const std::string& jobId) {
-    const auto job = findJob(m_context.store.database(), jobId);
+    if (!job || job->researcherId != request.researcherId)
+        return false; // the kind answers "no job"
+    if (job->owner.owned()) {
+        replyError(request.peer, request.requestId, job->owner.refusal(jobId, action));
+        return true;
+    }
     // A training job kept for the audits of its rounds is fetched again: a late catch may have
     // trained it again (kinds/train/late_catches.hpp).
-    const bool fetchable = job && job->kind == "train";
-    if (!job || job->researcherId != request.researcherId ||
-        (job->state != jobStateName(JobState::Released) &&
-         (job->state != jobStateName(JobState::Retained) || fetchable)))
+    const bool gone = job->state == jobStateName(JobState::Released) ||
+                      (job->state == jobStateName(JobState::Retained) && job->kind != "train");
+    if (action != "fetch" || !gone)
         return false;
     replyError(request.peer, request.requestId,
                Error{ErrorCode::NotFound,

@@ -40,7 +40,6 @@ public:
     // asking connection and any other is handed to `deliver` (which sends what its state allows).
     void answerFetch(std::uint64_t peer, const net::JobStatus& status,
                      const std::function<void()>& deliver);
-    // release of a job that still runs is refused: true when it was (and the error sent).
     // fetch of a cancelled job: its status, then job_failed with code cancelled.
     void answerCancelledFetch(std::uint64_t peer, std::int64_t requestId, const std::string& jobId,
                               std::int64_t done, std::int64_t total);
@@ -52,6 +51,7 @@ public:
         reportWaiting();
     }
     JobControl& control() { return m_control; }
+    // release of a job that still runs is refused: true when it was (and the error sent).
     bool refuseRunningRelease(const ResearcherRequest& request, const std::string& jobId,
                               JobState state);
     void watch(const std::string& jobId, std::uint64_t peer) {
@@ -78,12 +78,12 @@ private:
     // upload (a matrix staged in row blocks): false, with the error sent, when the matrix alone is
     // over the researcher's quota or too many of its jobs run.
     bool admitsUpload(const Peer& researcher, const net::Message& message);
-    // fetch or release of a group of tasks the researcher's training job runs as a round
-    // (group_owner.hpp): says which job to act on (true).
-    bool refuseOwnedGroup(const ResearcherRequest& request, const std::string& jobId,
-                          std::string_view action);
-    // fetch of a job this researcher released: says so (true) rather than "no job".
-    bool refuseReleasedFetch(const ResearcherRequest& request, const std::string& jobId);
+    // fetch or release (`action`) the job cannot take, from one lookup of its row: a group of
+    // tasks the researcher's training job runs as a round (group_owner.hpp) says which job to
+    // act on; a fetch of a job this researcher released says so rather than "no job". True when
+    // refused (the error sent).
+    bool refuseLifecycleAction(const ResearcherRequest& request, const std::string& jobId,
+                               std::string_view action);
     // The kind that answers a message of this type beyond the lifecycle's, if any.
     JobKind* kindRouting(std::string_view type);
 

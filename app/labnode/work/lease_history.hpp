@@ -21,7 +21,8 @@ namespace goblin::labnode {
 class LeaseHistory {
 public:
     // A lease of (kind, task) that `volunteerId` lost: it is barred from the task; an expiry
-    // counts towards the task's expiries. Slots are not touched (see onExpired).
+    // counts towards the task's expiries. A frame never sent (the node's own failure) bars nobody
+    // and counts nothing. Slots are not touched (see onExpired).
     void remember(std::string_view kind, std::int64_t task, const std::string& volunteerId,
                   LeaseLoss why);
     // The volunteer let a lease expire: its slots halve (at least 1). `advertised` is what its

@@ -1,6 +1,7 @@
 #include "kinds/matmul/tile_verifier.hpp"
 
 #include <chrono>
+#include <limits>
 
 namespace goblin::labnode {
 namespace {
@@ -11,6 +12,7 @@ verify::MatmulCheckReport checkTile(const TileCheck& check, const core::Tensor& 
                                     VerdictRecord& result) {
     if (tile.shape().size() != 2) {
         verify::MatmulCheckReport report;
+        report.maxErrorRatio = std::numeric_limits<double>::infinity(); // as for any bad shape
         report.reason = "the result is not a 2-D tile";
         return report;
     }

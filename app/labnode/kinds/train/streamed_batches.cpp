@@ -136,7 +136,9 @@ void StreamedBatches::load(TrainingJob& job) {
             job.nextBatch = std::max(job.nextBatch, row.batch + 1);
         }
     }
-    job.nextBatch = std::max(job.nextBatch, job.roundsDone + 1);
+    // Round r trains batch r: the batch of the round that waits is still to come (batch 0 came
+    // with the job).
+    job.nextBatch = std::max({job.nextBatch, job.roundsDone, std::int64_t{1}});
     if (job.state != JobState::Running)
         dropAll(job);
 }

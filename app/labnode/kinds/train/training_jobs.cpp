@@ -365,7 +365,9 @@ Expected<void> TrainingJobs::purge(const std::string& jobId) {
     m_late.dropSnapshots(jobId);
     // Every round it ran: committed, in flight when it ended, or undone by a rewind.
     for (const std::string& graphJob : graphJobsOwnedBy(db, jobId)) {
-        m_graphs.dropFor(graphJob, "the purge of " + jobId); // none should still run
+        // None should still run (the job ended); one that does is cancelled first, the others
+        // refuse the cancel and are purged as they stand.
+        (void)m_graphs.cancel(graphJob, "the purge of " + jobId);
         if (auto ok = m_graphs.purge(graphJob); !ok && ok.error().code != ErrorCode::NotFound)
             return ok;
     }

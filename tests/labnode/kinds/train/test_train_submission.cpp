@@ -1,17 +1,14 @@
-// Tests of a training job's pieces at the lab node: the optimizer step (SGD with momentum,
-// dampening and Nesterov, Adam, AdamW) and gradient clipping against float64 recomputations of
-// torch.optim's formulas, and submit_train's checks and round batches (samples r·B … r·B+B−1
-// modulo N, the step's graph unchanged).
+// Tests of a training job's submission at the lab node (kinds/train/train_submission):
+// submit_train's checks and round batches (samples r·B … r·B+B−1 modulo N, the step's graph
+// unchanged). The optimizer step has its own test (test_optimizer_step).
 #include <QtTest/QtTest>
 
-#include <cmath>
 #include <numeric>
 
 #include <boost/json.hpp>
 
 #include "goblin/core/graph/graph_json.hpp"
 #include "kinds/graph/graph_submission.hpp"
-#include "kinds/train/optimizer_step.hpp"
 #include "kinds/train/train_submission.hpp"
 
 using goblin::core::DType;
@@ -27,37 +24,6 @@ Tensor vector(std::vector<float> values) {
     Tensor t = Tensor::allocate(DType::F32, {static_cast<std::int64_t>(values.size())}).value();
     std::copy(values.begin(), values.end(), t.values<float>().begin());
     return t;
-}
-
-// float64 torch.optim formulas, element by element, for `steps` steps with gradients g(step).
-std::vector<double> reference(const lab::OptimizerSpec& spec, std::vector<double> p,
-                              const std::vector<std::vector<double>>& grads, double lr) {
-    std::vector<double> buf(p.size(), 0), m(p.size(), 0), v(p.size(), 0);
-    for (std::size_t step = 0; step < grads.size(); ++step) {
-        for (std::size_t i = 0; i < p.size(); ++i) {
-            double g = grads[step][i];
-            if (spec.kind == lab::OptimizerSpec::Kind::Sgd) {
-                double d = g + spec.weightDecay * p[i];
-                if (spec.momentum != 0) {
-                    buf[i] = step == 0 ? d : buf[i] * spec.momentum + (1 - spec.dampening) * d;
-                    d = spec.nesterov ? d + spec.momentum * buf[i] : buf[i];
-                }
-                p[i] -= lr * d;
-                continue;
-            }
-            if (spec.kind == lab::OptimizerSpec::Kind::AdamW)
-                p[i] *= 1 - lr * spec.weightDecay;
-            else
-                g += spec.weightDecay * p[i];
-            m[i] = spec.beta1 * m[i] + (1 - spec.beta1) * g;
-            v[i] = spec.beta2 * v[i] + (1 - spec.beta2) * g * g;
-            const double t = static_cast<double>(step + 1);
-            const double denom =
-                std::sqrt(v[i]) / std::sqrt(1 - std::pow(spec.beta2, t)) + spec.eps;
-            p[i] -= lr / (1 - std::pow(spec.beta1, t)) * m[i] / denom;
-        }
-    }
-    return p;
 }
 
 // A training step's shape: flat params [3], x [2, 3], y [2] → (mean of (x·w − y)², its gradient).
@@ -100,80 +66,14 @@ constexpr const char* kGoodTrain =
 
 } // namespace
 
-class TestTrainingSteps : public QObject {
+class TestTrainSubmission : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void optimizerStepsFollowTorchFormulas_data();
-    void optimizerStepsFollowTorchFormulas();
-    void clippingScalesToTheMaximumNorm();
     void submissionsAreCheckedBeforeAnythingIsStored();
     void roundsTakeTheNextBatchAndWrapAround();
 };
 
-void TestTrainingSteps::optimizerStepsFollowTorchFormulas_data() {
-    QTest::addColumn<int>("kind");
-    QTest::addColumn<double>("momentum");
-    QTest::addColumn<double>("dampening");
-    QTest::addColumn<bool>("nesterov");
-    QTest::addColumn<double>("weightDecay");
-    using Kind = lab::OptimizerSpec::Kind;
-    QTest::newRow("sgd") << int(Kind::Sgd) << 0.0 << 0.0 << false << 0.0;
-    QTest::newRow("sgd momentum dampening decay") << int(Kind::Sgd) << 0.9 << 0.1 << false << 0.01;
-    QTest::newRow("sgd nesterov") << int(Kind::Sgd) << 0.8 << 0.0 << true << 0.0;
-    QTest::newRow("adam") << int(Kind::Adam) << 0.0 << 0.0 << false << 0.1;
-    QTest::newRow("adamw") << int(Kind::AdamW) << 0.0 << 0.0 << false << 0.1;
-}
-
-void TestTrainingSteps::optimizerStepsFollowTorchFormulas() {
-    QFETCH(int, kind);
-    lab::OptimizerSpec spec;
-    spec.kind = static_cast<lab::OptimizerSpec::Kind>(kind);
-    QFETCH(double, momentum);
-    QFETCH(double, dampening);
-    QFETCH(bool, nesterov);
-    QFETCH(double, weightDecay);
-    spec.momentum = momentum;
-    spec.dampening = dampening;
-    spec.nesterov = nesterov;
-    spec.weightDecay = weightDecay;
-    const std::vector<std::vector<double>> grads{
-        {0.5, -0.25, 2.0}, {0.1, 0.3, -1.5}, {-0.7, 0.2, 0.4}, {0.05, -0.6, 0.9}};
-    Tensor params = vector({1.0f, -2.0f, 0.5f});
-    std::vector<Tensor> state;
-    const double lr = 0.05;
-    for (std::size_t step = 0; step < grads.size(); ++step) {
-        Tensor grad =
-            vector({static_cast<float>(grads[step][0]), static_cast<float>(grads[step][1]),
-                    static_cast<float>(grads[step][2])});
-        QVERIFY(
-            lab::optimizerStep(spec, lr, static_cast<std::int64_t>(step) + 1, params, grad, state)
-                .has_value());
-        QCOMPARE(state.size(), spec.stateTensors());
-    }
-    const auto want = reference(spec, {1.0, -2.0, 0.5}, grads, lr);
-    for (std::size_t i = 0; i < want.size(); ++i)
-        QVERIFY2(std::abs(params.values<float>()[i] - want[i]) <= 1e-5 * (1 + std::abs(want[i])),
-                 qPrintable(QString("element %1: %2 vs %3")
-                                .arg(i)
-                                .arg(params.values<float>()[i])
-                                .arg(want[i])));
-    // State that does not match the parameters is refused, never applied.
-    std::vector<Tensor> wrong{vector({0, 0})};
-    Tensor grad = vector({1, 1, 1});
-    if (spec.stateTensors() > 0)
-        QVERIFY(!lab::optimizerStep(spec, lr, 5, params, grad, wrong).has_value());
-}
-
-void TestTrainingSteps::clippingScalesToTheMaximumNorm() {
-    Tensor grad = vector({3.0f, 4.0f}); // norm 5
-    QCOMPARE(lab::clipGradNorm(grad, 1.0), 5.0);
-    QVERIFY(std::abs(lab::gradNorm(grad) - 1.0) < 1e-6);
-    Tensor small = vector({0.3f, 0.4f});
-    QVERIFY(std::abs(lab::clipGradNorm(small, 10.0) - 0.5) < 1e-7);
-    QCOMPARE(small.values<float>()[0], 0.3f); // under the maximum: unchanged
-}
-
-void TestTrainingSteps::submissionsAreCheckedBeforeAnythingIsStored() {
+void TestTrainSubmission::submissionsAreCheckedBeforeAnythingIsStored() {
     const graph::GraphLimits limits;
     auto good = lab::parseTrainSubmission(trainMessage(kGoodTrain, 6), limits);
     QVERIFY2(good.has_value(), good ? "" : good.error().message.c_str());
@@ -216,7 +116,7 @@ void TestTrainingSteps::submissionsAreCheckedBeforeAnythingIsStored() {
     }
 }
 
-void TestTrainingSteps::roundsTakeTheNextBatchAndWrapAround() {
+void TestTrainSubmission::roundsTakeTheNextBatchAndWrapAround() {
     const graph::GraphLimits limits;
     auto submission = lab::parseTrainSubmission(trainMessage(kGoodTrain, 6), limits).value();
     const Tensor params = vector({1, 2, 3});
@@ -234,5 +134,5 @@ void TestTrainingSteps::roundsTakeTheNextBatchAndWrapAround() {
     QCOMPARE(message.tensors[1]->values<float>()[0], 12.0f); // x row 4
 }
 
-QTEST_APPLESS_MAIN(TestTrainingSteps)
-#include "test_training_steps.moc"
+QTEST_APPLESS_MAIN(TestTrainSubmission)
+#include "test_train_submission.moc"

@@ -1,9 +1,10 @@
-// Cancelling and listing jobs: the researcher desk's cancel and list_jobs with fake
-// kinds over real job rows (owners checked, another researcher's job and an unknown id refused
-// alike, a finished job refused, a second cancel answered again), lab staff's requests carried out
-// at the staff check (a running job's purge refused), and a real node's matmul and graph jobs
-// cancelled with leases out: the volunteers' late answers are stale, nothing is recorded against
-// them, the researcher hears "cancelled" and the blobs are gone.
+// JobControl, the lifecycle's cancel, purge and listing written once for every kind: the
+// researcher desk's cancel and list_jobs with fake kinds over real job rows (owners checked,
+// another researcher's job and an unknown id refused alike, a finished job refused, a second
+// cancel answered again), lab staff's requests carried out at the staff check (a running job's
+// purge refused), and a real node's matmul and graph jobs cancelled with leases out: the
+// volunteers' late answers are stale, nothing is recorded against them, the researcher hears
+// "cancelled" and the blobs are gone.
 #include <QtTest/QtTest>
 
 #include <filesystem>
@@ -90,7 +91,7 @@ CoordinatorSettings settings() {
 
 } // namespace
 
-class TestJobCancel : public QObject {
+class TestJobControl : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
@@ -104,7 +105,7 @@ private Q_SLOTS:
     void aGraphTaskNoVolunteerHasTheMemoryForWaits();
 };
 
-void TestJobCancel::researcherCancelsOnlyItsOwnRunningJobs() {
+void TestJobControl::researcherCancelsOnlyItsOwnRunningJobs() {
     Rig rig;
     rig.cancel("j-theirs", 1);
     rig.cancel("j-nothing", 2);
@@ -128,7 +129,7 @@ void TestJobCancel::researcherCancelsOnlyItsOwnRunningJobs() {
     QCOMPARE(rig.link->count("cancelled"), std::size_t{2});
 }
 
-void TestJobCancel::listJobsShowsOnlyTheResearchersOwn() {
+void TestJobControl::listJobsShowsOnlyTheResearchersOwn() {
     Rig rig;
     rig.desk.onMessage(*rig.researcher, net::Message{{{"type", "list_jobs"}, {"id", 9}}, {}});
     const auto lists = rig.link->sentOfType("job_list");
@@ -141,7 +142,7 @@ void TestJobCancel::listJobsShowsOnlyTheResearchersOwn() {
     QCOMPARE(jobs[1].at("kind").as_string(), "matmul");
 }
 
-void TestJobCancel::staffRequestsAreCarriedOutAndRecorded() {
+void TestJobControl::staffRequestsAreCarriedOutAndRecorded() {
     Rig rig;
     Database& db = rig.node.store.database();
     const auto cancel = requestJobAction(db, "j-theirs", JobAction::Cancel, 50);
@@ -166,7 +167,7 @@ void TestJobCancel::staffRequestsAreCarriedOutAndRecorded() {
              std::int64_t{0});
 }
 
-void TestJobCancel::cancelledMatmulAnswersLateTilesStale() {
+void TestJobControl::cancelledMatmulAnswersLateTilesStale() {
     NodeHarness node;
     FakeCluster cluster(node, settings());
     auto researcher = cluster.connectResearcher();
@@ -205,7 +206,7 @@ void TestJobCancel::cancelledMatmulAnswersLateTilesStale() {
     QVERIFY(researcher->count("job_done") == 0);
 }
 
-void TestJobCancel::cancelledGraphJobAnswersLateReplicasStale() {
+void TestJobControl::cancelledGraphJobAnswersLateReplicasStale() {
     NodeHarness node;
     FakeCluster cluster(node, settings());
     auto researcher = cluster.connectResearcher();
@@ -237,7 +238,7 @@ void TestJobCancel::cancelledGraphJobAnswersLateReplicasStale() {
              "cancelled");
 }
 
-void TestJobCancel::unfetchedJobsArePurgedOnceTheirRetentionPassed() {
+void TestJobControl::unfetchedJobsArePurgedOnceTheirRetentionPassed() {
     Rig rig;
     rig.desk.control().setRetention(3600);
     insertJob(rig.node.store, "j-old", 1, "done", 50, 100);
@@ -256,7 +257,7 @@ void TestJobCancel::unfetchedJobsArePurgedOnceTheirRetentionPassed() {
     QCOMPARE(rig.matmul.purged, (std::vector<std::string>{"j-old", "j-failed"}));
 }
 
-void TestJobCancel::aJobNothingCanComputeIsSaidToWait() {
+void TestJobControl::aJobNothingCanComputeIsSaidToWait() {
     Rig rig;
     rig.desk.watch("j-mine", rig.researcher->id);
     rig.desk.checkStaffRequests();
@@ -285,7 +286,7 @@ void TestJobCancel::aJobNothingCanComputeIsSaidToWait() {
     QVERIFY(rig.node.logged("job j-mine computes again"));
 }
 
-void TestJobCancel::aGraphTaskNoVolunteerHasTheMemoryForWaits() {
+void TestJobControl::aGraphTaskNoVolunteerHasTheMemoryForWaits() {
     NodeHarness node;
     FakeCluster cluster(node, settings());
     auto researcher = cluster.connectResearcher();
@@ -314,5 +315,5 @@ void TestJobCancel::aGraphTaskNoVolunteerHasTheMemoryForWaits() {
     QCOMPARE(link->count("task"), std::size_t{0});
 }
 
-QTEST_APPLESS_MAIN(TestJobCancel)
-#include "test_job_cancel.moc"
+QTEST_APPLESS_MAIN(TestJobControl)
+#include "test_job_control.moc"
