@@ -47,8 +47,13 @@ Expected<void> StreamedBatches::receive(const ResearcherRequest& request, net::T
     if (job.dataEnded)
         return tl::unexpected(invalid("the data of training job " + id + " ended before batch " +
                                       std::to_string(job.nextBatch)));
-    if (k < job.nextBatch && !batch.end) { // held or trained already: a resend after re-attaching
-        accepted();
+    if (k < job.nextBatch && !batch.end) { // a resend after re-attaching
+        // Held or trained already: accepted. Still being stored: answered as the first copy is,
+        // once that is durable (or refused).
+        if (auto storing = m_storing.find({id, k}); storing != m_storing.end())
+            storing->second.push_back(request);
+        else
+            accepted();
         return {};
     }
     if (k != job.nextBatch)
@@ -84,6 +89,7 @@ Expected<void> StreamedBatches::receive(const ResearcherRequest& request, net::T
     if (auto ok = checkStreamedBatch(job.submission, batch.tensors); !ok)
         return ok;
     job.nextBatch = k + 1; // reserved while a worker stores it
+    m_storing[{id, k}];
     asio::post(m_context.workers, [this, request, id, k, tensors = std::move(batch.tensors)] {
         auto stored = storeTensors(m_context.blobs, valuesOf(tensors));
         Expected<std::string> text = stored ? Expected<std::string>(json::serialize(*stored))
@@ -97,6 +103,9 @@ Expected<void> StreamedBatches::receive(const ResearcherRequest& request, net::T
 
 void StreamedBatches::onStored(const ResearcherRequest& request, const std::string& jobId,
                                std::int64_t batch, Expected<std::string> stored) {
+    std::vector<ResearcherRequest> asked{request};
+    if (auto resends = m_storing.extract({jobId, batch}))
+        asked.insert(asked.end(), resends.mapped().begin(), resends.mapped().end());
     TrainingJob* job = m_hooks.find(jobId);
     const bool running = job && job->state == JobState::Running;
     Expected<void> recorded =
@@ -113,10 +122,13 @@ void StreamedBatches::onStored(const ResearcherRequest& request, const std::stri
             job->nextBatch = batch; // the researcher may send it again
         m_context.log.warn("training job " + jobId + ": batch " + std::to_string(batch) +
                            " refused (" + recorded.error().message + ")");
-        return m_desk.replyError(request.peer, request.requestId, recorded.error());
+        for (const ResearcherRequest& each : asked)
+            m_desk.replyError(each.peer, each.requestId, recorded.error());
+        return;
     }
     job->batches[batch] = std::move(*stored);
-    m_peers.send(request.peer, net::toMessage(net::BatchAccepted{request.requestId, jobId, batch}));
+    for (const ResearcherRequest& each : asked)
+        m_peers.send(each.peer, net::toMessage(net::BatchAccepted{each.requestId, jobId, batch}));
     if (job->waitingForBatch && job->roundsDone == batch)
         m_hooks.startRound(*job);
 }

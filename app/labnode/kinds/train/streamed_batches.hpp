@@ -1,12 +1,16 @@
 // A streamed training job's batches (docs/protocol.md, "Streamed training data"): train_batch k
 // checked against the job's plan, stored on a worker and recorded (blobs and a train_batches row)
-// before batch_accepted; at most net::kStreamedBatchesAhead held; a batch is deleted when its round
-// commits, the rest when the job ends; a restarted node reloads them. Core thread.
+// before batch_accepted (a resend while the first copy is stored gets the first copy's answer);
+// at most net::kStreamedBatchesAhead held; a batch is deleted when its round commits, the rest
+// when the job ends; a restarted node reloads them. Core thread.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "goblin/net/messages/train_data_messages.hpp"
 #include "kinds/train/training_job.hpp"
@@ -45,6 +49,8 @@ private:
     PeerRegistry& m_peers;
     ResearcherDesk& m_desk;
     Hooks m_hooks;
+    // Batches a worker stores now, by (job, batch): the resends of each that wait for its answer.
+    std::map<std::pair<std::string, std::int64_t>, std::vector<ResearcherRequest>> m_storing;
 };
 
 } // namespace goblin::labnode

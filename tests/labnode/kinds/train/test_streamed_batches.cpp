@@ -1,13 +1,14 @@
 // Tests of a streamed training job's batches (kinds/train/streamed_batches) on the real blob store
 // and database of a NodeHarness, with a fake researcher link: a batch is answered batch_accepted
 // only once its blobs and its train_batches row are durable, and reaches the round that waits for
-// it; a batch held or trained already is accepted again and stored once; out of order, of another
-// shape or dtype, too far ahead of the rounds committed, past the job's rounds, for a job not the
-// researcher's, not streamed, not running or whose data ended, it is refused with nothing stored
-// or reserved; the end of the data is durable and cuts the job's rounds; a batch stored after its
-// job ended is refused and its blobs deleted; a trained batch is dropped with the blobs no other
-// batch holds, and an ended job's every batch and its end with their blobs; a restarted node
-// reloads the batches it accepted and where the data ended, and takes the next round's batch.
+// it; a batch held or trained already is accepted again and stored once, one still being stored
+// is answered as its first copy is (accepted once durable, or refused with it); out of order, of
+// another shape or dtype, too far ahead of the rounds committed, past the job's rounds, for a job
+// not the researcher's, not streamed, not running or whose data ended, it is refused with nothing
+// stored or reserved; the end of the data is durable and cuts the job's rounds; a batch stored
+// after its job ended is refused and its blobs deleted; a trained batch is dropped with the blobs
+// no other batch holds, and an ended job's every batch and its end with their blobs; a restarted
+// node reloads the batches it accepted and where the data ended, and takes the next round's batch.
 #include <QtTest/QtTest>
 
 #include <algorithm>
@@ -208,6 +209,7 @@ class TestStreamedBatches : public QObject {
 private Q_SLOTS:
     void aBatchIsAcceptedOnceDurableAndReachesTheRoundWaitingForIt();
     void aBatchHeldOrTrainedAlreadyIsAcceptedAgainAndStoredOnce();
+    void aResendWhileTheFirstCopyIsStoredGetsTheFirstCopysAnswer();
     void aBatchOutOfOrderIsRefusedWithNothingStoredOrReserved();
     void aBatchOfAnotherShapeOrDtypeIsRefusedWithNothingStored();
     void aBatchTooFarAheadIsRefusedUntilARoundCommits();
@@ -279,6 +281,38 @@ void TestStreamedBatches::aBatchHeldOrTrainedAlreadyIsAcceptedAgainAndStoredOnce
     QCOMPARE(job.batches.at(1), held);
     QCOMPARE(lab.blobFiles(), files);
     QCOMPARE(job.nextBatch, std::int64_t{2});
+}
+
+void TestStreamedBatches::aResendWhileTheFirstCopyIsStoredGetsTheFirstCopysAnswer() {
+    Lab lab;
+    TrainingJob& job = lab.submit("t-1", kRounds);
+    // The researcher lost its connection while a worker stored batch 1, re-attached and sent it
+    // again: the resend waits for the first copy, and neither is answered before it is durable.
+    QVERIFY(lab.send(job, 1, batchOf(1)).has_value());
+    const std::int64_t first = lab.lastRequest;
+    QVERIFY(lab.send(job, 1, batchOf(1)).has_value());
+    const std::int64_t resend = lab.lastRequest;
+    QVERIFY(lab.answersTo(first).empty() && lab.answersTo(resend).empty());
+    QVERIFY(lab.node.waitUntil([&] { return lab.answered(); }));
+    QVERIFY(lab.accepted(first));
+    QVERIFY(lab.accepted(resend));
+    QCOMPARE(lab.rowBatches(job.id), std::vector<std::int64_t>{1});
+    QVERIFY(lab.holds(job.batches.at(1), batchOf(1)));
+
+    // When the first copy is refused (its job ended while it was stored), so is the resend: the
+    // researcher was never told a batch the node does not hold was accepted.
+    QVERIFY(lab.send(job, 2, batchOf(2)).has_value());
+    const std::int64_t second = lab.lastRequest;
+    QVERIFY(lab.send(job, 2, batchOf(2)).has_value());
+    job.state = JobState::Cancelled;
+    QVERIFY(lab.node.waitUntil([&] { return lab.answered(); }));
+    for (const std::int64_t id : {second, lab.lastRequest}) {
+        const auto answers = lab.answersTo(id);
+        QCOMPARE(answers.size(), std::size_t{1});
+        QCOMPARE(answers[0].type(), std::string_view("error"));
+        QCOMPARE(answers[0].control.at("code").as_string(), "invalid_input");
+    }
+    QCOMPARE(lab.rowBatches(job.id), std::vector<std::int64_t>{1});
 }
 
 void TestStreamedBatches::aBatchOutOfOrderIsRefusedWithNothingStoredOrReserved() {
