@@ -61,9 +61,12 @@ struct Lab {
     // A graph job `id` in `state` with one task; the task's id (-1 on failure).
     std::int64_t graphJob(const std::string& id, JobState state) {
         const GraphJobRow row{id, researcher, state, 1, R"({"graph": {}})", "[]", 1.0, {}};
-        if (!insertGraphJob(db(), row))
+        if (!insertGraphJob(db(), row)) // stored running, whatever row.state says
             return -1;
-        return insertGraphTask(db(), id, 0).value_or(-1);
+        const std::int64_t task = insertGraphTask(db(), id, 0).value_or(-1);
+        if (state != JobState::Running && !setGraphJobState(db(), id, state, 2.0))
+            return -1;
+        return task;
     }
 };
 

@@ -35,8 +35,8 @@ struct Lab {
         job.researcherId = researcher;
         job.m = job.k = job.n = 2;
         job.tileRows = job.tileCols = 2;
-        job.aBlob = "a";
-        job.bBlob = "b";
+        job.aBlob = std::string("blob-a"); // (assigning a literal trips GCC 12 -Wstringop-overflow)
+        job.bBlob = std::string("blob-b");
         job.createdAt = 1.0;
         if (!store->insertJob(job) || !store->addVolunteer("v-1", "s1", 1.0) ||
             !store->addVolunteer("v-2", "s2", 1.0))
