@@ -26,8 +26,8 @@ Expected<void> insertTileVerdict(Database& db, const VerdictRecord& verdict, dou
     if (auto ok = task.bind(1, verdict.task).run(); !ok)
         return ok;
     if (db.changes() != 1)
-        return makeError(ErrorCode::Internal,
-                         "task " + std::to_string(verdict.task) + " was already accepted");
+        return makeError(ErrorCode::Internal, "task " + std::to_string(verdict.task) +
+                                                  " is unknown or was already accepted");
     return {};
 }
 

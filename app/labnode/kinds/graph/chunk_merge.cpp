@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <optional>
+#include <string>
 
 #include "goblin/plan/tensor_slices.hpp"
 #include "goblin/plan/tensor_sums.hpp"
@@ -82,6 +83,9 @@ mergeChunkOutputs(const GraphSubmission& submission, const std::vector<GraphChun
     if (!submission.batch)
         return std::move(outputs.at(0));
     const BatchSplit& batch = *submission.batch;
+    const auto rowsOf = [&](std::size_t r) {
+        return (r + 1 < offsets.size() ? offsets[r + 1] : batch.size) - offsets[r];
+    };
     std::vector<core::Tensor> merged;
     for (std::size_t o = 0; o < submission.graph.outputs.size(); ++o) {
         const auto& spec = submission.plan.specs.at(submission.graph.outputs[o]);
@@ -91,10 +95,9 @@ mergeChunkOutputs(const GraphSubmission& submission, const std::vector<GraphChun
             std::vector<double> weights;
             for (std::size_t r = 0; r < outputs.size(); ++r) {
                 parts.push_back(outputs[r].at(o));
-                const std::int64_t end = r + 1 < offsets.size() ? offsets[r + 1] : batch.size;
                 weights.push_back(merge.kind == OutputMerge::Kind::Sum
                                       ? 1.0
-                                      : static_cast<double>(end - offsets[r]) /
+                                      : static_cast<double>(rowsOf(r)) /
                                             static_cast<double>(batch.size));
             }
             auto combined = plan::weightedSum(parts, weights);
@@ -109,6 +112,16 @@ mergeChunkOutputs(const GraphSubmission& submission, const std::vector<GraphChun
         if (!whole)
             return tl::unexpected(whole.error());
         for (std::size_t r = 0; r < outputs.size(); ++r) {
+            // Each range fills its own rows, all of them: none is left unwritten or overwritten.
+            const core::Shape& part = outputs[r].at(o).shape();
+            const auto dim = static_cast<std::size_t>(merge.dim);
+            if (part.size() != shape.size() || part[dim] != rowsOf(r))
+                return makeError(ErrorCode::ShapeMismatch,
+                                 "output " + std::to_string(o) + " of the rows from " +
+                                     std::to_string(offsets[r]) + " has " +
+                                     (part.size() > dim ? std::to_string(part[dim]) : "no") +
+                                     " rows along dim " + std::to_string(merge.dim) + ", not " +
+                                     std::to_string(rowsOf(r)));
             auto ok = plan::placeAlong(*whole, outputs[r].at(o), merge.dim, offsets[r]);
             if (!ok)
                 return tl::unexpected(ok.error());

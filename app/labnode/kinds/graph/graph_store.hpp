@@ -42,6 +42,7 @@ struct GraphSummaryCounts {
     std::vector<std::pair<std::string, std::int64_t>> backends;
 };
 
+// A job as it is accepted: recorded running (`job.state` is not read; setGraphJobState moves it).
 Expected<void> insertGraphJob(Database& db, const GraphJobRow& job);
 Expected<std::int64_t> insertGraphTask(Database& db, const std::string& jobId, std::int64_t chunk);
 // Tasks for chunks 0 … count − 1 of a job, queued; their rows.
