@@ -60,8 +60,13 @@ void MatmulIntake::submit(const ResearcherRequest& request, net::Message message
             }
             for (const auto& outcome : intake->digests) {
                 if (!outcome) {
-                    asio::post(m_context.core, [this, request, error = outcome.error()] {
-                        m_desk.replyError(request.peer, request.requestId, error);
+                    // The other input may be stored already: it goes too.
+                    std::vector<std::string> stored;
+                    for (const auto& each : intake->digests)
+                        if (each)
+                            stored.push_back(*each);
+                    asio::post(m_context.core, [this, request, stored, error = outcome.error()] {
+                        refuse(request, stored, error);
                     });
                     return;
                 }
@@ -103,18 +108,12 @@ void MatmulIntake::createJob(const ResearcherRequest& request, const StagedMatri
     input.requestedTile = wishes.tile;
     input.maxTiles = m_settings.limits.maxTiles;
     input.maxTensorBytes = static_cast<std::int64_t>(m_settings.limits.maxTensorBytes);
-    // A refused job leaves no input behind (another job may share a blob: content-addressed).
-    const auto refuse = [&](const Error& error) {
-        for (const std::string* digest : {&a.digest, &b.digest})
-            if (!m_context.store.blobInUse(*digest, {}))
-                m_context.blobs.remove(*digest);
-        m_desk.replyError(request.peer, request.requestId, error);
-    };
+    const std::vector<std::string> inputs{a.digest, b.digest};
     if (!valid)
-        return refuse(valid.error());
+        return refuse(request, inputs, valid.error());
     auto tiles = plan::planTiles(input);
     if (!tiles)
-        return refuse(tiles.error());
+        return refuse(request, inputs, tiles.error());
     JobRecord record{randomId("j-", m_context.random),
                      request.researcherId,
                      input.dtype,
@@ -131,13 +130,21 @@ void MatmulIntake::createJob(const ResearcherRequest& request, const StagedMatri
     auto loaded = labnode::createJob(m_context.store, m_context.blobs, std::move(record), *tiles,
                                      newProbes());
     if (!loaded)
-        return refuse(loaded.error());
+        return refuse(request, inputs, loaded.error());
     const auto item = static_cast<std::int64_t>(core::itemSize(input.dtype));
     const bool whole = static_cast<std::size_t>(input.m * input.n * item) <=
                        wholeProductBytes(m_settings.limits.maxTensorBytes);
     if (wishes.stream && whole && tiles->tileRows * tiles->tileCols * item >= kStreamedTileBytes)
         loaded->job.streamTo = request.peer;
     m_created(request, std::move(*loaded), *tiles);
+}
+
+void MatmulIntake::refuse(const ResearcherRequest& request, const std::vector<std::string>& digests,
+                          const Error& error) {
+    for (const std::string& digest : digests)
+        if (!m_context.store.blobInUse(digest, {}))
+            m_context.blobs.remove(digest);
+    m_desk.replyError(request.peer, request.requestId, error);
 }
 
 } // namespace goblin::labnode

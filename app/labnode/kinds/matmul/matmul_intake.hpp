@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "goblin/net/limits.hpp"
 #include "kinds/matmul/job_loader.hpp"
@@ -52,6 +54,10 @@ private:
     // travels whole and its tiles are at least kStreamedTileBytes.
     void createJob(const ResearcherRequest& request, const StagedMatrix& a, const StagedMatrix& b,
                    Wishes wishes, Expected<void> valid = {});
+    // A refused submission's inputs: their blobs deleted unless a job uses them (content-addressed:
+    // another job may share one), then the error answered.
+    void refuse(const ResearcherRequest& request, const std::vector<std::string>& digests,
+                const Error& error);
 
     NodeContext& m_context;
     PeerRegistry& m_peers;

@@ -11,6 +11,7 @@
 #include "goblin/plan/tensor_slices.hpp"
 #include "goblin/reference/graph_executor.hpp"
 #include "kinds/graph/graph_chunks.hpp"
+#include "labnode/kinds/graph/graph_submissions.hpp"
 #include "support/random_tensors.hpp"
 #include "support/tensor_bits.hpp"
 
@@ -21,31 +22,13 @@ using goblin::core::Tensor;
 namespace graph = goblin::core::graph;
 namespace ops = goblin::core::ops;
 namespace lab = goblin::labnode;
+using goblin::labnode::testing::splitOf;
+using goblin::labnode::testing::submissionOf;
 using goblin::testing::randomTensor;
 using goblin::testing::sameBits;
 using Kind = lab::OutputMerge::Kind;
 
 namespace {
-
-lab::GraphSubmission submissionOf(graph::Graph g, std::vector<Tensor> inputs,
-                                  std::optional<lab::BatchSplit> batch) {
-    lab::GraphSubmission s;
-    s.plan = graph::validateGraph(g).value();
-    s.graph = std::move(g);
-    for (Tensor& t : inputs)
-        s.inputs.push_back(std::make_shared<const Tensor>(std::move(t)));
-    s.batch = std::move(batch);
-    return s;
-}
-
-lab::BatchSplit splitOf(std::vector<std::optional<int>> inputDims,
-                        std::vector<lab::OutputMerge> outputs, std::int64_t size) {
-    lab::BatchSplit batch;
-    batch.inputDims = std::move(inputDims);
-    batch.outputs = std::move(outputs);
-    batch.size = size;
-    return batch;
-}
 
 // x [B, 5] split along 0, w [5, 4] whole: t = tanh(x·w) [B, 4] and tᵀ [4, B] (batch along dim 1).
 lab::GraphSubmission rowsSubmission(std::int64_t b) {
