@@ -117,12 +117,14 @@ public:
         core.poll();
     }
 
-    bool logged(std::string_view fragment) const {
+    bool logged(std::string_view fragment) const { return logLines(fragment) > 0; }
+    // How many log lines hold `fragment`.
+    std::size_t logLines(std::string_view fragment) const {
         std::lock_guard lock(m_logMutex);
+        std::size_t count = 0;
         for (const std::string& line : m_logs)
-            if (line.find(fragment) != std::string::npos)
-                return true;
-        return false;
+            count += line.find(fragment) != std::string::npos ? 1 : 0;
+        return count;
     }
 
     QTemporaryDir m_dir;

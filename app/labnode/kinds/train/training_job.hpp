@@ -27,7 +27,8 @@ struct TrainingJob {
     std::string error; // why it failed, or who cancelled it
     double roundStarted = 0;
     bool stepping = false;
-    std::int64_t rewinds = 0; // a step taken before the latest rewind never commits
+    std::int64_t commitRetries = 0; // the round's commit failed this often (a full disk)
+    std::int64_t rewinds = 0;       // a step taken before the latest rewind never commits
     // Set while a late catch trains a job that had ended again (state running in memory): the
     // state it keeps in the store meanwhile and returns to, done or retained.
     std::optional<JobState> retraining;

@@ -1,6 +1,10 @@
 #include "kinds/train/training_rounds.hpp"
 
+#include <chrono>
+#include <memory>
+
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "goblin/net/messages/researcher_messages.hpp"
 #include "kinds/graph/graph_blobs.hpp"
@@ -13,6 +17,9 @@ namespace goblin::labnode {
 namespace asio = boost::asio;
 
 namespace {
+
+// How long a round that could not commit waits before it tries again.
+constexpr std::chrono::seconds kCommitRetry{1};
 
 // A round's graph job failed (its data refused by the node's own computation, say): the job fails
 // with the round named.
@@ -155,15 +162,23 @@ void TrainingRounds::commit(const std::string& jobId, std::int64_t rewinds,
         committed = transaction->commit();
     if (!committed) {
         // Nothing changed: the round's graph job stays, and a restarted node commits it then.
-        m_context.log.error("training job " + job.id + ": round " +
-                            std::to_string(step->record.round) + " could not commit (" +
-                            committed.error().message + "); retrying");
+        // Tried again every second (a full disk does not empty at once), said once.
+        if (job.commitRetries++ == 0)
+            m_context.log.error("training job " + job.id + ": round " +
+                                std::to_string(step->record.round) + " could not commit (" +
+                                committed.error().message + "); retrying every second");
         job.stepping = true;
-        asio::post(m_context.core, [this, jobId, rewinds, step = std::move(step)]() mutable {
+        auto timer = std::make_shared<asio::steady_timer>(m_context.core, kCommitRetry);
+        timer->async_wait([this, timer, jobId, rewinds,
+                           step = std::move(step)](const boost::system::error_code&) mutable {
             commit(jobId, rewinds, std::move(step));
         });
         return;
     }
+    if (job.commitRetries > 0)
+        m_context.log("training job " + job.id + ": round " + std::to_string(step->record.round) +
+                      " committed after " + std::to_string(job.commitRetries) + " retries");
+    job.commitRetries = 0;
     // The round before's parameters are deleted unless something still holds them (a graph job
     // kept for audits holds its own inputs).
     deleteUnusedBlobs(m_context.store, m_context.blobs, job.storedParams);
@@ -228,6 +243,7 @@ bool TrainingRounds::rewind(TrainingJob& job, std::int64_t round, const std::str
     job.storedParams = *snapshot;
     job.roundsDone = rewind.roundsDone;
     job.stepping = false;
+    job.commitRetries = 0;
     ++job.rewinds;
     m_desk.reportProgress(job.id, job.roundsDone, job.submission.plan.rounds,
                           ProgressPace::EveryStep);

@@ -2,8 +2,9 @@
 // (GraphJobs::submitFor): the captured step on the round's batch, one verified task per
 // micro-batch, loss and gradient averaged in float64. When it is done a worker takes the optimizer
 // step (round_step.hpp); the round commits (its record, the new parameters and state as blobs)
-// before the next starts, so a node killed at any moment resumes from the last committed round —
-// or re-attaches to the round's graph job — and reaches the same bits. Watchers get train_round
+// before the next starts — a commit that fails (a full disk) is tried again every second — so a
+// node killed at any moment resumes from the last committed round — or re-attaches to the round's
+// graph job — and reaches the same bits. Watchers get train_round
 // after every round. Core thread; the step on a worker.
 #pragma once
 
