@@ -15,6 +15,7 @@
 #include "goblin/net/content_digest.hpp"
 #include "kinds/matmul/staged_uploads.hpp"
 #include "labnode/node_harness.hpp"
+#include "labnode/request_replies.hpp"
 #include "support/random_tensors.hpp"
 #include "support/tensor_bits.hpp"
 
@@ -48,25 +49,6 @@ struct Rig : RoleRig {
         return count;
     }
 };
-
-// The reply to request `id` (the last message that repeats it); an empty message when none.
-net::Message replyTo(const FakePeerLink& link, std::int64_t id) {
-    const auto sent = link.sent();
-    for (auto it = sent.rbegin(); it != sent.rend(); ++it)
-        if (const auto* repeated = it->control.if_contains("id");
-            repeated && repeated->is_int64() && repeated->get_int64() == id)
-            return *it;
-    return net::Message{};
-}
-
-// (code, message) of the error answered to request `id`; empty when it was not an error.
-std::pair<std::string, std::string> errorOf(const FakePeerLink& link, std::int64_t id) {
-    const net::Message reply = replyTo(link, id);
-    if (reply.type() != "error")
-        return {};
-    return {std::string(reply.control.at("code").as_string()),
-            std::string(reply.control.at("message").as_string())};
-}
 
 // Stages a rows × cols matrix; its id, or empty when refused.
 std::string begin(Rig& rig, const FakePeerLink& link, ResearcherRequest request, core::DType dtype,
