@@ -6,7 +6,7 @@
 #   (PyTorch: the op suite and goblin.capture compare with it; the goblin package does not need it),
 #   clang-format-14 for the format check, mypy for the Python client's type check (check_types.sh),
 #   lintian and python3-build for installer/test-packages.sh, Chromium, its driver, Selenium and
-#   aiosmtpd for the access-request browser test.
+#   aiosmtpd for the access-request browser test, ccache for scripts/test.sh's builds.
 set -euo pipefail
 
 packages=(
@@ -33,6 +33,9 @@ if [ "${1:-}" = "--test" ]; then
   packages+=(python3-tqdm)
   # test_observability reads /metrics with prometheus_client's parser too.
   packages+=(python3-prometheus-client)
+  # scripts/test.sh: one compiler cache for its builds (the headless volunteer's tree reuses the
+  # ci tree's objects of the libraries).
+  packages+=(ccache)
 fi
 
 missing=()

@@ -18,6 +18,14 @@ bash scripts/install_deps.sh --test
 # build (cmake/check_layers.cmake).
 bash scripts/check_format.sh
 bash scripts/check_types.sh
+# One compiler cache (in build/, this checkout's) for the builds below: the headless volunteer's
+# tree compiles the libraries with the ci tree's flags, so it compiles only its own files.
+# CCACHE_BASEDIR makes the two trees' paths alike; depend mode spares a preprocessor run per miss.
+if command -v ccache >/dev/null; then
+  export CMAKE_CXX_COMPILER_LAUNCHER="${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}"
+  export CCACHE_DIR="${CCACHE_DIR:-$root/build/ccache}" CCACHE_BASEDIR="$root" CCACHE_DEPEND=1
+  export CCACHE_SLOPPINESS="pch_defines,time_macros,include_file_mtime,include_file_ctime"
+fi
 bash scripts/build.sh ci
 # Real model code (torchvision, transformers; pinned) for python/tests/test_real_models.py.
 bash scripts/real_models_env.sh
@@ -27,7 +35,7 @@ export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
 chmod 0700 "$XDG_RUNTIME_DIR"
 if [ "$quick" = 1 ]; then
   ctest --preset ci -j 2 -L unit -LE 'integration|gpu'
-  .venv/bin/python -m pytest -q -m 'not integration' python/tests
+  .venv/bin/python -m pytest -q -n 2 -m 'not integration' python/tests
   exit 0
 fi
 # The headless volunteer (-DGOBLIN_GUI=OFF, no Qt): only goblin-volunteer, for
@@ -37,7 +45,9 @@ cmake --build --preset nogui -j "$(nproc)"
 ctest --preset ci -j 2
 # The libraries' and the lab node's C++ tests and the fuzz corpus replays under ASan + UBSan.
 bash scripts/test_sanitizers.sh
-.venv/bin/python -m pytest -q python/tests
+# Two workers (pytest-xdist): the system tests mostly wait on their processes (one worker kept
+# the two cores under half busy), and each test or module starts its own node and folders.
+.venv/bin/python -m pytest -q -n 2 --durations=15 python/tests
 # The three .deb files from the trees above (nothing recompiled), installed, run and removed;
 # the wheel in a throwaway venv (installer/test-packages.sh, about a minute).
 bash installer/test-packages.sh --reuse build/ci build/nogui
