@@ -1,10 +1,10 @@
 #include "kinds/train/round_step.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <boost/json.hpp>
 
-#include "goblin/plan/tensor_slices.hpp"
 #include "kinds/graph/graph_blobs.hpp"
 #include "kinds/train/optimizer_step.hpp"
 
@@ -14,8 +14,12 @@ namespace json = boost::json;
 
 namespace {
 
+// A copy of any rank (a scalar parameter's included) that the step may write.
 Expected<core::Tensor> copyOf(const core::Tensor& tensor) {
-    return plan::sliceAlong(tensor, 0, 0, tensor.shape().at(0));
+    auto copy = core::Tensor::allocate(tensor.dtype(), tensor.shape());
+    if (copy)
+        std::ranges::copy(tensor.bytes(), copy->bytes().begin());
+    return copy;
 }
 
 // "nan", "inf", "-inf" or the number, as a researcher reads it.
@@ -31,6 +35,8 @@ std::string numberText(double value) {
 Expected<void> applyStep(const TrainPlan& plan, std::int64_t round, std::int64_t roundIndex,
                          core::Tensor& grad, core::Tensor& params, std::vector<core::Tensor>& state,
                          TrainRoundRow& record) {
+    if (grad.dtype() != core::DType::F32 || grad.shape() != params.shape())
+        return makeError(ErrorCode::Internal, "the gradient does not match the parameters");
     for (float value : grad.values<float>())
         if (!std::isfinite(value))
             return makeError(ErrorCode::InvalidInput, "round " + std::to_string(round) +
@@ -38,8 +44,13 @@ Expected<void> applyStep(const TrainPlan& plan, std::int64_t round, std::int64_t
                                                           "loss is " +
                                                           numberText(record.loss) +
                                                           "); nothing was applied");
+    if (roundIndex < 0 || static_cast<std::size_t>(roundIndex) >= plan.learningRates.size())
+        return makeError(ErrorCode::Internal, "round " + std::to_string(round) +
+                                                  " is past the learning-rate schedule (" +
+                                                  std::to_string(plan.learningRates.size()) +
+                                                  " rounds)");
     record.gradNorm = plan.clipGradNorm ? clipGradNorm(grad, *plan.clipGradNorm) : gradNorm(grad);
-    const double lr = plan.learningRates.at(static_cast<std::size_t>(roundIndex));
+    const double lr = plan.learningRates[static_cast<std::size_t>(roundIndex)];
     return optimizerStep(plan.optimizer, lr, round + 1, params, grad, state);
 }
 
@@ -52,6 +63,8 @@ Expected<RoundStep> takeRoundStep(const TrainPlan& plan, std::int64_t roundIndex
                                   const BlobStore& blobs) {
     if (outputs.size() != 2)
         return makeError(ErrorCode::Internal, "a round's job has two outputs");
+    if (outputs[0].elementCount() != 1 || outputs[0].dtype() != core::DType::F32)
+        return makeError(ErrorCode::Internal, "a round's loss is one float32");
     RoundStep result;
     result.record = std::move(record);
     result.record.loss = static_cast<double>(outputs[0].values<float>()[0]);

@@ -26,7 +26,8 @@ struct RoundStep {
 
 // `outputs` are the round's loss and gradient; `roundIndex` counts this run's rounds from 0 (the
 // learning-rate schedule's index); `record` names the round. InvalidInput when the loss or the
-// gradient is not finite (nothing is applied).
+// gradient is not finite, Internal when the outputs or the index do not fit the plan (nothing is
+// applied either way).
 Expected<RoundStep> takeRoundStep(const TrainPlan& plan, std::int64_t roundIndex,
                                   const core::Tensor& params,
                                   const std::vector<core::Tensor>& optimizerState,

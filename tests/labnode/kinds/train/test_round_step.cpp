@@ -1,10 +1,12 @@
 // Tests of what the node makes of a training round's outputs (kinds/train/round_step): a
 // non-finite loss or gradient element is refused naming the round, with nothing applied or
-// stored; anything but two outputs is the node's own error; a finite round is the gradient
-// clipped and the optimizer's step taken on copies (the caller's tensors untouched), at the
-// learning rate the schedule index picks and the step count the absolute round gives, its record
-// filled with the loss and the gradient's norm, and its stored tensors load back to the new
-// parameters then the state; a round's record as JSON carries every field, "redone" only when set.
+// stored; anything but two outputs, a loss that is not one number, a gradient of another shape
+// and an index past the schedule are the node's own error; a finite round (of any rank, a scalar
+// parameter's too) is the gradient clipped and the optimizer's step taken on copies (the caller's
+// tensors untouched), at the learning rate the schedule index picks and the step count the
+// absolute round gives, its record filled with the loss and the gradient's norm, and its stored
+// tensors load back to the new parameters then the state; a round's record as JSON carries every
+// field, "redone" only when set.
 #include <QtTest/QtTest>
 
 #include <cmath>
@@ -153,6 +155,8 @@ private Q_SLOTS:
     void aNonFiniteGradientElementIsRefusedNamingTheRoundWithNothingApplied_data();
     void aNonFiniteGradientElementIsRefusedNamingTheRoundWithNothingApplied();
     void anythingButTwoOutputsIsTheNodesOwnError();
+    void outputsOrAnIndexThatDoNotFitThePlanAreTheNodesOwnError();
+    void aScalarParameterStepsLikeAnyOther();
     void aFiniteRoundStepsCopiesOfTheParametersAndState_data();
     void aFiniteRoundStepsCopiesOfTheParametersAndState();
     void theScheduleIndexPicksTheLearningRateAndTheRoundTheStepCount();
@@ -222,6 +226,56 @@ void TestRoundStep::anythingButTwoOutputsIsTheNodesOwnError() {
         if (QTest::currentTestFailed())
             return;
     }
+}
+
+void TestRoundStep::outputsOrAnIndexThatDoNotFitThePlanAreTheNodesOwnError() {
+    const Blobs blobs;
+    Round round = randomRound(13, 2);
+    const Round before{deepCopy(round.params), deepCopies(round.state), deepCopies(round.outputs)};
+    const lab::TrainPlan plan = planFor(Kind::Adam, {});
+    struct Case {
+        const char* name;
+        std::vector<Tensor> outputs;
+        std::int64_t index;
+        std::vector<std::string> says;
+    };
+    std::mt19937 gen(14);
+    const std::vector<Case> cases{
+        {"a loss of two numbers", {uniformTensor(gen, 2, 0, 1), round.outputs[1]}, 0, {"loss"}},
+        {"an empty loss",
+         {Tensor::allocate(DType::F32, {0}).value(), round.outputs[1]},
+         0,
+         {"loss"}},
+        {"a gradient of another size",
+         {round.outputs[0], uniformTensor(gen, kParams - 1, -1, 1)},
+         0,
+         {"gradient does not match"}},
+        {"an index past the schedule", round.outputs, 3, {"round 7", "learning-rate schedule"}},
+        {"a negative index", round.outputs, -1, {"learning-rate schedule"}},
+    };
+    for (const Case& bad : cases) {
+        const auto step = lab::takeRoundStep(plan, bad.index, round.params, round.state,
+                                             bad.outputs, recordOf(7), blobs.store);
+        checkRefused(step, ErrorCode::Internal, bad.says, round, before, blobs);
+        if (QTest::currentTestFailed()) {
+            qWarning("case: %s", bad.name);
+            return;
+        }
+    }
+}
+
+void TestRoundStep::aScalarParameterStepsLikeAnyOther() {
+    const Blobs blobs;
+    const lab::TrainPlan plan = planFor(Kind::AdamW, 0.5);
+    const Round round{scalar(1.25f), {scalar(0.125f), scalar(0.25f)}, {scalar(0.5f), scalar(-3)}};
+    const auto step = lab::takeRoundStep(plan, 1, round.params, round.state, round.outputs,
+                                         recordOf(5), blobs.store);
+    QVERIFY2(step.has_value(), step ? "" : step.error().message.c_str());
+    const Stepped want = stepOnCopies(plan, plan.learningRates[1], 6, round);
+    QVERIFY(sameBits(step->params, want.params));
+    QVERIFY(sameBits(step->optimizerState, want.state));
+    QVERIFY(!sameBits(step->params, round.params));
+    QCOMPARE(step->record.gradNorm, 3.0);
 }
 
 void TestRoundStep::aFiniteRoundStepsCopiesOfTheParametersAndState_data() {
