@@ -26,7 +26,6 @@ struct TrainingJob {
     std::string roundJob;
     std::string error; // why it failed, or who cancelled it
     double roundStarted = 0;
-    bool stepping = false;
     std::int64_t commitRetries = 0; // the round's commit failed this often (a full disk)
     std::int64_t rewinds = 0;       // a step taken before the latest rewind never commits
     // Set while a late catch trains a job that had ended again (state running in memory): the

@@ -35,7 +35,7 @@ TrainingJobs::TrainingJobs(NodeContext& context, PeerRegistry& peers, Researcher
       m_late(context, peers, desk, graphs, m_rounds,
              LateCatches::Hooks{[this](const std::string& jobId) { return findJob(jobId); },
                                 [this](const std::string& jobId) { return loadRetained(jobId); },
-                                [this](const std::string& jobId) { m_jobs.erase(jobId); },
+                                [this](const std::string& jobId) { unload(jobId); },
                                 [this](TrainingJob& job) {
                                     m_desk.deliverToWatchers(
                                         job.id, [&](std::uint64_t peer) { deliver(peer, job, 0); });
@@ -74,6 +74,10 @@ std::string TrainingJobs::whyNothingComputes(const std::string& jobId) {
                std::to_string(job->roundsDone) +
                " of the streamed data (after a lost connection, fetch_train(job, model, "
                "data=...) sends it)";
+    if (job->commitRetries > 0)
+        return "round " + std::to_string(job->round()) +
+               " was verified, but the node cannot write it to its database; it tries again "
+               "every second (the node's log says why)";
     return job->roundJob.empty() ? std::string() : m_graphs.whyNothingComputes(job->roundJob);
 }
 
@@ -219,6 +223,11 @@ Expected<void> TrainingJobs::resumeJob(const TrainJobRow& row) {
     return {};
 }
 
+void TrainingJobs::unload(const std::string& jobId) {
+    m_jobs.erase(jobId);
+    m_rounds.forget(jobId);
+}
+
 void TrainingJobs::finishJob(TrainingJob& job, bool committed) {
     if (job.retraining)
         return m_late.endRetraining(job, {});
@@ -240,6 +249,7 @@ void TrainingJobs::finishJob(TrainingJob& job, bool committed) {
 void TrainingJobs::failJob(TrainingJob& job, const Error& error) {
     if (job.state != JobState::Running)
         return;
+    m_rounds.end(job, "the job failed: " + error.describe());
     if (job.retraining) { // it stays what it was; its audit says it could not be trained again
         if (!job.roundJob.empty())
             m_graphs.releaseFor(job.roundJob);
@@ -311,7 +321,7 @@ void TrainingJobs::release(const ResearcherRequest& request, const std::string& 
         if (job->state == JobState::Done)
             (void)setTrainJobState(db, jobId, JobState::Retained, {}, m_context.clock());
         m_desk.unwatch(jobId, request.peer);
-        m_jobs.erase(jobId);
+        unload(jobId);
         m_context.log("training job " + jobId +
                       " released: its data and states are kept for "
                       "the audits of its rounds");
@@ -325,7 +335,7 @@ void TrainingJobs::release(const ResearcherRequest& request, const std::string& 
         for (const std::string& stored : {row->inputs, row->params})
             deleteUnusedBlobs(m_context.store, m_context.blobs, stored, jobId);
     m_desk.unwatch(jobId, request.peer);
-    m_jobs.erase(jobId);
+    unload(jobId);
     m_context.log("training job " + jobId + " released: its data and parameters are deleted");
     m_peers.send(request.peer, net::toMessage(net::Released{request.requestId, jobId}));
 }
@@ -342,6 +352,7 @@ Expected<void> TrainingJobs::cancel(const std::string& jobId, const std::string&
         return ok;
     job.state = JobState::Cancelled; // a round still stepping on a worker never commits
     job.error = error.describe();
+    m_rounds.end(job, "the job was cancelled by " + who);
     if (!job.roundJob.empty())
         m_graphs.dropFor(job.roundJob, who);
     job.roundJob.clear();
@@ -373,7 +384,7 @@ Expected<void> TrainingJobs::purge(const std::string& jobId) {
     }
     for (const std::string& stored : {row->inputs, row->params})
         deleteUnusedBlobs(m_context.store, m_context.blobs, stored, jobId);
-    m_jobs.erase(jobId);
+    unload(jobId);
     return purgeJobRows(db, "train", jobId);
 }
 

@@ -1,9 +1,10 @@
 // The training job kind (docs/training.md): the node holds a training job's parameters and
-// optimizer state (TrainingJob), runs its rounds (TrainingRounds: each a verified graph job, then
-// the optimizer's step and a durable commit) and, for streamed data, holds its batches
-// (StreamedBatches). This class is the job's lifecycle: submission, recovery after a restart,
-// fetch (job_done: parameters, optimizer state, history), release, cancel and purge. Its tasks are
-// graph tasks: this kind leases nothing itself. Core thread; O(size) work on workers.
+// optimizer state (TrainingJob), runs its rounds (TrainingRounds: each a verified group of graph
+// tasks, then the round's step task, which the node decides by a durable commit) and, for
+// streamed data, holds its batches (StreamedBatches). This class is the job's lifecycle:
+// submission, recovery after a restart, fetch (job_done: parameters, optimizer state, history),
+// release, cancel and purge. Volunteers compute its rounds' graph tasks and the node its steps:
+// this kind leases nothing itself. Core thread; O(size) work on workers.
 #pragma once
 
 #include <cstdint>
@@ -52,7 +53,8 @@ public:
     std::vector<std::string_view> routedTypes() const override { return {"train_batch"}; }
     // train_batch (parsed, then StreamedBatches::receive).
     Expected<void> onRouted(const ResearcherRequest& request, net::Message message) override;
-    // What its running round's graph job waits for, or that its round waits for a batch.
+    // That its round waits for a batch, or for its commit to be written, or what its running
+    // round's graph job waits for.
     std::string whyNothingComputes(const std::string& jobId) override;
 
     // No tasks of its own: its rounds are graph jobs.
@@ -76,6 +78,8 @@ private:
     TrainingJob* loadRetained(const std::string& jobId);
     // The loaded job (running or ended, until released), or null.
     TrainingJob* findJob(const std::string& jobId);
+    // The job is no longer held in memory (released, purged, or read back for a late catch).
+    void unload(const std::string& jobId);
     TrainingJob* ownedJob(const ResearcherRequest& request, const std::string& jobId);
 
     NodeContext& m_context;

@@ -112,11 +112,10 @@ bool TrainingRounds::follow(TrainingJob& job) {
 void TrainingRounds::onDone(const std::string& jobId, const std::string& graphJob,
                             const std::vector<core::Tensor>& outputs) {
     TrainingJob* found = m_hooks.find(jobId);
-    if (!found || found->state != JobState::Running || found->stepping ||
-        found->roundJob != graphJob)
-        return;
+    if (!found || found->state != JobState::Running || found->roundJob != graphJob ||
+        !m_steps.take(*found, "its round's group " + graphJob + " is done: the node steps"))
+        return; // ended, moved on, or its step is being taken already
     TrainingJob& job = *found;
-    job.stepping = true;
     const GraphSummaryCounts counts = graphSummaryCounts(m_context.store.database(), graphJob);
     TrainRoundRow record;
     record.round = job.round();
@@ -146,7 +145,6 @@ void TrainingRounds::commit(const std::string& jobId, std::int64_t rewinds,
     if (!found || found->state != JobState::Running || found->rewinds != rewinds)
         return; // ended, or rewound while this step was taken: it belongs to the rounds undone
     TrainingJob& job = *found;
-    job.stepping = false;
     const std::string graphJob = job.roundJob;
     if (!step) {
         m_graphs.releaseFor(graphJob);
@@ -167,7 +165,6 @@ void TrainingRounds::commit(const std::string& jobId, std::int64_t rewinds,
             m_context.log.error("training job " + job.id + ": round " +
                                 std::to_string(step->record.round) + " could not commit (" +
                                 committed.error().message + "); retrying every second");
-        job.stepping = true;
         auto timer = std::make_shared<asio::steady_timer>(m_context.core, kCommitRetry);
         timer->async_wait([this, timer, jobId, rewinds,
                            step = std::move(step)](const boost::system::error_code&) mutable {
@@ -186,6 +183,7 @@ void TrainingRounds::commit(const std::string& jobId, std::int64_t rewinds,
     job.storedParams = std::move(step->stored);
     job.params = std::move(step->params);
     job.optimizerState = std::move(step->optimizerState);
+    m_steps.decide(job, "round " + std::to_string(step->record.round) + " committed");
     ++job.roundsDone;
     job.roundJob.clear();
     m_graphs.releaseFor(graphJob);
@@ -238,11 +236,11 @@ bool TrainingRounds::rewind(TrainingJob& job, std::int64_t round, const std::str
     m_context.log.warn(what + " was found poisoned (" + why + "): rounds " + std::to_string(round) +
                        " to " + std::to_string(rewind.end - 1) +
                        " are trained again from the state before it");
+    m_steps.reopen(job, rewind.roundsDone, why);
     job.params = state->front();
     job.optimizerState.assign(state->begin() + 1, state->end());
     job.storedParams = *snapshot;
     job.roundsDone = rewind.roundsDone;
-    job.stepping = false;
     job.commitRetries = 0;
     ++job.rewinds;
     m_desk.reportProgress(job.id, job.roundsDone, job.submission.plan.rounds,

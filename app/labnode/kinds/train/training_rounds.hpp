@@ -1,7 +1,8 @@
-// A training job's rounds: each is a graph job the node submits for the researcher
+// A training job's rounds: each is a group of graph tasks the node submits for the researcher
 // (GraphJobs::submitFor): the captured step on the round's batch, one verified task per
-// micro-batch, loss and gradient averaged in float64. When it is done a worker takes the optimizer
-// step (round_step.hpp); the round commits (its record, the new parameters and state as blobs)
+// micro-batch, loss and gradient averaged in float64. When it is done the node takes the round's
+// `train-step` task (step_tasks.hpp): a worker takes the optimizer step (round_step.hpp) and the
+// round commits (its record, the new parameters and state as blobs), deciding the step task,
 // before the next starts — a commit that fails (a full disk) is tried again every second — so a
 // node killed at any moment resumes from the last committed round — or re-attaches to the round's
 // graph job — and reaches the same bits. Watchers get train_round
@@ -10,10 +11,12 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kinds/graph/graph_jobs.hpp"
 #include "kinds/train/round_step.hpp"
+#include "kinds/train/step_tasks.hpp"
 #include "kinds/train/streamed_batches.hpp"
 #include "kinds/train/training_job.hpp"
 #include "node/node_context.hpp"
@@ -45,6 +48,14 @@ public:
     // nothing changed) when the state before that round is not kept or the rewind cannot be
     // recorded.
     bool rewind(TrainingJob& job, std::int64_t round, const std::string& why);
+    // Whether the job's round is being stepped and committed (its step task is being decided).
+    bool stepping(const TrainingJob& job) { return m_steps.taking(job); }
+    // The job's step tasks, round by round of this run.
+    std::vector<const Task*> steps(const TrainingJob& job) { return m_steps.stepsOf(job); }
+    // The job failed or was cancelled: a step in flight never commits.
+    void end(const TrainingJob& job, std::string_view why) { m_steps.cancel(job.id, why); }
+    // The job is no longer loaded.
+    void forget(const std::string& jobId) { m_steps.forget(jobId); }
 
 private:
     // Follows the round's graph job; false when it is not loaded.
@@ -59,6 +70,7 @@ private:
     GraphJobs& m_graphs;
     StreamedBatches& m_batches;
     Hooks m_hooks;
+    StepTasks m_steps;
 };
 
 } // namespace goblin::labnode

@@ -4,7 +4,8 @@
 // round finishes with an uninterrupted run's bits; a cancel keeps the committed rounds and cancels
 // the round's graph job, also when it comes while the round is taken in; a round's graph job is
 // the training job's (researchers and staff acting on it are told to act on the training job);
-// a streamed round waits for its batch, and a misshapen batch is refused with nothing lost.
+// a streamed round waits for its batch, and a misshapen batch is refused with nothing lost; a
+// round that cannot be written tells the job's researcher why it waits, then commits once.
 #include <QtTest/QtTest>
 
 #include <functional>
@@ -117,6 +118,7 @@ private Q_SLOTS:
     void aRoundIsActedOnOnlyThroughItsTrainingJob();
     void aCancelWhileTheNextRoundIsTakenInLeavesNoRoundRunningOrKept();
     void streamedRoundWaitsForItsBatchAndBadBatchLosesNothing();
+    void aRoundThatCannotCommitSaysWhyItsJobWaits();
 };
 
 void TestTrainingJobs::honestRoundsFollowFloat64Sgd() {
@@ -443,6 +445,33 @@ void TestTrainingJobs::streamedRoundWaitsForItsBatchAndBadBatchLosesNothing() {
     QCOMPARE(roundsReported(*lab.researcher), (std::vector<std::int64_t>{0, 1, 2}));
     QCOMPARE(paramsOf(lab.researcher->sentOfType("job_done").at(0)), whole);
     QCOMPARE(queryInt(lab.node.store, "SELECT count(*) FROM train_batches"), std::int64_t{0});
+}
+
+void TestTrainingJobs::aRoundThatCannotCommitSaysWhyItsJobWaits() {
+    Lab lab;
+    Database& db = lab.node.store.database();
+    QVERIFY(db.execute("CREATE TEMP TRIGGER refuse_rounds BEFORE INSERT ON train_rounds "
+                       "BEGIN SELECT RAISE(ABORT, 'the disk is full'); END"));
+    lab.cluster.fromResearcher(submitTrain(TrainData{}));
+    // The last progress message's reason, or "-" when none was sent.
+    const auto lastWaiting = [&] {
+        const auto progress = lab.researcher->sentOfType("progress");
+        if (progress.empty())
+            return std::string("-");
+        const auto& control = progress.back().control;
+        return control.contains("waiting") ? std::string(control.at("waiting").as_string())
+                                           : std::string();
+    };
+    const std::string why = "round 0 was verified, but the node cannot write it to its database; "
+                            "it tries again every second (the node's log says why)";
+    QVERIFY(lab.runUntil([&] { return lastWaiting() == why; }));
+    QVERIFY(lab.node.logged("waits: " + why));
+    QCOMPARE(lab.researcher->count("train_round"), std::size_t{0});
+    QCOMPARE(lab.sql("SELECT rounds_done FROM train_jobs"), std::string("0"));
+    // Once it can be written the round commits once, the job computes again and finishes.
+    QVERIFY(db.execute("DROP TRIGGER refuse_rounds"));
+    QVERIFY(lab.runUntil([&] { return lab.finished(); }));
+    QCOMPARE(roundsReported(*lab.researcher), (std::vector<std::int64_t>{0, 1, 2}));
 }
 
 QTEST_APPLESS_MAIN(TestTrainingJobs)

@@ -2,9 +2,10 @@
 // (GraphJobs, scheduler, verdict path, trust) as the Coordinator wires them, with fake canonical
 // volunteers, a researcher watching the job and hooks that keep the jobs here: each round is a
 // group owned by the job and commits (record, state kept before it, train_round to watchers)
-// before the next starts; a round whose loss is not finite fails the job naming it with nothing
-// applied; a commit that fails is tried again every second, said once, and commits once; a rewind
-// to a kept round restores the state before it, drops the round in flight and trains the later
+// before the next starts, deciding the round's step task, which waits on the round before's; a
+// round whose loss is not finite fails the job naming it with nothing applied; a commit that fails
+// is tried again every second, said once, and commits once; a rewind to a kept round restores the
+// state before it, drops the round in flight, reopens the round's step task and trains the later
 // rounds again to the same bits, and one to a round whose state is not kept changes nothing; a
 // streamed round waits for its batch and an unreadable one fails the job; resume re-attaches to the
 // round's loaded group or starts the round again.
@@ -115,7 +116,16 @@ void TestTrainingRounds::eachRoundIsAGroupOfTheJobCommittedAndToldToWatchersBefo
     QCOMPARE(rig.finished, std::vector<std::string>{"t-1"});
     QVERIFY(rig.failures.empty());
     QCOMPARE(job.roundsDone, kRounds);
-    QVERIFY(job.roundJob.empty() && !job.stepping);
+    QVERIFY(job.roundJob.empty() && !rig.rounds.stepping(job));
+    // Each round's step was a task of the job the node decided, after the round before's.
+    const std::vector<const Task*> steps = rig.rounds.steps(job);
+    QCOMPARE(steps.size(), std::size_t(kRounds));
+    for (std::size_t round = 0; round < steps.size(); ++round) {
+        QCOMPARE(steps[round]->state, TaskState::Decided);
+        QCOMPARE(steps[round]->job, std::string("t-1"));
+        if (round > 0)
+            QCOMPARE(steps[round]->dependencies, std::vector<std::int64_t>{steps[round - 1]->id});
+    }
     // One group per round, owned by the job, each released once its round committed.
     const std::string groups = rig.groups("t-1");
     QVERIFY2(groups == "0:retained 1:retained 2:retained" ||
@@ -181,7 +191,7 @@ void TestTrainingRounds::aCommitThatFailsIsRetriedAndCommitsOnce() {
     QVERIFY(rig.runUntil([&] { return job.commitRetries >= 3; }));
     QCOMPARE(rig.node.logLines("could not commit"), before);
     QCOMPARE(job.roundsDone, std::int64_t{0});
-    QVERIFY(job.stepping);
+    QVERIFY(rig.rounds.stepping(job));
     QCOMPARE(rig.reported(), std::size_t{0});
     QCOMPARE(rig.sql("SELECT count(*) FROM train_rounds"), std::string("0"));
     QCOMPARE(rig.sql("SELECT rounds_done FROM train_jobs"), std::string("0"));
@@ -212,6 +222,13 @@ void TestTrainingRounds::aRewindToAKeptRoundRestoresItsStateAndTrainsTheLaterRou
     QCOMPARE(valuesOf(job.params), afterRound0);
     QCOMPARE(job.roundsDone, std::int64_t{1});
     QCOMPARE(job.rewinds, std::int64_t{1});
+    // Round 1's step is queued again, round 2's waits again (the engine's reopen).
+    const std::vector<const Task*> steps = rig.rounds.steps(job);
+    QCOMPARE(steps.size(), std::size_t{3});
+    QCOMPARE(steps[0]->state, TaskState::Decided);
+    QCOMPARE(steps[1]->state, TaskState::Queued);
+    QCOMPARE(steps[1]->story.back().cause, why);
+    QCOMPARE(steps[2]->state, TaskState::Waiting);
     QCOMPARE(rig.sql("SELECT group_concat(round) FROM train_rounds"), std::string("0"));
     QCOMPARE(rig.sql("SELECT rounds_done FROM train_jobs"), std::string("1"));
     QCOMPARE(rig.sql("SELECT count(*) FROM train_snapshots WHERE round = 2"), std::string("0"));
@@ -223,6 +240,13 @@ void TestTrainingRounds::aRewindToAKeptRoundRestoresItsStateAndTrainsTheLaterRou
     for (std::size_t i : {std::size_t{1}, std::size_t{3}})
         QVERIFY(!told[i].control.at("round").as_object().contains("redone"));
     QCOMPARE(told[2].control.at("round").at("redone").as_string(), why);
+    // The same three step tasks, each decided once more after the rewind.
+    const std::vector<const Task*> stepsAfter = rig.rounds.steps(job);
+    QCOMPARE(stepsAfter.size(), std::size_t{3});
+    for (std::size_t round = 0; round < 3; ++round) {
+        QCOMPARE(stepsAfter[round]->id, steps[round]->id);
+        QCOMPARE(stepsAfter[round]->state, TaskState::Decided);
+    }
     // Round 2's first group was dropped (taken in or running), the others released.
     const std::string groups = rig.groups("t-1");
     QVERIFY2(groups == "0:retained 1:retained 1:retained 2:cancelled 2:retained", groups.c_str());
