@@ -40,6 +40,11 @@ public:
         : m_node(node), coordinator(node.context(), settings) {
         coordinator.start();
     }
+    // What the roles posted to the workers and the core thread runs before they go (a worker
+    // still merging for one of them would read a role that is gone).
+    ~FakeCluster() { m_node.settle(); }
+    FakeCluster(const FakeCluster&) = delete;
+    FakeCluster& operator=(const FakeCluster&) = delete;
 
     std::shared_ptr<FakePeerLink> connectResearcher(const std::string& token = "tok") {
         if (!m_node.store.researcherByTokenHash(hashSecret(token))) {

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <functional>
+#include <latch>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/json.hpp>
 
@@ -116,6 +118,26 @@ public:
         core.restart();
         core.poll();
     }
+    // Runs the workers' jobs and the core thread's handlers until neither has any left (timers
+    // not yet due aside), so that what the roles posted runs while they are still there: a
+    // FakeCluster settles as it goes, before another one on this harness runs. (A bound on the
+    // rounds keeps a handler that posts itself again from holding the test forever.)
+    void settle() {
+        for (int round = 0; round < 10000; ++round) {
+            // Each worker thread takes one of these and holds until every one has: the jobs
+            // posted before them have all run then.
+            std::latch together(kWorkerThreads), finished(kWorkerThreads);
+            for (int i = 0; i < kWorkerThreads; ++i)
+                boost::asio::post(workers, [&] {
+                    together.arrive_and_wait();
+                    finished.count_down();
+                });
+            finished.wait();
+            core.restart();
+            if (core.poll() == 0)
+                return;
+        }
+    }
 
     bool logged(std::string_view fragment) const { return logLines(fragment) > 0; }
     // How many log lines hold `fragment`.
@@ -133,7 +155,8 @@ public:
     BlobStore blobs;
     core::SecureRandom random; // thread-safe: workers draw Freivalds vectors from it
     double now = 1000.0;
-    boost::asio::thread_pool workers{2}; // joined first when the harness goes
+    static constexpr int kWorkerThreads = 2;
+    boost::asio::thread_pool workers{kWorkerThreads}; // joined first when the harness goes
 
 private:
     mutable std::mutex m_logMutex;
