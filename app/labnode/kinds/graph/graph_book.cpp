@@ -66,6 +66,16 @@ GraphJob& GraphBook::add(GraphJob job, const std::vector<GraphTaskRow>& tasks,
                      reloaded);
         m_tasks.insert_or_assign(task.id, std::move(task));
     }
+    if (!job.taskIds.empty()) {
+        job.mergeTask = -job.taskIds.front();
+        m_engine.add(TaskSpec{.id = job.mergeTask,
+                              .job = job.id,
+                              .type = std::string(kMergeType),
+                              .dependencies = job.taskIds,
+                              .attempt = 0,
+                              .opinions = 1},
+                     "planned: the node merges the job's tasks once they are decided");
+    }
     return m_jobs.insert_or_assign(job.id, std::move(job)).first->second;
 }
 
@@ -128,8 +138,12 @@ std::vector<std::int64_t> GraphBook::redoDependents(const GraphTask& task, std::
 }
 
 std::vector<std::int64_t> GraphBook::readersOf(const GraphTask& task) const {
-    const Task* decided = m_engine.task(task.id);
-    return decided ? decided->dependents : std::vector<std::int64_t>{};
+    std::vector<std::int64_t> readers;
+    if (const Task* decided = m_engine.task(task.id))
+        for (std::int64_t dependent : decided->dependents)
+            if (m_tasks.contains(dependent)) // not the job's merge
+                readers.push_back(dependent);
+    return readers;
 }
 
 std::vector<std::int64_t> GraphBook::dependentsOf(const GraphTask& task) const {
@@ -141,7 +155,8 @@ std::vector<std::int64_t> GraphBook::dependentsOf(const GraphTask& task) const {
         if (!from)
             continue;
         for (std::int64_t dependent : from->dependents)
-            if (std::find(found.begin(), found.end(), dependent) == found.end()) {
+            if (m_tasks.contains(dependent) && // not the job's merge
+                std::find(found.begin(), found.end(), dependent) == found.end()) {
                 found.push_back(dependent);
                 frontier.push_back(dependent);
             }
@@ -160,6 +175,25 @@ Expected<void> GraphBook::fillInputs(const GraphTask& task) {
 
 void GraphBook::endJob(const std::string& jobId, std::string_view why) {
     m_engine.cancelJob(jobId, why);
+}
+
+bool GraphBook::takeMerge(const GraphJob& job, std::string_view why) {
+    return m_engine.state(job.mergeTask) == TaskState::Queued &&
+           m_engine.takeForDecision(job.mergeTask, why);
+}
+
+bool GraphBook::merging(const GraphJob& job) const {
+    return m_engine.state(job.mergeTask) == TaskState::Deciding;
+}
+
+void GraphBook::callOffMerge(const GraphJob& job, std::string_view why) {
+    if (merging(job))
+        m_engine.requeue(job.mergeTask, QueuePlace::Front, why);
+}
+
+void GraphBook::mergeDecided(const GraphJob& job) {
+    if (merging(job))
+        m_engine.decide(job.mergeTask, "merged: the job's result");
 }
 
 bool GraphBook::fits(const GraphTask& task, const VolunteerInfo& volunteer,
@@ -197,6 +231,8 @@ GraphBook::leaseFor(const VolunteerInfo& volunteer, const VolunteerLoad& held,
     for (int pass = 0; pass < 3; ++pass) {
         auto leased = m_engine.lease(
             [&](const Task& candidate) {
+                if (candidate.type != kTaskType) // the node's merge
+                    return false;
                 const GraphTask& task = m_tasks.at(candidate.id);
                 if (task.involved.contains(volunteer.volunteerId) || !fits(task, volunteer, held) ||
                     !mayTake(task.id))

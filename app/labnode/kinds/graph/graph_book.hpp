@@ -55,7 +55,9 @@ struct GraphJob {
     std::vector<boost::json::value> chunkGraphs; // the chunks' graphs, ready for task frames
     std::vector<std::int64_t> taskIds;
     std::int64_t done = 0;
-    bool merging = false;
+    // Its merge on the task engine: a task of type GraphBook::kMergeType, waiting on every task
+    // of the job, that the node takes once they are all decided (GraphBook::takeMerge).
+    std::int64_t mergeTask = 0;
     std::vector<core::Tensor> result;
     std::int64_t redeciding = 0; // decided tasks being rechecked: the job waits for them
     // Decided stages whose outputs a recheck replaced: their dependents are computed again once
@@ -126,6 +128,17 @@ public:
     Expected<void> fillInputs(const GraphTask& task);
     // The job ended: none of its tasks is leased or decided any more.
     void endJob(const std::string& jobId, std::string_view why);
+
+    // The job's merge: queued once every task of the job is decided; the node takes it to merge
+    // their outputs (Queued → Deciding; false when it is not queued: a task is not decided, or
+    // the merge is taken already); it is decided with the job's result. A merge taken is called
+    // off when a task it merges is rechecked or computed again (back to the queue: the node
+    // takes it again once they are decided), and a task computed again sends it back to wait.
+    bool takeMerge(const GraphJob& job, std::string_view why);
+    bool merging(const GraphJob& job) const;
+    void callOffMerge(const GraphJob& job, std::string_view why);
+    void mergeDecided(const GraphJob& job);
+    const Task* mergeTaskOf(const GraphJob& job) const { return m_engine.task(job.mergeTask); }
     // Whether the volunteer lends enough memory for the task's chunk beside the tasks it holds:
     // a volunteer runs one task at a time and holds the others' inputs and constants meanwhile.
     bool fits(const GraphTask& task, const VolunteerInfo& volunteer,
@@ -143,6 +156,10 @@ public:
 
     // The task type graph tasks have on the engine (the replica or checked-alone deciders).
     static constexpr std::string_view kTaskType = "graph-op";
+    // The type of a job's merge, a task the node decides. Its id is the negative of the job's
+    // first task's: graph tasks are rows of graph_tasks (positive ids), and it stays the same
+    // when the job is loaded again.
+    static constexpr std::string_view kMergeType = "graph-merge";
 
 private:
     std::map<std::string, GraphJob> m_jobs;

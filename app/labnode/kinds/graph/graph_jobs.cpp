@@ -345,9 +345,10 @@ void GraphJobs::onRecheckDone(GraphJob& job) {
 
 void GraphJobs::finishJob(GraphJob& job) {
     m_stages.redoIfPending(job);
-    if (job.merging || job.redeciding > 0 || !job.redoPending.empty())
+    if (job.redeciding > 0 || !job.redoPending.empty())
         return; // a recheck's end finishes it
-    job.merging = true;
+    if (!m_book.takeMerge(job, "every task is decided: the node merges their outputs"))
+        return; // being merged already
     std::vector<std::vector<core::Tensor>> outputs;
     for (std::int64_t taskId : job.taskIds)
         outputs.push_back(m_book.task(taskId)->outputs);
@@ -366,11 +367,13 @@ void GraphJobs::onMerged(const std::string& jobId, Expected<std::vector<core::Te
     if (!found)
         return;
     GraphJob& job = *found;
-    job.merging = false;
+    if (job.state != JobState::Running || !m_book.merging(job))
+        return; // ended, or called off: a task was rechecked or computed again, its end merges
     if (!merged)
         return failJob(job, merged.error());
-    if (job.state != JobState::Running || job.redeciding > 0 || !job.redoPending.empty())
-        return; // ended, or a task is rechecked or computed again: its end merges again
+    if (job.redeciding > 0 || !job.redoPending.empty())
+        return m_book.callOffMerge(job, "a task it merges is rechecked or computed again");
+    m_book.mergeDecided(job);
     job.result = std::move(*merged);
     job.state = JobState::Done;
     Database& db = m_context.store.database();

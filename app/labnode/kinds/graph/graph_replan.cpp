@@ -14,8 +14,8 @@ GraphReplan::GraphReplan(NodeContext& context, GraphBook& book, GraphTaskSource&
       m_reload(std::move(reload)) {}
 
 bool GraphReplan::untouched(const GraphJob& job) const {
-    if (job.state != JobState::Running || job.done > 0 || job.merging || job.redeciding > 0 ||
-        !job.redoPending.empty())
+    if (job.state != JobState::Running || job.done > 0 || m_book.merging(job) ||
+        job.redeciding > 0 || !job.redoPending.empty())
         return false;
     return std::all_of(job.taskIds.begin(), job.taskIds.end(), [&](std::int64_t taskId) {
         const GraphTask* task = m_book.task(taskId);

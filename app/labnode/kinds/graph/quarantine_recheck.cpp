@@ -32,6 +32,7 @@ void QuarantineRecheck::recheck(GraphTask& task) {
     task.redeciding = true;
     GraphJob& job = m_book.jobOf(task);
     ++job.redeciding;
+    m_book.callOffMerge(job, "task " + std::to_string(task.id) + " is rechecked");
     const GraphChunk& chunk = job.chunks[task.chunk];
     // Recomputing, comparing and storing are O(size): a worker does them, core only records.
     const std::size_t researcherOutputs = chunk.researcherOutputs();
