@@ -49,6 +49,50 @@ void TaskGraph::removeJob(const std::string& job) {
     m_decided.erase(job);
 }
 
+bool TaskGraph::replan(std::int64_t id, std::vector<std::int64_t> dependencies,
+                       std::string_view cause) {
+    auto found = m_tasks.find(id);
+    if (found == m_tasks.end())
+        return false;
+    Task& planned = found->second;
+    if (planned.state != TaskState::Waiting && planned.state != TaskState::Queued)
+        return false;
+    for (std::int64_t old : planned.dependencies)
+        if (auto from = m_tasks.find(old); from != m_tasks.end())
+            std::erase(from->second.dependents, id);
+    planned.waitingOn.clear();
+    std::erase_if(dependencies,
+                  [&](std::int64_t dependency) { return !m_tasks.contains(dependency); });
+    for (std::int64_t dependency : dependencies) {
+        Task& from = m_tasks.at(dependency);
+        from.dependents.push_back(id);
+        if (from.state != TaskState::Decided)
+            planned.waitingOn.insert(dependency);
+    }
+    planned.dependencies = std::move(dependencies);
+    if (planned.state == TaskState::Queued && !planned.waitingOn.empty()) {
+        unqueue(id);
+        planned.wanted = 0;
+        move(planned, TaskState::Waiting, cause);
+    } else if (planned.state == TaskState::Waiting && planned.waitingOn.empty()) {
+        enqueue(planned, QueuePlace::Back, cause);
+    } else {
+        planned.story.push_back(
+            {planned.state, planned.state, planned.attempt, std::string(cause)});
+    }
+    return true;
+}
+
+void TaskGraph::redirect(const std::vector<std::int64_t>& tasks, std::int64_t from, std::int64_t to,
+                         std::string_view cause) {
+    for (std::int64_t id : tasks)
+        if (const Task* dependent = task(id)) {
+            std::vector<std::int64_t> dependencies = dependent->dependencies;
+            std::replace(dependencies.begin(), dependencies.end(), from, to);
+            replan(id, std::move(dependencies), cause);
+        }
+}
+
 const Task* TaskGraph::task(std::int64_t id) const {
     auto found = m_tasks.find(id);
     return found == m_tasks.end() ? nullptr : &found->second;

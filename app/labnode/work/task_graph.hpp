@@ -75,6 +75,17 @@ public:
     void add(TaskSpec spec, std::string_view cause, Reloaded reloaded = Reloaded::Undecided);
     // Forgets a job's tasks (its data is gone); dependents in other jobs keep waiting.
     void removeJob(const std::string& job);
+    // An id for a task the node decides that is no row of a kind's table (a merge, a step): they
+    // count down from -1, so they never meet the rows' ids.
+    std::int64_t nodeTaskId() { return --m_lastNodeTaskId; }
+    // A task not taken yet (waiting or queued) gets its dependencies planned again (the work it
+    // needs runs again as new tasks, a job of another kind on this engine included): it waits
+    // on those not decided, or is queued when none is left. False otherwise.
+    bool replan(std::int64_t id, std::vector<std::int64_t> dependencies, std::string_view cause);
+    // The work task `from` stood for is planned again as task `to`: each of `tasks` (those that
+    // depended on `from`, taken before it was removed) depends on `to` instead (replan).
+    void redirect(const std::vector<std::int64_t>& tasks, std::int64_t from, std::int64_t to,
+                  std::string_view cause);
 
     const Task* task(std::int64_t id) const;
     TaskState state(std::int64_t id) const; // Cancelled for an unknown task
@@ -131,6 +142,7 @@ private:
     std::map<std::string, std::vector<std::int64_t>> m_jobs; // in the order they were added
     std::map<std::string, std::int64_t> m_decided;
     std::deque<std::int64_t> m_queue;
+    std::int64_t m_lastNodeTaskId = 0;
 };
 
 } // namespace goblin::labnode

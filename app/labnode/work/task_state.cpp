@@ -20,7 +20,7 @@ constexpr std::array<std::pair<TaskState, TaskState>, 18> kTransitions{{
     {S::Deciding, S::Leased},   // the decision was called off: judged again
     {S::Deciding, S::Decided},  // the result was accepted
     {S::Decided, S::Queued},    // reopened: a volunteer of it was caught after the fact
-    {S::Queued, S::Waiting},    // a dependency was reopened
+    {S::Queued, S::Waiting},    // a dependency was reopened, or it waits on new ones
     {S::Leased, S::Waiting},    // a dependency was reopened (the lease is withdrawn)
     {S::Deciding, S::Waiting},  // a dependency was reopened (the verdict will be stale)
     {S::Decided, S::Waiting},   // a dependency was reopened: its output was computed from it

@@ -70,6 +70,7 @@ private Q_SLOTS:
     void aTaskOfReplicasStaysQueuedUntilEveryOpinionIsLeased();
     void opinionsWantedAgainQueueItOnceAndStopWantingLeavesTheLeases();
     void aCalledOffDecisionIsJudgedAgainAndADependentWaitsForTheReplicas();
+    void aTaskNotTakenYetIsPlannedAgainOnOtherDependencies();
 };
 
 void TestTaskGraph::tasksWithoutDependenciesQueueInOrder() {
@@ -373,6 +374,49 @@ void TestTaskGraph::aCalledOffDecisionIsJudgedAgainAndADependentWaitsForTheRepli
     // The dependent wants both of its opinions.
     QCOMPARE(graph.task(2)->wanted, 2);
     QCOMPARE(drain(graph), (Ids{2, 2}));
+}
+
+void TestTaskGraph::aTaskNotTakenYetIsPlannedAgainOnOtherDependencies() {
+    TaskGraph graph;
+    // Node tasks count down from -1, never meeting a row's id.
+    const std::int64_t merge = graph.nodeTaskId();
+    const std::int64_t step = graph.nodeTaskId();
+    QCOMPARE(merge, std::int64_t{-1});
+    QCOMPARE(step, std::int64_t{-2});
+    add(graph, 1, {}, "g-1");
+    add(graph, merge, {1}, "g-1");
+    add(graph, step, {}, "t-1");
+    QCOMPARE(graph.state(step), TaskState::Queued);
+    // The queued step waits on another job's task now: out of the queue.
+    QVERIFY(graph.replan(step, {merge}, "its round runs as group g-1"));
+    QCOMPARE(graph.state(step), TaskState::Waiting);
+    QCOMPARE(graph.task(merge)->dependents, Ids{step});
+    QCOMPARE(drain(graph), Ids{1});
+    QVERIFY(graph.startDeciding(1, "result"));
+    graph.decide(1, "accepted");
+    QVERIFY(graph.takeForDecision(merge, "merging"));
+    QCOMPARE(graph.decide(merge, "merged"), Ids{step});
+    QCOMPARE(graph.state(step), TaskState::Queued);
+
+    // A queued task planned again on decided tasks stays queued; a removed one is not waited on.
+    QVERIFY(graph.replan(step, {merge, 99}, "said again"));
+    QCOMPARE(graph.state(step), TaskState::Queued);
+    QCOMPARE(graph.task(step)->dependencies, Ids{merge});
+    // Redirected to a new task: it waits on that one, and the old one no longer names it.
+    const std::int64_t next = graph.nodeTaskId();
+    add(graph, next, {}, "g-2");
+    graph.redirect({step}, merge, next, "its group was planned again");
+    QCOMPARE(graph.task(step)->dependencies, Ids{next});
+    QCOMPARE(graph.state(step), TaskState::Waiting);
+    QVERIFY(graph.task(merge)->dependents.empty());
+    QCOMPARE(graph.story(step).back().cause, std::string("its group was planned again"));
+    // A task taken already is not planned again.
+    QVERIFY(graph.takeForDecision(next, "merging"));
+    graph.decide(next, "merged");
+    QVERIFY(graph.takeForDecision(step, "stepping"));
+    QVERIFY(!graph.replan(step, {}, "too late"));
+    QCOMPARE(graph.state(step), TaskState::Deciding);
+    QVERIFY(!graph.replan(42, {}, "no such task"));
 }
 
 QTEST_APPLESS_MAIN(TestTaskGraph)

@@ -66,16 +66,14 @@ GraphJob& GraphBook::add(GraphJob job, const std::vector<GraphTaskRow>& tasks,
                      reloaded);
         m_tasks.insert_or_assign(task.id, std::move(task));
     }
-    if (!job.taskIds.empty()) {
-        job.mergeTask = -job.taskIds.front();
-        m_engine.add(TaskSpec{.id = job.mergeTask,
-                              .job = job.id,
-                              .type = std::string(kMergeType),
-                              .dependencies = job.taskIds,
-                              .attempt = 0,
-                              .opinions = 1},
-                     "planned: the node merges the job's tasks once they are decided");
-    }
+    job.mergeTask = m_engine.nodeTaskId();
+    m_engine.add(TaskSpec{.id = job.mergeTask,
+                          .job = job.id,
+                          .type = std::string(kMergeType),
+                          .dependencies = job.taskIds,
+                          .attempt = 0,
+                          .opinions = 1},
+                 "planned: the node merges the job's tasks once they are decided");
     return m_jobs.insert_or_assign(job.id, std::move(job)).first->second;
 }
 

@@ -156,10 +156,12 @@ public:
 
     // The task type graph tasks have on the engine (the replica or checked-alone deciders).
     static constexpr std::string_view kTaskType = "graph-op";
-    // The type of a job's merge, a task the node decides. Its id is the negative of the job's
-    // first task's: graph tasks are rows of graph_tasks (positive ids), and it stays the same
-    // when the job is loaded again.
+    // The type of a job's merge, a task the node decides (its id is the engine's nodeTaskId()).
     static constexpr std::string_view kMergeType = "graph-merge";
+
+    // The engine the book's tasks live on. A kind whose jobs own groups of graph tasks (the
+    // training kind) keeps its own node tasks here, so that they wait on a group's merge.
+    TaskGraph& engine() { return m_engine; }
 
 private:
     std::map<std::string, GraphJob> m_jobs;

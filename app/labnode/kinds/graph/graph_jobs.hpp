@@ -103,6 +103,13 @@ public:
     // Tells `follower` when the loaded job `jobId` ends (at once, posted, if it is done already);
     // false when no such job is loaded (released, failed or unknown).
     bool follow(const std::string& jobId, GraphJobFollower follower);
+    // The engine the graph tasks live on, and a loaded job's merge task there (0 when it is not
+    // loaded): a group's owner keeps its own tasks on it, waiting on the group's merge.
+    TaskGraph& taskEngine() { return m_book.engine(); }
+    std::int64_t mergeTaskOf(const std::string& jobId) {
+        const GraphJob* job = m_book.job(jobId);
+        return job ? job->mergeTask : 0;
+    }
     // The node's comparison and recomputation seconds for a loaded job (0 when not loaded).
     double verificationSeconds(const std::string& jobId) {
         const GraphJob* job = m_book.job(jobId);

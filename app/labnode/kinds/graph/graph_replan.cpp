@@ -93,6 +93,11 @@ void GraphReplan::replan(const std::string& jobId, std::vector<GraphChunk> chunk
         return;
     }
     GraphIntake intake{job->submission, std::move(chunks), row->request, row->inputs, 0};
+    // Its owner's tasks that wait on its merge (a training round's step) wait on the new one.
+    const std::int64_t merge = job->mergeTask;
+    const Task* merged = m_book.mergeTaskOf(*job);
+    const std::vector<std::int64_t> waiting =
+        merged ? merged->dependents : std::vector<std::int64_t>{};
     m_book.remove(jobId);
     auto reloaded = m_reload(*row, std::move(intake), *tasks);
     if (!reloaded) {
@@ -100,6 +105,8 @@ void GraphReplan::replan(const std::string& jobId, std::vector<GraphChunk> chunk
                             reloaded.error().message + ")");
         return;
     }
+    m_book.engine().redirect(waiting, merge, (*reloaded)->mergeTask,
+                             "its group " + jobId + " was planned again");
     m_context.log("graph job " + jobId + " planned again for the connected volunteers: " +
                   describeTasks((*reloaded)->chunks));
 }

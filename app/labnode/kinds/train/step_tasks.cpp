@@ -13,14 +13,29 @@ std::size_t nextIndex(const TrainingJob& job) {
 
 } // namespace
 
+void StepTasks::waitOnGroup(const TrainingJob& job, std::int64_t merge, std::string_view cause) {
+    if (job.state != JobState::Running)
+        return;
+    const std::vector<std::int64_t>& chain = chainOf(job);
+    const std::size_t next = nextIndex(job);
+    if (next >= chain.size())
+        return;
+    std::vector<std::int64_t> dependencies;
+    if (next > 0)
+        dependencies.push_back(chain[next - 1]);
+    if (merge != 0)
+        dependencies.push_back(merge);
+    m_engine.replan(chain[next], std::move(dependencies), cause);
+}
+
 bool StepTasks::take(const TrainingJob& job, std::string_view cause) {
     if (job.state != JobState::Running)
         return false;
     const std::vector<std::int64_t>& chain = chainOf(job);
     const std::size_t next = nextIndex(job);
-    if (next >= chain.size() || m_engine.state(chain[next]) != TaskState::Queued)
-        return false;
-    return m_engine.takeForDecision(chain[next], cause);
+    // Queued: the round before's step and the group's merge are decided.
+    return next < chain.size() && m_engine.state(chain[next]) == TaskState::Queued &&
+           m_engine.takeForDecision(chain[next], cause);
 }
 
 bool StepTasks::taking(const TrainingJob& job) {
@@ -73,8 +88,10 @@ std::vector<std::int64_t>& StepTasks::chainOf(const TrainingJob& job) {
             return chain;
         const TaskState nextState =
             next < chain.size() ? m_engine.state(chain[next]) : TaskState::Cancelled;
+        // Waiting: on its group's merge (the steps before it are decided, by the count).
         if (m_engine.decidedCount(job.id) == job.roundsDone && chain.size() >= next &&
-            (ended || nextState == TaskState::Queued || nextState == TaskState::Deciding))
+            (ended || nextState == TaskState::Waiting || nextState == TaskState::Queued ||
+             nextState == TaskState::Deciding))
             return chain;
     }
     m_engine.removeJob(job.id);
@@ -92,7 +109,7 @@ void StepTasks::plan(const TrainingJob& job, std::vector<std::int64_t>& chain, R
     std::vector<std::int64_t> dependencies;
     if (!chain.empty())
         dependencies.push_back(chain.back());
-    TaskSpec spec{.id = m_nextId++,
+    TaskSpec spec{.id = m_engine.nodeTaskId(),
                   .job = job.id,
                   .type = std::string(kTaskType),
                   .dependencies = std::move(dependencies),

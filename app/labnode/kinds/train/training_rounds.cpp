@@ -32,7 +32,7 @@ Error inRound(std::int64_t round, const Error& error) {
 TrainingRounds::TrainingRounds(NodeContext& context, PeerRegistry& peers, ResearcherDesk& desk,
                                GraphJobs& graphs, StreamedBatches& batches, Hooks hooks)
     : m_context(context), m_peers(peers), m_desk(desk), m_graphs(graphs), m_batches(batches),
-      m_hooks(std::move(hooks)) {}
+      m_hooks(std::move(hooks)), m_steps(graphs.taskEngine()) {}
 
 void TrainingRounds::resume(TrainingJob& job) {
     if (!job.roundJob.empty() && follow(job)) {
@@ -95,6 +95,9 @@ void TrainingRounds::start(TrainingJob& job) {
 }
 
 bool TrainingRounds::follow(TrainingJob& job) {
+    // The round's step waits on its group's merge (and on the round before's step).
+    m_steps.waitOnGroup(job, m_graphs.mergeTaskOf(job.roundJob),
+                        "round " + std::to_string(job.round()) + " runs as group " + job.roundJob);
     return m_graphs.follow(
         job.roundJob,
         GraphJobFollower{[this, id = job.id](const std::string& graphJob,

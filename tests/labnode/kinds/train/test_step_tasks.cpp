@@ -5,7 +5,8 @@
 // waiting, and training on makes them ready again rather than planning new ones; a running job's
 // chain that does not agree with its committed rounds (a restart, a job loaded again) is rebuilt
 // from them; a failed or cancelled job's steps are cancelled and never taken, until it trains
-// again.
+// again; a step waits on its round's group's merge (a task of the graph kind on the same engine),
+// the latest group's alone, and on the merge that replaces it when the group is planned again.
 #include <QtTest/QtTest>
 
 #include <cstdint>
@@ -55,10 +56,12 @@ private Q_SLOTS:
     void aRewindReopensTheRoundsStepAndTheLaterOnesWaitAgain();
     void aChainThatDisagreesWithTheCommittedRoundsIsRebuiltFromThem();
     void aFailedOrCancelledJobsStepsAreCancelledAndNeverTaken();
+    void aStepWaitsOnItsRoundsGroupMerge();
 };
 
 void TestStepTasks::eachStepWaitsOnTheRoundBeforeAndIsDecidedWhenItsRoundCommits() {
-    StepTasks steps;
+    TaskGraph engine;
+    StepTasks steps{engine};
     TrainingJob job = jobOf(3);
     QCOMPARE(statesOf(steps, job), std::string("queued"));
     QVERIFY(!steps.taking(job));
@@ -89,7 +92,8 @@ void TestStepTasks::eachStepWaitsOnTheRoundBeforeAndIsDecidedWhenItsRoundCommits
 }
 
 void TestStepTasks::aStepBeingTakenIsNotTakenTwice() {
-    StepTasks steps;
+    TaskGraph engine;
+    StepTasks steps{engine};
     TrainingJob job = jobOf(2);
     QVERIFY(steps.take(job, "its group is done"));
     QVERIFY(!steps.take(job, "its group is done, said twice"));
@@ -102,7 +106,8 @@ void TestStepTasks::aStepBeingTakenIsNotTakenTwice() {
 }
 
 void TestStepTasks::aRewindReopensTheRoundsStepAndTheLaterOnesWaitAgain() {
-    StepTasks steps;
+    TaskGraph engine;
+    StepTasks steps{engine};
     TrainingJob job = jobOf(4);
     for (int round = 0; round < 3; ++round)
         commitRound(steps, job);
@@ -132,7 +137,8 @@ void TestStepTasks::aRewindReopensTheRoundsStepAndTheLaterOnesWaitAgain() {
 }
 
 void TestStepTasks::aChainThatDisagreesWithTheCommittedRoundsIsRebuiltFromThem() {
-    StepTasks restarted;
+    TaskGraph engine;
+    StepTasks restarted{engine};
     TrainingJob job = jobOf(4, 2); // two rounds committed before the node restarted
     QCOMPARE(statesOf(restarted, job), std::string("decided decided queued"));
     QCOMPARE(restarted.stepsOf(job).back()->story.front().cause,
@@ -150,7 +156,8 @@ void TestStepTasks::aChainThatDisagreesWithTheCommittedRoundsIsRebuiltFromThem()
 }
 
 void TestStepTasks::aFailedOrCancelledJobsStepsAreCancelledAndNeverTaken() {
-    StepTasks steps;
+    TaskGraph engine;
+    StepTasks steps{engine};
     TrainingJob job = jobOf(3);
     commitRound(steps, job);
     QVERIFY(steps.take(job, "its group is done"));
@@ -165,13 +172,77 @@ void TestStepTasks::aFailedOrCancelledJobsStepsAreCancelledAndNeverTaken() {
     QCOMPARE(statesOf(steps, job), std::string("decided queued"));
     QVERIFY(steps.take(job, "its group is done, trained again"));
 
-    StepTasks other;
+    TaskGraph otherEngine;
+    StepTasks other{otherEngine};
     TrainingJob failing = jobOf(2);
     QVERIFY(other.take(failing, "its group is done"));
     other.cancel(failing.id, "the job failed");
     failing.state = JobState::Failed;
     QCOMPARE(statesOf(other, failing), std::string("cancelled"));
     QVERIFY(!other.take(failing, "its group is done, after the failure"));
+}
+
+void TestStepTasks::aStepWaitsOnItsRoundsGroupMerge() {
+    TaskGraph engine; // the graph kind's, where a group's merge lives
+    StepTasks steps{engine};
+    TrainingJob job = jobOf(3);
+    auto addMerge = [&](const std::string& group) {
+        const std::int64_t id = engine.nodeTaskId();
+        engine.add(TaskSpec{.id = id,
+                            .job = group,
+                            .type = "graph-merge",
+                            .dependencies = {},
+                            .attempt = 0,
+                            .opinions = 1},
+                   "planned");
+        return id;
+    };
+    auto merge = [&](std::int64_t id) {
+        QVERIFY(engine.takeForDecision(id, "merging"));
+        engine.decide(id, "merged");
+    };
+    const std::int64_t first = addMerge("g-1");
+    steps.waitOnGroup(job, first, "round 0 runs as group g-1");
+    QCOMPARE(statesOf(steps, job), std::string("waiting"));
+    QVERIFY(!steps.take(job, "too soon: the group is not merged")); // the engine's edge holds it
+    QCOMPARE(statesOf(steps, job), std::string("waiting"));
+    merge(first);
+    QCOMPARE(statesOf(steps, job), std::string("queued"));
+    commitRound(steps, job);
+
+    // Round 1 runs as group g-2, which is then dropped and run again as g-3 (a rewind's new
+    // group): the step waits on the round before's step and on g-3's merge alone.
+    const std::int64_t dropped = addMerge("g-2");
+    steps.waitOnGroup(job, dropped, "round 1 runs as group g-2");
+    const std::int64_t again = addMerge("g-3");
+    steps.waitOnGroup(job, again, "round 1 runs as group g-3");
+    const Task* step = steps.stepsOf(job).back();
+    QCOMPARE(step->dependencies,
+             (std::vector<std::int64_t>{steps.stepsOf(job).front()->id, again}));
+    merge(dropped);
+    QCOMPARE(statesOf(steps, job), std::string("decided waiting")); // not rebuilt, still waiting
+    QCOMPARE(steps.stepsOf(job).back(), step);
+
+    // g-3 is planned again as g-4 (the graph kind's replan): the step waits on g-4's merge.
+    const std::vector<std::int64_t> waiting = engine.task(again)->dependents;
+    QCOMPARE(waiting, std::vector<std::int64_t>{step->id});
+    engine.removeJob("g-3");
+    const std::int64_t replanned = addMerge("g-4");
+    engine.redirect(waiting, again, replanned, "its group g-3 was planned again");
+    QCOMPARE(step->dependencies.back(), replanned);
+    QCOMPARE(statesOf(steps, job), std::string("decided waiting"));
+    merge(replanned);
+    QCOMPARE(statesOf(steps, job), std::string("decided queued"));
+    QCOMPARE(step->story.back().cause,
+             "its last dependency, task " + std::to_string(replanned) + ", was decided");
+    commitRound(steps, job);
+    // A group that is merged before its step waits on it holds nothing.
+    const std::int64_t early = addMerge("g-5");
+    merge(early);
+    steps.waitOnGroup(job, early, "round 2 runs as group g-5");
+    QCOMPARE(statesOf(steps, job), std::string("decided decided queued"));
+    commitRound(steps, job);
+    QCOMPARE(statesOf(steps, job), std::string("decided decided decided"));
 }
 
 QTEST_APPLESS_MAIN(TestStepTasks)

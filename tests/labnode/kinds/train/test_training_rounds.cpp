@@ -11,6 +11,8 @@
 // round's loaded group or starts the round again.
 #include <QtTest/QtTest>
 
+#include <algorithm>
+
 #include "kinds/graph/graph_blobs.hpp"
 #include "kinds/train/rewind_store.hpp"
 #include "kinds/train/train_store.hpp"
@@ -117,14 +119,26 @@ void TestTrainingRounds::eachRoundIsAGroupOfTheJobCommittedAndToldToWatchersBefo
     QVERIFY(rig.failures.empty());
     QCOMPARE(job.roundsDone, kRounds);
     QVERIFY(job.roundJob.empty() && !rig.rounds.stepping(job));
-    // Each round's step was a task of the job the node decided, after the round before's.
+    // Each round's step was a task of the job the node decided, after the round before's and
+    // after its group's merge (a task of the graph kind on the same engine): the merge's
+    // decision is what queued it.
     const std::vector<const Task*> steps = rig.rounds.steps(job);
     QCOMPARE(steps.size(), std::size_t(kRounds));
     for (std::size_t round = 0; round < steps.size(); ++round) {
-        QCOMPARE(steps[round]->state, TaskState::Decided);
-        QCOMPARE(steps[round]->job, std::string("t-1"));
+        const Task& step = *steps[round];
+        QCOMPARE(step.state, TaskState::Decided);
+        QCOMPARE(step.job, std::string("t-1"));
+        QCOMPARE(step.dependencies.size(), round > 0 ? std::size_t{2} : std::size_t{1});
         if (round > 0)
-            QCOMPARE(steps[round]->dependencies, std::vector<std::int64_t>{steps[round - 1]->id});
+            QCOMPARE(step.dependencies.front(), steps[round - 1]->id);
+        const std::int64_t merge = step.dependencies.back();
+        QVERIFY(merge < 0 && merge != step.id);
+        const auto said = [&](const std::string& cause) {
+            return std::any_of(step.story.begin(), step.story.end(),
+                               [&](const Transition& t) { return t.cause.starts_with(cause); });
+        };
+        QVERIFY(said("round " + std::to_string(round) + " runs as group "));
+        QVERIFY(said("its last dependency, task " + std::to_string(merge) + ", was decided"));
     }
     // One group per round, owned by the job, each released once its round committed.
     const std::string groups = rig.groups("t-1");
