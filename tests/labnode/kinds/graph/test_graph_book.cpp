@@ -51,6 +51,15 @@ bool decide(GraphBook& book, std::int64_t taskId) {
     return book.decided(*task);
 }
 
+// Adds threeTasks() and decides every task; null when one could not be decided.
+GraphJob* addDecided(GraphBook& book, const BlobStore& blobs) {
+    GraphJob& job = book.add(threeTasks(), rowsOf(3), blobs);
+    for (std::int64_t taskId : {41, 42, 43})
+        if (!decide(book, taskId))
+            return nullptr;
+    return &job;
+}
+
 TaskState mergeState(const GraphBook& book, const GraphJob& job) {
     const Task* merge = book.mergeTaskOf(job);
     return merge ? merge->state : TaskState::Cancelled;
@@ -114,9 +123,9 @@ void TestGraphBook::theMergeWaitsOnEveryTaskAndIsTakenOnce() {
 void TestGraphBook::theMergeIsNeverLeasedToAVolunteer() {
     NodeHarness node;
     GraphBook book;
-    GraphJob& job = book.add(threeTasks(), rowsOf(3), node.blobs);
-    for (std::int64_t taskId : {41, 42, 43})
-        QVERIFY(decide(book, taskId));
+    GraphJob* added = addDecided(book, node.blobs);
+    QVERIFY(added);
+    GraphJob& job = *added;
     QCOMPARE(mergeState(book, job), TaskState::Queued);
     QVERIFY(book.hasQueued());
     VolunteerInfo volunteer;
@@ -143,9 +152,9 @@ void TestGraphBook::theMergeIsNeverLeasedToAVolunteer() {
 void TestGraphBook::aTaskComputedAgainSendsTheMergeBackToWait() {
     NodeHarness node;
     GraphBook book;
-    GraphJob& job = book.add(threeTasks(), rowsOf(3), node.blobs);
-    for (std::int64_t taskId : {41, 42, 43})
-        QVERIFY(decide(book, taskId));
+    GraphJob* added = addDecided(book, node.blobs);
+    QVERIFY(added);
+    GraphJob& job = *added;
     QVERIFY(book.takeMerge(job, "every task is decided"));
 
     // The node replaced chunk 0's outputs while the merge ran: chunk 1 is computed again and the
