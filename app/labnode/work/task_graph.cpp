@@ -93,6 +93,11 @@ void TaskGraph::redirect(const std::vector<std::int64_t>& tasks, std::int64_t fr
         }
 }
 
+bool TaskGraph::hasQueued(std::string_view type) const {
+    return std::any_of(m_queue.begin(), m_queue.end(),
+                       [&](std::int64_t id) { return m_tasks.at(id).type == type; });
+}
+
 const Task* TaskGraph::task(std::int64_t id) const {
     auto found = m_tasks.find(id);
     return found == m_tasks.end() ? nullptr : &found->second;

@@ -95,6 +95,8 @@ public:
     const std::vector<Transition>& story(std::int64_t id) const;
 
     bool hasQueued() const { return !m_queue.empty(); }
+    // Whether a task of this type is queued (an engine that also holds tasks the node decides).
+    bool hasQueued(std::string_view type) const;
     // Leases one opinion of the first queued task `mayTake` accepts, with a fresh attempt. The
     // task stays queued while it wants more opinions, else Queued → Leased.
     std::optional<LeasedTask> lease(const std::function<bool(const Task&)>& mayTake,

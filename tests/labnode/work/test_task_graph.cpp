@@ -387,6 +387,8 @@ void TestTaskGraph::aTaskNotTakenYetIsPlannedAgainOnOtherDependencies() {
     add(graph, merge, {1}, "g-1");
     add(graph, step, {}, "t-1");
     QCOMPARE(graph.state(step), TaskState::Queued);
+    QVERIFY(graph.hasQueued("tile"));
+    QVERIFY(!graph.hasQueued("graph-merge"));
     // The queued step waits on another job's task now: out of the queue.
     QVERIFY(graph.replan(step, {merge}, "its round runs as group g-1"));
     QCOMPARE(graph.state(step), TaskState::Waiting);

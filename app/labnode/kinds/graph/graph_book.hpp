@@ -106,7 +106,8 @@ public:
     bool decided(const GraphTask& task) const { return state(task) == TaskState::Decided; }
     bool settled(const GraphTask& task) const;
 
-    bool hasQueued() const { return m_engine.hasQueued(); }
+    // Whether a graph task is queued for volunteers (not a merge or an owner's node task).
+    bool hasQueued() const { return m_engine.hasQueued(kTaskType); }
     // One more volunteer opinion is wanted.
     void wantOpinion(const GraphTask& task, std::string_view why);
     // The opinions it still wants are not needed (the node decides with what it has).

@@ -127,7 +127,8 @@ void TestGraphBook::theMergeIsNeverLeasedToAVolunteer() {
     QVERIFY(added);
     GraphJob& job = *added;
     QCOMPARE(mergeState(book, job), TaskState::Queued);
-    QVERIFY(book.hasQueued());
+    QVERIFY(book.engine().hasQueued());
+    QVERIFY(!book.hasQueued()); // nothing for the scheduler to lease
     VolunteerInfo volunteer;
     volunteer.volunteerId = "v1";
     volunteer.backend = "cpu";
