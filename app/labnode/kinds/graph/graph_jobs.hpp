@@ -106,7 +106,7 @@ public:
     // The engine the graph tasks live on, and a loaded job's merge task there (0 when it is not
     // loaded): a group's owner keeps its own tasks on it, waiting on the group's merge.
     TaskGraph& taskEngine() { return m_book.engine(); }
-    std::int64_t mergeTaskOf(const std::string& jobId) {
+    std::int64_t mergeTaskIdOf(const std::string& jobId) {
         const GraphJob* job = m_book.job(jobId);
         return job ? job->mergeTask : 0;
     }

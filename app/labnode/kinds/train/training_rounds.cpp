@@ -96,7 +96,7 @@ void TrainingRounds::start(TrainingJob& job) {
 
 bool TrainingRounds::follow(TrainingJob& job) {
     // The round's step waits on its group's merge (and on the round before's step).
-    m_steps.waitOnGroup(job, m_graphs.mergeTaskOf(job.roundJob),
+    m_steps.waitOnGroup(job, m_graphs.mergeTaskIdOf(job.roundJob),
                         "round " + std::to_string(job.round()) + " runs as group " + job.roundJob);
     return m_graphs.follow(
         job.roundJob,
