@@ -2,7 +2,8 @@
 // real GraphBook: when a volunteer of a task decided by two agreeing replicas is quarantined, the
 // node recomputes the task; right replicas stand, agreeing liars are overturned in graph_results,
 // the task's outputs become the node's (the lie's blobs are deleted) and the partner is quarantined
-// in turn; a task the node checked alone (verification="freivalds") is not rechecked.
+// in turn; a task the node checked alone (verification="freivalds") is not rechecked; a merge of
+// the job already running when a recheck begins is called off, to be taken again after it.
 #include <QtTest/QtTest>
 
 #include "kinds/graph/graph_blobs.hpp"
@@ -35,6 +36,7 @@ private Q_SLOTS:
     void rightReplicasStand();
     void agreeingLiarsAreOverturnedAndTheirOutputsReplaced();
     void taskCheckedAloneIsNotRechecked();
+    void aMergeRunningWhenARecheckBeginsIsCalledOff();
 };
 
 void TestQuarantineRecheck::rightReplicasStand() {
@@ -107,6 +109,32 @@ void TestQuarantineRecheck::taskCheckedAloneIsNotRechecked() {
     QCOMPARE(g.recorded.rechecksDone, 0);
     QCOMPARE(g.verdictOf(task.id, attempt), std::string("accepted node-audit"));
     QCOMPARE(g.storedText(task.id), before);
+    QVERIFY(g.recorded.jobFailures.empty());
+}
+
+void TestQuarantineRecheck::aMergeRunningWhenARecheckBeginsIsCalledOff() {
+    GraphRig g(noAudits());
+    QVERIFY2(g.setupError().empty(), g.setupError().c_str());
+    QVERIFY(decideByAgreement(g, true).first > 0);
+    GraphTask& other = g.task(1);
+    g.add(other, g.honest(1, "v-three"), "10.0.0.3");
+    g.add(other, g.honest(1, "v-four"), "10.0.0.4");
+    QVERIFY(g.waitDecided(1));
+    // Every task is decided: the node takes the job's merge (as GraphJobs::finishJob does).
+    QVERIFY(g.book.takeMerge(g.job(), "every task is decided: the node merges their outputs"));
+    QVERIFY(g.book.merging(g.job()));
+    g.trust.quarantine("v-one", "caught elsewhere");
+    // The recheck begins in the listener: the merge in flight no longer counts.
+    QVERIFY(g.rig.node.waitUntil([&] { return !g.book.merging(g.job()); }));
+    const Task* merge = g.book.mergeTaskOf(g.job());
+    QVERIFY(merge);
+    QCOMPARE(merge->state, TaskState::Queued);
+    QCOMPARE(merge->story.back().cause, "task " + std::to_string(g.task(0).id) + " is rechecked");
+    QVERIFY(g.rig.node.waitUntil([&] { return g.recorded.rechecksDone == 1; }));
+    QVERIFY(g.task(0).nodeOutputs); // the lie was replaced
+    // Once the recheck ended, the merge is taken again, from the node's outputs.
+    QVERIFY(g.book.takeMerge(g.job(), "the recheck ended"));
+    QVERIFY(g.settle());
     QVERIFY(g.recorded.jobFailures.empty());
 }
 
