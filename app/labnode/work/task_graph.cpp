@@ -51,12 +51,10 @@ void TaskGraph::removeJob(const std::string& job) {
 
 bool TaskGraph::replan(std::int64_t id, std::vector<std::int64_t> dependencies,
                        std::string_view cause) {
-    auto found = m_tasks.find(id);
-    if (found == m_tasks.end())
+    Task* found = findIn(id, {TaskState::Waiting, TaskState::Queued});
+    if (!found)
         return false;
-    Task& planned = found->second;
-    if (planned.state != TaskState::Waiting && planned.state != TaskState::Queued)
-        return false;
+    Task& planned = *found;
     for (std::int64_t old : planned.dependencies)
         if (auto from = m_tasks.find(old); from != m_tasks.end())
             std::erase(from->second.dependents, id);
@@ -101,6 +99,14 @@ bool TaskGraph::hasQueued(std::string_view type) const {
 const Task* TaskGraph::task(std::int64_t id) const {
     auto found = m_tasks.find(id);
     return found == m_tasks.end() ? nullptr : &found->second;
+}
+
+Task* TaskGraph::findIn(std::int64_t id, std::initializer_list<TaskState> states) {
+    auto found = m_tasks.find(id);
+    if (found == m_tasks.end() ||
+        std::find(states.begin(), states.end(), found->second.state) == states.end())
+        return nullptr;
+    return &found->second;
 }
 
 TaskState TaskGraph::state(std::int64_t id) const {
@@ -149,66 +155,57 @@ std::optional<LeasedTask> TaskGraph::lease(const std::function<bool(const Task&)
 }
 
 bool TaskGraph::startDeciding(std::int64_t id, std::string_view cause) {
-    auto found = m_tasks.find(id);
-    if (found == m_tasks.end() || found->second.state != TaskState::Leased)
+    Task* leased = findIn(id, {TaskState::Leased});
+    if (!leased)
         return false;
-    move(found->second, TaskState::Deciding, cause);
+    move(*leased, TaskState::Deciding, cause);
     return true;
 }
 
 bool TaskGraph::takeForDecision(std::int64_t id, std::string_view cause) {
-    auto found = m_tasks.find(id);
-    if (found == m_tasks.end())
+    Task* taken = findIn(id, {TaskState::Queued, TaskState::Leased});
+    if (!taken)
         return false;
-    Task& taken = found->second;
-    if (taken.state != TaskState::Queued && taken.state != TaskState::Leased)
-        return false;
-    if (taken.state == TaskState::Queued)
+    if (taken->state == TaskState::Queued)
         unqueue(id);
-    taken.wanted = 0;
-    move(taken, TaskState::Deciding, cause);
+    taken->wanted = 0;
+    move(*taken, TaskState::Deciding, cause);
     return true;
 }
 
 bool TaskGraph::requeue(std::int64_t id, QueuePlace place, std::string_view cause) {
-    auto found = m_tasks.find(id);
-    if (found == m_tasks.end())
+    Task* back = findIn(id, {TaskState::Leased, TaskState::Deciding});
+    if (!back)
         return false;
-    Task& back = found->second;
-    if (back.state != TaskState::Leased && back.state != TaskState::Deciding)
-        return false;
-    enqueue(back, place, cause, 1);
+    enqueue(*back, place, cause, 1);
     return true;
 }
 
 bool TaskGraph::want(std::int64_t id, QueuePlace place, std::string_view cause) {
-    auto found = m_tasks.find(id);
-    if (found == m_tasks.end())
-        return false;
-    Task& wanting = found->second;
-    if (wanting.state != TaskState::Queued)
+    Task* wanting = findIn(id, {TaskState::Queued});
+    if (!wanting)
         return requeue(id, place, cause);
-    ++wanting.wanted;
-    wanting.story.push_back(
-        {TaskState::Queued, TaskState::Queued, wanting.attempt, std::string(cause)});
+    ++wanting->wanted;
+    wanting->story.push_back(
+        {TaskState::Queued, TaskState::Queued, wanting->attempt, std::string(cause)});
     return true;
 }
 
 bool TaskGraph::stopWanting(std::int64_t id, std::string_view cause) {
-    auto found = m_tasks.find(id);
-    if (found == m_tasks.end() || found->second.state != TaskState::Queued)
+    Task* queued = findIn(id, {TaskState::Queued});
+    if (!queued)
         return false;
     unqueue(id);
-    found->second.wanted = 0;
-    move(found->second, TaskState::Leased, cause);
+    queued->wanted = 0;
+    move(*queued, TaskState::Leased, cause);
     return true;
 }
 
 bool TaskGraph::callOff(std::int64_t id, std::string_view cause) {
-    auto found = m_tasks.find(id);
-    if (found == m_tasks.end() || found->second.state != TaskState::Deciding)
+    Task* deciding = findIn(id, {TaskState::Deciding});
+    if (!deciding)
         return false;
-    move(found->second, TaskState::Leased, cause);
+    move(*deciding, TaskState::Leased, cause);
     return true;
 }
 

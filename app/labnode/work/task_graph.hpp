@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <set>
@@ -133,6 +134,8 @@ public:
     void cancelJob(const std::string& job, std::string_view cause);
 
 private:
+    // The task when it is in one of `states`, else nullptr (unknown, or in another state).
+    Task* findIn(std::int64_t id, std::initializer_list<TaskState> states);
     void move(Task& task, TaskState to, std::string_view cause);
     // Queues it wanting `opinions` opinions (0: as many as it was planned with).
     void enqueue(Task& task, QueuePlace place, std::string_view cause, int opinions = 0);
