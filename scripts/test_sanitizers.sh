@@ -7,9 +7,17 @@
 # PoCL's JIT is not built for ASan, and leaving them out keeps the OpenCL stack out of this build.
 # -O0 (the preset): a quarter less compile work than -O1 (about eight minutes on two cores) for
 # about a minute and a half more of running; lib/verify and test_matmul_check, the longest test,
-# stay at -O1 (alone: 78 s, against 168 to 305 s at -O0).
-# Usage: scripts/test_sanitizers.sh (after scripts/install_deps.sh).
+# stay at -O1 (alone: 78 s, against 168 to 305 s at -O0). The preset links the libraries as
+# shared ones: each test program would otherwise carry its own instrumented lab node.
+# Usage: scripts/test_sanitizers.sh [--discard] (after scripts/install_deps.sh). --discard removes
+# the tree once its tests passed (scripts/test.sh: the disk it takes, mostly precompiled headers).
 set -euo pipefail
+discard=0
+case "${1:-}" in
+"") ;;
+--discard) discard=1 ;;
+*) echo "usage: scripts/test_sanitizers.sh [--discard]" >&2; exit 2 ;;
+esac
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 build=build/asan
@@ -36,3 +44,4 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export QT_QPA_PLATFORM=offscreen
 regex="^($(IFS='|'; echo "${run[*]}"))\$"
 ctest --preset asan -j "$(nproc)" -R "$regex"
+[ "$discard" = 0 ] || rm -rf "$build"
