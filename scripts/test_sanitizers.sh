@@ -40,6 +40,7 @@ for test in "${tests[@]}"; do
 done
 cmake --build --preset asan -j "$(nproc)" --target "${targets[@]}"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1"
+export LSAN_OPTIONS="suppressions=$root/tests/support/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export QT_QPA_PLATFORM=offscreen
 regex="^($(IFS='|'; echo "${run[*]}"))\$"
