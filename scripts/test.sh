@@ -14,8 +14,9 @@ case "${1:-}" in
 *) echo "usage: scripts/test.sh [--quick]" >&2; exit 2 ;;
 esac
 bash scripts/install_deps.sh --test
-# A run writes up to about 4 GiB here (measured: the asan tree and the compiler cache, then the ci
-# tree beside them and .venv): a disk with less free is named now, not by a link step 20 minutes on.
+# A run writes up to about 4 GiB here (measured: the asan tree beside the compiler cache, then,
+# that tree removed, the ci tree beside the cache and .venv): a disk with less free is named now,
+# not by a link step 20 minutes on.
 free_kib="$(df -Pk "$root" | awk 'NR == 2 {print $4}')"
 if [ "$free_kib" -lt $((5 * 1024 * 1024)) ]; then
   echo "test.sh: warning: $((free_kib / 1024)) MiB free under $root; a run writes up to about" \
