@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fails, listing the files, when a tracked C++ source is not formatted as the repo's .clang-format
 # says (Debian's clang-format-14, so every machine formats alike). Fix with: scripts/check_format.sh --fix
+# Also fails when a file of app/, lib/ or python/goblin/ is over 400 lines.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 format=clang-format-14
@@ -21,4 +22,19 @@ if [ ${#bad[@]} -gt 0 ]; then
   printf '  %s\n' "${bad[@]}" >&2
   exit 1
 fi
-echo "check_format: ${#files[@]} files formatted"
+# STYLE: small files with one job. The code of the apps, the libraries and the Python package stays
+# within 400 lines a file (tests may run longer: a unit's cases read best together). Kernel sources
+# (lib/*/kernels/) are exempt: each is embedded whole into the OpenCL programs as one string.
+limit=400
+long=()
+while IFS= read -r file; do
+  case "$file" in lib/*/kernels/*) continue ;; esac
+  lines=$(wc -l < "$file")
+  [ "$lines" -le "$limit" ] || long+=("$file ($lines lines)")
+done < <(git ls-files -- 'app/*.cpp' 'app/*.hpp' 'app/*.h' 'lib/*.cpp' 'lib/*.hpp' 'lib/*.h' 'python/goblin/*.py')
+if [ ${#long[@]} -gt 0 ]; then
+  echo "check_format: ${#long[@]} file(s) over $limit lines (split each into files with one job):" >&2
+  printf '  %s\n' "${long[@]}" >&2
+  exit 1
+fi
+echo "check_format: ${#files[@]} files formatted, none over $limit lines"

@@ -364,11 +364,9 @@ void GraphJobs::finishJob(GraphJob& job) {
 
 void GraphJobs::onMerged(const std::string& jobId, Expected<std::vector<core::Tensor>> merged) {
     GraphJob* found = m_book.job(jobId);
-    if (!found)
-        return;
+    if (!found || found->state != JobState::Running || !m_book.merging(*found))
+        return; // gone, ended, or called off (a task is rechecked or redone: its end merges)
     GraphJob& job = *found;
-    if (job.state != JobState::Running || !m_book.merging(job))
-        return; // ended, or called off: a task was rechecked or computed again, its end merges
     if (!merged)
         return failJob(job, merged.error());
     if (job.redeciding > 0 || !job.redoPending.empty())
