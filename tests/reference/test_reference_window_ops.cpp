@@ -291,6 +291,23 @@ private Q_SLOTS:
                              {"stride", IntList{1, 1}}}),
                  (std::vector<float>{2, 5, 4}));
     }
+    void maxPoolNanWinsOverAnyValueAfterIt() {
+        // Windows 2×3 of one 2×6 plane: a NaN after a larger value, then values after it,
+        // two NaNs (the first in row-major order wins), and a tie (the first maximum wins).
+        auto x = make<float>(DType::F32, {1, 2, 6},
+                             {9, 1, 2, /**/ 3, kNan, 1, //
+                              4, kNan, 8, /**/ kNan, 2, 7});
+        const Attributes windows{{"kernel", IntList{2, 3}}, {"stride", IntList{2, 3}}};
+        QCOMPARE(run<std::int64_t>(OpCode::MaxPool2dIndices, {x}, windows),
+                 (std::vector<std::int64_t>{7, 4}));
+        auto tie = make<float>(DType::F32, {1, 2, 3}, {1, 6, 2, 6, 0, 6});
+        QCOMPARE(run<std::int64_t>(OpCode::MaxPool2dIndices, {tie}, windows),
+                 (std::vector<std::int64_t>{1}));
+        const auto grad =
+            run<float>(OpCode::MaxPool2dBackward,
+                       {make<float>(DType::F32, {1, 1, 2}, {0.5f, 0.25f}), x}, windows);
+        QCOMPARE(grad, (std::vector<float>{0, 0, 0, 0, 0.25f, 0, 0, 0.5f, 0, 0, 0, 0}));
+    }
     void maxPoolBackwardAccumulatesOverlaps() {
         // 1×4, kernel 1×3, stride 1: windows (0..2), (1..3); the max 9 at 1 wins both.
         auto x = make<double>(DType::F64, {1, 1, 1, 4}, {0, 9, 1, 2});
