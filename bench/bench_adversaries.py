@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Colluders against graph verification at default settings (issue 10), measured in one run (not a
-test: it asserts nothing).
+"""Colluders against graph verification at default settings, measured in one run (not a test: it
+asserts nothing).
 
 A real lab node with its default trust settings, 2 honest headless volunteers and the adversarial
 volunteer of python/tests/adversary (written from docs/protocol.md alone) running 2 colluding

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Graph kernels that use the hardware (issue 14, part 3), side by side in one run (not a test:
-it asserts nothing). For a transformer block (d = 512, 8 heads, sequence 256, batch 64) and a CNN
-whose forward pass takes about a second in PyTorch, on this machine:
+"""Graph kernels that use the hardware, side by side in one run (not a test: it asserts nothing).
+For a transformer block (d = 512, 8 heads, sequence 256, batch 64) and a CNN whose forward pass
+takes about a second in PyTorch, on this machine:
   torch      PyTorch eager, the module called directly (all cores)
   freivalds  the captured graph through a real lab node and 2 headless volunteers (1 thread each)
              with verification="freivalds": one volunteer per task, its heavy matmuls through

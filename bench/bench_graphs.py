@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Graph-job benchmark (issue 5), side by side in one run (not a test: it asserts nothing).
+"""Graph-job benchmark, side by side in one run (not a test: it asserts nothing).
 
 For a captured transformer block and a small CNN forward pass on a batch it times, on this machine:
   torch      PyTorch eager, the module called directly (all cores)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Out-of-core matmul benchmark (not a test: it asserts nothing; issue 14, part 2).
+"""Out-of-core matmul benchmark (not a test: it asserts nothing).
 
 C = A·B with A, B and C numpy.memmap files of N×N float32 on disk, through a real lab node and 2
 headless volunteers (1 thread each): A and B travel in row blocks into files at the node, the

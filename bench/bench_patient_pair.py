@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Training beside the patient colluding pair of issue 32, against the same training without it,
-side by side in one run (not a test: it asserts nothing).
+"""Training beside the patient colluding pair (tests/adversary/patient.py), against the same
+training without it, side by side in one run (not a test: it asserts nothing).
 
 Two real lab nodes at their default verification settings (`--second-opinion-seconds 2` only, so
 that a lone honest volunteer finishes once the pair is quarantined). The first has 2 honest

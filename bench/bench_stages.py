@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Stages benchmark (issue 33), side by side in one run (not a test: it asserts nothing).
+"""Stages benchmark, side by side in one run (not a test: it asserts nothing).
 
 The same deep MLP forward pass (LAYERS of tanh(h·W + b), WIDTH wide, on BATCH rows split into 2
 chunks) through a real lab node and 2 headless volunteers (1 thread each), twice:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Training benchmark (issue 11), side by side in one run (not a test: it asserts nothing).
+"""Training benchmark, side by side in one run (not a test: it asserts nothing).
 
 For an MLP, a CNN and a character-level transformer LM, at sizes where one round (one optimizer
 step on one batch) takes about a second or more in local PyTorch on this machine, it times:

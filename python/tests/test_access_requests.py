@@ -1,4 +1,4 @@
-"""Access requests end to end (issue 12, part 1): a real goblin-labnode mailing sign-in codes to a
+"""Access requests end to end: a real goblin-labnode mailing sign-in codes to a
 real SMTP server on loopback (aiosmtpd), a real headless Chromium driven through sign-in, the
 request form, staff approval with `goblin-labnode requests approve`, the credential shown once,
 and a verified matmul with that credential. Then the bad input: wrong and replayed codes, a POST

@@ -1,11 +1,8 @@
 """Adversarial volunteers (tests/adversary, written from docs/protocol.md alone, never importing
-goblin) beside real headless honest volunteers and a real lab node: every lie of issue 10 must be
-caught (the liar's verdicts are rejected or stale, the node's tables record it) and the
-researcher's answer must be exact (matmul: every element within its float64-referenced sound
-bound; graphs: what an honest computation gives).
-
-Tests marked xfail(strict) need a defence of issue 10 that is not built yet; the lead removes the
-mark when it lands (a strict xfail that passes fails the run, so a landed defence is noticed).
+goblin) beside real headless honest volunteers and a real lab node: every lie must be caught (the
+liar's verdicts are rejected or stale, the node's tables record it) and the researcher's answer
+must be exact (matmul: every element within its float64-referenced sound bound; graphs: what an
+honest computation gives).
 """
 
 import json
@@ -35,10 +32,6 @@ HOARDER_LEASE_SECONDS = 2
 VERDICT = re.compile(r"^verdict task (-?\d+) attempt (-?\d+): (\S+) identity (v-\S+)$")
 TASK = re.compile(r"^task (-?\d+) attempt (-?\d+) op (\S+) identity (v-\S+)$")
 CONNECTED = re.compile(r"connected to \S+ as (v-[0-9a-f]+)")
-
-
-def missing(what):
-    return pytest.mark.xfail(strict=True, reason="defence of issue 10 not built yet: " + what)
 
 
 # -- reading the adversary's log and the node's tables ----------------------------------------------
@@ -81,14 +74,6 @@ def wait_for_verdicts(cluster, process, ids):
         return all(closed(process, i) or all((t, a, i) in decided for t, a in answered(process, i))
                    for i in ids)
     cluster.wait_until(settled, EVENT_TIMEOUT, "a verdict for every answer of %s" % ids)
-
-
-def node_option(*names):
-    """The first of `names` that goblin-labnode serve takes (options renamed while issue 10 lands)."""
-    from conftest import LABNODE
-    done = subprocess.run([str(LABNODE), "--help"], capture_output=True, text=True, timeout=30)
-    usage = done.stdout + done.stderr
-    return next((name for name in names if name in usage), names[-1])
 
 
 def lines_with(process, text):
@@ -517,7 +502,7 @@ def test_honest_adversary_control(cluster):
     """The adversary's own codec, handshake and evaluator, answering honestly, are accepted: so a
     lie is caught for its content, not for a malformed frame."""
     token = cluster.add_researcher()
-    cluster.start_node(extra_args=[node_option("--audit-floor", "--graph-sample-rate"), "1"])
+    cluster.start_node(extra_args=["--audit-floor", "1"])
     adversary, ids = cluster.start_adversary("honest", identities=2)
     client = cluster.connect(token)
     g, inputs = small_graph(6)

@@ -1,9 +1,10 @@
-"""Capture of whole training steps, (params, x, y) → (loss, grads), for the three model families
-of issue 11 — an MLP, a CNN (conv, average and max pooling) and a transformer LM (embedding,
-attention, layer norm, GELU, cross-entropy) — and of the aten ops their backward passes produce
-(scatter.value from nll_loss_backward, index_put from embedding_dense_backward, slice_scatter and
-select_scatter, avg_pool2d and its backward). Each captured graph is compared with PyTorch's
-autograd on fresh inputs, in goblin.reference and on the C++ executors (CPU and OpenCL on PoCL)."""
+"""Capture of whole training steps, (params, x, y) → (loss, grads), for the three model families of
+the training benchmark — an MLP, a CNN (conv, average and max pooling) and a transformer LM
+(embedding, attention, layer norm, GELU, cross-entropy) — and of the aten ops their backward passes
+produce (scatter.value from nll_loss_backward, index_put from embedding_dense_backward,
+slice_scatter and select_scatter, avg_pool2d and its backward). Each captured graph is compared
+with PyTorch's autograd on fresh inputs, in goblin.reference and on the C++ executors (CPU and
+OpenCL on PoCL)."""
 
 import numpy as np
 import pytest

@@ -1,8 +1,8 @@
-"""A full disk, for real (issue 12, part 5 and "Bad input"): the node's database and data folder on a
-small tmpfs mounted by the test (`mount -t tmpfs -o size=…`), filled by a file until the kernel
-answers ENOSPC. /healthz answers 503 with the reason, and 200 again once there is room; a job
-running while the disk is full loses no accepted tile and finishes right once there is room; a
-submission onto the full disk is refused with a clear error.
+"""A full disk, for real ("Bad input" of the developers' guide): the node's database and data
+folder on a small tmpfs mounted by the test (`mount -t tmpfs -o size=…`), filled by a file until
+the kernel answers ENOSPC. /healthz answers 503 with the reason, and 200 again once there is room;
+a job running while the disk is full loses no accepted tile and finishes right once there is room;
+a submission onto the full disk is refused with a clear error.
 
 Mounting needs root (or CAP_SYS_ADMIN). Where the kernel refuses, these tests skip, saying why;
 with GOBLIN_REQUIRE_MOUNT=1 in the environment (CI), they fail instead, so a skip is never taken

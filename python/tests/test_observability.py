@@ -1,4 +1,4 @@
-"""GET /metrics, /status and /healthz on a real lab node (issue 12, part 5).
+"""GET /metrics, /status and /healthz on a real lab node.
 
 A node, one headless volunteer and a 16-tile matmul: the Prometheus text parses line by line and
 its numbers move as the job runs; /status lists the job and the volunteer; a volunteer whose hello

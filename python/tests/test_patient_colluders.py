@@ -1,4 +1,4 @@
-"""The patient colluding pair of issue 32 (tests/adversary, strategy patient-pair, never importing
+"""The patient colluding pair (tests/adversary, strategy patient-pair, never importing
 goblin) beside one real headless honest volunteer and a real lab node at its default verification
 settings. The pair (two identities on two addresses, 127.0.0.2 and .3) answers every task with the project's own canonical bits (goblin-run-graph)
 until each identity has answered 12 tasks (past the 10 audits of probation), then lies only on the

@@ -1,4 +1,4 @@
-"""The lab staff's command line against a real goblin-labnode (issue 12): one node per database,
+"""The lab staff's command line against a real goblin-labnode: one node per database,
 `init` and the refusal of a missing database, `--help` on every sub-command, researchers'
 credentials (validation, --rotate, list, revoke)."""
 

@@ -1,4 +1,4 @@
-"""GET /status in a real headless Chromium (issue 12, part 5): a real node, two real volunteers and
+"""GET /status in a real headless Chromium: a real node, two real volunteers and
 a verified matmul, then the page as a browser renders it: its title, the jobs table with the job's
 id and state, the connected volunteers' ids, the recent verdicts; no research data (no input
 digest, no input value, no researcher e-mail or token, no network address); a volunteer whose hello

@@ -1,4 +1,4 @@
-"""A late catch rewinds a training job (issue 32, item 2): on a node whose lab lowered its checks
+"""A late catch rewinds a training job: on a node whose lab lowered its checks
 (`--audit-floor 0 --probation-audits 0`: agreement alone decides a task), the adversary's patient
 pair (tests/adversary, never importing goblin) agrees a poisoned gradient into several rounds, then
 grows careless and is caught by a disagreement with an honest volunteer. The audits of the rounds'

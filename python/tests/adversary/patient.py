@@ -1,4 +1,4 @@
-"""The patient colluding pair of issue 32: two identities that answer every task with the
+"""The patient colluding pair: two identities that answer every task with the
 project's own canonical bits (canonical.py) until both have a history, then lie only on the tasks
 both of them hold, so no honest replica ever disagrees with a lie and only the node's own checks
 can see it."""
