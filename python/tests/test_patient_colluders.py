@@ -98,15 +98,16 @@ def test_patient_pair_gets_no_poisoned_gradient_applied(cluster):
 
 
 def matmul_graph(batch, seed):
-    """x·W alone, inner size 64: the node's cheap check takes the output by Freivalds, which
-    accepts any value within the element's rounding bound."""
+    """x·W alone, inner size 128: the node's cheap check takes the output by Freivalds, which
+    accepts any value within the element's rounding bound (below an inner size of 96 it would
+    recompute the product and catch a nudge at once)."""
     rng = np.random.default_rng(seed)
     g = gg.Graph()
-    x = g.input("f32", [batch, 64])
-    w = g.input("f32", [64, 6])
+    x = g.input("f32", [batch, 128])
+    w = g.input("f32", [128, 6])
     g.output(g.matmul(x, w))
-    return g, [rng.standard_normal((batch, 64)).astype(np.float32),
-               rng.standard_normal((64, 6)).astype(np.float32)]
+    return g, [rng.standard_normal((batch, 128)).astype(np.float32),
+               rng.standard_normal((128, 6)).astype(np.float32)]
 
 
 ROWS_OF_X = {"inputs": [0, None], "outputs": [0]}

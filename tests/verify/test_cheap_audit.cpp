@@ -49,12 +49,16 @@ Tensor copyOf(const Tensor& t) {
     return copy;
 }
 
-// x [8, 64] @ w1 [64, 64] → relu → @ w2 [64, 16] → sum over dim 1: output the row sums only.
-graph::Graph chainGraph(DType dtype = DType::F32) {
+// The chain's inner size: long enough that a canonical matmul is checked by Freivalds rather
+// than recomputed.
+constexpr std::int64_t kInner = 128;
+
+// x [8, K] @ w1 [K, K] → relu → @ w2 [K, 16] → sum over dim 1: output the row sums only.
+graph::Graph chainGraph(DType dtype = DType::F32, std::int64_t inner = kInner) {
     graph::Graph g;
-    g.inputs.push_back({0, {dtype, {8, 64}}});
-    g.inputs.push_back({1, {dtype, {64, 64}}});
-    g.inputs.push_back({2, {dtype, {64, 16}}});
+    g.inputs.push_back({0, {dtype, {8, inner}}});
+    g.inputs.push_back({1, {dtype, {inner, inner}}});
+    g.inputs.push_back({2, {dtype, {inner, 16}}});
     g.nodes.push_back({3, ops::OpCode::Matmul, {0, 1}, {}});
     g.nodes.push_back({4, ops::OpCode::Relu, {3}, {}});
     g.nodes.push_back({5, ops::OpCode::Matmul, {4, 2}, {}});
@@ -63,9 +67,9 @@ graph::Graph chainGraph(DType dtype = DType::F32) {
     return g;
 }
 
-std::vector<Tensor> chainInputs(DType dtype = DType::F32) {
-    return {randomTensor(dtype, {8, 64}, 1), randomTensor(dtype, {64, 64}, 2),
-            randomTensor(dtype, {64, 16}, 3)};
+std::vector<Tensor> chainInputs(DType dtype = DType::F32, std::int64_t inner = kInner) {
+    return {randomTensor(dtype, {8, inner}, 1), randomTensor(dtype, {inner, inner}, 2),
+            randomTensor(dtype, {inner, 16}, 3)};
 }
 
 // x [2, 16, 11, 11] → conv2d w1 [32, 8, 3, 3] (stride (2, 1), padding (1, 2), dilation (1, 2),
@@ -147,6 +151,7 @@ class TestCheapAudit : public QObject {
 private Q_SLOTS:
     void honestChainPasses();
     void honestBatchedMatmulPasses();
+    void shortCanonicalMatmulsAreRecomputed();
     void integerAndNonFiniteMatmulsAreRecomputed();
     void wrongWitnessFails();
     void wrongCheapNodeDownstreamFails();
@@ -185,17 +190,17 @@ void TestCheapAudit::honestChainPasses() {
 }
 
 void TestCheapAudit::honestBatchedMatmulPasses() {
-    // a [2, 3, 5, 64] @ b [3, 64, 6] (b broadcast over the first dim) → exp → outputs both.
+    // a [2, 3, 5, K] @ b [3, K, 6] (b broadcast over the first dim) → exp → outputs both.
     graph::Graph g;
-    g.inputs.push_back({0, {DType::F32, {2, 3, 5, 64}}});
-    g.inputs.push_back({1, {DType::F32, {3, 64, 6}}});
+    g.inputs.push_back({0, {DType::F32, {2, 3, 5, kInner}}});
+    g.inputs.push_back({1, {DType::F32, {3, kInner, 6}}});
     g.nodes.push_back({2, ops::OpCode::Matmul, {0, 1}, {}});
     g.nodes.push_back({3, ops::OpCode::Exp, {2}, {}});
     g.outputs = {3, 2};
     const Prepared p = prepare(g);
     QCOMPARE(p.witnesses, std::size_t{0}); // already an output
-    const std::vector<Tensor> inputs{randomTensor(DType::F32, {2, 3, 5, 64}, 4),
-                                     randomTensor(DType::F32, {3, 64, 6}, 5)};
+    const std::vector<Tensor> inputs{randomTensor(DType::F32, {2, 3, 5, kInner}, 4),
+                                     randomTensor(DType::F32, {3, kInner, 6}, 5)};
     const auto claimed = goblin::reference::runGraph(p.graph, p.plan, inputs).value();
     const verify::CheapAuditReport report = audit(p, inputs, claimed);
     QVERIFY2(report.passed, report.reason.c_str());
@@ -206,6 +211,36 @@ void TestCheapAudit::honestBatchedMatmulPasses() {
     const verify::CheapAuditReport caught = audit(p, inputs, wrong);
     QVERIFY(!caught.passed);
     QVERIFY2(caught.reason.find("batch matrix 5") != std::string::npos, caught.reason.c_str());
+}
+
+void TestCheapAudit::shortCanonicalMatmulsAreRecomputed() {
+    // Inner size 64: still witnessed (a BLAS volunteer's values are checked by Freivalds), but
+    // canonical values are recomputed and compared bit for bit, which costs the node less there.
+    for (DType dtype : {DType::F32, DType::F64}) {
+        const Prepared p = prepare(chainGraph(dtype, 64));
+        QCOMPARE(p.witnesses, std::size_t{2});
+        const std::vector<Tensor> inputs = chainInputs(dtype, 64);
+        const auto claimed = goblin::reference::runGraph(p.graph, p.plan, inputs).value();
+        const verify::CheapAuditReport report = audit(p, inputs, claimed);
+        QVERIFY2(report.passed, report.reason.c_str());
+        QCOMPARE(report.checked, std::size_t{0});
+        QCOMPARE(report.recomputed, std::size_t{2});
+        // One ulp off in one element of node 3's witness: within any Freivalds bound, but not
+        // the canonical bits.
+        auto lying = claimed;
+        lying[1] = copyOf(lying[1]);
+        if (dtype == DType::F32) {
+            float& element = lying[1].values<float>()[5 * 64 + 7];
+            element = std::nextafter(element, 1e9f);
+        } else {
+            double& element = lying[1].values<double>()[5 * 64 + 7];
+            element = std::nextafter(element, 1e9);
+        }
+        const verify::CheapAuditReport caught = audit(p, inputs, lying);
+        QVERIFY(!caught.passed);
+        QVERIFY2(caught.reason.find("node 3 (matmul, recomputed) differs") != std::string::npos,
+                 caught.reason.c_str());
+    }
 }
 
 void TestCheapAudit::integerAndNonFiniteMatmulsAreRecomputed() {
@@ -244,7 +279,7 @@ void TestCheapAudit::wrongWitnessFails() {
     const std::vector<Tensor> inputs = chainInputs();
     auto claimed = goblin::reference::runGraph(p.graph, p.plan, inputs).value();
     claimed[1] = copyOf(claimed[1]); // the witness of node 3
-    claimed[1].values<float>()[5 * 64 + 7] += 0.5f;
+    claimed[1].values<float>()[5 * kInner + 7] += 0.5f;
     for (std::uint64_t seed = 1; seed <= 20; ++seed) {
         const verify::CheapAuditReport report = audit(p, inputs, claimed, seed);
         QVERIFY(!report.passed);
@@ -272,7 +307,7 @@ void TestCheapAudit::outputsConsistentWithAWrongWitnessFail() {
     Tensor first =
         goblin::reference::runOp(ops::OpCode::Matmul, std::vector<Tensor>{inputs[0], inputs[1]}, {})
             .value();
-    first.values<float>()[3 * 64 + 1] += 2.0f;
+    first.values<float>()[3 * kInner + 1] += 2.0f;
     const Tensor relu =
         goblin::reference::runOp(ops::OpCode::Relu, std::vector<Tensor>{first}, {}).value();
     const Tensor second =
@@ -290,7 +325,7 @@ void TestCheapAudit::outputsConsistentWithAWrongWitnessFail() {
 }
 
 void TestCheapAudit::cappedWitnessesKeepTheLargestMatmuls() {
-    // Room for one witness: node 3 (8·64·64 multiply-adds) beats node 5 (8·64·16).
+    // Room for one witness: node 3 (8·K·K multiply-adds) beats node 5 (8·K·16).
     const Prepared p = prepare(chainGraph(), 2);
     QCOMPARE(p.witnesses, std::size_t{1});
     QCOMPARE(p.graph.outputs, (std::vector<graph::ValueId>{6, 3}));
@@ -322,7 +357,7 @@ void TestCheapAudit::sharedProbesOfConstantWeights() {
     verify::AuditProbes probes;
     goblin::core::SeededRandom random(5);
     for (std::uint64_t seed = 1; seed <= 3; ++seed) { // three tasks: different x, same weights
-        const std::vector<Tensor> inputs{randomTensor(DType::F32, {8, 64}, 100 + seed)};
+        const std::vector<Tensor> inputs{randomTensor(DType::F32, {8, kInner}, 100 + seed)};
         auto claimed = goblin::reference::runGraph(p.graph, p.plan, inputs).value();
         const auto honest =
             verify::runCheapAudit(p.graph, p.plan, inputs, claimed, {}, random, &probes);
@@ -528,9 +563,11 @@ QTEST_GUILESS_MAIN(TestCheapAudit)
 void TestCheapAudit::blasValuesPassWhenTheGreyZoneIsCheckedExactly() {
     // The chain's two matmuls computed by OpenBLAS (another summation order: not the reference's
     // bits), everything else by the reference from those values, as a volunteer of a job verified
-    // by Freivalds computes it.
-    const Prepared p = prepare(chainGraph());
-    const std::vector<Tensor> inputs = chainInputs();
+    // by Freivalds computes it. A short inner size (64: canonical values would be recomputed) is
+    // checked by Freivalds too: BLAS values cannot be recomputed bit for bit.
+    constexpr std::int64_t kShort = 64;
+    const Prepared p = prepare(chainGraph(DType::F32, kShort));
+    const std::vector<Tensor> inputs = chainInputs(DType::F32, kShort);
     goblin::reference::GraphRunHooks blas;
     blas.computeNode = [](const graph::GraphNode& node,
                           std::span<const Tensor> args) -> std::optional<goblin::Expected<Tensor>> {
@@ -552,8 +589,8 @@ void TestCheapAudit::blasValuesPassWhenTheGreyZoneIsCheckedExactly() {
     // One element of node 3 at 0.95× its own bound, the rest consistent with it: within the
     // bound, so the exact check accepts it whenever Freivalds cannot decide (over its threshold
     // 0.8), where a bitwise recomputation would refuse an honest BLAS; at 3× it is refused.
-    const std::size_t element = 3 * 64 + 1;
-    const double bound = ownBound(ops::OpCode::Matmul, inputs[0], inputs[1], {}, 64, element);
+    const std::size_t element = 3 * kShort + 1;
+    const double bound = ownBound(ops::OpCode::Matmul, inputs[0], inputs[1], {}, kShort, element);
     auto shifted = [&](double factor) {
         Tensor first = goblin::compute::blasMatmul(inputs[0], inputs[1]).value();
         first.values<float>()[element] += static_cast<float>(factor * bound);

@@ -18,7 +18,7 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::int64_t kRows = 8, kInner = 64, kCols = 4;
+constexpr std::int64_t kRows = 8, kInner = 128, kCols = 4;
 
 net::Message submitMatmulRelu(GraphVerification verification) {
     json::object graph{{"catalog", 3},

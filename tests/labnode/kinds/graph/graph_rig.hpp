@@ -1,5 +1,5 @@
 // What the tests of the graph deciders share: a real GraphBook holding one job, relu(x·w) over
-// x [8, 64] split into two tasks (each chunk's matmul is a witness), the node's context, verdict
+// x [8, 128] split into two tasks (each chunk's matmul is a witness), the node's context, verdict
 // path, scheduler, peers and trust from the role harness (SQLite in memory), a GraphDecisions
 // whose hooks record what was asked, and replicas built from the reference executor: honest, with
 // one element nudged one ulp (past a canonical replica's bit-for-bit tolerance) or all zeros.
