@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "batch_math.hpp"
+#include "goblin/core/cpu_clones.hpp"
 #include "goblin/reference/graph_executor.hpp"
 #include "goblin_math.h"
 
@@ -135,7 +136,7 @@ class TestBatchMath : public QObject {
 private Q_SLOTS:
     // Each test runs with AVX-512 and without (on a processor without it, both runs take the
     // library's own path; the same bits are asserted all the same); it is allowed again after.
-    void cleanup() { setBatchWideVectors(true); }
+    void cleanup() { goblin::core::avx512Allowed() = true; }
 
     void f32StrideThroughEveryBitPattern() {
         std::vector<float> values;
@@ -146,7 +147,7 @@ private Q_SLOTS:
             values.push_back(value);
         }
         for (bool wide : {false, true}) {
-            setBatchWideVectors(wide);
+            goblin::core::avx512Allowed() = wide;
             for (BatchOp op : kOps)
                 QCOMPARE(mismatches(op, values), 0);
         }
@@ -154,7 +155,7 @@ private Q_SLOTS:
 
     void boundariesAndSpecialValues() {
         for (bool wide : {false, true}) {
-            setBatchWideVectors(wide);
+            goblin::core::avx512Allowed() = wide;
             for (BatchOp op : kOps) {
                 QCOMPARE(mismatches(op, boundaryValues<float>()), 0);
                 QCOMPARE(mismatches(op, boundaryValues<double>()), 0);
@@ -164,7 +165,7 @@ private Q_SLOTS:
 
     void randomValuesAtManyScales() {
         for (bool wide : {false, true}) {
-            setBatchWideVectors(wide);
+            goblin::core::avx512Allowed() = wide;
             for (BatchOp op : kOps) {
                 QCOMPARE(mismatches(op, randomValues<float>(1)), 0);
                 QCOMPARE(mismatches(op, randomValues<double>(2)), 0);

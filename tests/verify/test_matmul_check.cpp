@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "goblin/core/cpu_clones.hpp"
 #include "goblin/core/random_source.hpp"
 #include "goblin/verify/matmul_check.hpp"
 #include "support/matmul_shapes.hpp"
@@ -220,6 +221,8 @@ private Q_SLOTS:
     void exactCheckDecidesPerElement();
     void exactCheckGates();
     void vectorsComeFromTheSource();
+    void sumsAgreeWithAndWithoutAvx512();
+    void cleanup() { goblin::core::avx512Allowed() = true; }
 };
 
 void TestMatmulCheck::gammaValues() {
@@ -774,4 +777,36 @@ void TestMatmulCheck::vectorsComeFromTheSource() {
 }
 
 QTEST_APPLESS_MAIN(TestMatmulCheck)
+// The f32 sums have an AVX-512 path (eight lanes) and an AVX2/baseline one: on a processor with
+// AVX-512 both run here (elsewhere both runs take the same path), from the same probe, over inner
+// sizes and widths that take the per-block dot products and the panel products, with rows and
+// columns that are not multiples of four or eight. They sum in other orders, so the reports agree
+// to the check's own rounding, and both reject the same corrupted element.
+void TestMatmulCheck::sumsAgreeWithAndWithoutAvx512() {
+    const std::int64_t shapes[][3] = {
+        {13, 64, 20}, {37, 96, 100}, {41, 128, 384}, {9, 200, 77}, {64, 130, 1030}};
+    for (const auto& shape : shapes) {
+        const std::int64_t m = shape[0], k = shape[1], n = shape[2];
+        const Tensor a = randomMatrix(DType::F32, m, k, 21);
+        const Tensor b = randomMatrix(DType::F32, k, n, 22);
+        Tensor c = honestProduct(viewOf(a), viewOf(b));
+        SeededRandom probeRandom(23);
+        const ColumnProbe probe = probeColumns(viewOf(b), {}, probeRandom);
+        const auto run = [&](bool wide) {
+            goblin::core::avx512Allowed() = wide;
+            return checkMatmulTileWithProbe(viewOf(a), viewOf(b), viewOf(c), probe);
+        };
+        const auto narrow = run(false), wide = run(true);
+        QVERIFY2(narrow.verdict == Verdict::Accepted, narrow.reason.c_str());
+        QVERIFY2(wide.verdict == Verdict::Accepted, wide.reason.c_str());
+        QCOMPARE(wide.worstRow, narrow.worstRow);
+        QVERIFY(std::fabs(wide.maxErrorRatio - narrow.maxErrorRatio) <=
+                1e-6 * narrow.maxErrorRatio + 1e-12);
+        const std::int64_t at = (m / 2) * n + n - 1; // the last column: a tail lane
+        setElement(c, at, elementAt(c, at) + 1.0);
+        QCOMPARE(run(false).verdict, Verdict::Rejected);
+        QCOMPARE(run(true).verdict, Verdict::Rejected);
+    }
+}
+
 #include "test_matmul_check.moc"

@@ -15,6 +15,7 @@
 #include <immintrin.h>
 #endif
 
+#include "goblin/core/cpu_clones.hpp"
 #include "scalar_math.hpp"
 
 namespace goblin::reference::detail {
@@ -113,18 +114,6 @@ template <std::size_t side> void erfSeriesSide(std::size_t first, ErfIntervals& 
         work.series[first + j] = p[j];
 }
 
-bool wideVectorsAllowed = true; // setBatchWideVectors
-
-// Whether the processor has AVX-512 and its use is allowed.
-bool wideVectors() {
-#if defined(__x86_64__)
-    static const bool present = __builtin_cpu_supports("x86-64-v4");
-    return present && wideVectorsAllowed;
-#else
-    return false;
-#endif
-}
-
 #if defined(__x86_64__)
 // Coefficient k of every interval side by side (12 intervals, padded to 16 with zeros).
 struct ErfColumns {
@@ -170,7 +159,7 @@ __attribute__((target("avx512f"))) void erfSeriesWide(std::size_t first, ErfInte
 inline void erfSeries(std::size_t count, ErfIntervals& work) {
     std::size_t i = 0;
 #if defined(__x86_64__)
-    if (wideVectors())
+    if (core::avx512Present())
         for (; i + 16 <= count; i += 16)
             erfSeriesWide(i, work);
 #endif
@@ -322,17 +311,13 @@ template <class T>
 
 template <class T> void batchOnThisProcessor(BatchOp op, const T* in, T* out, std::size_t count) {
 #if defined(__x86_64__)
-    if (wideVectors())
+    if (core::avx512Present())
         return batchWide(op, in, out, count);
 #endif
     batchOf(op, in, out, count);
 }
 
 } // namespace
-
-void setBatchWideVectors(bool allowed) {
-    wideVectorsAllowed = allowed;
-}
 
 void batchUnary(BatchOp op, const float* in, float* out, std::size_t count) {
     batchOnThisProcessor(op, in, out, count);

@@ -15,9 +15,7 @@ enum class BatchOp { Exp, Erf, Tanh, Sigmoid, Gelu, GeluTanh };
 // same array).
 void batchUnary(BatchOp op, const float* in, float* out, std::size_t count);
 void batchUnary(BatchOp op, const double* in, double* out, std::size_t count);
-// Whether batchUnary may use AVX-512 where the processor has it (the default: the same bits,
-// faster); a test turns it off to check the other path on such a processor too. Not for use while
-// another thread computes.
-void setBatchWideVectors(bool allowed);
+// Where the processor has AVX-512 (core::avx512Present()), with its 64-byte vectors: the same
+// bits, faster.
 
 } // namespace goblin::reference::detail

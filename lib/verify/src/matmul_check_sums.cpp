@@ -13,47 +13,99 @@ namespace {
 using core::DType;
 using core::MatrixView;
 
-// Four lanes of f64, one AVX2 register; plain SSE2 code splits it in two.
+// Four lanes of f64, one AVX2 register; plain SSE2 code splits it in two. Eight: one AVX-512
+// register (target_clones keeps a 32-byte type in 32-byte registers, so the wide sums have their
+// own type and function).
 using Lanes = double __attribute__((vector_size(32)));
-using LanesF32 = float __attribute__((vector_size(16)));
-using LaneBits = std::uint64_t __attribute__((vector_size(32)));
+using WideLanes = double __attribute__((vector_size(64)));
+
+// Each width's sign bits.
+template <class V> struct LaneTypes;
+template <> struct LaneTypes<Lanes> {
+    using Bits = std::uint64_t __attribute__((vector_size(32)));
+};
+template <> struct LaneTypes<WideLanes> {
+    using Bits = std::uint64_t __attribute__((vector_size(64)));
+};
+
+template <class V> constexpr int kLanesOf = static_cast<int>(sizeof(V) / sizeof(double));
 
 // Helpers take lanes by reference: passing 32-byte vectors by value changes the ABI between the
 // AVX2 clone and the baseline.
-inline void loadLanes(const double* source, Lanes& lanes) {
+template <class V> [[gnu::always_inline]] inline void loadLanes(const double* source, V& lanes) {
     std::memcpy(&lanes, source, sizeof lanes);
 }
 
-inline void loadLanes(const float* source, Lanes& lanes) {
-    LanesF32 narrow;
-    std::memcpy(&narrow, source, sizeof narrow);
-    lanes = __builtin_convertvector(narrow, Lanes);
+// f32 values widened to f64 lanes, element by element: GCC makes that one conversion
+// instruction, where __builtin_convertvector of a float vector converts it in halves (through
+// the stack for AVX2).
+[[gnu::always_inline]] inline void loadLanes(const float* source, Lanes& lanes) {
+    lanes = Lanes{source[0], source[1], source[2], source[3]};
 }
 
-inline void absLanes(const Lanes& lanes, Lanes& magnitude) {
-    const LaneBits noSign = ~LaneBits{} >> 1;
-    magnitude = reinterpret_cast<Lanes>(reinterpret_cast<LaneBits>(lanes) & noSign);
+[[gnu::always_inline]] inline void loadLanes(const float* source, WideLanes& lanes) {
+    lanes = WideLanes{source[0], source[1], source[2], source[3],
+                      source[4], source[5], source[6], source[7]};
 }
 
-inline double sumLanes(const Lanes& lanes) {
-    return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+template <class V> [[gnu::always_inline]] inline void absLanes(const V& lanes, V& magnitude) {
+    using Bits = typename LaneTypes<V>::Bits;
+    const Bits noSign = ~Bits{} >> 1;
+    magnitude = reinterpret_cast<V>(reinterpret_cast<Bits>(lanes) & noSign);
+}
+
+template <class V> [[gnu::always_inline]] inline double sumLanes(const V& lanes) {
+    double total = 0.0;
+    for (int l = 0; l < kLanesOf<V>; ++l)
+        total += lanes[l];
+    return total;
+}
+
+// The lane sums of four vectors at once, out = {Σa, Σb, Σc, Σd}: pairs of vectors are folded
+// half onto half by shuffles, so four sums cost three or four vector additions instead of a
+// chain of lane extractions each.
+[[gnu::always_inline]] inline void sumsOfFour(const Lanes& a, const Lanes& b, const Lanes& c,
+                                              const Lanes& d, double out[4]) {
+    const Lanes ab = __builtin_shufflevector(a, b, 0, 1, 4, 5) +
+                     __builtin_shufflevector(a, b, 2, 3, 6, 7); // a's two halves, b's
+    const Lanes cd =
+        __builtin_shufflevector(c, d, 0, 1, 4, 5) + __builtin_shufflevector(c, d, 2, 3, 6, 7);
+    const Lanes total =
+        __builtin_shufflevector(ab, cd, 0, 2, 4, 6) + __builtin_shufflevector(ab, cd, 1, 3, 5, 7);
+    std::memcpy(out, &total, sizeof total);
+}
+
+[[gnu::always_inline]] inline void sumsOfFour(const WideLanes& a, const WideLanes& b,
+                                              const WideLanes& c, const WideLanes& d,
+                                              double out[4]) {
+    const WideLanes ab = __builtin_shufflevector(a, b, 0, 1, 2, 3, 8, 9, 10, 11) +
+                         __builtin_shufflevector(a, b, 4, 5, 6, 7, 12, 13, 14, 15);
+    const WideLanes cd = __builtin_shufflevector(c, d, 0, 1, 2, 3, 8, 9, 10, 11) +
+                         __builtin_shufflevector(c, d, 4, 5, 6, 7, 12, 13, 14, 15);
+    // Lanes of a, a, b, b, c, c, d, d: each the sum of two of ab's or cd's.
+    const WideLanes pairs = __builtin_shufflevector(ab, cd, 0, 1, 4, 5, 8, 9, 12, 13) +
+                            __builtin_shufflevector(ab, cd, 2, 3, 6, 7, 10, 11, 14, 15);
+    const WideLanes total = pairs + __builtin_shufflevector(pairs, pairs, 1, 0, 3, 2, 5, 4, 7, 6);
+    for (int v = 0; v < 4; ++v)
+        out[v] = total[2 * v];
 }
 
 constexpr int kRows = 4;
 
 // The three sums of four rows x against a pair of signed probes y0, y1 and a magnitude probe t:
-// x·y0, x·y1, |x|·t per row, each element widened to f64 once. The rows share every probe load.
-// Named accumulators, not arrays: GCC keeps them in registers. Reassociating the f64 sums is fine:
-// the bounds hold for any summation order.
-template <class T>
+// x·y0, x·y1, |x|·t per row, each element widened to f64 once, V's lanes at a time. The rows share
+// every probe load. Named accumulators, not arrays: GCC keeps them in registers. Reassociating the
+// f64 sums is fine: the bounds hold for any summation order.
+template <class V, class T>
 [[gnu::always_inline]] inline void rowSumsBody(const T* const x[kRows], std::int64_t length,
                                                const double* y0, const double* y1, const double* t,
                                                double sums[kRows][3]) {
-    Lanes a0 = {}, a1 = {}, a2 = {}, b0 = {}, b1 = {}, b2 = {};
-    Lanes c0 = {}, c1 = {}, c2 = {}, d0 = {}, d1 = {}, d2 = {};
+    constexpr int kStep = kLanesOf<V>;
+    V a0 = {}, a1 = {}, a2 = {}, b0 = {}, b1 = {}, b2 = {};
+    V c0 = {}, c1 = {}, c2 = {}, d0 = {}, d1 = {}, d2 = {};
     std::int64_t j = 0;
-    for (; j + 4 <= length; j += 4) {
-        Lanes p0, p1, pm, value, magnitude;
+    for (; j + kStep <= length; j += kStep) {
+        V p0, p1, pm, value, magnitude;
         loadLanes(y0 + j, p0);
         loadLanes(y1 + j, p1);
         loadLanes(t + j, pm);
@@ -78,10 +130,14 @@ template <class T>
         absLanes(value, magnitude);
         d2 += magnitude * pm;
     }
-    double out[kRows][3] = {{sumLanes(a0), sumLanes(a1), sumLanes(a2)},
-                            {sumLanes(b0), sumLanes(b1), sumLanes(b2)},
-                            {sumLanes(c0), sumLanes(c1), sumLanes(c2)},
-                            {sumLanes(d0), sumLanes(d1), sumLanes(d2)}};
+    double bySum[3][kRows]; // [which sum][row]
+    sumsOfFour(a0, b0, c0, d0, bySum[0]);
+    sumsOfFour(a1, b1, c1, d1, bySum[1]);
+    sumsOfFour(a2, b2, c2, d2, bySum[2]);
+    double out[kRows][3];
+    for (int r = 0; r < kRows; ++r)
+        for (int v = 0; v < 3; ++v)
+            out[r][v] = bySum[v][r];
     for (; j < length; ++j) {
         for (int r = 0; r < kRows; ++r) {
             const auto value = static_cast<double>(x[r][j]);
@@ -93,12 +149,28 @@ template <class T>
     std::memcpy(sums, out, sizeof out);
 }
 
-// Compiled for AVX-512, AVX2+FMA and the baseline, picked at load time for the CPU it runs on.
+// Compiled for AVX2+FMA and the baseline, picked at load time for the CPU it runs on; on a CPU
+// with AVX-512, eight lanes at a time (twice the sums per instruction, and one conversion of
+// eight floats where four lanes convert two and two).
 
-GOBLIN_CPU_CLONES_WITH_AVX512 void rowSums(const float* const x[kRows], std::int64_t length,
-                                           const double* y0, const double* y1, const double* t,
-                                           double sums[kRows][3]) {
-    rowSumsBody(x, length, y0, y1, t, sums);
+GOBLIN_CPU_CLONES void rowSumsNarrow(const float* const x[kRows], std::int64_t length,
+                                     const double* y0, const double* y1, const double* t,
+                                     double sums[kRows][3]) {
+    rowSumsBody<Lanes>(x, length, y0, y1, t, sums);
+}
+
+GOBLIN_AVX512_ONLY void rowSumsWide(const float* const x[kRows], std::int64_t length,
+                                    const double* y0, const double* y1, const double* t,
+                                    double sums[kRows][3]) {
+    rowSumsBody<WideLanes>(x, length, y0, y1, t, sums);
+}
+
+void rowSums(const float* const x[kRows], std::int64_t length, const double* y0, const double* y1,
+             const double* t, double sums[kRows][3]) {
+    if (core::avx512Present())
+        rowSumsWide(x, length, y0, y1, t, sums);
+    else
+        rowSumsNarrow(x, length, y0, y1, t, sums);
 }
 
 // Compensated sums for f64 rows (Ogita, Rump and Oishi's Dot2, kept as an unrounded pair hi + lo):
