@@ -22,6 +22,7 @@
 #include "access/access_form.hpp"
 #include "access/request_commands.hpp"
 #include "access/smtp_code_mailer.hpp"
+#include "goblin/core/bulk_memory.hpp"
 #include "goblin/net/tls_context.hpp"
 #include "goblin/net/ws_server.hpp"
 #include "http/node_http.hpp"
@@ -140,6 +141,7 @@ std::unique_ptr<access::CodeMailer> codeMailer(const po::variables_map& options,
 }
 
 int serve(const po::variables_map& options) {
+    core::keepHeapMapped();
     const std::string dbPath = existingDatabase(options);
     const net::TlsContext tls = serverTls(options);
     const auto [host, port] = splitHostPort(options["listen"].as<std::string>());

@@ -1,9 +1,11 @@
 #include "goblin/core/bulk_memory.hpp"
 
+#include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
 #include <mutex>
 #include <unordered_map>
 #include <utility>
@@ -164,6 +166,15 @@ std::size_t keptBulkBytes() {
 
 std::size_t releaseKeptBulk() noexcept {
     return pool().releaseKept();
+}
+
+void keepHeapMapped() {
+#if defined(__GLIBC__)
+    // 32 MiB is the largest threshold glibc accepts (half its arenas' heap size); the trim
+    // threshold is glibc's upper bound on an int, so a free never trims.
+    ::mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    ::mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
+#endif
 }
 
 } // namespace goblin::core
