@@ -6,6 +6,10 @@
 #include <limits>
 #include <vector>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include "goblin/core/bulk_memory.hpp"
 #include "goblin/core/finite_values.hpp"
 #include "goblin/core/tensor.hpp"
@@ -38,6 +42,8 @@ private Q_SLOTS:
     void copyOfEmptyView();
     void withShapeSharesStorage();
     void allFiniteFindsEveryNonFiniteValue();
+    // Last: it changes how this process's heap behaves.
+    void keptHeapServesMiBBuffersWithoutMapping();
 };
 
 void TestTensor::elementCountOfShapes() {
@@ -303,4 +309,25 @@ void TestTensor::allFiniteFindsEveryNonFiniteValue() {
 }
 
 QTEST_APPLESS_MAIN(TestTensor)
+void TestTensor::keptHeapServesMiBBuffersWithoutMapping() {
+#if defined(__GLIBC__)
+    // After keepHeapMapped, a buffer of 1 or 30 MiB comes from the heap (no new mapping), and
+    // freeing it trims nothing, so the next one reuses pages already there.
+    goblin::core::keepHeapMapped();
+    for (std::size_t bytes : {std::size_t{1} << 20, std::size_t{30} << 20}) {
+        const auto mapped = ::mallinfo2().hblks;
+        auto* buffer = static_cast<unsigned char*>(std::malloc(bytes));
+        QVERIFY(buffer != nullptr);
+        buffer[0] = 1;
+        buffer[bytes - 1] = 2;
+        QCOMPARE(::mallinfo2().hblks, mapped);
+        const auto heap = ::mallinfo2().arena;
+        std::free(buffer);
+        QCOMPARE(::mallinfo2().arena, heap);
+    }
+#else
+    QSKIP("glibc's heap only");
+#endif
+}
+
 #include "test_tensor.moc"

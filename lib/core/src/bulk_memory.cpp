@@ -1,6 +1,5 @@
 #include "goblin/core/bulk_memory.hpp"
 
-#include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -10,6 +9,10 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 namespace goblin::core {
 namespace {
