@@ -173,13 +173,21 @@ private Q_SLOTS:
         }
     }
 
-    // The same array as input and output.
+    // The same array as input and output: values at every scale, and small values whose chunks are
+    // wholly ordinary but for one −inf and one NaN (written in place unless a chunk holds those).
     void inPlace() {
-        std::vector<float> values = randomValues<float>(3);
-        const std::vector<float> original = values;
-        batchUnary(BatchOp::Gelu, values.data(), values.data(), values.size());
-        for (std::size_t i = 0; i < values.size(); ++i)
-            QVERIFY(sameBits(values[i], scalar(BatchOp::Gelu, original[i])));
+        std::vector<float> small(5000);
+        for (std::size_t i = 0; i < small.size(); ++i)
+            small[i] = std::sin(static_cast<float>(i));
+        small[1500] = -std::numeric_limits<float>::infinity();
+        small[3000] = std::numeric_limits<float>::quiet_NaN();
+        for (const std::vector<float>& original : {randomValues<float>(3), small})
+            for (BatchOp op : kOps) {
+                std::vector<float> values = original;
+                batchUnary(op, values.data(), values.data(), values.size());
+                for (std::size_t i = 0; i < values.size(); ++i)
+                    QVERIFY(sameBits(values[i], scalar(op, original[i])));
+            }
     }
 
     // The reference executor's unary ops take the batched path and give the scalar bits.

@@ -208,6 +208,49 @@ private Q_SLOTS:
         QVERIFY(std::abs(exact[0] - 0.8413447460685429) < 1e-15);
         QVERIFY(std::abs(tanhForm[0] - 0.8411919906082768) < 1e-15);
     }
+    // Softmax along the last dim (adjacent members, lines taken eight at a time) gives the bits of
+    // the same lines reduced one at a time along a strided dim: masked lines, a line whose maximum
+    // is a zero of either sign, a line with a NaN, and a last group of five lines.
+    void softmaxOfAdjacentLinesMatchesStridedLines() {
+        constexpr std::int64_t kLines = 13, kLength = 64;
+        std::mt19937_64 engine(5);
+        std::normal_distribution<float> normal(0.0f, 3.0f);
+        std::vector<float> rows(static_cast<std::size_t>(kLines * kLength));
+        for (std::int64_t l = 0; l < kLines; ++l)
+            for (std::int64_t j = 0; j < kLength; ++j)
+                rows[static_cast<std::size_t>(l * kLength + j)] =
+                    j > l * 5 ? -kInf : normal(engine);
+        for (std::int64_t j = 0; j < kLength; ++j)
+            rows[static_cast<std::size_t>(2 * kLength + j)] = j % 3 == 0   ? -0.0f
+                                                              : j % 3 == 1 ? 0.0f
+                                                                           : -kInf;
+        rows[7 * kLength + 3] = kNan;
+        std::vector<float> columns(rows.size());
+        for (std::int64_t l = 0; l < kLines; ++l)
+            for (std::int64_t j = 0; j < kLength; ++j)
+                columns[static_cast<std::size_t>(j * kLines + l)] =
+                    rows[static_cast<std::size_t>(l * kLength + j)];
+        const auto byRows = make<float>(DType::F32, {kLines, kLength}, rows);
+        const auto byColumns = make<float>(DType::F32, {kLength, kLines}, columns);
+        for (OpCode op : {OpCode::Softmax, OpCode::LogSoftmax}) {
+            const auto adjacent = run<float>(op, {byRows}, {{"dim", std::int64_t{1}}});
+            const auto strided = run<float>(op, {byColumns}, {{"dim", std::int64_t{0}}});
+            int nans = 0;
+            for (std::int64_t l = 0; l < kLines; ++l)
+                for (std::int64_t j = 0; j < kLength; ++j) {
+                    const float a = adjacent[static_cast<std::size_t>(l * kLength + j)];
+                    const float b = strided[static_cast<std::size_t>(j * kLines + l)];
+                    nans += std::isnan(a) ? 1 : 0;
+                    QVERIFY2(std::isnan(a) ? std::isnan(b) : std::memcmp(&a, &b, sizeof a) == 0,
+                             qPrintable(QString("line %1, element %2: %3 vs %4")
+                                            .arg(l)
+                                            .arg(j)
+                                            .arg(double(a))
+                                            .arg(double(b))));
+                }
+            QCOMPARE(nans, kLength); // the NaN's line is NaN throughout
+        }
+    }
     void castSaturates() {
         auto x = make<float>(DType::F32, {5}, {kNan, 1e10f, -1e10f, -2.7f, 2.7f});
         QCOMPARE(run<std::int32_t>(OpCode::Cast, {x}, {{"dtype", std::string("i32")}}),

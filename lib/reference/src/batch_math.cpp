@@ -45,6 +45,10 @@ inline Rounded roundToInteger(double x) {
 inline bool expIsOrdinary(double x) {
     return x >= -708.0 && x <= 709.0;
 }
+// Below this gm_exp_f64 returns exactly 0 (−inf too: a softmax's masked entries).
+inline bool expIsZero(double x) {
+    return x < -745.1332191019412;
+}
 inline double expOrdinary(double x) {
     const Rounded k = roundToInteger(x * GM_INV_LN2);
     const double r = (x - k.integer * GM_LN2_HI) - k.integer * GM_LN2_LO;
@@ -126,15 +130,18 @@ struct ErfColumns {
 };
 const ErfColumns kErfColumns;
 
-// erfSeriesSide<16> with AVX-512, where the processor has it: coefficient k of every interval
+// erfSeriesSide<64> with AVX-512, where the processor has it: coefficient k of every interval
 // fits two registers, and each element's is picked by one permute of those (vpermt2pd), eight
-// elements at a time, instead of a load per element (gathers are slower still). The same
-// products and sums in the same order (no FMA: -ffp-contract=off), so the same bits.
+// elements at a time, instead of a load per element (gathers are slower still); eight such Horner
+// chains advance side by side, so that one's multiply waits not on its own last add but on seven
+// others'. The same products and sums in the same order (no FMA: -ffp-contract=off), so the same
+// bits.
+constexpr std::size_t kWideChains = 8;
 __attribute__((target("avx512f"))) void erfSeriesWide(std::size_t first, ErfIntervals& work) {
     const auto& columns = kErfColumns.at;
-    __m512i interval[2];
-    __m512d h[2], p[2];
-    for (std::size_t q = 0; q < 2; ++q) {
+    __m512i interval[kWideChains];
+    __m512d h[kWideChains], p[kWideChains];
+    for (std::size_t q = 0; q < kWideChains; ++q) {
         const __m256i base =
             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(work.base + first + 8 * q));
         // base = 16·interval. (The maskz forms: GCC 12 warns that the plain ones read an
@@ -144,14 +151,15 @@ __attribute__((target("avx512f"))) void erfSeriesWide(std::size_t first, ErfInte
         p[q] = _mm512_permutex2var_pd(_mm512_load_pd(columns[15]), interval[q],
                                       _mm512_load_pd(columns[15] + 8));
     }
+#pragma GCC unroll 1
     for (int k = 14; k >= 0; --k) {
         const __m512d low = _mm512_load_pd(columns[k]);
         const __m512d high = _mm512_load_pd(columns[k] + 8);
-        for (std::size_t q = 0; q < 2; ++q)
+        for (std::size_t q = 0; q < kWideChains; ++q)
             p[q] = _mm512_add_pd(_mm512_permutex2var_pd(low, interval[q], high),
                                  _mm512_mul_pd(h[q], p[q]));
     }
-    for (std::size_t q = 0; q < 2; ++q)
+    for (std::size_t q = 0; q < kWideChains; ++q)
         _mm512_storeu_pd(work.series + first + 8 * q, p[q]);
 }
 #endif
@@ -160,7 +168,7 @@ inline void erfSeries(std::size_t count, ErfIntervals& work) {
     std::size_t i = 0;
 #if defined(__x86_64__)
     if (core::avx512Present())
-        for (; i + 16 <= count; i += 16)
+        for (; i + 8 * kWideChains <= count; i += 8 * kWideChains)
             erfSeriesWide(i, work);
 #endif
     for (; i + 16 <= count; i += 16)
@@ -198,7 +206,7 @@ template <class T> T halfSqrtHalf(T x) {
 }
 template <BatchOp op, class T> bool isOrdinary(T x) {
     if constexpr (op == BatchOp::Exp)
-        return expIsOrdinary(x);
+        return expIsOrdinary(x) || expIsZero(x);
     else if constexpr (op == BatchOp::Sigmoid)
         return expIsOrdinary(-x);
     else if constexpr (op == BatchOp::Erf)
@@ -211,9 +219,11 @@ template <BatchOp op, class T> bool isOrdinary(T x) {
         return tanhIsOrdinary(tanhGeluInner(x));
 }
 template <BatchOp op, class T> T ordinary(T x) {
-    if constexpr (op == BatchOp::Exp)
-        return static_cast<T>(expOrdinary(x));
-    else if constexpr (op == BatchOp::Sigmoid)
+    if constexpr (op == BatchOp::Exp) {
+        // Both sides computed and one kept, so that the loop stays branch-free.
+        const T value = static_cast<T>(expOrdinary(expIsOrdinary(x) ? x : 0.0));
+        return expIsZero(x) ? T(0) : value;
+    } else if constexpr (op == BatchOp::Sigmoid)
         return T(1.0) / (T(1.0) + static_cast<T>(expOrdinary(-x)));
     else if constexpr (op == BatchOp::Tanh)
         return static_cast<T>(tanhOrdinary(x));
@@ -256,27 +266,45 @@ template <BatchOp op, class T> void erfChunk(const T* in, T* out, std::size_t co
     }
 }
 
-// The op over a chunk: first every element through the ordinary path, each made ordinary first (0
-// is ordinary for every op), so that the loops have no branch and vectorise; then the others again
-// through the scalar function.
-template <BatchOp op, class T> void chunk(const T* in, T* out, std::size_t count) {
+// Every element of a chunk through the ordinary path, each made ordinary first (0 is ordinary for
+// every op), so that the loops have no branch and vectorise. Each element is read before its own
+// result is written, so out may be in.
+template <BatchOp op, class T> void ordinaryChunk(const T* in, T* out, std::size_t count) {
     if constexpr (op == BatchOp::Erf || op == BatchOp::Gelu) {
         erfChunk<op>(in, out, count);
     } else {
         for (std::size_t i = 0; i < count; ++i)
             out[i] = ordinary<op>(isOrdinary<op>(in[i]) ? in[i] : T(0));
     }
+}
+
+// Whether any element of a chunk is not ordinary (one pass that vectorises, unlike the branch per
+// element that recomputes them).
+template <BatchOp op, class T> bool anyOutsideOrdinary(const T* in, std::size_t count) {
+    unsigned outside = 0;
+    for (std::size_t i = 0; i < count; ++i)
+        outside += isOrdinary<op>(in[i]) ? 0u : 1u;
+    return outside != 0;
+}
+
+// A chunk with elements outside the ordinary range: the ordinary path into a buffer (in is still
+// read afterwards, and may be out), those elements again through the scalar function, then out.
+template <BatchOp op, class T> void mixedChunk(const T* in, T* out, std::size_t count) {
+    T results[kChunk];
+    ordinaryChunk<op>(in, results, count);
     for (std::size_t i = 0; i < count; ++i)
         if (!isOrdinary<op>(in[i]))
-            out[i] = scalarOf(op, in[i]);
+            results[i] = scalarOf(op, in[i]);
+    std::copy(results, results + count, out);
 }
 
 template <BatchOp op, class T> void batch(const T* in, T* out, std::size_t count) {
-    T results[kChunk];
     for (std::size_t start = 0; start < count; start += kChunk) {
         const std::size_t size = std::min(kChunk, count - start);
-        chunk<op>(in + start, results, size);
-        std::copy(results, results + size, out + start);
+        if (anyOutsideOrdinary<op>(in + start, size))
+            mixedChunk<op>(in + start, out + start, size);
+        else
+            ordinaryChunk<op>(in + start, out + start, size);
     }
 }
 

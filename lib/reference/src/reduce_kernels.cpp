@@ -163,10 +163,76 @@ void argReduce(OpCode op, const Tensor& x, const ReductionIndex& index, Tensor& 
     }
 }
 
+// Softmax and log_softmax of lines whose members lie next to each other (along the last dim),
+// eight lines at a time: each line's max, exps, sum and quotients are its own, in its own order, as
+// alongLines computes them one line at a time (so the bits are), but eight chains advance together
+// and the eight lines' exps go to batch_math in one call.
+template <class T, class A>
+void softmaxOfAdjacentLines(OpCode op, const T* in, const ReductionIndex& index, A* result) {
+    constexpr std::size_t kLines = 8;
+    const std::size_t length = index.members.size();
+    std::vector<A> buffer(kLines * length);
+    A* const exps = buffer.data(); // raw: a hardened build checks every operator[]
+    // nanMax written as selects, without its branches (which the data decide).
+    const auto largerOrNan = [](A a, A b) {
+        const A larger = a > b ? a : b;
+        const A unlessB = b != b ? b : larger;
+        return a != a ? a : unlessB;
+    };
+    // A full group's width is a constant, so that its chains stay in registers.
+    const auto group = [&](std::size_t o, auto lines) {
+        const T* line[kLines];
+        A top[kLines];
+        A total[kLines];
+        for (std::size_t g = 0; g < lines; ++g) {
+            line[g] = in + index.bases[o + g];
+            top[g] = -std::numeric_limits<A>::infinity();
+            total[g] = 0;
+        }
+        for (std::size_t j = 0; j < length; ++j)
+            for (std::size_t g = 0; g < lines; ++g)
+                top[g] = largerOrNan(top[g], static_cast<A>(line[g][j]));
+        for (std::size_t g = 0; g < lines; ++g)
+            for (std::size_t j = 0; j < length; ++j)
+                exps[g * length + j] = line[g][j] - top[g];
+        batchUnary(BatchOp::Exp, exps, exps, lines * length);
+        for (std::size_t j = 0; j < length; ++j)
+            for (std::size_t g = 0; g < lines; ++g)
+                total[g] += exps[g * length + j];
+        for (std::size_t g = 0; g < lines; ++g) {
+            const A* lineExps = exps + g * length;
+            A* written = result + index.bases[o + g];
+            if (op == OpCode::Softmax) {
+                for (std::size_t j = 0; j < length; ++j)
+                    written[j] = lineExps[j] / total[g];
+                continue;
+            }
+            const A logTotal = mathLog(total[g]);
+            for (std::size_t j = 0; j < length; ++j)
+                written[j] = line[g][j] - top[g] - logTotal;
+        }
+    };
+    std::size_t o = 0;
+    for (; o + kLines <= index.bases.size(); o += kLines)
+        group(o, std::integral_constant<std::size_t, kLines>{});
+    if (o < index.bases.size())
+        group(o, index.bases.size() - o);
+}
+
+bool membersAdjacent(const ReductionIndex& index) {
+    for (std::size_t j = 0; j < index.members.size(); ++j)
+        if (index.members[j] != static_cast<std::int64_t>(j))
+            return false;
+    return true;
+}
+
 template <class T, class A>
 void alongLines(OpCode op, const Tensor& x, const ReductionIndex& index, Tensor& out) {
     const auto in = x.values<T>();
     auto result = out.values<A>();
+    if constexpr (std::is_floating_point_v<A>)
+        if (op != OpCode::Cumsum && membersAdjacent(index))
+            return softmaxOfAdjacentLines<T, A>(op, in.data(), index, result.data());
     std::vector<A> exps;
     for (std::int64_t base : index.bases) {
         auto at = [&](std::int64_t member) { return static_cast<std::size_t>(base + member); };
