@@ -14,34 +14,59 @@ template <class T> struct RowMoments {
     T rstd;
 };
 
-template <class T> RowMoments<T> moments(const T* row, std::int64_t k, T eps) {
-    T sum = 0;
+// Rows go eight at a time: each row's sums run in its own order (so the bits are one row's loop),
+// but eight chains advance together instead of each add waiting on the one before it.
+constexpr std::int64_t kRowGroup = 8;
+
+// The moments of rows x, x + k, … (`rows` of them, at most kRowGroup).
+template <class T, class Rows>
+void groupMoments(const T* x, std::int64_t k, T eps, Rows rows, RowMoments<T>* moments) {
+    T sum[kRowGroup] = {};
     for (std::int64_t j = 0; j < k; ++j)
-        sum = sum + row[j];
-    const T mean = sum / static_cast<T>(k);
-    T squares = 0;
+        for (std::int64_t g = 0; g < rows; ++g)
+            sum[g] = sum[g] + x[g * k + j];
+    for (std::int64_t g = 0; g < rows; ++g)
+        moments[g].mean = sum[g] / static_cast<T>(k);
+    T squares[kRowGroup] = {};
     for (std::int64_t j = 0; j < k; ++j)
-        squares = squares + (row[j] - mean) * (row[j] - mean);
-    const T var = squares / static_cast<T>(k);
-    return {mean, T(1) / std::sqrt(var + eps)};
+        for (std::int64_t g = 0; g < rows; ++g)
+            squares[g] =
+                squares[g] + (x[g * k + j] - moments[g].mean) * (x[g * k + j] - moments[g].mean);
+    for (std::int64_t g = 0; g < rows; ++g)
+        moments[g].rstd = T(1) / std::sqrt(squares[g] / static_cast<T>(k) + eps);
 }
 
-// y = ((x − mean)·rstd)·w + b.
+// Calls perGroup(first row, rows) for every group of rows, `rows` a constant for full groups (so
+// that their chains stay in registers).
+template <class PerGroup> void forRowGroups(std::int64_t rows, PerGroup perGroup) {
+    std::int64_t r = 0;
+    for (; r + kRowGroup <= rows; r += kRowGroup)
+        perGroup(r, std::integral_constant<std::int64_t, kRowGroup>{});
+    if (r < rows)
+        perGroup(r, rows - r);
+}
+
+// y = ((x − mean)·rstd)·w + b, mean = Σx/K, var = Σ(x − mean)²/K, rstd = 1/√(var + eps).
 template <class T> void layerNorm(Args args, std::int64_t k, T eps, Tensor& out) {
     const T* x = args[0].values<T>().data();
     const T* w = args[1].values<T>().data();
     const T* b = args[2].values<T>().data();
     T* y = out.values<T>().data();
     const std::int64_t rows = k == 0 ? 0 : args[0].elementCount() / k;
-    for (std::int64_t r = 0; r < rows; ++r) {
-        const T* row = x + r * k;
-        const auto m = moments(row, k, eps);
-        for (std::int64_t j = 0; j < k; ++j)
-            y[r * k + j] = (row[j] - m.mean) * m.rstd * w[j] + b[j];
-    }
+    forRowGroups(rows, [&](std::int64_t first, auto count) {
+        RowMoments<T> m[kRowGroup];
+        groupMoments(x + first * k, k, eps, count, m);
+        for (std::int64_t g = 0; g < count; ++g) {
+            const T* row = x + (first + g) * k;
+            T* to = y + (first + g) * k;
+            for (std::int64_t j = 0; j < k; ++j)
+                to[j] = (row[j] - m[g].mean) * m[g].rstd * w[j] + b[j];
+        }
+    });
 }
 
-// input: dx = rstd·(g·w − Σ(g·w)/K − x̂·Σ(g·w·x̂)/K); weight: Σ_rows g·x̂; bias: Σ_rows g.
+// input: dx = rstd·(g·w − Σ(g·w)/K − x̂·Σ(g·w·x̂)/K); weight: Σ_rows g·x̂; bias: Σ_rows g (rows
+// in order).
 template <class T>
 void layerNormBackward(Args args, std::int64_t k, T eps, const std::string& output, Tensor& out) {
     const T* g = args[0].values<T>().data();
@@ -49,36 +74,46 @@ void layerNormBackward(Args args, std::int64_t k, T eps, const std::string& outp
     const T* w = args[2].values<T>().data();
     T* result = out.values<T>().data();
     const std::int64_t rows = k == 0 ? 0 : args[1].elementCount() / k;
-    if (output != "input")
+    if (output == "bias") {
         for (std::int64_t j = 0; j < k; ++j)
             result[j] = 0;
-    for (std::int64_t r = 0; r < rows; ++r) {
-        const T* row = x + r * k;
-        const T* grad = g + r * k;
-        const auto m = moments(row, k, eps);
-        if (output == "bias") {
+        for (std::int64_t r = 0; r < rows; ++r)
             for (std::int64_t j = 0; j < k; ++j)
-                result[j] = result[j] + grad[j];
-            continue;
-        }
-        if (output == "weight") {
-            for (std::int64_t j = 0; j < k; ++j)
-                result[j] = result[j] + grad[j] * ((row[j] - m.mean) * m.rstd);
-            continue;
-        }
-        T sumDy = 0, sumDyXhat = 0;
-        for (std::int64_t j = 0; j < k; ++j) {
-            const T dy = grad[j] * w[j];
-            sumDy = sumDy + dy;
-            sumDyXhat = sumDyXhat + dy * ((row[j] - m.mean) * m.rstd);
-        }
-        const T meanDy = sumDy / static_cast<T>(k);
-        const T meanDyXhat = sumDyXhat / static_cast<T>(k);
-        for (std::int64_t j = 0; j < k; ++j) {
-            const T xhat = (row[j] - m.mean) * m.rstd;
-            result[r * k + j] = (grad[j] * w[j] - meanDy - xhat * meanDyXhat) * m.rstd;
-        }
+                result[j] = result[j] + g[r * k + j];
+        return;
     }
+    if (output == "weight")
+        for (std::int64_t j = 0; j < k; ++j)
+            result[j] = 0;
+    forRowGroups(rows, [&](std::int64_t first, auto count) {
+        RowMoments<T> m[kRowGroup];
+        groupMoments(x + first * k, k, eps, count, m);
+        const T* rowsX = x + first * k;
+        const T* rowsG = g + first * k;
+        if (output == "weight") {
+            for (std::int64_t r = 0; r < count; ++r)
+                for (std::int64_t j = 0; j < k; ++j)
+                    result[j] =
+                        result[j] + rowsG[r * k + j] * ((rowsX[r * k + j] - m[r].mean) * m[r].rstd);
+            return;
+        }
+        T sumDy[kRowGroup] = {}, sumDyXhat[kRowGroup] = {};
+        for (std::int64_t j = 0; j < k; ++j)
+            for (std::int64_t r = 0; r < count; ++r) {
+                const T dy = rowsG[r * k + j] * w[j];
+                sumDy[r] = sumDy[r] + dy;
+                sumDyXhat[r] = sumDyXhat[r] + dy * ((rowsX[r * k + j] - m[r].mean) * m[r].rstd);
+            }
+        for (std::int64_t r = 0; r < count; ++r) {
+            const T meanDy = sumDy[r] / static_cast<T>(k);
+            const T meanDyXhat = sumDyXhat[r] / static_cast<T>(k);
+            T* to = result + (first + r) * k;
+            for (std::int64_t j = 0; j < k; ++j) {
+                const T xhat = (rowsX[r * k + j] - m[r].mean) * m[r].rstd;
+                to[j] = (rowsG[r * k + j] * w[j] - meanDy - xhat * meanDyXhat) * m[r].rstd;
+            }
+        }
+    });
 }
 
 } // namespace
