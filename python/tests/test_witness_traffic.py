@@ -16,7 +16,7 @@ from test_observability import metrics, total
 pytestmark = pytest.mark.integration
 
 JOB_TIMEOUT = 120.0
-ROWS, INNER, COLUMNS = 256, 64, 1024  # x·w is 1 MiB of f32: the job's one witness
+ROWS, INNER, COLUMNS = 256, 128, 1024  # x·w is 1 MiB of f32: the job's one witness (K >= 96)
 
 
 def wide_product_graph(w):

@@ -105,9 +105,9 @@ inline net::Message answerWith(const net::Message& task, std::vector<core::Tenso
     return resultFor(task, std::move(tensors), backend);
 }
 
-inline constexpr std::int64_t kMlpRows = 8, kMlpInner = 64, kMlpCols = 4;
+inline constexpr std::int64_t kMlpRows = 8, kMlpInner = 128, kMlpCols = 4;
 
-// relu(x @ w) over x [8, 64] (split along dim 0 into two tasks) and w [64, 4]: the researcher's
+// relu(x @ w) over x [8, 128] (split along dim 0 into two tasks) and w [128, 4]: the researcher's
 // one output is the relu; each chunk's graph also outputs the matmul's value as a witness.
 inline net::Message submitMatmulRelu(const core::Tensor& x, const core::Tensor& w) {
     boost::json::object graph{

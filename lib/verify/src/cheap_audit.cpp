@@ -34,12 +34,6 @@ bool anyNonFinite(const MatrixView& view) {
 
 enum class HeavyCheck { Accepted, NeedsRecompute, Rejected };
 
-// Below this inner size a canonical matmul value is recomputed rather than checked by Freivalds:
-// the check's cost per output element does not shrink with K (about 15 float64 multiply-adds and
-// a judged residual, whatever K), the product's does, and at K = 64 the reference's product costs
-// less than the check (1.2–2.3× less on 64×64×32 to 2560×64×512; at K = 96 they are even).
-constexpr std::int64_t kRecomputeBelowInner = 96;
-
 // How claimed matmul values are checked: fresh vectors per audit, or the job's shared probe when
 // B is a graph input or constant (weights: often the very same tensor in every task of the job).
 struct Checker {
@@ -66,7 +60,7 @@ HeavyCheck checkClaimedMatmul(const Tensor& a, const Tensor& b, const Tensor& c,
         return HeavyCheck::Accepted;
     // Canonical values (replicas) of a short product: recomputed and compared bit for bit, which
     // is cheaper there and exact.
-    if (k == 0 || (checker.greyZone == GreyZone::RecomputeBitwise && k < kRecomputeBelowInner))
+    if (k == 0 || (checker.greyZone == GreyZone::RecomputeBitwise && k < kMinCheckedCanonicalInner))
         return HeavyCheck::NeedsRecompute;
     const std::int64_t matrices = core::batchMatrixCount(out);
     double worst = 0.0;

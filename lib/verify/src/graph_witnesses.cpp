@@ -31,12 +31,16 @@ bool isHeavyNode(const core::graph::GraphNode& node, const core::graph::GraphPla
 }
 
 std::size_t addWitnessOutputs(core::graph::Graph& graph, const core::graph::GraphPlan& plan,
-                              std::size_t maxOutputs) {
+                              std::size_t maxOutputs, std::int64_t minMatmulInner) {
     const std::set<core::graph::ValueId> outputs(graph.outputs.begin(), graph.outputs.end());
+    const auto checked = [&](const core::graph::GraphNode& node) {
+        return node.op != core::ops::OpCode::Matmul ||
+               plan.specs.at(node.args.at(0)).shape.back() >= minMatmulInner;
+    };
     std::vector<std::size_t> heavy; // positions in plan order
     for (std::size_t step = 0; step < plan.order.size(); ++step) {
         const core::graph::GraphNode& node = graph.nodes[plan.order[step]];
-        if (isHeavyNode(node, plan) && !outputs.contains(node.id))
+        if (isHeavyNode(node, plan) && checked(node) && !outputs.contains(node.id))
             heavy.push_back(step);
     }
     const std::size_t room =

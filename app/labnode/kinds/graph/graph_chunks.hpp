@@ -99,12 +99,14 @@ inline constexpr std::size_t kMinNamedInputBytes = 1024;
 // output's parts). 3: what a task holds at once counted, witnesses included, with nodes reading
 // only inputs run just before their first reader (plan::StageMeasure). 4: matmuls too big for a
 // task cut into tiles first (plan/matmul_tiles.hpp), inputs lifted through chains of slices,
-// reshapes and permutes (plan::LiftRules). 5 (current): a stage also ends before it would take
-// more tensors than a task carries, and is cut only where it outputs at most as many as a result
-// carries (plan::CutRules::maxStageInputs, maxStageOutputs), so that a backward reading many saved
+// reshapes and permutes (plan::LiftRules). 5: a stage also ends before it would take more tensors
+// than a task carries, and is cut only where it outputs at most as many as a result carries
+// (plan::CutRules::maxStageInputs, maxStageOutputs), so that a backward reading many saved
 // activations or making many gradient parts is cut in more stages rather than left whole.
+// 6 (current): with replicas a matmul of inner size under verify::kMinCheckedCanonicalInner is no
+// witness (its audit recomputes it bit for bit anyway), so its value does not travel.
 inline constexpr int kFirstPlanner = 1;
-inline constexpr int kCurrentPlanner = 5;
+inline constexpr int kCurrentPlanner = 6;
 
 // How a batch range over the budget is cut into stages: the most a task may hold (0: no budget,
 // never cut), and by which planner.

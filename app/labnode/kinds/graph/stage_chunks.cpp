@@ -237,8 +237,10 @@ void finishChunk(GraphChunk& chunk, GraphVerification verification, int planner)
             chunk.mergedAs.push_back(o);
     if (chunk.boundary.empty())
         chunk.boundary.resize(chunk.inputs.size());
-    chunk.witnesses =
-        verify::addWitnessOutputs(chunk.graph, chunk.plan, net::Limits{}.maxTensorsPerMessage);
+    const bool canonical = verification == GraphVerification::Replicas && planner >= 6;
+    chunk.witnesses = verify::addWitnessOutputs(
+        chunk.graph, chunk.plan, net::Limits{}.maxTensorsPerMessage,
+        canonical ? verify::kMinCheckedCanonicalInner : verify::kMinHeavyInner);
     if (verification == GraphVerification::Freivalds) {
         chunk.gemmNodes =
             verify::checkedGemmNodes(chunk.graph, chunk.plan, verify::GemmOps::MatmulAndConv2d);

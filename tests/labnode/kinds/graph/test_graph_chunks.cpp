@@ -88,6 +88,25 @@ lab::GraphSubmission chainSubmission() {
                         splitOf({0, std::nullopt, std::nullopt}, {concatAlong(0)}, kChainRows, 2));
 }
 
+// ((x·W1)·W2)·W3 with x [4, 64], W1 [64, 128], W2 and W3 [128, 128]: inner sizes 64, 128, 128;
+// only the last product is an output.
+lab::GraphSubmission productsSubmission() {
+    graph::Graph g;
+    g.inputs.push_back({0, {DType::F32, {4, 64}}});
+    g.inputs.push_back({1, {DType::F32, {64, 128}}});
+    g.inputs.push_back({2, {DType::F32, {128, 128}}});
+    g.inputs.push_back({3, {DType::F32, {128, 128}}});
+    g.nodes.push_back({4, ops::OpCode::Matmul, {0, 1}, {}});
+    g.nodes.push_back({5, ops::OpCode::Matmul, {4, 2}, {}});
+    g.nodes.push_back({6, ops::OpCode::Matmul, {5, 3}, {}});
+    g.outputs = {6};
+    return submissionOf(
+        std::move(g),
+        {randomTensor(DType::F32, {4, 64}, 31), randomTensor(DType::F32, {64, 128}, 32),
+         randomTensor(DType::F32, {128, 128}, 33), randomTensor(DType::F32, {128, 128}, 34)},
+        std::nullopt);
+}
+
 std::vector<Tensor> runChunk(const lab::GraphChunk& chunk) {
     std::vector<Tensor> inputs;
     for (const goblin::net::TensorPtr& input : chunk.inputs)
@@ -108,6 +127,7 @@ private Q_SLOTS:
     void microBatchesRunUnchangedWithFreshDropoutStreams();
     void aRangeOverTheStageBudgetBecomesStagesThatReadEachOther();
     void boundaryInputsAreFilledOnlyWithTheValueTheyName();
+    void replicasDoNotWitnessShortProducts();
 };
 
 void TestGraphChunks::anUnsplitGraphIsOneChunkOfTheWholeInputs() {
@@ -424,6 +444,36 @@ void TestGraphChunks::boundaryInputsAreFilledOnlyWithTheValueTheyName() {
         QVERIFY(!refused.error().message.empty());
         QVERIFY(left.inputs[boundary] == nullptr);
     }
+}
+
+// With replicas the audit recomputes a product of inner size under 96 bit for bit, so planner 6
+// does not ask for its value; a job planned before (planner 5) and a Freivalds job still do.
+void TestGraphChunks::replicasDoNotWitnessShortProducts() {
+    const auto witnessesOf = [](const lab::GraphSubmission& s, int planner) {
+        auto chunks =
+            lab::splitIntoChunks(s, 1, graph::GraphLimits{}, lab::StageBudget{0, planner});
+        if (!chunks || chunks->size() != 1)
+            return std::vector<graph::ValueId>{-1};
+        const lab::GraphChunk& chunk = chunks->front();
+        return std::vector<graph::ValueId>(chunk.graph.outputs.begin() + 1,
+                                           chunk.graph.outputs.end());
+    };
+    lab::GraphSubmission s = productsSubmission();
+    QCOMPARE(witnessesOf(s, lab::kCurrentPlanner), (std::vector<graph::ValueId>{5}));
+    QCOMPARE(witnessesOf(s, 5), (std::vector<graph::ValueId>{4, 5}));
+    s.verification = lab::GraphVerification::Freivalds;
+    QCOMPARE(witnessesOf(s, lab::kCurrentPlanner), (std::vector<graph::ValueId>{4, 5}));
+    // The chunk without the short product's witness still computes the researcher's output.
+    s.verification = lab::GraphVerification::Replicas;
+    const auto chunks = lab::splitIntoChunks(s, 1, graph::GraphLimits{}).value();
+    QCOMPARE(chunks.front().witnesses, std::size_t{1});
+    const std::vector<Tensor> got = runChunk(chunks.front());
+    std::vector<Tensor> inputs;
+    for (const goblin::net::TensorPtr& input : s.inputs)
+        inputs.push_back(*input);
+    const std::vector<Tensor> want = goblin::reference::runGraph(s.graph, s.plan, inputs).value();
+    QCOMPARE(got.size(), std::size_t{2});
+    QVERIFY(sameBits(got.front(), want.front()));
 }
 
 QTEST_APPLESS_MAIN(TestGraphChunks)

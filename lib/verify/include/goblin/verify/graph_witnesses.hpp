@@ -16,6 +16,13 @@ namespace goblin::verify {
 // 15·m·n + 4·k·n operations per matrix against m·k·n for the product.
 inline constexpr std::int64_t kMinHeavyInner = 64;
 
+// Below this inner size a canonical matmul value (a replica's: the reference's bits) is recomputed
+// and compared bit for bit rather than checked by Freivalds (cheap_audit.hpp): the check's cost per
+// output element does not shrink with K (about 15 float64 multiply-adds and a judged residual,
+// whatever K), the product's does, and at K = 64 the reference's product costs less than the
+// check (1.2–2.3× less on 64×64×32 to 2560×64×512; at K = 96 they are even).
+inline constexpr std::int64_t kMinCheckedCanonicalInner = 96;
+
 // A convolution (conv2d and its gradients) is checked as a matmul per group (conv_check.hpp): its
 // reduction K must be at least kMinHeavyInner and its matmul's columns per group (O/groups for
 // conv2d and the weight gradient, C/groups for the input gradient) at least kMinConvColumns. The
@@ -36,10 +43,11 @@ double multiplyAddsOf(const core::graph::GraphNode& node, const core::graph::Gra
 
 // Appends heavy nodes that are not outputs yet to graph.outputs, the largest (multiply-adds: output
 // elements × K) first while the outputs stay within maxOutputs (a result message carries at most
-// that many tensors), then in plan order. Returns how many were appended; the others are recomputed
-// by an audit.
+// that many tensors), then in plan order. Matmuls of an inner size under minMatmulInner are left
+// out (kMinCheckedCanonicalInner for replicas: an audit recomputes those anyway). Returns how many
+// were appended; the others are recomputed by an audit.
 std::size_t addWitnessOutputs(core::graph::Graph& graph, const core::graph::GraphPlan& plan,
-                              std::size_t maxOutputs);
+                              std::size_t maxOutputs, std::int64_t minMatmulInner = kMinHeavyInner);
 
 // Which heavy nodes a volunteer may compute with any GEMM: the gradients of convolutions are
 // named only to volunteers that can (protocol 9 and later).
